@@ -1,0 +1,465 @@
+//! One WebSocket to one browser endpoint: the writer task owns the sink, the
+//! reader task owns the stream and routes what arrives.
+//!
+//! Owns: the table of commands awaiting a response, the list of event
+//! subscribers, and the bookkeeping of attached sessions (done before an
+//! event is routed, as Puppeteer's `Connection` does, so a command on a
+//! detached session fails at once instead of hanging).
+//!
+//! The reader never awaits a CDP reply: it only completes oneshots and pushes
+//! into unbounded channels, so a handler that waits on a response cannot
+//! deadlock it.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
+
+use futures_util::{SinkExt, StreamExt};
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use serde_json::Value;
+use tokio::sync::{mpsc, oneshot};
+use tokio_tungstenite::tungstenite::Message;
+use tokio_util::sync::CancellationToken;
+
+use crate::transport::{self, Socket};
+use crate::{CdpError, Session};
+
+/// A CDP event as it arrived. `session_id` is `""` for the browser session.
+#[derive(Debug)]
+pub struct Event {
+    pub session_id: String,
+    pub method: String,
+    pub params: Value,
+}
+
+/// A stream of events for one session (or all sessions). It ends when the
+/// connection closes.
+pub type EventStream = mpsc::UnboundedReceiver<Arc<Event>>;
+
+type Reply = Result<Box<RawValue>, CdpError>;
+
+struct Pending {
+    method: String,
+    session_id: String,
+    reply: oneshot::Sender<Reply>,
+}
+
+/// Commands awaiting a response. `closed` is set under the same lock as the
+/// map is drained, so a command registered after the socket dropped fails at
+/// once rather than waiting for a reply that can never come.
+#[derive(Default)]
+struct PendingTable {
+    closed: bool,
+    by_id: HashMap<u64, Pending>,
+}
+
+struct Subscriber {
+    /// `None` receives events of every session.
+    session_id: Option<String>,
+    tx: mpsc::UnboundedSender<Arc<Event>>,
+}
+
+pub(crate) struct Inner {
+    /// Serialized commands for the writer task, which owns the socket's sink.
+    outgoing: mpsc::UnboundedSender<Message>,
+    /// Next request id; ids are unique per connection, across sessions.
+    next_id: AtomicU64,
+    /// Commands in flight. Locked for microseconds, never across an await.
+    pending: Mutex<PendingTable>,
+    /// Who wants events. Closed receivers are pruned as events are routed.
+    subscribers: Mutex<Vec<Subscriber>>,
+    /// Attached flattened sessions: session id → target type ("page",
+    /// "iframe", …). Updated by the reader before the event is routed.
+    sessions: Mutex<HashMap<String, String>>,
+    /// Cancelled when the socket is gone (or the last handle dropped), so
+    /// the reader and writer stop and waiters notice.
+    closed: CancellationToken,
+    /// Default deadline for a command sent without one.
+    pub(crate) default_timeout: Duration,
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        self.closed.cancel();
+    }
+}
+
+/// A cloneable handle to one browser connection.
+#[derive(Clone)]
+pub struct Connection {
+    inner: Arc<Inner>,
+}
+
+/// The parts of an incoming message we route on. Results stay raw so a large
+/// answer is parsed once, into the type its caller wants.
+#[derive(Deserialize)]
+struct Incoming {
+    id: Option<u64>,
+    method: Option<String>,
+    #[serde(default)]
+    params: Value,
+    result: Option<Box<RawValue>>,
+    error: Option<ErrorBody>,
+    #[serde(rename = "sessionId", default)]
+    session_id: String,
+}
+
+#[derive(Deserialize)]
+struct ErrorBody {
+    #[serde(default)]
+    code: i64,
+    #[serde(default)]
+    message: String,
+    #[serde(default)]
+    data: Option<String>,
+}
+
+impl Connection {
+    /// Connects to a browser's WebSocket endpoint (`ws://…/devtools/browser/…`).
+    pub async fn connect(url: &str) -> Result<Connection, CdpError> {
+        let socket = transport::open(url).await?;
+        Ok(Self::from_socket(socket))
+    }
+
+    fn from_socket(socket: Socket) -> Connection {
+        let (sink, stream) = socket.split();
+        let (outgoing, outgoing_rx) = mpsc::unbounded_channel();
+        let closed = CancellationToken::new();
+        let inner = Arc::new(Inner {
+            outgoing,
+            next_id: AtomicU64::new(1),
+            pending: Mutex::new(PendingTable::default()),
+            subscribers: Mutex::new(Vec::new()),
+            sessions: Mutex::new(HashMap::new()),
+            closed: closed.clone(),
+            default_timeout: Duration::from_secs(30),
+        });
+        tokio::spawn(write_loop(sink, outgoing_rx, closed.clone()));
+        tokio::spawn(read_loop(stream, Arc::downgrade(&inner), closed));
+        Connection { inner }
+    }
+
+    /// The browser-level session (routed as `""`).
+    pub fn browser(&self) -> Session {
+        Session::new(self.clone(), String::new())
+    }
+
+    /// A handle for a flattened session id returned by `Target.attachToTarget`
+    /// or announced by `Target.attachedToTarget`.
+    pub fn session(&self, session_id: impl Into<String>) -> Session {
+        Session::new(self.clone(), session_id.into())
+    }
+
+    /// True once the socket is gone; every later command fails with
+    /// [`CdpError::Disconnected`].
+    pub fn is_closed(&self) -> bool {
+        self.inner.closed.is_cancelled()
+    }
+
+    /// Resolves when the socket is gone.
+    pub async fn closed(&self) {
+        self.inner.closed.cancelled().await
+    }
+
+    /// Closes the socket; pending commands fail with `Disconnected`.
+    pub fn close(&self) {
+        let _ = self.inner.outgoing.send(Message::Close(None));
+        fail_all_pending(&self.inner);
+        self.inner.closed.cancel();
+    }
+
+    /// Whether `session_id` is currently attached on this connection.
+    pub fn has_session(&self, session_id: &str) -> bool {
+        session_id.is_empty() || self.inner.sessions.lock().unwrap().contains_key(session_id)
+    }
+
+    /// Subscribes to events of one session (`Some("")` is the browser
+    /// session) or of all sessions (`None`). Subscribe before sending the
+    /// command whose events you wait for, so none is missed.
+    pub fn events(&self, session_id: Option<&str>) -> EventStream {
+        let (tx, rx) = mpsc::unbounded_channel();
+        if !self.is_closed() {
+            self.inner.subscribers.lock().unwrap().push(Subscriber {
+                session_id: session_id.map(str::to_owned),
+                tx,
+            });
+        }
+        rx
+    }
+
+    pub(crate) fn default_timeout(&self) -> Duration {
+        self.inner.default_timeout
+    }
+
+    /// Sends one command and waits for its raw result until `timeout`.
+    pub(crate) async fn call_raw(
+        &self,
+        session_id: &str,
+        method: &str,
+        params: Value,
+        timeout: Duration,
+    ) -> Result<Box<RawValue>, CdpError> {
+        let id = self.inner.next_id.fetch_add(1, Ordering::Relaxed);
+        let (reply_tx, reply_rx) = oneshot::channel();
+        {
+            let mut table = self.inner.pending.lock().unwrap();
+            if table.closed {
+                return Err(CdpError::Disconnected);
+            }
+            if !session_id.is_empty()
+                && !self.inner.sessions.lock().unwrap().contains_key(session_id)
+            {
+                return Err(CdpError::TargetClosed {
+                    session_id: session_id.to_owned(),
+                });
+            }
+            table.by_id.insert(
+                id,
+                Pending {
+                    method: method.to_owned(),
+                    session_id: session_id.to_owned(),
+                    reply: reply_tx,
+                },
+            );
+        }
+        // Removes the table entry if this future is dropped (deadline hit or
+        // the caller's budget cancelled it), so nothing leaks.
+        let _guard = PendingGuard { inner: &self.inner, id };
+        let mut message = serde_json::json!({ "id": id, "method": method, "params": params });
+        if !session_id.is_empty() {
+            message["sessionId"] = Value::String(session_id.to_owned());
+        }
+        if self
+            .inner
+            .outgoing
+            .send(Message::Text(message.to_string().into()))
+            .is_err()
+        {
+            return Err(CdpError::Disconnected);
+        }
+        match tokio::time::timeout(timeout, reply_rx).await {
+            Ok(Ok(reply)) => reply,
+            Ok(Err(_)) => Err(CdpError::Disconnected),
+            Err(_) => Err(CdpError::Timeout {
+                method: method.to_owned(),
+                after: timeout,
+            }),
+        }
+    }
+}
+
+struct PendingGuard<'a> {
+    inner: &'a Inner,
+    id: u64,
+}
+
+impl Drop for PendingGuard<'_> {
+    fn drop(&mut self) {
+        self.inner.pending.lock().unwrap().by_id.remove(&self.id);
+    }
+}
+
+fn fail_all_pending(inner: &Inner) {
+    let drained: Vec<Pending> = {
+        let mut table = inner.pending.lock().unwrap();
+        table.closed = true;
+        table.by_id.drain().map(|(_, p)| p).collect()
+    };
+    for pending in drained {
+        let _ = pending.reply.send(Err(CdpError::Disconnected));
+    }
+    // Dropping the senders ends every event stream.
+    inner.subscribers.lock().unwrap().clear();
+}
+
+async fn write_loop(
+    mut sink: futures_util::stream::SplitSink<Socket, Message>,
+    mut outgoing: mpsc::UnboundedReceiver<Message>,
+    closed: CancellationToken,
+) {
+    loop {
+        let message = tokio::select! {
+            m = outgoing.recv() => m,
+            _ = closed.cancelled() => None,
+        };
+        let Some(message) = message else { break };
+        let is_close = matches!(message, Message::Close(_));
+        if sink.send(message).await.is_err() || is_close {
+            break;
+        }
+    }
+    let _ = sink.close().await;
+    closed.cancel();
+}
+
+async fn read_loop(
+    mut stream: futures_util::stream::SplitStream<Socket>,
+    inner: Weak<Inner>,
+    closed: CancellationToken,
+) {
+    loop {
+        let frame = tokio::select! {
+            f = stream.next() => f,
+            _ = closed.cancelled() => None,
+        };
+        let text = match frame {
+            Some(Ok(Message::Text(text))) => text,
+            Some(Ok(Message::Binary(bytes))) => match String::from_utf8(bytes.to_vec()) {
+                Ok(text) => text.into(),
+                Err(_) => continue,
+            },
+            Some(Ok(Message::Close(_))) | Some(Err(_)) | None => break,
+            Some(Ok(_)) => continue,
+        };
+        let Some(inner) = inner.upgrade() else { break };
+        match serde_json::from_str::<Incoming>(&text) {
+            Ok(incoming) => route(&inner, incoming),
+            Err(e) => tracing::warn!("unparseable CDP message ({e}): {:.200}", text.as_str()),
+        }
+    }
+    if let Some(inner) = inner.upgrade() {
+        fail_all_pending(&inner);
+    }
+    closed.cancel();
+    tracing::debug!("CDP connection closed");
+}
+
+fn route(inner: &Inner, incoming: Incoming) {
+    if let Some(id) = incoming.id {
+        let pending = inner.pending.lock().unwrap().by_id.remove(&id);
+        let Some(pending) = pending else { return };
+        let reply = match (incoming.result, incoming.error) {
+            (_, Some(error)) => Err(CdpError::Protocol {
+                method: pending.method,
+                code: error.code,
+                message: match error.data {
+                    Some(data) if !data.is_empty() => format!("{} ({data})", error.message),
+                    _ => error.message,
+                },
+            }),
+            (Some(result), None) => Ok(result),
+            (None, None) => Ok(RawValue::from_string("{}".into()).expect("valid JSON")),
+        };
+        let _ = pending.reply.send(reply);
+        return;
+    }
+    let Some(method) = incoming.method else { return };
+    track_sessions(inner, &method, &incoming.params);
+    let event = Arc::new(Event {
+        session_id: incoming.session_id,
+        method,
+        params: incoming.params,
+    });
+    let mut subscribers = inner.subscribers.lock().unwrap();
+    subscribers.retain(|s| {
+        let wanted = s.session_id.as_deref().is_none_or(|id| id == event.session_id);
+        !wanted || s.tx.send(event.clone()).is_ok()
+    });
+}
+
+/// Attach/detach bookkeeping, done before routing so that by the time anyone
+/// sees `Target.attachedToTarget` the session is usable, and commands still
+/// waiting on a detached session fail at once.
+fn track_sessions(inner: &Inner, method: &str, params: &Value) {
+    match method {
+        "Target.attachedToTarget" => {
+            if let Some(id) = params["sessionId"].as_str() {
+                let kind = params["targetInfo"]["type"].as_str().unwrap_or("").to_owned();
+                inner.sessions.lock().unwrap().insert(id.to_owned(), kind);
+            }
+        }
+        "Target.detachedFromTarget" => {
+            let Some(id) = params["sessionId"].as_str() else { return };
+            inner.sessions.lock().unwrap().remove(id);
+            let orphaned: Vec<Pending> = {
+                let mut table = inner.pending.lock().unwrap();
+                let ids: Vec<u64> = table
+                    .by_id
+                    .iter()
+                    .filter(|(_, p)| p.session_id == id)
+                    .map(|(k, _)| *k)
+                    .collect();
+                ids.iter().filter_map(|k| table.by_id.remove(k)).collect()
+            };
+            for pending in orphaned {
+                let _ = pending.reply.send(Err(CdpError::TargetClosed {
+                    session_id: id.to_owned(),
+                }));
+            }
+        }
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod fake_peer {
+    //! A fake CDP peer for faults a real browser cannot be made to show on
+    //! cue: a socket dropped while a command is in flight.
+    use super::*;
+    use tokio::net::TcpListener;
+
+    /// Serves one WebSocket client; answers nothing, drops the socket when
+    /// it has received `drop_after` messages.
+    pub async fn dropping_peer(drop_after: usize) -> String {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move {
+            let (tcp, _) = listener.accept().await.unwrap();
+            let mut ws = tokio_tungstenite::accept_async(tcp).await.unwrap();
+            let mut seen = 0;
+            while let Some(Ok(_)) = ws.next().await {
+                seen += 1;
+                if seen >= drop_after {
+                    break; // dropping `ws` closes the TCP socket without a close frame
+                }
+            }
+        });
+        format!("ws://{addr}/devtools/browser/fake")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Instant;
+
+    #[tokio::test]
+    async fn a_dropped_socket_fails_every_pending_command_at_once() {
+        let url = fake_peer::dropping_peer(3).await;
+        let conn = Connection::connect(&url).await.unwrap();
+        let browser = conn.browser();
+        let started = Instant::now();
+        let calls = (0..3).map(|_| browser.send("Browser.getVersion", Value::Null));
+        let results = futures_util::future::join_all(calls).await;
+        for result in results {
+            assert!(matches!(result, Err(CdpError::Disconnected)), "{result:?}");
+        }
+        assert!(started.elapsed() < conn.default_timeout(), "commands waited for their deadline");
+        assert!(conn.is_closed());
+        // A command sent after the drop fails immediately too.
+        let late = browser.send("Browser.getVersion", Value::Null).await;
+        assert!(matches!(late, Err(CdpError::Disconnected)));
+    }
+
+    #[tokio::test]
+    async fn a_command_without_answer_times_out_and_leaves_no_entry() {
+        let url = fake_peer::dropping_peer(usize::MAX).await;
+        let conn = Connection::connect(&url).await.unwrap();
+        let result = conn
+            .browser()
+            .send_with_timeout("Browser.getVersion", Value::Null, Duration::from_millis(50))
+            .await;
+        assert!(matches!(result, Err(CdpError::Timeout { .. })), "{result:?}");
+        assert!(conn.inner.pending.lock().unwrap().by_id.is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_command_on_an_unknown_session_fails_at_once() {
+        let url = fake_peer::dropping_peer(usize::MAX).await;
+        let conn = Connection::connect(&url).await.unwrap();
+        let result = conn.session("nope").send("Runtime.evaluate", Value::Null).await;
+        assert!(matches!(result, Err(CdpError::TargetClosed { .. })), "{result:?}");
+    }
+}

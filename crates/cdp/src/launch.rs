@@ -1,0 +1,228 @@
+//! Finding and starting Chromium, and making sure it never outlives us.
+//!
+//! Chromium runs under a tiny `sh` guard whose stdin is a pipe from this
+//! process. The guard blocks reading that pipe; the pipe reaches EOF however
+//! cdpilot ends (clean exit, panic, SIGTERM, even SIGKILL), and the guard
+//! then kills Chromium's process group and removes the temporary profile.
+//! Chromium itself also gets `PR_SET_PDEATHSIG` (through `setpriv`) tied to
+//! the guard, so killing the guard alone cannot orphan it either.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, ChildStdin, Command};
+
+use crate::CdpError;
+
+/// Flags every launch gets: headless-friendly, quiet on a closed network.
+pub const BASE_FLAGS: &[&str] = &[
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--no-default-browser-check",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+    "--remote-debugging-port=0",
+];
+
+#[derive(Debug, Clone, Default)]
+pub struct LaunchOptions {
+    /// Chromium binary; when `None`, [`find_executable`] decides.
+    pub executable: Option<PathBuf>,
+    pub headless: bool,
+    /// Extra flags, appended after the base flags.
+    pub args: Vec<String>,
+    /// A persistent profile; `None` makes a fresh temporary one that is
+    /// removed when the browser goes away.
+    pub user_data_dir: Option<PathBuf>,
+}
+
+/// A running Chromium we launched. Dropping it closes the guard's pipe,
+/// which kills Chromium and removes a temporary profile.
+pub struct BrowserProcess {
+    /// The guard shell; Chromium is its child.
+    guard: Child,
+    /// Write end of the guard's stdin: closing it is the shutdown signal.
+    lifeline: Option<ChildStdin>,
+    ws_url: String,
+    user_data_dir: PathBuf,
+}
+
+impl BrowserProcess {
+    pub fn ws_url(&self) -> &str {
+        &self.ws_url
+    }
+
+    pub fn user_data_dir(&self) -> &Path {
+        &self.user_data_dir
+    }
+
+    /// Process id of the guard (Chromium's parent).
+    pub fn guard_pid(&self) -> Option<u32> {
+        self.guard.id()
+    }
+
+    /// Ends Chromium and waits (up to `wait`) until the guard has cleaned up.
+    pub async fn shutdown(mut self, wait: Duration) {
+        self.lifeline.take();
+        let _ = tokio::time::timeout(wait, self.guard.wait()).await;
+    }
+}
+
+/// Candidates in order: `$CDPILOT_CHROME`, then `chromium`,
+/// `chromium-browser`, `google-chrome` on `PATH`.
+pub fn find_executable() -> Result<PathBuf, CdpError> {
+    if let Some(path) = std::env::var_os("CDPILOT_CHROME").filter(|p| !p.is_empty()) {
+        return Ok(PathBuf::from(path));
+    }
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    for name in ["chromium", "chromium-browser", "google-chrome", "google-chrome-stable"] {
+        for dir in std::env::split_paths(&path) {
+            let candidate = dir.join(name);
+            if is_executable(&candidate) {
+                return Ok(candidate);
+            }
+        }
+    }
+    Err(CdpError::Connect(
+        "no Chromium found: install it (apt-get install chromium), set browser.executable \
+         in cdpilot.toml, pass --executable, or set $CDPILOT_CHROME"
+            .into(),
+    ))
+}
+
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    path.metadata()
+        .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        .unwrap_or(false)
+}
+
+/// The guard: `$1` is the profile to remove ("" keeps it), the rest is the
+/// Chromium command. `set -m` gives Chromium its own process group so the
+/// guard can kill its helpers too.
+const GUARD_SCRIPT: &str = r#"
+profile=$1; shift
+# Ctrl-C in a terminal reaches the whole foreground group: cdpilot shuts
+# down on it, and the guard must live on to clean up after it.
+trap '' INT HUP
+set -m
+"$@" </dev/null &
+browser=$!
+set +m
+while read -r _; do :; done
+kill -TERM -"$browser" 2>/dev/null
+i=0
+while kill -0 "$browser" 2>/dev/null && [ $i -lt 20 ]; do sleep 0.1; i=$((i+1)); done
+kill -KILL -"$browser" 2>/dev/null
+wait "$browser" 2>/dev/null
+[ -n "$profile" ] && rm -rf "$profile"
+exit 0
+"#;
+
+/// Starts Chromium and waits (up to `timeout`) for its DevTools endpoint.
+pub async fn launch(options: &LaunchOptions, timeout: Duration) -> Result<BrowserProcess, CdpError> {
+    let executable = match &options.executable {
+        Some(path) => path.clone(),
+        None => find_executable()?,
+    };
+    if !is_executable(&executable) {
+        return Err(CdpError::Connect(format!(
+            "browser executable {} does not exist or is not executable",
+            executable.display()
+        )));
+    }
+    let (user_data_dir, temporary) = match &options.user_data_dir {
+        Some(dir) => (dir.clone(), false),
+        None => {
+            let dir = tempfile::Builder::new()
+                .prefix("cdpilot-profile-")
+                .tempdir()
+                .map_err(|e| CdpError::Connect(format!("cannot create a profile directory: {e}")))?;
+            (dir.keep(), true)
+        }
+    };
+
+    let mut command = Command::new("/bin/sh");
+    command.arg("-c").arg(GUARD_SCRIPT).arg("cdpilot-guard");
+    command.arg(if temporary { user_data_dir.as_os_str() } else { "".as_ref() });
+    if let Some(setpriv) = ["/usr/bin/setpriv", "/bin/setpriv"]
+        .into_iter()
+        .find(|p| Path::new(p).exists())
+    {
+        command.args([setpriv, "--pdeathsig", "KILL", "--"]);
+    }
+    command.arg(&executable);
+    command.args(BASE_FLAGS);
+    if options.headless {
+        command.arg("--headless");
+    }
+    command.arg(format!("--user-data-dir={}", user_data_dir.display()));
+    command.args(&options.args);
+    command.arg("about:blank");
+    command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(false);
+
+    let mut guard = command
+        .spawn()
+        .map_err(|e| CdpError::Connect(format!("cannot start {}: {e}", executable.display())))?;
+    let lifeline = guard.stdin.take();
+    let stderr = guard.stderr.take().expect("stderr is piped");
+    let mut lines = BufReader::new(stderr).lines();
+
+    let endpoint = tokio::time::timeout(timeout, async {
+        let mut tail = Vec::new();
+        while let Ok(Some(line)) = lines.next_line().await {
+            if let Some(url) = line.strip_prefix("DevTools listening on ") {
+                return Ok(url.trim().to_owned());
+            }
+            tail.push(line);
+            if tail.len() > 20 {
+                tail.remove(0);
+            }
+        }
+        Err(CdpError::Connect(format!(
+            "{} exited before opening DevTools: {}",
+            executable.display(),
+            tail.join(" | ")
+        )))
+    })
+    .await;
+
+    let process = BrowserProcess {
+        guard,
+        lifeline,
+        ws_url: String::new(),
+        user_data_dir,
+    };
+    let ws_url = match endpoint {
+        Ok(Ok(url)) => url,
+        Ok(Err(e)) => {
+            process.shutdown(Duration::from_secs(3)).await;
+            return Err(e);
+        }
+        Err(_) => {
+            process.shutdown(Duration::from_secs(3)).await;
+            return Err(CdpError::Connect(format!(
+                "{} did not open DevTools within {}s",
+                executable.display(),
+                timeout.as_secs()
+            )));
+        }
+    };
+    // Keep draining Chromium's stderr so it never blocks on a full pipe.
+    tokio::spawn(async move {
+        while let Ok(Some(line)) = lines.next_line().await {
+            tracing::trace!(target: "chromium", "{line}");
+        }
+    });
+    Ok(BrowserProcess { ws_url, ..process })
+}

@@ -1,0 +1,25 @@
+//! The CDP wire: bytes on a socket become commands, responses and events.
+//!
+//! - [`Connection`] owns one WebSocket to a browser endpoint, matches request
+//!   ids to responses and routes events by `sessionId` (the browser's own
+//!   session is routed as `""`, so there is one code path).
+//! - [`Session`] is a cheap handle for one flattened session on a connection.
+//! - [`protocol`] holds lenient hand-written types for the commands we use;
+//!   [`Session::send`] is the raw escape hatch for the rest.
+//! - [`launch`] finds and starts Chromium; [`endpoint`] resolves
+//!   `http://host:port` to a browser WebSocket URL for attaching.
+//!
+//! This crate knows CDP, not tools: nothing here mentions refs, snapshots or
+//! the agent-facing contract.
+
+mod connection;
+pub mod endpoint;
+mod error;
+pub mod launch;
+pub mod protocol;
+mod session;
+mod transport;
+
+pub use connection::{Connection, Event, EventStream};
+pub use error::{CdpError, ProtocolErrorKind};
+pub use session::{Command, Session};

@@ -1,0 +1,19 @@
+//! `Browser` domain.
+use serde::{Deserialize, Serialize};
+
+use super::{command, Empty};
+
+#[derive(Debug, Default, Serialize)]
+pub struct GetVersion {}
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Version {
+    pub product: String,
+    pub user_agent: String,
+    pub protocol_version: String,
+}
+command!(GetVersion => "Browser.getVersion", Version);
+
+#[derive(Debug, Default, Serialize)]
+pub struct Close {}
+command!(Close => "Browser.close", Empty);

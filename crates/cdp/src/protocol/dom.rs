@@ -1,0 +1,68 @@
+//! `DOM` domain: resolving nodes, their boxes and focus.
+use serde::{Deserialize, Serialize};
+
+use super::{command, Empty};
+
+#[derive(Debug, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DescribeNode {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub object_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub backend_node_id: Option<i64>,
+}
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct Described {
+    pub node: Node,
+}
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Node {
+    pub node_id: i64,
+    pub backend_node_id: i64,
+    pub node_name: String,
+    pub frame_id: Option<String>,
+}
+command!(DescribeNode => "DOM.describeNode", Described);
+
+#[derive(Debug, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResolveNode {
+    pub backend_node_id: i64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub execution_context_id: Option<i64>,
+}
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct Resolved {
+    pub object: super::runtime::RemoteObject,
+}
+command!(ResolveNode => "DOM.resolveNode", Resolved);
+
+#[derive(Debug, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ScrollIntoViewIfNeeded {
+    pub object_id: String,
+}
+command!(ScrollIntoViewIfNeeded => "DOM.scrollIntoViewIfNeeded", Empty);
+
+#[derive(Debug, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GetContentQuads {
+    pub object_id: String,
+}
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct ContentQuads {
+    /// Each quad is 8 numbers: x1,y1 … x4,y4 in CSS pixels of the viewport.
+    pub quads: Vec<Vec<f64>>,
+}
+command!(GetContentQuads => "DOM.getContentQuads", ContentQuads);
+
+#[derive(Debug, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Focus {
+    pub object_id: String,
+}
+command!(Focus => "DOM.focus", Empty);

@@ -1,0 +1,27 @@
+//! Lenient hand-written types for the CDP commands cdpilot uses.
+//!
+//! Enum-like fields are `String`s and every optional field has a default, so
+//! a newer Chrome that adds values or fields cannot break parsing. Anything
+//! not typed here goes through [`crate::Session::send`].
+
+pub mod browser;
+pub mod dom;
+pub mod input;
+pub mod page;
+pub mod runtime;
+pub mod target;
+
+/// Declares a typed command: `command!(Struct => "Domain.method", Response)`.
+macro_rules! command {
+    ($ty:ty => $method:literal, $response:ty) => {
+        impl $crate::Command for $ty {
+            const METHOD: &'static str = $method;
+            type Response = $response;
+        }
+    };
+}
+pub(crate) use command;
+
+/// The answer of a command whose result we do not read.
+#[derive(Debug, Default, serde::Deserialize)]
+pub struct Empty {}

@@ -1,0 +1,75 @@
+//! `Target` domain: tabs, iframes and the flattened sessions attached to them.
+use serde::{Deserialize, Serialize};
+
+use super::{command, Empty};
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct TargetInfo {
+    pub target_id: String,
+    /// "page", "iframe", "worker", "browser", … (kept as text: Chrome adds kinds).
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub title: String,
+    pub url: String,
+    pub attached: bool,
+    pub opener_id: Option<String>,
+    pub browser_context_id: Option<String>,
+}
+
+#[derive(Debug, Default, Serialize)]
+pub struct GetTargets {}
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Targets {
+    pub target_infos: Vec<TargetInfo>,
+}
+command!(GetTargets => "Target.getTargets", Targets);
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CreateTarget {
+    pub url: String,
+}
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Created {
+    pub target_id: String,
+}
+command!(CreateTarget => "Target.createTarget", Created);
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CloseTarget {
+    pub target_id: String,
+}
+command!(CloseTarget => "Target.closeTarget", Empty);
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AttachToTarget {
+    pub target_id: String,
+    pub flatten: bool,
+}
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Attached {
+    pub session_id: String,
+}
+command!(AttachToTarget => "Target.attachToTarget", Attached);
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SetAutoAttach {
+    pub auto_attach: bool,
+    pub wait_for_debugger_on_start: bool,
+    pub flatten: bool,
+}
+command!(SetAutoAttach => "Target.setAutoAttach", Empty);
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SetDiscoverTargets {
+    pub discover: bool,
+}
+command!(SetDiscoverTargets => "Target.setDiscoverTargets", Empty);

@@ -1,0 +1,108 @@
+//! A handle for one flattened CDP session: the browser session (`""`), a
+//! page, or a cross-origin iframe. Cheap to clone; all state lives in the
+//! [`Connection`].
+
+use std::time::Duration;
+
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use serde_json::Value;
+use tokio::time::Instant;
+
+use crate::{CdpError, Connection, EventStream};
+
+/// A typed CDP command: its method name and the shape of its answer.
+pub trait Command: Serialize {
+    const METHOD: &'static str;
+    type Response: DeserializeOwned;
+}
+
+#[derive(Clone)]
+pub struct Session {
+    conn: Connection,
+    id: String,
+}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Session({:?})", self.id)
+    }
+}
+
+impl Session {
+    pub(crate) fn new(conn: Connection, id: String) -> Session {
+        Session { conn, id }
+    }
+
+    /// The session id (`""` for the browser session).
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    pub fn connection(&self) -> &Connection {
+        &self.conn
+    }
+
+    /// Raw command with the connection's default deadline.
+    pub async fn send(&self, method: &str, params: Value) -> Result<Value, CdpError> {
+        self.send_with_timeout(method, params, self.conn.default_timeout())
+            .await
+    }
+
+    /// Raw command with an explicit deadline.
+    pub async fn send_with_timeout(
+        &self,
+        method: &str,
+        params: Value,
+        timeout: Duration,
+    ) -> Result<Value, CdpError> {
+        let raw = self.conn.call_raw(&self.id, method, params, timeout).await?;
+        serde_json::from_str(raw.get()).map_err(|e| CdpError::Decode {
+            method: method.to_owned(),
+            detail: e.to_string(),
+        })
+    }
+
+    /// Typed command with the connection's default deadline.
+    pub async fn call<C: Command>(&self, command: C) -> Result<C::Response, CdpError> {
+        self.call_for(command, self.conn.default_timeout()).await
+    }
+
+    /// Typed command that must be answered before `deadline`.
+    pub async fn call_until<C: Command>(
+        &self,
+        command: C,
+        deadline: Instant,
+    ) -> Result<C::Response, CdpError> {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(CdpError::Timeout {
+                method: C::METHOD.to_owned(),
+                after: Duration::ZERO,
+            });
+        }
+        self.call_for(command, left).await
+    }
+
+    async fn call_for<C: Command>(
+        &self,
+        command: C,
+        timeout: Duration,
+    ) -> Result<C::Response, CdpError> {
+        let params = serde_json::to_value(&command).map_err(|e| CdpError::Decode {
+            method: C::METHOD.to_owned(),
+            detail: e.to_string(),
+        })?;
+        let raw = self.conn.call_raw(&self.id, C::METHOD, params, timeout).await?;
+        serde_json::from_str(raw.get()).map_err(|e| CdpError::Decode {
+            method: C::METHOD.to_owned(),
+            detail: e.to_string(),
+        })
+    }
+
+    /// Events of this session only. Subscribe before the command whose
+    /// events you are waiting for.
+    pub fn events(&self) -> EventStream {
+        self.conn.events(Some(&self.id))
+    }
+}

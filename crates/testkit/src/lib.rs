@@ -1,0 +1,17 @@
+//! The test rig shared by cdpilot's integration tests and benchmarks.
+//!
+//! - [`TestSite`]: fixture pages served on two loopback origins
+//!   (`127.0.0.1:P1` and `localhost:P2`), so cross-origin iframes are real.
+//! - [`chromium`]: where the test browser is and the flags tests add.
+//! - [`McpClient`]: spawns a binary and speaks MCP to it over stdio, as a
+//!   client would, asserting on exactly what crosses the pipe.
+//!
+//! It deliberately does not depend on the engine, so engine tests can use it
+//! without two copies of the engine's types.
+
+pub mod chromium;
+mod mcp;
+pub mod site;
+
+pub use mcp::McpClient;
+pub use site::TestSite;

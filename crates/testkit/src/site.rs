@@ -1,0 +1,136 @@
+//! The two-origin test site. Pages live in `site/*.html`; `{{A}}` and
+//! `{{B}}` in them become the two origins, so a page on one origin can frame
+//! or link the other. A few dynamic routes produce redirects and statuses.
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+
+use axum::extract::{Path, Query, State};
+use axum::http::{header, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::Router;
+use tokio::net::TcpListener;
+
+/// Fixture pages, by path.
+const PAGES: &[(&str, &str)] = &[
+    ("index.html", include_str!("../site/index.html")),
+    ("form.html", include_str!("../site/form.html")),
+    ("snapshot.html", include_str!("../site/snapshot.html")),
+    ("covered.html", include_str!("../site/covered.html")),
+    ("spa.html", include_str!("../site/spa.html")),
+];
+
+/// The site, serving on two loopback origins until dropped.
+pub struct TestSite {
+    /// Origin A: `http://127.0.0.1:P1`.
+    pub a: String,
+    /// Origin B: `http://localhost:P2` (another site, so iframes from it are OOPIFs).
+    pub b: String,
+    tasks: Vec<tokio::task::JoinHandle<()>>,
+}
+
+impl Drop for TestSite {
+    fn drop(&mut self) {
+        for task in &self.tasks {
+            task.abort();
+        }
+    }
+}
+
+#[derive(Clone)]
+struct Origins {
+    a: String,
+    b: String,
+}
+
+impl TestSite {
+    pub async fn start() -> TestSite {
+        let listener_a = TcpListener::bind("127.0.0.1:0").await.expect("bind A");
+        let listener_b = TcpListener::bind("127.0.0.1:0").await.expect("bind B");
+        let a = format!("http://127.0.0.1:{}", port(&listener_a));
+        let b = format!("http://localhost:{}", port(&listener_b));
+        let origins = Origins { a: a.clone(), b: b.clone() };
+        let mut tasks = Vec::new();
+        for listener in [listener_a, listener_b] {
+            let app = router(origins.clone());
+            tasks.push(tokio::spawn(async move {
+                let _ = axum::serve(listener, app).await;
+            }));
+        }
+        TestSite { a, b, tasks }
+    }
+
+    /// A URL on origin A.
+    pub fn url(&self, path: &str) -> String {
+        format!("{}/{}", self.a, path.trim_start_matches('/'))
+    }
+
+    /// A URL on origin B.
+    pub fn url_b(&self, path: &str) -> String {
+        format!("{}/{}", self.b, path.trim_start_matches('/'))
+    }
+
+    /// A loopback port nothing listens on (for `navigation_failed`).
+    pub async fn closed_port() -> u16 {
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        port(&listener)
+    }
+}
+
+fn port(listener: &TcpListener) -> u16 {
+    let addr: SocketAddr = listener.local_addr().expect("local addr");
+    addr.port()
+}
+
+fn router(origins: Origins) -> Router {
+    Router::new()
+        .route("/redirect", get(redirect))
+        .route("/status/{code}", get(status))
+        .route("/controls/{count}", get(controls))
+        .route("/", get(|s: State<Origins>| page(s, Path("index.html".into()))))
+        .route("/{*path}", get(page))
+        .with_state(origins)
+}
+
+async fn page(State(origins): State<Origins>, Path(path): Path<String>) -> Response {
+    let Some((_, body)) = PAGES.iter().find(|(name, _)| *name == path) else {
+        return (StatusCode::NOT_FOUND, "not found").into_response();
+    };
+    let body = body.replace("{{A}}", &origins.a).replace("{{B}}", &origins.b);
+    ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], body).into_response()
+}
+
+async fn redirect(Query(q): Query<HashMap<String, String>>) -> Response {
+    let to = q.get("to").cloned().unwrap_or_else(|| "/".into());
+    (StatusCode::FOUND, [(header::LOCATION, to)]).into_response()
+}
+
+async fn status(Path(code): Path<u16>) -> Response {
+    let code = StatusCode::from_u16(code).unwrap_or(StatusCode::BAD_REQUEST);
+    let body = format!("<!doctype html><title>Status {}</title><h1>Status {}</h1>", code.as_u16(), code.as_u16());
+    (code, [(header::CONTENT_TYPE, "text/html")], body).into_response()
+}
+
+/// A page of `count` controls (links, buttons and inputs in a table, with
+/// text around them), the shape the snapshot benchmarks use.
+async fn controls(Path(count): Path<usize>) -> Response {
+    ([(header::CONTENT_TYPE, "text/html")], controls_page(count)).into_response()
+}
+
+pub fn controls_page(count: usize) -> String {
+    let mut html = String::with_capacity(count * 120);
+    html.push_str("<!doctype html><title>Controls</title><h1>Inventory</h1><p>Rows of items.</p><table>");
+    for i in 0..count {
+        if i % 3 == 0 {
+            html.push_str("<tr>");
+        }
+        match i % 3 {
+            0 => html.push_str(&format!("<td>Item {i}</td><td><a href=\"#item-{i}\">Open {i}</a></td>")),
+            1 => html.push_str(&format!("<td><button onclick=\"this.dataset.n=1\">Buy {i}</button></td>")),
+            _ => html.push_str(&format!("<td><input aria-label=\"Qty {i}\" value=\"{}\"></td></tr>", i % 7)),
+        }
+    }
+    html.push_str("</table><footer>End</footer>");
+    html
+}
