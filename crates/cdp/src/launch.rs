@@ -28,6 +28,9 @@ pub const BASE_FLAGS: &[&str] = &[
     "--disable-sync",
     "--disable-dev-shm-usage",
     "--remote-debugging-port=0",
+    // Back/forward restores from the cache fire no load event; agents want
+    // every history step to be an ordinary, awaitable navigation.
+    "--disable-features=BackForwardCache",
 ];
 
 #[derive(Debug, Clone, Default)]

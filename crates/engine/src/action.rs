@@ -1,0 +1,214 @@
+//! The one `Action` enum every transport maps onto, with each tool's
+//! arguments and the output every action produces.
+//!
+//! Argument structs derive their JSON schema; their doc comments are the
+//! descriptions a model reads, so they are written for a model and kept short
+//! (every character of every schema is paid on each request).
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// One call of one tool, whatever transport it came from.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "tool")]
+pub enum Action {
+    #[serde(rename = "browser_navigate")]
+    Navigate(NavigateArgs),
+    #[serde(rename = "browser_snapshot")]
+    Snapshot(SnapshotArgs),
+    #[serde(rename = "browser_click")]
+    Click(ClickArgs),
+    #[serde(rename = "browser_type")]
+    Type(TypeArgs),
+    #[serde(rename = "browser_screenshot")]
+    Screenshot(ScreenshotArgs),
+}
+
+impl Action {
+    pub fn tool_name(&self) -> &'static str {
+        match self {
+            Action::Navigate(_) => "browser_navigate",
+            Action::Snapshot(_) => "browser_snapshot",
+            Action::Click(_) => "browser_click",
+            Action::Type(_) => "browser_type",
+            Action::Screenshot(_) => "browser_screenshot",
+        }
+    }
+
+    /// The call's own `timeout_ms`, if it gave one.
+    pub fn timeout_ms(&self) -> Option<u64> {
+        match self {
+            Action::Navigate(a) => a.common.timeout_ms,
+            Action::Snapshot(a) => a.common.timeout_ms,
+            Action::Click(a) => a.common.timeout_ms,
+            Action::Type(a) => a.common.timeout_ms,
+            Action::Screenshot(a) => a.common.timeout_ms,
+        }
+    }
+}
+
+/// Arguments every tool takes.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+pub struct Common {
+    /// Budget for the whole call in ms (default 25000).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_ms: Option<u64>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum History {
+    Back,
+    Forward,
+    Reload,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum WaitUntil {
+    #[default]
+    Load,
+    Domcontentloaded,
+    Networkidle,
+}
+
+/// Open a URL, or go back/forward/reload.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+pub struct NavigateArgs {
+    /// http(s) URL to open.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// Instead of url: back, forward or reload.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub history: Option<History>,
+    /// When the page counts as loaded (default load).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wait_until: Option<WaitUntil>,
+    #[serde(flatten)]
+    pub common: Common,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+pub struct SnapshotArgs {
+    /// CSS selector: snapshot only this element's subtree.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub selector: Option<String>,
+    /// Cap on elements listed (default 2000).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_elements: Option<u32>,
+    #[serde(flatten)]
+    pub common: Common,
+}
+
+/// Which element an action targets: a ref from the last snapshot, or a CSS
+/// selector.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+pub struct ElementTarget {
+    /// Element ref from browser_snapshot, e.g. e12.
+    #[serde(rename = "ref", default, skip_serializing_if = "Option::is_none")]
+    pub reference: Option<String>,
+    /// CSS selector, instead of ref.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub selector: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum MouseButton {
+    #[default]
+    Left,
+    Right,
+    Middle,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum Modifier {
+    Alt,
+    Control,
+    Meta,
+    Shift,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+pub struct ClickArgs {
+    #[serde(flatten)]
+    pub target: ElementTarget,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub button: Option<MouseButton>,
+    /// 2 for a double click.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub click_count: Option<u32>,
+    /// Keys held during the click.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub modifiers: Vec<Modifier>,
+    #[serde(flatten)]
+    pub common: Common,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+pub struct TypeArgs {
+    #[serde(flatten)]
+    pub target: ElementTarget,
+    /// Text to enter.
+    pub text: String,
+    /// Clear the field first (default true).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clear: Option<bool>,
+    /// Press Enter afterwards.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub submit: Option<bool>,
+    #[serde(flatten)]
+    pub common: Common,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ImageFormat {
+    #[default]
+    Png,
+    Jpeg,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+pub struct ScreenshotArgs {
+    /// Element ref: capture only that element.
+    #[serde(rename = "ref", default, skip_serializing_if = "Option::is_none")]
+    pub reference: Option<String>,
+    /// Whole scrollable page, not just the viewport.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub full_page: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub format: Option<ImageFormat>,
+    /// JPEG quality 0-100.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quality: Option<u8>,
+    #[serde(flatten)]
+    pub common: Common,
+}
+
+/// What an action produced: a short text for a model, the same facts as
+/// JSON, and an image for screenshots.
+#[derive(Debug, Clone)]
+pub struct ActionOutput {
+    pub text: String,
+    pub data: Value,
+    pub image: Option<Image>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Image {
+    /// Base64 of the encoded image.
+    pub base64: String,
+    pub mime_type: &'static str,
+}
+
+impl ActionOutput {
+    pub fn new(text: impl Into<String>, data: Value) -> ActionOutput {
+        ActionOutput {
+            text: text.into(),
+            data,
+            image: None,
+        }
+    }
+}

@@ -1,0 +1,192 @@
+//! Resolving an action's target (a ref from a snapshot, or a CSS selector)
+//! to a live element handle in cdpilot's isolated world.
+//!
+//! This is where refs go stale: a ref issued for an earlier document of the
+//! tab is `element_stale`; a ref the current document never issued, or whose
+//! element has left the DOM, is `element_not_found`.
+
+use cdp::protocol::{dom, runtime};
+
+use crate::action::ElementTarget;
+use crate::tab::Tab;
+use crate::{ActionError, Budget, ErrorCode};
+
+/// A live element: a remote object in cdpilot's isolated world.
+pub struct Element {
+    pub object_id: String,
+    /// How the caller named it (`ref e12`, `selector "#go"`), for messages.
+    pub label: String,
+}
+
+pub async fn resolve(tab: &Tab, target: &ElementTarget, budget: &Budget) -> Result<Element, ActionError> {
+    match (&target.reference, &target.selector) {
+        (Some(reference), _) => by_ref(tab, reference, budget).await,
+        (None, Some(selector)) => by_selector(tab, selector, budget).await,
+        (None, None) => Err(ActionError::invalid("no ref or selector given", "Pass the element's ref from browser_snapshot.")),
+    }
+}
+
+pub async fn by_ref(tab: &Tab, reference: &str, budget: &Budget) -> Result<Element, ActionError> {
+    if reference.starts_with('f') {
+        return Err(ActionError::new(
+            ErrorCode::ElementNotFound,
+            format!("ref {reference} names an element inside a frame; frame refs are not available in this version"),
+            "Use a ref without an f prefix from browser_snapshot.",
+        ));
+    }
+    let (document, refs_document) = tab.state(|s| (s.document, s.refs_document));
+    match refs_document {
+        None => {
+            return Err(ActionError::new(
+                ErrorCode::ElementNotFound,
+                format!("ref {reference} is unknown: no snapshot has been taken of this page"),
+                "Take a browser_snapshot and use a ref from it.",
+            ))
+        }
+        Some(issued) if issued != document => return Err(ActionError::stale(reference)),
+        Some(_) => {}
+    }
+    let expression = format!(
+        "globalThis.__cdpilot ? globalThis.__cdpilot.lookup({}) : 'no-world'",
+        serde_json::to_string(reference).expect("string serializes")
+    );
+    let object = tab.evaluate_in_world(budget, "finding the element", &expression, false).await?;
+    element_or_error(object, format!("ref {reference}"), || {
+        ActionError::new(
+            ErrorCode::ElementNotFound,
+            format!("ref {reference} is not on the page (never issued, or its element was removed)"),
+            "Take a new browser_snapshot and use a ref from it.",
+        )
+    })
+    .map_err(|e| if e.code == ErrorCode::ElementStale { ActionError::stale(reference) } else { e })
+}
+
+pub async fn by_selector(tab: &Tab, selector: &str, budget: &Budget) -> Result<Element, ActionError> {
+    let quoted = serde_json::to_string(selector).expect("string serializes");
+    let expression = format!(
+        "(() => {{ try {{ return document.querySelector({quoted}); }} catch (e) {{ return 'bad-selector'; }} }})()"
+    );
+    let object = tab.evaluate_in_world(budget, "finding the element", &expression, false).await?;
+    if object.value.as_ref().and_then(|v| v.as_str()) == Some("bad-selector") {
+        return Err(ActionError::invalid(
+            format!("{selector:?} is not a valid CSS selector"),
+            "Pass a valid CSS selector, or better a ref from browser_snapshot.",
+        ));
+    }
+    element_or_error(object, format!("selector {selector:?}"), || {
+        ActionError::new(
+            ErrorCode::ElementNotFound,
+            format!("no element matches the selector {selector:?}"),
+            "Take a browser_snapshot and use a ref instead.",
+        )
+    })
+}
+
+fn element_or_error(
+    object: runtime::RemoteObject,
+    label: String,
+    not_found: impl FnOnce() -> ActionError,
+) -> Result<Element, ActionError> {
+    if object.value.as_ref().and_then(|v| v.as_str()) == Some("no-world") {
+        // The isolated world has no serializer: a document the refs were not issued in.
+        return Err(ActionError::new(ErrorCode::ElementStale, label, ""));
+    }
+    match object.object_id {
+        Some(object_id) if object.subtype.as_deref() == Some("node") => Ok(Element { object_id, label }),
+        _ => Err(not_found()),
+    }
+}
+
+impl Element {
+    /// The element's backend DOM node id (stable for the node's lifetime).
+    pub async fn backend_node_id(&self, tab: &Tab, budget: &Budget) -> Result<i64, ActionError> {
+        let described = budget
+            .cdp(
+                "describing the element",
+                &tab.session,
+                dom::DescribeNode { object_id: Some(self.object_id.clone()), backend_node_id: None },
+            )
+            .await?;
+        Ok(described.node.backend_node_id)
+    }
+
+    /// Scrolls the element into view and returns the centre of its first
+    /// visible content quad, in viewport CSS pixels.
+    pub async fn clickable_point(&self, tab: &Tab, budget: &Budget) -> Result<(f64, f64), ActionError> {
+        budget
+            .cdp(
+                "scrolling the element into view",
+                &tab.session,
+                dom::ScrollIntoViewIfNeeded { object_id: self.object_id.clone() },
+            )
+            .await?;
+        let quads = budget
+            .cdp("measuring the element", &tab.session, dom::GetContentQuads { object_id: self.object_id.clone() })
+            .await?;
+        quads
+            .quads
+            .iter()
+            .filter(|q| q.len() == 8 && quad_area(q) > 0.5)
+            .map(|q| ((q[0] + q[2] + q[4] + q[6]) / 4.0, (q[1] + q[3] + q[5] + q[7]) / 4.0))
+            .next()
+            .ok_or_else(|| {
+                ActionError::new(
+                    ErrorCode::ElementNotInteractable,
+                    format!("{} has no visible box to click", self.label),
+                    "It may be hidden, collapsed or zero-sized; take a browser_snapshot and pick a visible element.",
+                )
+            })
+    }
+
+    /// Calls `function` (JS source) with the element as `this`; returns its
+    /// value by value.
+    pub async fn call(
+        &self,
+        tab: &Tab,
+        budget: &Budget,
+        step: &str,
+        function: &str,
+        args: Vec<serde_json::Value>,
+    ) -> Result<serde_json::Value, ActionError> {
+        let evaluated = budget
+            .cdp(
+                step,
+                &tab.session,
+                runtime::CallFunctionOn {
+                    function_declaration: function.to_owned(),
+                    object_id: Some(self.object_id.clone()),
+                    arguments: args
+                        .into_iter()
+                        .map(|v| runtime::CallArgument { value: Some(v), object_id: None })
+                        .collect(),
+                    return_by_value: true,
+                    ..Default::default()
+                },
+            )
+            .await?;
+        if let Some(exception) = evaluated.exception_details {
+            return Err(ActionError::internal(format!("{step}: {}", exception.message())));
+        }
+        Ok(evaluated.result.value.unwrap_or(serde_json::Value::Null))
+    }
+}
+
+/// Shoelace formula; a degenerate quad has no area to click.
+fn quad_area(q: &[f64]) -> f64 {
+    let mut area = 0.0;
+    for i in 0..4 {
+        let (x1, y1) = (q[2 * i], q[2 * i + 1]);
+        let (x2, y2) = (q[(2 * i + 2) % 8], q[(2 * i + 3) % 8]);
+        area += x1 * y2 - x2 * y1;
+    }
+    (area / 2.0).abs()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn quad_area_of_a_square_and_a_line() {
+        assert_eq!(super::quad_area(&[0.0, 0.0, 10.0, 0.0, 10.0, 10.0, 0.0, 10.0]), 100.0);
+        assert_eq!(super::quad_area(&[0.0, 0.0, 10.0, 0.0, 10.0, 0.0, 0.0, 0.0]), 0.0);
+    }
+}

@@ -1,0 +1,9 @@
+//! One file per action. Each takes the tab, its arguments and the call's
+//! budget, and returns an [`crate::ActionOutput`] or a contract error.
+
+pub mod click;
+pub mod element;
+pub mod input;
+pub mod navigate;
+pub mod screenshot;
+pub mod type_text;

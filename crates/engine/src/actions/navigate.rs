@@ -1,0 +1,158 @@
+//! `browser_navigate`: open a URL or step through history, wait for the
+//! chosen lifecycle point, and report where the tab really ended up.
+
+use cdp::protocol::page;
+use cdp::EventStream;
+use serde_json::{json, Value};
+
+use crate::action::{History, NavigateArgs, WaitUntil};
+use crate::tab::Tab;
+use crate::{ActionError, ActionOutput, Budget, ErrorCode};
+
+pub async fn run(tab: &Tab, args: &NavigateArgs, budget: &Budget) -> Result<ActionOutput, ActionError> {
+    let wait_until = args.wait_until.unwrap_or_default();
+    // Subscribe before acting, so no lifecycle event can slip past.
+    let mut events = tab.session.events();
+    let loader = match (&args.url, args.history) {
+        (Some(url), _) => Some(open(tab, url, budget).await?),
+        (None, Some(step)) => history(tab, step, budget).await?,
+        (None, None) => return Err(ActionError::invalid("no url given", "Pass url.")),
+    };
+    let loader = wait_for_load(tab, &mut events, loader, wait_until, budget).await?;
+    let (url, title) = location(tab, budget).await?;
+    let response = loader.as_deref().and_then(|l| tab.state(|s| s.document_response(l).cloned()));
+    let status = response.as_ref().and_then(|r| r.status);
+    let redirected_from = match (&args.url, &response) {
+        (Some(requested), Some(r)) if r.redirected => Some(requested.clone()),
+        _ => None,
+    };
+    let mut data = json!({ "url": url, "title": title, "status": status });
+    let mut text = format!("Navigated to {url}");
+    if let Some(status) = status {
+        text += &format!(" (HTTP {status})");
+    }
+    if let Some(from) = redirected_from {
+        text += &format!(", redirected from {from}");
+        data["redirected_from"] = Value::String(from);
+    }
+    text += &format!(". Title: {title:?}. Take a browser_snapshot to see the page.");
+    Ok(ActionOutput::new(text, data))
+}
+
+/// Starts a navigation to `url`; returns the new document's loader id.
+async fn open(tab: &Tab, url: &str, budget: &Budget) -> Result<String, ActionError> {
+    let navigated = budget
+        .cdp("starting the navigation", &tab.session, page::Navigate { url: url.to_owned() })
+        .await?;
+    if let Some(error) = navigated.error_text.filter(|e| !e.is_empty()) {
+        return Err(ActionError::new(
+            ErrorCode::NavigationFailed,
+            format!("could not open {url}: {error}"),
+            "Check the URL and that the site is reachable; it may be down or the address wrong.",
+        ));
+    }
+    // No loader id: a same-document navigation (only the fragment changed).
+    Ok(navigated.loader_id.unwrap_or_default())
+}
+
+/// Steps back, forward or reloads. Returns `None`: the new loader id is
+/// learnt from the events.
+async fn history(tab: &Tab, step: History, budget: &Budget) -> Result<Option<String>, ActionError> {
+    if step == History::Reload {
+        budget
+            .run("reloading", async {
+                tab.session.send("Page.reload", json!({})).await.map_err(|e| budget.map_cdp("reloading", e))
+            })
+            .await?;
+        return Ok(None);
+    }
+    let history = budget
+        .run("reading the history", async {
+            tab.session
+                .send("Page.getNavigationHistory", json!({}))
+                .await
+                .map_err(|e| budget.map_cdp("reading the history", e))
+        })
+        .await?;
+    let current = history["currentIndex"].as_i64().unwrap_or(0);
+    let target = if step == History::Back { current - 1 } else { current + 1 };
+    let entry = history["entries"].get(target.max(0) as usize).filter(|_| target >= 0);
+    let Some(entry_id) = entry.and_then(|e| e["id"].as_i64()) else {
+        let which = if step == History::Back { "back" } else { "forward" };
+        return Err(ActionError::invalid(
+            format!("there is no page to go {which} to"),
+            "Open a page with url instead.",
+        ));
+    };
+    budget
+        .run("moving in history", async {
+            tab.session
+                .send("Page.navigateToHistoryEntry", json!({ "entryId": entry_id }))
+                .await
+                .map_err(|e| budget.map_cdp("moving in history", e))
+        })
+        .await?;
+    Ok(None)
+}
+
+/// Waits until the main frame reaches `wait_until` for `loader` (`Some("")`
+/// for a same-document navigation, which needs no wait; `None` when the
+/// loader is not known yet and is taken from the next main-frame commit).
+/// Returns the loader that loaded.
+pub async fn wait_for_load(
+    tab: &Tab,
+    events: &mut EventStream,
+    loader: Option<String>,
+    wait_until: WaitUntil,
+    budget: &Budget,
+) -> Result<Option<String>, ActionError> {
+    if loader.as_deref() == Some("") {
+        return Ok(None);
+    }
+    let wanted = match wait_until {
+        WaitUntil::Load => "load",
+        WaitUntil::Domcontentloaded => "DOMContentLoaded",
+        WaitUntil::Networkidle => "networkIdle",
+    };
+    let step = format!("waiting for the page's {wanted} event");
+    let main_frame = tab.state(|s| s.main_frame_id.clone());
+    let mut loader = loader;
+    budget
+        .run(&step, async {
+            while let Some(event) = events.recv().await {
+                let p = &event.params;
+                match event.method.as_str() {
+                    "Page.frameNavigated" if loader.is_none() && p["frame"]["id"] == main_frame.as_str() => {
+                        loader = p["frame"]["loaderId"].as_str().map(str::to_owned);
+                    }
+                    "Page.navigatedWithinDocument" if loader.is_none() && p["frameId"] == main_frame.as_str() => {
+                        return Ok(());
+                    }
+                    "Page.lifecycleEvent"
+                        if p["name"] == wanted
+                            && p["frameId"] == main_frame.as_str()
+                            && loader.as_deref().is_some_and(|l| p["loaderId"] == l) =>
+                    {
+                        return Ok(());
+                    }
+                    _ => {}
+                }
+            }
+            Err(ActionError::disconnected())
+        })
+        .await?;
+    Ok(loader)
+}
+
+/// The document's real `location.href` and title, read in cdpilot's world.
+pub async fn location(tab: &Tab, budget: &Budget) -> Result<(String, String), ActionError> {
+    let value = tab
+        .evaluate_in_world(budget, "reading the page's address", "[location.href, document.title]", true)
+        .await?
+        .value
+        .unwrap_or(Value::Null);
+    Ok((
+        value[0].as_str().unwrap_or_default().to_owned(),
+        value[1].as_str().unwrap_or_default().to_owned(),
+    ))
+}

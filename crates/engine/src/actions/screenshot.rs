@@ -1,0 +1,109 @@
+//! `browser_screenshot`: the viewport, the full page or one element, as PNG
+//! or JPEG, returned as an image for the model.
+
+use base64::Engine as _;
+use cdp::protocol::page;
+use serde_json::json;
+
+use crate::action::{ImageFormat, ScreenshotArgs};
+use crate::actions::element;
+use crate::tab::Tab;
+use crate::{ActionError, ActionOutput, Budget, Image};
+
+pub async fn run(tab: &Tab, args: &ScreenshotArgs, budget: &Budget) -> Result<ActionOutput, ActionError> {
+    let format = args.format.unwrap_or_default();
+    let mut capture = page::CaptureScreenshot {
+        format: match format {
+            ImageFormat::Png => "png".into(),
+            ImageFormat::Jpeg => "jpeg".into(),
+        },
+        quality: match format {
+            ImageFormat::Jpeg => Some(args.quality.unwrap_or(80)),
+            ImageFormat::Png => None,
+        },
+        ..Default::default()
+    };
+    let mut what = "the viewport".to_owned();
+    if let Some(reference) = &args.reference {
+        let element = element::by_ref(tab, reference, budget).await?;
+        element.clickable_point(tab, budget).await?; // scrolls it into view, fails if it has no box
+        let metrics = budget.cdp("measuring the page", &tab.session, page::GetLayoutMetrics {}).await?;
+        let quads = budget
+            .cdp(
+                "measuring the element",
+                &tab.session,
+                cdp::protocol::dom::GetContentQuads { object_id: element.object_id.clone() },
+            )
+            .await?;
+        let quad = quads.quads.first().cloned().unwrap_or_default();
+        let xs = quad.iter().step_by(2).copied();
+        let ys = quad.iter().skip(1).step_by(2).copied();
+        let (x0, x1) = xs.fold((f64::MAX, f64::MIN), |(lo, hi), v| (lo.min(v), hi.max(v)));
+        let (y0, y1) = ys.fold((f64::MAX, f64::MIN), |(lo, hi), v| (lo.min(v), hi.max(v)));
+        capture.clip = Some(page::Viewport {
+            x: x0 + metrics.css_visual_viewport.page_x,
+            y: y0 + metrics.css_visual_viewport.page_y,
+            width: (x1 - x0).max(1.0),
+            height: (y1 - y0).max(1.0),
+            scale: 1.0,
+        });
+        what = element.label;
+    } else if args.full_page == Some(true) {
+        let metrics = budget.cdp("measuring the page", &tab.session, page::GetLayoutMetrics {}).await?;
+        let size = &metrics.css_content_size;
+        capture.clip = Some(page::Viewport { x: 0.0, y: 0.0, width: size.width.max(1.0), height: size.height.max(1.0), scale: 1.0 });
+        capture.capture_beyond_viewport = true;
+        what = "the full page".into();
+    }
+    let shot = budget.cdp("taking the screenshot", &tab.session, capture).await?;
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(&shot.data)
+        .map_err(|e| ActionError::internal(format!("the screenshot was not base64: {e}")))?;
+    let (width, height) = image_size(&bytes).unwrap_or((0, 0));
+    let mime_type = match format {
+        ImageFormat::Png => "image/png",
+        ImageFormat::Jpeg => "image/jpeg",
+    };
+    let mut output = ActionOutput::new(
+        format!("Screenshot of {what}, {width}x{height} {}.", &mime_type[6..]),
+        json!({ "width": width, "height": height }),
+    );
+    output.image = Some(Image { base64: shot.data, mime_type });
+    Ok(output)
+}
+
+/// Pixel size from a PNG's IHDR or a JPEG's first SOF marker.
+fn image_size(bytes: &[u8]) -> Option<(u32, u32)> {
+    let be16 = |i: usize| Some(u16::from_be_bytes([*bytes.get(i)?, *bytes.get(i + 1)?]) as u32);
+    let be32 = |i: usize| Some(u32::from_be_bytes(bytes.get(i..i + 4)?.try_into().ok()?));
+    if bytes.starts_with(b"\x89PNG\r\n\x1a\n") {
+        return Some((be32(16)?, be32(20)?));
+    }
+    if !bytes.starts_with(&[0xFF, 0xD8]) {
+        return None;
+    }
+    let mut i = 2;
+    while i + 9 < bytes.len() {
+        if bytes[i] != 0xFF {
+            return None;
+        }
+        let marker = bytes[i + 1];
+        if (0xC0..=0xCF).contains(&marker) && ![0xC4, 0xC8, 0xCC].contains(&marker) {
+            return Some((be16(i + 7)?, be16(i + 5)?));
+        }
+        i += 2 + be16(i + 2)? as usize;
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn png_size_is_read_from_the_header() {
+        let mut png = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR".to_vec();
+        png.extend_from_slice(&640u32.to_be_bytes());
+        png.extend_from_slice(&480u32.to_be_bytes());
+        assert_eq!(super::image_size(&png), Some((640, 480)));
+        assert_eq!(super::image_size(b"nope"), None);
+    }
+}

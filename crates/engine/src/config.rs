@@ -1,0 +1,248 @@
+//! cdpilot's configuration file (`shared/spec/CONFIG.md`): keys, defaults,
+//! and the checks that make a bad file a clear start-up error.
+//!
+//! Unknown keys are errors naming the key and the file. Settings of features
+//! this build does not enforce yet are refused rather than silently ignored:
+//! a URL rule that is accepted but not applied would be worse than none.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Config {
+    pub browser: BrowserConfig,
+    pub dialogs: DialogConfig,
+    pub policy: PolicyConfig,
+    pub tools: ToolsConfig,
+    pub limits: Limits,
+    pub audit: AuditConfig,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct BrowserConfig {
+    /// Chromium binary; empty: `$CDPILOT_CHROME`, then PATH.
+    pub executable: String,
+    pub headless: bool,
+    /// Extra Chromium flags, appended.
+    pub args: Vec<String>,
+    /// Attach to this browser (ws://… or http://host:port) instead of launching.
+    pub cdp_url: String,
+    /// Persistent profile; empty: a temporary one removed on exit.
+    pub user_data_dir: String,
+}
+
+impl Default for BrowserConfig {
+    fn default() -> Self {
+        BrowserConfig {
+            executable: String::new(),
+            headless: true,
+            args: Vec::new(),
+            cdp_url: String::new(),
+            user_data_dir: String::new(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct DialogConfig {
+    pub policy: String,
+    pub timeout_s: u64,
+    pub bridge: String,
+}
+
+impl Default for DialogConfig {
+    fn default() -> Self {
+        DialogConfig {
+            policy: "must_respond".into(),
+            timeout_s: 300,
+            bridge: "off".into(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PolicyConfig {
+    pub default: String,
+    pub schemes: Vec<String>,
+    pub rules: Vec<Rule>,
+}
+
+impl Default for PolicyConfig {
+    fn default() -> Self {
+        PolicyConfig {
+            default: "allow".into(),
+            schemes: vec!["http".into(), "https".into()],
+            rules: Vec::new(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Rule {
+    pub pattern: String,
+    pub action: String,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ToolsConfig {
+    pub evaluate: bool,
+    pub cdp: bool,
+}
+
+impl Default for ToolsConfig {
+    fn default() -> Self {
+        ToolsConfig {
+            evaluate: true,
+            cdp: true,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Limits {
+    pub timeout_ms: u64,
+    pub evaluate_timeout_ms: u64,
+    pub wait_timeout_ms: u64,
+    pub snapshot_max_elements: u32,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            timeout_ms: 25_000,
+            evaluate_timeout_ms: 10_000,
+            wait_timeout_ms: 30_000,
+            snapshot_max_elements: 2000,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct AuditConfig {
+    pub file: String,
+}
+
+impl Config {
+    /// The file to read: `--config PATH`, else `$CDPILOT_CONFIG`, else
+    /// `./cdpilot.toml` if it exists; `None` means built-in defaults.
+    pub fn locate(explicit: Option<&Path>) -> Option<PathBuf> {
+        if let Some(path) = explicit {
+            return Some(path.to_owned());
+        }
+        if let Some(path) = std::env::var_os("CDPILOT_CONFIG").filter(|p| !p.is_empty()) {
+            return Some(PathBuf::from(path));
+        }
+        let local = PathBuf::from("cdpilot.toml");
+        local.exists().then_some(local)
+    }
+
+    pub fn load(path: &Path) -> Result<Config, String> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("cannot read config {}: {e}", path.display()))?;
+        Self::parse(&text).map_err(|e| format!("config {}: {e}", path.display()))
+    }
+
+    pub fn parse(text: &str) -> Result<Config, String> {
+        let config: Config = toml::from_str(text).map_err(|e| e.message().to_owned())?;
+        config.check()?;
+        Ok(config)
+    }
+
+    /// Value checks that serde's types cannot express.
+    pub fn check(&self) -> Result<(), String> {
+        one_of("dialogs.policy", &self.dialogs.policy, &["must_respond", "auto_dismiss", "auto_accept"])?;
+        one_of("dialogs.bridge", &self.dialogs.bridge, &["off", "on"])?;
+        one_of("policy.default", &self.policy.default, &["allow", "ask", "deny"])?;
+        for rule in &self.policy.rules {
+            one_of("policy.rules.action", &rule.action, &["allow", "ask", "deny"])?;
+        }
+        for scheme in &self.policy.schemes {
+            one_of("policy.schemes", scheme, &["http", "https"])?;
+        }
+        for (key, value) in [
+            ("limits.timeout_ms", self.limits.timeout_ms),
+            ("limits.evaluate_timeout_ms", self.limits.evaluate_timeout_ms),
+            ("limits.wait_timeout_ms", self.limits.wait_timeout_ms),
+        ] {
+            if value == 0 || value > 600_000 {
+                return Err(format!("{key} = {value}: allowed is 1 to 600000 (ms)"));
+            }
+        }
+        if self.limits.snapshot_max_elements == 0 {
+            return Err("limits.snapshot_max_elements = 0: allowed is 1 or more".into());
+        }
+        if !self.browser.cdp_url.is_empty()
+            && !["ws://", "wss://", "http://"].iter().any(|p| self.browser.cdp_url.starts_with(p))
+        {
+            return Err(format!(
+                "browser.cdp_url = {:?}: allowed is ws://…, wss://… or http://host:port",
+                self.browser.cdp_url
+            ));
+        }
+        self.refuse_unimplemented()
+    }
+
+    /// Settings whose enforcement is not built yet: refusing them is safer
+    /// than accepting a rule that would not be applied.
+    fn refuse_unimplemented(&self) -> Result<(), String> {
+        let unsupported = [
+            (!self.policy.rules.is_empty(), "policy.rules (URL rules)"),
+            (self.policy.default != "allow", "policy.default other than \"allow\""),
+            (self.dialogs.bridge != "off", "dialogs.bridge = \"on\""),
+            (!self.audit.file.is_empty(), "audit.file"),
+        ];
+        match unsupported.iter().find(|(set, _)| *set) {
+            Some((_, what)) => Err(format!(
+                "{what} is not supported by this version of cdpilot yet; remove it from the file"
+            )),
+            None => Ok(()),
+        }
+    }
+}
+
+fn one_of(key: &str, value: &str, allowed: &[&str]) -> Result<(), String> {
+    if allowed.contains(&value) {
+        Ok(())
+    } else {
+        Err(format!("{key} = {value:?}: allowed is {}", allowed.join(" | ")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_match_the_spec() {
+        let c = Config::parse("").unwrap();
+        assert!(c.browser.headless);
+        assert_eq!(c.dialogs.policy, "must_respond");
+        assert_eq!(c.limits.timeout_ms, 25_000);
+        assert_eq!(c.limits.snapshot_max_elements, 2000);
+    }
+
+    #[test]
+    fn unknown_keys_and_bad_values_are_named() {
+        let e = Config::parse("[browser]\nheadles = false\n").unwrap_err();
+        assert!(e.contains("headles"), "{e}");
+        let e = Config::parse("[dialogs]\npolicy = \"ignore\"\n").unwrap_err();
+        assert!(e.contains("dialogs.policy") && e.contains("ignore") && e.contains("must_respond"), "{e}");
+        let e = Config::parse("[limits]\ntimeout_ms = 0\n").unwrap_err();
+        assert!(e.contains("limits.timeout_ms"), "{e}");
+    }
+
+    #[test]
+    fn unenforced_rules_are_refused_not_ignored() {
+        let e = Config::parse("[[policy.rules]]\npattern = \"https://x.example/*\"\naction = \"deny\"\n").unwrap_err();
+        assert!(e.contains("policy.rules"), "{e}");
+    }
+}

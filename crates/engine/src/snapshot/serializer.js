@@ -1,0 +1,276 @@
+// cdpilot's in-page snapshot serializer. Runs in cdpilot's isolated world
+// (Page.createIsolatedWorld), so the page's own scripts can neither see nor
+// tamper with it. Evaluating this file returns the world's `__cdpilot`
+// object, installing it on first use: refs live in it, so within one
+// document the same element keeps the same ref across snapshots.
+(() => {
+  if (globalThis.__cdpilot) return globalThis.__cdpilot;
+
+  const refOf = new WeakMap();   // element -> "e12"
+  const byRef = new Map();       // "e12" -> WeakRef(element)
+  let nextRef = 1;
+
+  const SKIP = new Set(['SCRIPT', 'STYLE', 'NOSCRIPT', 'TEMPLATE', 'HEAD', 'META', 'LINK', 'TITLE', 'BASE']);
+  const INTERACTIVE = new Set(['button', 'link', 'textbox', 'searchbox', 'checkbox', 'radio', 'combobox',
+    'listbox', 'option', 'slider', 'spinbutton', 'switch', 'tab', 'menuitem', 'menuitemcheckbox',
+    'menuitemradio', 'treeitem']);
+  // Roles whose name is their text: the text is not repeated below them.
+  const LEAF = new Set(['button', 'link', 'heading', 'option', 'tab', 'menuitem', 'menuitemcheckbox',
+    'menuitemradio', 'treeitem', 'img', 'textbox', 'searchbox', 'spinbutton', 'slider', 'checkbox',
+    'radio', 'switch', 'progressbar', 'columnheader', 'rowheader']);
+  const NAME_FROM_CONTENT = new Set(['button', 'link', 'heading', 'option', 'tab', 'menuitem',
+    'menuitemcheckbox', 'menuitemradio', 'treeitem', 'checkbox', 'radio', 'switch', 'columnheader',
+    'rowheader', 'cell', 'gridcell', 'tooltip']);
+  // Containers that add nothing a model needs: their children are hoisted.
+  const TRANSPARENT = new Set(['generic', 'none', 'presentation', 'paragraph', 'cell', 'gridcell',
+    'listitem', 'group', 'form', 'region', 'article', 'section', 'term', 'definition', 'strong',
+    'emphasis', 'code', 'time', 'label', 'blockquote', 'figure', 'caption']);
+
+  const clean = (s, max) => {
+    s = (s || '').replace(/\s+/g, ' ').trim();
+    return s.length > max ? s.slice(0, max - 1) + '…' : s;
+  };
+
+  function implicitRole(el) {
+    const tag = el.tagName;
+    switch (tag) {
+      case 'A': case 'AREA': return el.hasAttribute('href') ? 'link' : 'generic';
+      case 'BUTTON': case 'SUMMARY': return 'button';
+      case 'INPUT': {
+        const t = (el.getAttribute('type') || 'text').toLowerCase();
+        if (t === 'hidden') return null;
+        if (t === 'button' || t === 'submit' || t === 'reset' || t === 'image' || t === 'file') return 'button';
+        if (t === 'checkbox') return 'checkbox';
+        if (t === 'radio') return 'radio';
+        if (t === 'range') return 'slider';
+        if (t === 'number') return 'spinbutton';
+        if (t === 'search') return 'searchbox';
+        return 'textbox';
+      }
+      case 'SELECT': return (el.multiple || el.size > 1) ? 'listbox' : 'combobox';
+      case 'TEXTAREA': return 'textbox';
+      case 'OPTION': return 'option';
+      case 'IMG': return el.getAttribute('alt') === '' ? 'presentation' : 'img';
+      case 'H1': case 'H2': case 'H3': case 'H4': case 'H5': case 'H6': return 'heading';
+      case 'NAV': return 'navigation';
+      case 'MAIN': return 'main';
+      case 'HEADER': return 'banner';
+      case 'FOOTER': return 'contentinfo';
+      case 'ASIDE': return 'complementary';
+      case 'UL': case 'OL': case 'MENU': return 'list';
+      case 'LI': return 'listitem';
+      case 'TABLE': return 'table';
+      case 'TR': return 'row';
+      case 'TH': return 'columnheader';
+      case 'TD': return 'cell';
+      case 'DIALOG': return 'dialog';
+      case 'PROGRESS': return 'progressbar';
+      case 'IFRAME': case 'FRAME': return 'iframe';
+      case 'P': return 'paragraph';
+      default: return 'generic';
+    }
+  }
+
+  function roleOf(el) {
+    const explicit = el.getAttribute('role');
+    if (explicit) return explicit.trim().split(/\s+/)[0].toLowerCase();
+    const role = implicitRole(el);
+    if (role === 'generic' && (el.hasAttribute('onclick') || el.isContentEditable && el.getAttribute('contenteditable') !== null)) {
+      return el.isContentEditable ? 'textbox' : 'button';
+    }
+    return role;
+  }
+
+  function textOfIds(ids) {
+    return ids.split(/\s+/).map((id) => document.getElementById(id)).filter(Boolean)
+      .map((n) => n.textContent).join(' ');
+  }
+
+  function nameOf(el, role) {
+    const labelledBy = el.getAttribute('aria-labelledby');
+    if (labelledBy) {
+      const n = clean(textOfIds(labelledBy), 100);
+      if (n) return n;
+    }
+    const aria = el.getAttribute('aria-label');
+    if (aria && aria.trim()) return clean(aria, 100);
+    const tag = el.tagName;
+    if (tag === 'INPUT' || tag === 'SELECT' || tag === 'TEXTAREA') {
+      const t = (el.type || '').toLowerCase();
+      if (t === 'button' || t === 'submit' || t === 'reset') return clean(el.value || (t === 'submit' ? 'Submit' : t === 'reset' ? 'Reset' : ''), 100);
+      if (t === 'image') return clean(el.getAttribute('alt') || 'Submit', 100);
+      if (el.labels && el.labels.length) {
+        const n = clean(Array.from(el.labels, labelText).join(' '), 100);
+        if (n) return n;
+      }
+    }
+    if (tag === 'IMG' || tag === 'AREA') {
+      const alt = el.getAttribute('alt');
+      if (alt) return clean(alt, 100);
+    }
+    if (NAME_FROM_CONTENT.has(role)) {
+      const n = clean(el.textContent, 100);
+      if (n) return n;
+      const img = el.querySelector('img[alt]');
+      if (img) return clean(img.getAttribute('alt'), 100);
+    }
+    const title = el.getAttribute('title');
+    if (title) return clean(title, 100);
+    if (role === 'textbox' || role === 'searchbox' || role === 'combobox') {
+      const ph = el.getAttribute('placeholder');
+      if (ph) return clean(ph, 100);
+    }
+    if (tag === 'FIELDSET') {
+      const legend = el.querySelector('legend');
+      if (legend) return clean(legend.textContent, 100);
+    }
+    return '';
+  }
+
+  // A label's text without the text of the control it wraps.
+  function labelText(label) {
+    let s = '';
+    for (const n of label.childNodes) {
+      if (n.nodeType === 3) s += n.data;
+      else if (n.nodeType === 1 && !['INPUT', 'SELECT', 'TEXTAREA', 'BUTTON'].includes(n.tagName)) s += n.textContent;
+    }
+    return s;
+  }
+
+  function hidden(el) {
+    if (el.hidden || el.getAttribute('aria-hidden') === 'true') return true;
+    if (el.tagName === 'INPUT' && el.type === 'hidden') return true;
+    return !el.checkVisibility({ visibilityProperty: true });
+  }
+
+  function refFor(el) {
+    let ref = refOf.get(el);
+    if (!ref) {
+      ref = 'e' + nextRef++;
+      refOf.set(el, ref);
+      byRef.set(ref, new WeakRef(el));
+    }
+    return ref;
+  }
+
+  function interactive(el, role) {
+    if (INTERACTIVE.has(role)) return true;
+    if (el.hasAttribute('onclick')) return true;
+    const tabindex = el.getAttribute('tabindex');
+    return tabindex !== null && Number(tabindex) >= 0 && role !== 'generic' && role !== 'none';
+  }
+
+  function states(el, role) {
+    const out = [];
+    if (role === 'heading') {
+      const level = el.getAttribute('aria-level') || (/^H[1-6]$/.test(el.tagName) ? el.tagName[1] : '');
+      if (level) out.push('level=' + level);
+    }
+    if (role === 'checkbox' || role === 'radio' || role === 'switch' || role === 'menuitemcheckbox' || role === 'menuitemradio') {
+      const aria = el.getAttribute('aria-checked');
+      if (aria === 'mixed') out.push('mixed');
+      else if (el.checked === true || aria === 'true') out.push('checked');
+    }
+    if (el.disabled === true || el.getAttribute('aria-disabled') === 'true') out.push('disabled');
+    const expanded = el.getAttribute('aria-expanded');
+    if (expanded === 'true') out.push('expanded');
+    else if (expanded === 'false') out.push('collapsed');
+    if (el.getAttribute('aria-selected') === 'true' || (role === 'option' && el.selected)) out.push('selected');
+    if (el.getAttribute('aria-pressed') === 'true') out.push('pressed');
+    return out;
+  }
+
+  function valueOf(el, role) {
+    if (role === 'textbox' || role === 'searchbox' || role === 'spinbutton' || role === 'slider') {
+      if (el.type === 'password') return el.value ? '••••' : '';
+      if ('value' in el) return clean(el.value, 100);
+      if (el.isContentEditable) return clean(el.textContent, 100);
+    }
+    if (role === 'combobox' && el.tagName === 'SELECT') {
+      const o = el.selectedOptions[0];
+      return o ? clean(o.label || o.textContent, 100) : '';
+    }
+    return '';
+  }
+
+  const q = (s) => '"' + s.replace(/\\/g, '\\\\').replace(/"/g, '\\"') + '"';
+
+  function snapshot(opts) {
+    const max = opts.maxElements > 0 ? opts.maxElements : Infinity;
+    let root = document.body || document.documentElement;
+    if (opts.selector) {
+      try {
+        root = document.querySelector(opts.selector);
+      } catch (e) {
+        return { error: 'invalid_selector', message: String(e.message || e) };
+      }
+      if (!root) return { error: 'no_match' };
+    }
+    const lines = [];
+    let elements = 0;
+    let refs = 0;
+    let truncated = false;
+
+    function children(node) {
+      if (node.shadowRoot) return node.shadowRoot.childNodes;
+      if (node.tagName === 'SLOT') return node.assignedNodes({ flatten: true });
+      return node.childNodes;
+    }
+
+    function walk(node, depth) {
+      for (const child of children(node)) {
+        if (truncated) return;
+        if (child.nodeType === 3) {
+          const text = clean(child.data, 200);
+          if (text) lines.push('  '.repeat(depth) + 'text: ' + text);
+          continue;
+        }
+        if (child.nodeType !== 1 || SKIP.has(child.tagName)) continue;
+        visit(child, depth);
+      }
+    }
+
+    function visit(el, depth) {
+      if (hidden(el)) return;
+      const role = roleOf(el);
+      if (role === null) return;
+      if (TRANSPARENT.has(role) && !interactive(el, role)) {
+        walk(el, depth);
+        return;
+      }
+      if (elements >= max) {
+        truncated = true;
+        return;
+      }
+      elements++;
+      const name = nameOf(el, role);
+      let line = '  '.repeat(depth) + role;
+      if (name) line += ' ' + q(name);
+      if (name || interactive(el, role)) {
+        line += ' [ref=' + refFor(el) + ']';
+        refs++;
+      }
+      for (const s of states(el, role)) line += ' [' + s + ']';
+      const value = valueOf(el, role);
+      if (value) line += ' value=' + q(value);
+      lines.push(line);
+      if (el.tagName === 'SELECT') {
+        for (const o of el.options) {
+          lines.push('  '.repeat(depth + 1) + 'option ' + q(clean(o.label || o.textContent, 100)) + (o.selected ? ' [selected]' : ''));
+        }
+        return;
+      }
+      if (!LEAF.has(role)) walk(el, depth + 1);
+    }
+
+    if (opts.selector) visit(root, 0); else walk(root, 0);
+    return { text: lines.join('\n'), elements, refs, truncated, url: location.href, title: document.title };
+  }
+
+  function lookup(ref) {
+    const el = byRef.get(ref)?.deref();
+    return el && el.isConnected ? el : null;
+  }
+
+  return (globalThis.__cdpilot = { snapshot, lookup, refFor });
+})()

@@ -1,0 +1,234 @@
+//! The tool registry: each tool declared once (name, description for a
+//! model, argument schema, whether it may run while a dialog is pending) and
+//! served to every front end: MCP's tools/list, the CLI's help, the docs.
+//!
+//! Parsing a call goes through here too, so every transport gets the same
+//! validation and the same `invalid_argument` messages.
+
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value};
+
+use crate::action::*;
+use crate::validate;
+use crate::ActionError;
+
+pub struct ToolSpec {
+    pub name: &'static str,
+    /// What a model reads to choose the tool: what it does and when.
+    pub description: &'static str,
+    /// May run while a native dialog blocks the page.
+    pub runs_during_dialog: bool,
+    schema: fn() -> Value,
+    parse: fn(Value) -> Result<Action, serde_json::Error>,
+}
+
+fn schema_of<T: JsonSchema>() -> Value {
+    serde_json::to_value(schemars::schema_for!(T)).expect("schema serializes")
+}
+
+fn parse_as<T: DeserializeOwned>(args: Value, wrap: fn(T) -> Action) -> Result<Action, serde_json::Error> {
+    serde_json::from_value(args).map(wrap)
+}
+
+macro_rules! tool {
+    ($name:literal, $args:ty, $variant:path, $dialog:literal, $description:literal) => {
+        ToolSpec {
+            name: $name,
+            description: $description,
+            runs_during_dialog: $dialog,
+            schema: schema_of::<$args>,
+            parse: |args| parse_as::<$args>(args, $variant),
+        }
+    };
+}
+
+static TOOLS: &[ToolSpec] = &[
+    tool!("browser_navigate", NavigateArgs, Action::Navigate, false,
+        "Open a URL (http/https) in the tab and wait until it loads, or go back/forward/reload with history. Returns the final URL, title and HTTP status."),
+    tool!("browser_snapshot", SnapshotArgs, Action::Snapshot, true,
+        "Accessibility tree of the page as indented text: role \"name\" [ref=eN] [states] value=\"…\". Use the refs with other tools. Refs stay valid until the page navigates."),
+    tool!("browser_click", ClickArgs, Action::Click, false,
+        "Click an element (by ref from browser_snapshot, or CSS selector) with real mouse input. Says whether the page navigated."),
+    tool!("browser_type", TypeArgs, Action::Type, false,
+        "Type text into a field (ref or selector); clears it first unless clear is false; submit presses Enter. Returns the field's value."),
+    tool!("browser_screenshot", ScreenshotArgs, Action::Screenshot, true,
+        "Screenshot of the viewport, the full page, or one element (ref), as PNG or JPEG."),
+];
+
+pub fn tools() -> &'static [ToolSpec] {
+    TOOLS
+}
+
+pub fn find(name: &str) -> Option<&'static ToolSpec> {
+    TOOLS.iter().find(|t| t.name == name)
+}
+
+impl ToolSpec {
+    /// The argument schema as a compact JSON Schema object (no titles, no
+    /// `$defs`, no `null` unions: the fewest characters that say the same).
+    pub fn input_schema(&self) -> Map<String, Value> {
+        let mut schema = (self.schema)();
+        let defs = schema
+            .as_object_mut()
+            .and_then(|o| o.remove("$defs"))
+            .unwrap_or(Value::Null);
+        tidy(&mut schema, &defs);
+        match schema {
+            Value::Object(map) => map,
+            _ => Map::new(),
+        }
+    }
+
+    /// Parses and validates one call's arguments into an [`Action`].
+    pub fn parse(&self, arguments: Value) -> Result<Action, ActionError> {
+        let arguments = match arguments {
+            Value::Null => Value::Object(Map::new()),
+            Value::Object(map) => Value::Object(map),
+            other => {
+                return Err(ActionError::invalid(
+                    format!("{} takes an object of arguments, not {other}", self.name),
+                    "Pass the arguments as a JSON object.",
+                ))
+            }
+        };
+        let schema = self.input_schema();
+        let known: Vec<&String> = schema
+            .get("properties")
+            .and_then(Value::as_object)
+            .map(|p| p.keys().collect())
+            .unwrap_or_default();
+        if let Some(unknown) = arguments
+            .as_object()
+            .into_iter()
+            .flat_map(|o| o.keys())
+            .find(|k| !known.contains(k))
+        {
+            let names: Vec<&str> = known.iter().map(|s| s.as_str()).collect();
+            return Err(ActionError::invalid(
+                format!("{} has no argument `{unknown}`", self.name),
+                format!("Use only: {}.", names.join(", ")),
+            ));
+        }
+        let action = (self.parse)(arguments).map_err(|e| {
+            ActionError::invalid(
+                format!("bad arguments for {}: {e}", self.name),
+                "Fix the arguments to match the tool's schema and call again.",
+            )
+        })?;
+        validate::action(&action)?;
+        Ok(action)
+    }
+}
+
+/// Inlines `$ref`s and drops what a model does not need.
+fn tidy(value: &mut Value, defs: &Value) {
+    match value {
+        Value::Object(map) => {
+            if let Some(Value::String(reference)) = map.get("$ref").cloned() {
+                let name = reference.trim_start_matches("#/$defs/");
+                if let Some(def) = defs.get(name) {
+                    map.remove("$ref");
+                    for (k, v) in def.as_object().into_iter().flatten() {
+                        map.entry(k.clone()).or_insert_with(|| v.clone());
+                    }
+                }
+            }
+            for key in ["$schema", "title", "format", "default"] {
+                map.remove(key);
+            }
+            if map.get("minimum") == Some(&Value::from(0)) {
+                map.remove("minimum");
+            }
+            // Option<T> comes out as "type": [T, "null"] or anyOf [T, null].
+            if let Some(Value::Array(types)) = map.get("type") {
+                let kept: Vec<Value> = types.iter().filter(|t| *t != "null").cloned().collect();
+                if kept.len() == 1 {
+                    map.insert("type".into(), kept[0].clone());
+                }
+            }
+            if let Some(Value::Array(options)) = map.get("anyOf").cloned() {
+                let kept: Vec<Value> = options
+                    .into_iter()
+                    .filter(|o| o.get("type") != Some(&Value::from("null")))
+                    .collect();
+                if kept.len() == 1 {
+                    map.remove("anyOf");
+                    if let Value::Object(inner) = &kept[0] {
+                        for (k, v) in inner {
+                            map.entry(k.clone()).or_insert_with(|| v.clone());
+                        }
+                    }
+                    tidy(value, defs);
+                    return;
+                }
+            }
+            if let Some(Value::Array(values)) = map.get("enum") {
+                let kept: Vec<Value> = values.iter().filter(|v| !v.is_null()).cloned().collect();
+                map.insert("enum".into(), Value::Array(kept));
+            }
+            // Recurse into sub-schemas only: the keys of `properties` are
+            // argument names (one is literally "format"), not keywords.
+            if let Some(Value::Object(properties)) = map.get_mut("properties") {
+                properties.values_mut().for_each(|v| tidy(v, defs));
+            }
+            for key in ["items", "additionalProperties"] {
+                if let Some(child) = map.get_mut(key) {
+                    tidy(child, defs);
+                }
+            }
+            for key in ["anyOf", "oneOf", "allOf"] {
+                if let Some(Value::Array(children)) = map.get_mut(key) {
+                    children.iter_mut().for_each(|v| tidy(v, defs));
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ErrorCode;
+    use serde_json::json;
+
+    #[test]
+    fn schemas_are_compact_objects_with_the_contract_names() {
+        let nav = find("browser_navigate").unwrap().input_schema();
+        assert_eq!(nav["type"], "object");
+        let props = nav["properties"].as_object().unwrap();
+        let shot = find("browser_screenshot").unwrap().input_schema();
+        assert_eq!(shot["properties"]["format"]["enum"], json!(["png", "jpeg"]));
+        for name in ["url", "history", "wait_until", "timeout_ms"] {
+            assert!(props.contains_key(name), "missing {name}");
+        }
+        assert_eq!(props["history"]["enum"], json!(["back", "forward", "reload"]));
+        let text = serde_json::to_string(&nav).unwrap();
+        assert!(!text.contains("$ref") && !text.contains("null") && !text.contains("title"), "{text}");
+        let click = find("browser_click").unwrap().input_schema();
+        assert!(click["properties"].get("ref").is_some());
+    }
+
+    #[test]
+    fn all_tool_definitions_stay_small() {
+        let total: usize = tools()
+            .iter()
+            .map(|t| t.name.len() + t.description.len() + serde_json::to_string(&t.input_schema()).unwrap().len())
+            .sum();
+        assert!(total < 8000, "tool definitions take {total} chars");
+    }
+
+    #[test]
+    fn unknown_and_mistyped_arguments_are_invalid() {
+        let click = find("browser_click").unwrap();
+        let e = click.parse(json!({"element": "e1"})).unwrap_err();
+        assert_eq!(e.code, ErrorCode::InvalidArgument);
+        assert!(e.message.contains("`element`"), "{}", e.message);
+        let e = click.parse(json!({"ref": 12})).unwrap_err();
+        assert_eq!(e.code, ErrorCode::InvalidArgument);
+        let e = find("browser_type").unwrap().parse(json!({"ref": "e1"})).unwrap_err();
+        assert!(e.message.contains("text"), "{}", e.message);
+        assert!(click.parse(json!({"ref": "e1"})).is_ok());
+    }
+}

@@ -1,0 +1,188 @@
+//! Checks on arguments that a schema cannot express, done before anything
+//! touches the browser: schemes, ref syntax, one-of rules, ranges.
+
+use crate::action::*;
+use crate::ActionError;
+
+const MAX_TIMEOUT_MS: u64 = 600_000;
+
+pub fn action(action: &Action) -> Result<(), ActionError> {
+    if let Some(ms) = action.timeout_ms() {
+        if ms == 0 || ms > MAX_TIMEOUT_MS {
+            return Err(ActionError::invalid(
+                format!("timeout_ms must be between 1 and {MAX_TIMEOUT_MS}, not {ms}"),
+                "Pass a timeout in milliseconds, or leave it out for the default.",
+            ));
+        }
+    }
+    match action {
+        Action::Navigate(a) => navigate(a),
+        Action::Snapshot(a) => {
+            if let Some(s) = &a.selector {
+                non_empty("selector", s)?;
+            }
+            if a.max_elements == Some(0) {
+                return Err(ActionError::invalid(
+                    "max_elements must be at least 1",
+                    "Leave max_elements out for the default cap.",
+                ));
+            }
+            Ok(())
+        }
+        Action::Click(a) => {
+            element_target("browser_click", &a.target)?;
+            if let Some(n) = a.click_count {
+                if !(1..=3).contains(&n) {
+                    return Err(ActionError::invalid(
+                        format!("click_count must be 1, 2 or 3, not {n}"),
+                        "Use 2 for a double click.",
+                    ));
+                }
+            }
+            Ok(())
+        }
+        Action::Type(a) => element_target("browser_type", &a.target),
+        Action::Screenshot(a) => {
+            if let Some(r) = &a.reference {
+                reference(r)?;
+            }
+            if a.reference.is_some() && a.full_page == Some(true) {
+                return Err(ActionError::invalid(
+                    "ref and full_page cannot be combined",
+                    "Pass ref for one element, or full_page for the whole page.",
+                ));
+            }
+            match (a.quality, a.format.unwrap_or_default()) {
+                (Some(q), _) if q > 100 => Err(ActionError::invalid(
+                    format!("quality must be 0-100, not {q}"),
+                    "Pass a JPEG quality between 0 and 100.",
+                )),
+                (Some(_), ImageFormat::Png) => Err(ActionError::invalid(
+                    "quality applies to JPEG only",
+                    "Add format: \"jpeg\" or leave quality out.",
+                )),
+                _ => Ok(()),
+            }
+        }
+    }
+}
+
+fn navigate(a: &NavigateArgs) -> Result<(), ActionError> {
+    match (&a.url, a.history) {
+        (Some(_), Some(_)) => Err(ActionError::invalid(
+            "pass either url or history, not both",
+            "Call browser_navigate with url to open a page, or history to go back/forward/reload.",
+        )),
+        (None, None) => Err(ActionError::invalid(
+            "browser_navigate needs a url (or history)",
+            "Pass url, e.g. {\"url\": \"https://example.com\"}.",
+        )),
+        (Some(url), None) => http_url(url),
+        (None, Some(_)) => Ok(()),
+    }
+}
+
+/// Only http(s) URLs are opened; `javascript:`, `file:`, `data:` and the
+/// like are refused before the browser sees them.
+pub fn http_url(url: &str) -> Result<(), ActionError> {
+    let trimmed = url.trim();
+    let scheme = trimmed.split(':').next().unwrap_or("").to_ascii_lowercase();
+    if scheme != "http" && scheme != "https" {
+        return Err(ActionError::invalid(
+            format!("only http and https URLs can be opened, not {:?}", truncate(trimmed, 60)),
+            "Pass a full http:// or https:// URL.",
+        ));
+    }
+    let rest = &trimmed[scheme.len() + 1..];
+    let host = rest.trim_start_matches('/').split(['/', '?', '#']).next().unwrap_or("");
+    if !rest.starts_with("//") || host.is_empty() {
+        return Err(ActionError::invalid(
+            format!("{:?} is not a complete URL", truncate(trimmed, 60)),
+            "Pass a full URL such as https://example.com/page.",
+        ));
+    }
+    Ok(())
+}
+
+fn element_target(tool: &str, target: &ElementTarget) -> Result<(), ActionError> {
+    match (&target.reference, &target.selector) {
+        (Some(r), None) => reference(r),
+        (None, Some(s)) => non_empty("selector", s),
+        (Some(_), Some(_)) => Err(ActionError::invalid(
+            format!("{tool} takes ref or selector, not both"),
+            "Pass the ref from browser_snapshot only.",
+        )),
+        (None, None) => Err(ActionError::invalid(
+            format!("{tool} needs a ref (or selector)"),
+            "Take a browser_snapshot and pass the element's ref, e.g. {\"ref\": \"e12\"}.",
+        )),
+    }
+}
+
+/// Refs look like `e12` (main frame) or `f2e7` (inside frame 2).
+pub fn reference(r: &str) -> Result<(), ActionError> {
+    let body = match r.strip_prefix('f') {
+        Some(rest) => {
+            let digits = rest.find('e').map(|i| &rest[..i]).unwrap_or("");
+            if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+                ""
+            } else {
+                &rest[digits.len()..]
+            }
+        }
+        None => r,
+    };
+    let ok = body
+        .strip_prefix('e')
+        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+    if ok {
+        Ok(())
+    } else {
+        Err(ActionError::invalid(
+            format!("{:?} is not a ref", truncate(r, 40)),
+            "Use a ref exactly as browser_snapshot printed it, e.g. e12 or f2e7.",
+        ))
+    }
+}
+
+fn non_empty(name: &str, value: &str) -> Result<(), ActionError> {
+    if value.trim().is_empty() {
+        return Err(ActionError::invalid(
+            format!("{name} is empty"),
+            format!("Pass a non-empty {name}."),
+        ));
+    }
+    Ok(())
+}
+
+fn truncate(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        s.to_owned()
+    } else {
+        s.chars().take(max).collect::<String>() + "…"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_complete_http_urls_pass() {
+        assert!(http_url("https://example.com").is_ok());
+        assert!(http_url("HTTP://127.0.0.1:8080/x?y").is_ok());
+        for bad in ["javascript:alert(1)", "file:///etc/passwd", "data:text/html,hi", "example.com", "http:/x", "https://", "chrome://settings"] {
+            assert!(http_url(bad).is_err(), "{bad} passed");
+        }
+    }
+
+    #[test]
+    fn refs_are_checked_for_shape() {
+        for good in ["e1", "e999", "f2e7", "f10e12"] {
+            assert!(reference(good).is_ok(), "{good}");
+        }
+        for bad in ["", "e", "12", "ex", "f2", "fe3", "f2e", "e1 ", "button"] {
+            assert!(reference(bad).is_err(), "{bad}");
+        }
+    }
+}

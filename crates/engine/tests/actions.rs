@@ -1,0 +1,207 @@
+//! The five foundation tools against real headless Chromium on the
+//! two-origin test site: navigate, snapshot, click, type, screenshot, and
+//! their failure paths.
+
+mod common;
+
+use common::{call, engine, ok, ref_of, title};
+use engine::ErrorCode;
+use serde_json::json;
+use testkit::TestSite;
+
+#[tokio::test]
+async fn navigate_reports_real_url_title_and_status() {
+    let site = TestSite::start().await;
+    let engine = engine();
+    let out = ok(&engine, "browser_navigate", json!({"url": site.url("/")})).await;
+    assert_eq!(out.data["url"], site.url("/"));
+    assert_eq!(out.data["title"], "cdpilot test home");
+    assert_eq!(out.data["status"], 200);
+    assert!(out.data.get("redirected_from").is_none());
+
+    let target = site.url("/form.html");
+    let redirect = site.url(&format!("/redirect?to={target}"));
+    let out = ok(&engine, "browser_navigate", json!({"url": redirect})).await;
+    assert_eq!(out.data["url"], target);
+    assert_eq!(out.data["redirected_from"], redirect);
+
+    let out = ok(&engine, "browser_navigate", json!({"url": site.url("/status/404")})).await;
+    assert_eq!(out.data["status"], 404);
+    engine.shutdown().await;
+}
+
+#[tokio::test]
+async fn navigate_history_back_forward_reload() {
+    let site = TestSite::start().await;
+    let engine = engine();
+    ok(&engine, "browser_navigate", json!({"url": site.url("/")})).await;
+    ok(&engine, "browser_navigate", json!({"url": site.url("/form.html")})).await;
+    let back = ok(&engine, "browser_navigate", json!({"history": "back"})).await;
+    assert_eq!(back.data["url"], site.url("/"));
+    let forward = ok(&engine, "browser_navigate", json!({"history": "forward", "wait_until": "domcontentloaded"})).await;
+    assert_eq!(forward.data["url"], site.url("/form.html"));
+    let reload = ok(&engine, "browser_navigate", json!({"history": "reload"})).await;
+    assert_eq!(reload.data["url"], site.url("/form.html"));
+    let e = call(&engine, "browser_navigate", json!({"history": "forward"})).await.unwrap_err();
+    assert_eq!(e.code, ErrorCode::InvalidArgument);
+    engine.shutdown().await;
+}
+
+#[tokio::test]
+async fn navigate_failures_have_contract_codes_and_the_session_survives() {
+    let site = TestSite::start().await;
+    let engine = engine();
+    let e = call(&engine, "browser_navigate", json!({"url": "javascript:alert(1)"})).await.unwrap_err();
+    assert_eq!(e.code, ErrorCode::InvalidArgument);
+    let e = call(&engine, "browser_navigate", json!({})).await.unwrap_err();
+    assert_eq!(e.code, ErrorCode::InvalidArgument);
+    assert!(e.message.contains("url"), "{e}");
+    let e = call(&engine, "browser_navigate", json!({"url": 42})).await.unwrap_err();
+    assert_eq!(e.code, ErrorCode::InvalidArgument);
+    let port = TestSite::closed_port().await;
+    let e = call(&engine, "browser_navigate", json!({"url": format!("http://127.0.0.1:{port}/")})).await.unwrap_err();
+    assert_eq!(e.code, ErrorCode::NavigationFailed, "{e}");
+    assert!(e.message.contains("ERR_CONNECTION_REFUSED"), "{e}");
+    let out = ok(&engine, "browser_navigate", json!({"url": site.url("/")})).await;
+    assert_eq!(out.data["title"], "cdpilot test home");
+    engine.shutdown().await;
+}
+
+#[tokio::test]
+async fn click_by_ref_is_trusted_input() {
+    let site = TestSite::start().await;
+    let engine = engine();
+    ok(&engine, "browser_navigate", json!({"url": site.url("/")})).await;
+    let snap = ok(&engine, "browser_snapshot", json!({})).await;
+    let button = ref_of(&snap.text, "button \"Trusted click\"");
+    let out = ok(&engine, "browser_click", json!({"ref": button})).await;
+    assert_eq!(out.data["navigated"], false);
+    assert_eq!(title(&engine).await, "clicked 1 trusted=true");
+    // The same ref still works on a later snapshot of the same document.
+    ok(&engine, "browser_snapshot", json!({})).await;
+    ok(&engine, "browser_click", json!({"ref": button, "click_count": 2})).await;
+    assert_eq!(title(&engine).await, "clicked 3 trusted=true");
+    engine.shutdown().await;
+}
+
+#[tokio::test]
+async fn clicking_a_link_navigates_and_old_refs_go_stale() {
+    let site = TestSite::start().await;
+    let engine = engine();
+    ok(&engine, "browser_navigate", json!({"url": site.url("/")})).await;
+    let snap = ok(&engine, "browser_snapshot", json!({})).await;
+    let link = ref_of(&snap.text, "link \"Go to form\"");
+    let button = ref_of(&snap.text, "button \"Trusted click\"");
+    let out = ok(&engine, "browser_click", json!({"ref": link})).await;
+    assert_eq!(out.data["navigated"], true, "{}", out.text);
+    assert_eq!(out.data["url"], site.url("/form.html"));
+    let e = call(&engine, "browser_click", json!({"ref": button})).await.unwrap_err();
+    assert_eq!(e.code, ErrorCode::ElementStale, "{e}");
+    assert!(e.to_string().contains("browser_snapshot"));
+    engine.shutdown().await;
+}
+
+#[tokio::test]
+async fn unknown_and_malformed_refs() {
+    let site = TestSite::start().await;
+    let engine = engine();
+    ok(&engine, "browser_navigate", json!({"url": site.url("/")})).await;
+    ok(&engine, "browser_snapshot", json!({})).await;
+    let e = call(&engine, "browser_click", json!({"ref": "e999"})).await.unwrap_err();
+    assert_eq!(e.code, ErrorCode::ElementNotFound, "{e}");
+    let e = call(&engine, "browser_click", json!({"ref": "button"})).await.unwrap_err();
+    assert_eq!(e.code, ErrorCode::InvalidArgument, "{e}");
+    let e = call(&engine, "browser_click", json!({"selector": "#nope"})).await.unwrap_err();
+    assert_eq!(e.code, ErrorCode::ElementNotFound, "{e}");
+    let e = call(&engine, "browser_click", json!({"selector": "[[["})).await.unwrap_err();
+    assert_eq!(e.code, ErrorCode::InvalidArgument, "{e}");
+    ok(&engine, "browser_click", json!({"selector": "#trusted"})).await;
+    assert_eq!(title(&engine).await, "clicked 1 trusted=true");
+    engine.shutdown().await;
+}
+
+#[tokio::test]
+async fn type_clears_reports_value_and_submits() {
+    let site = TestSite::start().await;
+    let engine = engine();
+    ok(&engine, "browser_navigate", json!({"url": site.url("/form.html")})).await;
+    let snap = ok(&engine, "browser_snapshot", json!({})).await;
+    assert!(snap.text.contains("textbox \"Email\""), "{}", snap.text);
+    assert!(snap.text.contains("value=\"old@example.com\""), "{}", snap.text);
+    let email = ref_of(&snap.text, "textbox \"Email\"");
+    let out = ok(&engine, "browser_type", json!({"ref": email, "text": "new@example.com"})).await;
+    assert_eq!(out.data["value"], "new@example.com");
+    let out = ok(&engine, "browser_type", json!({"ref": email, "text": ".org", "clear": false})).await;
+    assert_eq!(out.data["value"], "new@example.com.org");
+    let out = ok(&engine, "browser_type", json!({"ref": email, "text": "a@b.c", "submit": true})).await;
+    assert_eq!(out.data["value"], "a@b.c");
+    assert_eq!(title(&engine).await, "submitted a@b.c");
+    let notes = ref_of(&snap.text, "textbox \"Notes\"");
+    let out = ok(&engine, "browser_type", json!({"ref": notes, "text": ""})).await;
+    assert_eq!(out.data["value"], "");
+    let agree = ref_of(&snap.text, "checkbox \"I agree\"");
+    let e = call(&engine, "browser_type", json!({"ref": agree, "text": "x"})).await.unwrap_err();
+    assert_eq!(e.code, ErrorCode::ElementNotInteractable);
+    engine.shutdown().await;
+}
+
+#[tokio::test]
+async fn snapshot_shows_roles_names_states_and_hides_hidden() {
+    let site = TestSite::start().await;
+    let engine = engine();
+    ok(&engine, "browser_navigate", json!({"url": site.url("/snapshot.html")})).await;
+    let snap = ok(&engine, "browser_snapshot", json!({})).await;
+    let t = &snap.text;
+    for expected in [
+        "URL: ",
+        "Title: Snapshot fixture",
+        "navigation \"Main\"",
+        "link \"Home\" [ref=",
+        "heading \"Roles and names\" [ref=e",
+        "[level=1]",
+        "text: Plain paragraph text.",
+        "button \"Close dialog\" [ref=",
+        "img \"Company logo\" [ref=",
+        "searchbox \"Search\" [ref=",
+        "checkbox \"Remember me\" [ref=",
+        "[checked]",
+        "button \"Disabled action\" [ref=",
+        "[disabled]",
+        "button \"Custom button\" [ref=",
+        "textbox \"Labelled by span\" [ref=",
+    ] {
+        assert!(t.contains(expected), "missing {expected:?} in:\n{t}");
+    }
+    for hidden in ["Hidden by attribute", "Hidden by display", "Hidden from a11y", "Invisible"] {
+        assert!(!t.contains(hidden), "{hidden:?} shown in:\n{t}");
+    }
+    assert_eq!(snap.data["truncated"], false);
+    let capped = ok(&engine, "browser_snapshot", json!({"max_elements": 3})).await;
+    assert_eq!(capped.data["truncated"], true);
+    assert!(capped.text.contains("[truncated after 3 elements"), "{}", capped.text);
+    let scoped = ok(&engine, "browser_snapshot", json!({"selector": "nav"})).await;
+    assert!(scoped.text.contains("link \"Home\"") && !scoped.text.contains("Roles and names"), "{}", scoped.text);
+    engine.shutdown().await;
+}
+
+#[tokio::test]
+async fn screenshots_viewport_full_page_element_and_jpeg() {
+    let site = TestSite::start().await;
+    let engine = engine();
+    ok(&engine, "browser_navigate", json!({"url": site.url("/")})).await;
+    let shot = ok(&engine, "browser_screenshot", json!({})).await;
+    let image = shot.image.expect("an image");
+    assert_eq!(image.mime_type, "image/png");
+    assert!(shot.data["width"].as_u64().unwrap() > 100, "{}", shot.data);
+    let jpeg = ok(&engine, "browser_screenshot", json!({"format": "jpeg", "quality": 50, "full_page": true})).await;
+    assert_eq!(jpeg.image.unwrap().mime_type, "image/jpeg");
+    assert!(jpeg.data["height"].as_u64().unwrap() > 0, "{}", jpeg.data);
+    let snap = ok(&engine, "browser_snapshot", json!({})).await;
+    let button = ref_of(&snap.text, "button \"Trusted click\"");
+    let element = ok(&engine, "browser_screenshot", json!({"ref": button})).await;
+    let (w, h) = (element.data["width"].as_u64().unwrap(), element.data["height"].as_u64().unwrap());
+    assert!(w > 10 && w < 400 && h > 5 && h < 100, "element shot {w}x{h}");
+    let e = call(&engine, "browser_screenshot", json!({"quality": 50})).await.unwrap_err();
+    assert_eq!(e.code, ErrorCode::InvalidArgument);
+    engine.shutdown().await;
+}

@@ -1,0 +1,50 @@
+//! Shared set-up for the engine's real-browser tests.
+#![allow(dead_code)]
+
+use std::time::Duration;
+
+use engine::{tools, Action, ActionError, ActionOutput, Budget, Config, Engine};
+use serde_json::Value;
+
+/// An engine on a fresh headless Chromium (launched on first use).
+pub fn engine() -> Engine {
+    let mut config = Config::default();
+    config.browser.executable = testkit::chromium::executable().display().to_string();
+    config.browser.args = testkit::chromium::TEST_FLAGS.iter().map(|s| s.to_string()).collect();
+    Engine::new(config)
+}
+
+/// Parses a call exactly as a transport would, then performs it.
+pub async fn call(engine: &Engine, tool: &str, args: Value) -> Result<ActionOutput, ActionError> {
+    let action: Action = tools::find(tool).expect("tool exists").parse(args)?;
+    let budget = engine.budget_for(&action, Default::default());
+    engine.perform(&action, &budget).await
+}
+
+pub async fn ok(engine: &Engine, tool: &str, args: Value) -> ActionOutput {
+    call(engine, tool, args.clone())
+        .await
+        .unwrap_or_else(|e| panic!("{tool} {args} failed: {e}"))
+}
+
+/// The ref printed on the snapshot line that contains `needle`.
+pub fn ref_of(snapshot: &str, needle: &str) -> String {
+    let line = snapshot
+        .lines()
+        .find(|l| l.contains(needle))
+        .unwrap_or_else(|| panic!("no line with {needle:?} in:\n{snapshot}"));
+    let start = line.find("[ref=").unwrap_or_else(|| panic!("no ref on {line:?}")) + 5;
+    line[start..].split(']').next().unwrap().to_owned()
+}
+
+/// Evaluates a page expression through the raw CDP session of the test's
+/// own budget-free path: a snapshot of `selector`'s text is enough for most
+/// checks, so this reads the title (pages under test write results there).
+pub async fn title(engine: &Engine) -> String {
+    let out = ok(engine, "browser_snapshot", serde_json::json!({"max_elements": 1})).await;
+    out.data["title"].as_str().unwrap_or_default().to_owned()
+}
+
+pub fn budget() -> Budget {
+    Budget::with_timeout(Duration::from_secs(20))
+}
