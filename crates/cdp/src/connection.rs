@@ -226,7 +226,10 @@ impl Connection {
         }
         // Removes the table entry if this future is dropped (deadline hit or
         // the caller's budget cancelled it), so nothing leaks.
-        let _guard = PendingGuard { inner: &self.inner, id };
+        let _guard = PendingGuard {
+            inner: &self.inner,
+            id,
+        };
         let mut message = serde_json::json!({ "id": id, "method": method, "params": params });
         if !session_id.is_empty() {
             message["sessionId"] = Value::String(session_id.to_owned());
@@ -345,7 +348,9 @@ fn route(inner: &Inner, incoming: Incoming) {
         let _ = pending.reply.send(reply);
         return;
     }
-    let Some(method) = incoming.method else { return };
+    let Some(method) = incoming.method else {
+        return;
+    };
     track_sessions(inner, &method, &incoming.params);
     let event = Arc::new(Event {
         session_id: incoming.session_id,
@@ -354,7 +359,10 @@ fn route(inner: &Inner, incoming: Incoming) {
     });
     let mut subscribers = inner.subscribers.lock().unwrap();
     subscribers.retain(|s| {
-        let wanted = s.session_id.as_deref().is_none_or(|id| id == event.session_id);
+        let wanted = s
+            .session_id
+            .as_deref()
+            .is_none_or(|id| id == event.session_id);
         !wanted || s.tx.send(event.clone()).is_ok()
     });
 }
@@ -366,12 +374,17 @@ fn track_sessions(inner: &Inner, method: &str, params: &Value) {
     match method {
         "Target.attachedToTarget" => {
             if let Some(id) = params["sessionId"].as_str() {
-                let kind = params["targetInfo"]["type"].as_str().unwrap_or("").to_owned();
+                let kind = params["targetInfo"]["type"]
+                    .as_str()
+                    .unwrap_or("")
+                    .to_owned();
                 inner.sessions.lock().unwrap().insert(id.to_owned(), kind);
             }
         }
         "Target.detachedFromTarget" => {
-            let Some(id) = params["sessionId"].as_str() else { return };
+            let Some(id) = params["sessionId"].as_str() else {
+                return;
+            };
             inner.sessions.lock().unwrap().remove(id);
             let orphaned: Vec<Pending> = {
                 let mut table = inner.pending.lock().unwrap();
@@ -436,7 +449,10 @@ mod tests {
         for result in results {
             assert!(matches!(result, Err(CdpError::Disconnected)), "{result:?}");
         }
-        assert!(started.elapsed() < conn.default_timeout(), "commands waited for their deadline");
+        assert!(
+            started.elapsed() < conn.default_timeout(),
+            "commands waited for their deadline"
+        );
         assert!(conn.is_closed());
         // A command sent after the drop fails immediately too.
         let late = browser.send("Browser.getVersion", Value::Null).await;
@@ -451,7 +467,10 @@ mod tests {
             .browser()
             .send_with_timeout("Browser.getVersion", Value::Null, Duration::from_millis(50))
             .await;
-        assert!(matches!(result, Err(CdpError::Timeout { .. })), "{result:?}");
+        assert!(
+            matches!(result, Err(CdpError::Timeout { .. })),
+            "{result:?}"
+        );
         assert!(conn.inner.pending.lock().unwrap().by_id.is_empty());
     }
 
@@ -459,7 +478,13 @@ mod tests {
     async fn a_command_on_an_unknown_session_fails_at_once() {
         let url = fake_peer::dropping_peer(usize::MAX).await;
         let conn = Connection::connect(&url).await.unwrap();
-        let result = conn.session("nope").send("Runtime.evaluate", Value::Null).await;
-        assert!(matches!(result, Err(CdpError::TargetClosed { .. })), "{result:?}");
+        let result = conn
+            .session("nope")
+            .send("Runtime.evaluate", Value::Null)
+            .await;
+        assert!(
+            matches!(result, Err(CdpError::TargetClosed { .. })),
+            "{result:?}"
+        );
     }
 }

@@ -102,16 +102,40 @@ mod tests {
 
     #[test]
     fn chrome_messages_map_to_kinds() {
-        assert_eq!(protocol("No node with given id found").kind(), ProtocolErrorKind::NodeGone);
-        assert_eq!(protocol("Could not find object with given id").kind(), ProtocolErrorKind::NodeGone);
-        assert_eq!(protocol("Cannot find context with specified id").kind(), ProtocolErrorKind::ContextGone);
-        assert_eq!(protocol("Execution context was destroyed.").kind(), ProtocolErrorKind::ContextGone);
-        assert_eq!(protocol("Session with given id not found.").kind(), ProtocolErrorKind::TargetGone);
-        assert_eq!(protocol("Could not compute content quads.").kind(), ProtocolErrorKind::NoLayout);
-        assert_eq!(protocol("Invalid parameters").kind(), ProtocolErrorKind::Other);
+        assert_eq!(
+            protocol("No node with given id found").kind(),
+            ProtocolErrorKind::NodeGone
+        );
+        assert_eq!(
+            protocol("Could not find object with given id").kind(),
+            ProtocolErrorKind::NodeGone
+        );
+        assert_eq!(
+            protocol("Cannot find context with specified id").kind(),
+            ProtocolErrorKind::ContextGone
+        );
+        assert_eq!(
+            protocol("Execution context was destroyed.").kind(),
+            ProtocolErrorKind::ContextGone
+        );
+        assert_eq!(
+            protocol("Session with given id not found.").kind(),
+            ProtocolErrorKind::TargetGone
+        );
+        assert_eq!(
+            protocol("Could not compute content quads.").kind(),
+            ProtocolErrorKind::NoLayout
+        );
+        assert_eq!(
+            protocol("Invalid parameters").kind(),
+            ProtocolErrorKind::Other
+        );
         assert_eq!(CdpError::Disconnected.kind(), ProtocolErrorKind::Other);
         assert_eq!(
-            CdpError::TargetClosed { session_id: "S".into() }.kind(),
+            CdpError::TargetClosed {
+                session_id: "S".into()
+            }
+            .kind(),
             ProtocolErrorKind::TargetGone
         );
     }

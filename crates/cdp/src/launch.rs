@@ -27,6 +27,10 @@ pub const BASE_FLAGS: &[&str] = &[
     "--disable-component-update",
     "--disable-sync",
     "--disable-dev-shm-usage",
+    // Crashpad's handlers detach from Chromium's process group and would
+    // outlive it; an automation browser has no use for crash uploads.
+    "--disable-breakpad",
+    "--disable-crash-reporter",
     "--remote-debugging-port=0",
     // Back/forward restores from the cache fire no load event; agents want
     // every history step to be an ordinary, awaitable navigation.
@@ -46,7 +50,8 @@ pub struct LaunchOptions {
 }
 
 /// A running Chromium we launched. Dropping it closes the guard's pipe,
-/// which kills Chromium and removes a temporary profile.
+/// which kills Chromium and removes its run directory (and so a temporary
+/// profile).
 pub struct BrowserProcess {
     /// The guard shell; Chromium is its child.
     guard: Child,
@@ -84,7 +89,12 @@ pub fn find_executable() -> Result<PathBuf, CdpError> {
         return Ok(PathBuf::from(path));
     }
     let path = std::env::var_os("PATH").unwrap_or_default();
-    for name in ["chromium", "chromium-browser", "google-chrome", "google-chrome-stable"] {
+    for name in [
+        "chromium",
+        "chromium-browser",
+        "google-chrome",
+        "google-chrome-stable",
+    ] {
         for dir in std::env::split_paths(&path) {
             let candidate = dir.join(name);
             if is_executable(&candidate) {
@@ -99,6 +109,14 @@ pub fn find_executable() -> Result<PathBuf, CdpError> {
     ))
 }
 
+/// util-linux's `setsid`/`setpriv`, where installed (Debian always has them).
+fn find_tool(name: &str) -> Option<String> {
+    ["/usr/bin", "/bin"]
+        .iter()
+        .map(|dir| format!("{dir}/{name}"))
+        .find(|p| Path::new(p).exists())
+}
+
 fn is_executable(path: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt;
     path.metadata()
@@ -106,30 +124,31 @@ fn is_executable(path: &Path) -> bool {
         .unwrap_or(false)
 }
 
-/// The guard: `$1` is the profile to remove ("" keeps it), the rest is the
-/// Chromium command. `set -m` gives Chromium its own process group so the
-/// guard can kill its helpers too.
+/// The guard: `$1` is the run directory to remove, the rest is the
+/// Chromium command, run through `setsid` so Chromium leads a process group
+/// of its own that the guard can kill whole (helpers included).
 const GUARD_SCRIPT: &str = r#"
-profile=$1; shift
+run_dir=$1; shift
 # Ctrl-C in a terminal reaches the whole foreground group: cdpilot shuts
 # down on it, and the guard must live on to clean up after it.
 trap '' INT HUP
-set -m
 "$@" </dev/null &
 browser=$!
-set +m
 while read -r _; do :; done
-kill -TERM -"$browser" 2>/dev/null
+kill -TERM -"$browser" 2>/dev/null || kill -TERM "$browser" 2>/dev/null
 i=0
-while kill -0 "$browser" 2>/dev/null && [ $i -lt 20 ]; do sleep 0.1; i=$((i+1)); done
-kill -KILL -"$browser" 2>/dev/null
+while kill -0 "$browser" 2>/dev/null && [ $i -lt 30 ]; do sleep 0.1; i=$((i+1)); done
+kill -KILL -"$browser" 2>/dev/null || kill -KILL "$browser" 2>/dev/null
 wait "$browser" 2>/dev/null
-[ -n "$profile" ] && rm -rf "$profile"
+rm -rf "$run_dir"
 exit 0
 "#;
 
 /// Starts Chromium and waits (up to `timeout`) for its DevTools endpoint.
-pub async fn launch(options: &LaunchOptions, timeout: Duration) -> Result<BrowserProcess, CdpError> {
+pub async fn launch(
+    options: &LaunchOptions,
+    timeout: Duration,
+) -> Result<BrowserProcess, CdpError> {
     let executable = match &options.executable {
         Some(path) => path.clone(),
         None => find_executable()?,
@@ -140,25 +159,32 @@ pub async fn launch(options: &LaunchOptions, timeout: Duration) -> Result<Browse
             executable.display()
         )));
     }
-    let (user_data_dir, temporary) = match &options.user_data_dir {
-        Some(dir) => (dir.clone(), false),
-        None => {
-            let dir = tempfile::Builder::new()
-                .prefix("cdpilot-profile-")
-                .tempdir()
-                .map_err(|e| CdpError::Connect(format!("cannot create a profile directory: {e}")))?;
-            (dir.keep(), true)
-        }
+    // Everything this launch writes outside a persistent profile lives in
+    // one run directory that the guard removes: the temporary profile, and
+    // Chromium's own temp files (it leaves `org.chromium.Chromium.*` behind
+    // in $TMPDIR when killed).
+    let run_dir = tempfile::Builder::new()
+        .prefix("cdpilot-run-")
+        .tempdir()
+        .map_err(|e| CdpError::Connect(format!("cannot create a run directory: {e}")))?
+        .keep();
+    let chromium_tmp = run_dir.join("tmp");
+    std::fs::create_dir(&chromium_tmp)
+        .map_err(|e| CdpError::Connect(format!("cannot create {}: {e}", chromium_tmp.display())))?;
+    let user_data_dir = match &options.user_data_dir {
+        Some(dir) => dir.clone(),
+        None => run_dir.join("profile"),
     };
 
     let mut command = Command::new("/bin/sh");
     command.arg("-c").arg(GUARD_SCRIPT).arg("cdpilot-guard");
-    command.arg(if temporary { user_data_dir.as_os_str() } else { "".as_ref() });
-    if let Some(setpriv) = ["/usr/bin/setpriv", "/bin/setpriv"]
-        .into_iter()
-        .find(|p| Path::new(p).exists())
-    {
-        command.args([setpriv, "--pdeathsig", "KILL", "--"]);
+    command.arg(&run_dir);
+    command.env("TMPDIR", &chromium_tmp);
+    if let Some(setsid) = find_tool("setsid") {
+        command.arg(setsid);
+    }
+    if let Some(setpriv) = find_tool("setpriv") {
+        command.args([setpriv.as_str(), "--pdeathsig", "KILL", "--"]);
     }
     command.arg(&executable);
     command.args(BASE_FLAGS);

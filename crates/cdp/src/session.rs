@@ -56,7 +56,10 @@ impl Session {
         params: Value,
         timeout: Duration,
     ) -> Result<Value, CdpError> {
-        let raw = self.conn.call_raw(&self.id, method, params, timeout).await?;
+        let raw = self
+            .conn
+            .call_raw(&self.id, method, params, timeout)
+            .await?;
         serde_json::from_str(raw.get()).map_err(|e| CdpError::Decode {
             method: method.to_owned(),
             detail: e.to_string(),
@@ -93,7 +96,10 @@ impl Session {
             method: C::METHOD.to_owned(),
             detail: e.to_string(),
         })?;
-        let raw = self.conn.call_raw(&self.id, C::METHOD, params, timeout).await?;
+        let raw = self
+            .conn
+            .call_raw(&self.id, C::METHOD, params, timeout)
+            .await?;
         serde_json::from_str(raw.get()).map_err(|e| CdpError::Decode {
             method: C::METHOD.to_owned(),
             detail: e.to_string(),

@@ -14,9 +14,8 @@ pub(crate) async fn open(url: &str) -> Result<Socket, CdpError> {
     let config = WebSocketConfig::default()
         .max_frame_size(None)
         .max_message_size(None);
-    let (socket, _response) =
-        tokio_tungstenite::connect_async_with_config(url, Some(config), true)
-            .await
-            .map_err(|e| CdpError::Connect(format!("cannot open {url}: {e}")))?;
+    let (socket, _response) = tokio_tungstenite::connect_async_with_config(url, Some(config), true)
+        .await
+        .map_err(|e| CdpError::Connect(format!("cannot open {url}: {e}")))?;
     Ok(socket)
 }

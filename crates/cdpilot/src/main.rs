@@ -1,1 +1,175 @@
-fn main(){}
+//! The `cdpilot` binary: argument parsing and wiring only.
+//!
+//! `cdpilot mcp` serves MCP over stdio until the client closes stdin or a
+//! SIGINT/SIGTERM arrives, then closes the browser. Logs go to stderr: in
+//! stdio mode stdout carries the protocol and nothing else.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::{Context, Result};
+use clap::{Parser, Subcommand};
+use engine::{tools, Config, Engine};
+use server::mcp::McpServer;
+
+#[derive(Parser)]
+#[command(
+    name = "cdpilot",
+    version,
+    about = "Drive a real Chromium safely and fast over CDP, for AI agents."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Serve MCP over stdio (add this command to your MCP client).
+    Mcp(BrowserArgs),
+    /// Print the tool definitions (name, description, argument schema).
+    Tools {
+        /// As the JSON tools/list would send.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(clap::Args)]
+struct BrowserArgs {
+    /// Configuration file (default: $CDPILOT_CONFIG, then ./cdpilot.toml).
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// Show the browser window.
+    #[arg(long, conflicts_with = "headless")]
+    headed: bool,
+    /// Run the browser without a window (the default).
+    #[arg(long)]
+    headless: bool,
+    /// Chromium binary to launch.
+    #[arg(long)]
+    executable: Option<PathBuf>,
+    /// Attach to a running browser (ws://… or http://host:port) instead of launching one.
+    #[arg(long)]
+    cdp_url: Option<String>,
+    /// Use this persistent profile instead of a fresh temporary one.
+    #[arg(long)]
+    user_data_dir: Option<PathBuf>,
+    /// Dialog policy: must_respond, auto_dismiss or auto_accept.
+    #[arg(long)]
+    dialog_policy: Option<String>,
+}
+
+impl BrowserArgs {
+    /// The configuration file, with the flags laid over the keys they name.
+    fn config(&self) -> Result<Config> {
+        let mut config = match Config::locate(self.config.as_deref()) {
+            Some(path) => Config::load(&path).map_err(anyhow::Error::msg)?,
+            None => Config::default(),
+        };
+        if self.headed {
+            config.browser.headless = false;
+        }
+        if self.headless {
+            config.browser.headless = true;
+        }
+        if let Some(path) = &self.executable {
+            config.browser.executable = path.display().to_string();
+        }
+        if let Some(url) = &self.cdp_url {
+            config.browser.cdp_url = url.clone();
+        }
+        if let Some(dir) = &self.user_data_dir {
+            config.browser.user_data_dir = dir.display().to_string();
+        }
+        if let Some(policy) = &self.dialog_policy {
+            config.dialogs.policy = policy.clone();
+        }
+        config
+            .check()
+            .map_err(|e| anyhow::anyhow!("command-line flags: {e}"))?;
+        Ok(config)
+    }
+}
+
+fn main() -> Result<()> {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Tools { json } => print_tools(json),
+        Command::Mcp(args) => {
+            init_logging();
+            let config = args.config()?;
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .build()
+                .context("starting the async runtime")?;
+            let outcome = runtime.block_on(serve_mcp(config));
+            // The stdin reader sits in a blocking read that only the client
+            // can end; do not wait for it.
+            runtime.shutdown_background();
+            outcome
+        }
+    }
+}
+
+async fn serve_mcp(config: Config) -> Result<()> {
+    let engine = Arc::new(Engine::new(config));
+    let server = McpServer::new(engine.clone());
+    let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        .context("installing the SIGTERM handler")?;
+    let outcome = tokio::select! {
+        served = server.serve_stdio() => served.map_err(anyhow::Error::msg),
+        _ = tokio::signal::ctrl_c() => { tracing::info!("SIGINT: shutting down"); Ok(()) }
+        _ = terminate.recv() => { tracing::info!("SIGTERM: shutting down"); Ok(()) }
+    };
+    engine.shutdown().await;
+    outcome
+}
+
+fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("CDPILOT_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .init();
+}
+
+fn print_tools(json: bool) -> Result<()> {
+    if json {
+        let list: Vec<serde_json::Value> = tools::tools()
+            .iter()
+            .map(|t| serde_json::json!({"name": t.name, "description": t.description, "inputSchema": t.input_schema()}))
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&list)?);
+        return Ok(());
+    }
+    for tool in tools::tools() {
+        println!("{}\n  {}", tool.name, tool.description);
+        let schema = tool.input_schema();
+        let required: Vec<&str> = schema
+            .get("required")
+            .and_then(|r| r.as_array())
+            .map(|r| r.iter().filter_map(|v| v.as_str()).collect())
+            .unwrap_or_default();
+        for (name, prop) in schema
+            .get("properties")
+            .and_then(|p| p.as_object())
+            .into_iter()
+            .flatten()
+        {
+            let kind = prop["type"].as_str().unwrap_or("value");
+            let doc = prop["description"].as_str().unwrap_or("");
+            let marker = if required.contains(&name.as_str()) {
+                " (required)"
+            } else {
+                ""
+            };
+            println!("    {name}: {kind}{marker}  {doc}");
+        }
+        println!();
+    }
+    Ok(())
+}

@@ -29,42 +29,60 @@ impl Browser {
     pub async fn start(config: &BrowserConfig, budget: &Budget) -> Result<Browser, ActionError> {
         let (conn, process) = if config.cdp_url.is_empty() {
             let options = LaunchOptions {
-                executable: (!config.executable.is_empty()).then(|| PathBuf::from(&config.executable)),
+                executable: (!config.executable.is_empty())
+                    .then(|| PathBuf::from(&config.executable)),
                 headless: config.headless,
                 args: config.args.clone(),
-                user_data_dir: (!config.user_data_dir.is_empty()).then(|| PathBuf::from(&config.user_data_dir)),
+                user_data_dir: (!config.user_data_dir.is_empty())
+                    .then(|| PathBuf::from(&config.user_data_dir)),
             };
             let process = launch::launch(&options, budget.remaining().min(Duration::from_secs(30)))
                 .await
                 .map_err(start_failed)?;
             let conn = budget
                 .run("connecting to the browser", async {
-                    Connection::connect(process.ws_url()).await.map_err(start_failed)
+                    Connection::connect(process.ws_url())
+                        .await
+                        .map_err(start_failed)
                 })
                 .await?;
             (conn, Some(process))
         } else {
             let conn = budget
                 .run("attaching to the browser", async {
-                    let url = endpoint::resolve(&config.cdp_url).await.map_err(start_failed)?;
+                    let url = endpoint::resolve(&config.cdp_url)
+                        .await
+                        .map_err(start_failed)?;
                     Connection::connect(&url).await.map_err(start_failed)
                 })
                 .await?;
             (conn, None)
         };
-        let targets = budget.cdp("listing tabs", &conn.browser(), target::GetTargets {}).await?;
+        let targets = budget
+            .cdp("listing tabs", &conn.browser(), target::GetTargets {})
+            .await?;
         let page = targets.target_infos.into_iter().find(|t| t.kind == "page");
         let target_id = match page {
             Some(page) => page.target_id,
             None => {
                 budget
-                    .cdp("opening a tab", &conn.browser(), target::CreateTarget { url: "about:blank".into() })
+                    .cdp(
+                        "opening a tab",
+                        &conn.browser(),
+                        target::CreateTarget {
+                            url: "about:blank".into(),
+                        },
+                    )
                     .await?
                     .target_id
             }
         };
         let tab = Arc::new(Tab::attach(&conn, &target_id, budget).await?);
-        Ok(Browser { conn, process: Mutex::new(process), tab })
+        Ok(Browser {
+            conn,
+            process: Mutex::new(process),
+            tab,
+        })
     }
 
     /// False once the connection to the browser is gone (crash, kill, drop).
@@ -76,13 +94,13 @@ impl Browser {
         self.tab.clone()
     }
 
-    pub fn connection(&self) -> &Connection {
-        &self.conn
-    }
-
     /// Process id of the launch guard, when we launched the browser.
     pub fn guard_pid(&self) -> Option<u32> {
-        self.process.lock().unwrap().as_ref().and_then(BrowserProcess::guard_pid)
+        self.process
+            .lock()
+            .unwrap()
+            .as_ref()
+            .and_then(BrowserProcess::guard_pid)
     }
 
     /// Closes a launched browser (and removes its temporary profile); for an
@@ -94,7 +112,10 @@ impl Browser {
                 let _ = self
                     .conn
                     .browser()
-                    .call_until(browser::Close {}, tokio::time::Instant::now() + Duration::from_secs(2))
+                    .call_until(
+                        browser::Close {},
+                        tokio::time::Instant::now() + Duration::from_secs(2),
+                    )
                     .await;
             }
             self.conn.close();

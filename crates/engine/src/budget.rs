@@ -135,12 +135,16 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn a_step_past_the_deadline_is_a_timeout_naming_the_step() {
         let budget = Budget::with_timeout(Duration::from_millis(100));
-        let result: Result<(), _> = budget
-            .run("waiting for load", std::future::pending())
-            .await;
+        let result: Result<(), _> = budget.run("waiting for load", std::future::pending()).await;
         let error = result.unwrap_err();
         assert_eq!(error.code, ErrorCode::Timeout);
-        assert!(error.message.starts_with("waiting for load did not finish; the call waited 100ms"), "{}", error.message);
+        assert!(
+            error
+                .message
+                .starts_with("waiting for load did not finish; the call waited 100ms"),
+            "{}",
+            error.message
+        );
     }
 
     #[tokio::test(start_paused = true)]

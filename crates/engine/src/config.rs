@@ -159,18 +159,33 @@ impl Config {
 
     /// Value checks that serde's types cannot express.
     pub fn check(&self) -> Result<(), String> {
-        one_of("dialogs.policy", &self.dialogs.policy, &["must_respond", "auto_dismiss", "auto_accept"])?;
+        one_of(
+            "dialogs.policy",
+            &self.dialogs.policy,
+            &["must_respond", "auto_dismiss", "auto_accept"],
+        )?;
         one_of("dialogs.bridge", &self.dialogs.bridge, &["off", "on"])?;
-        one_of("policy.default", &self.policy.default, &["allow", "ask", "deny"])?;
+        one_of(
+            "policy.default",
+            &self.policy.default,
+            &["allow", "ask", "deny"],
+        )?;
         for rule in &self.policy.rules {
-            one_of("policy.rules.action", &rule.action, &["allow", "ask", "deny"])?;
+            one_of(
+                "policy.rules.action",
+                &rule.action,
+                &["allow", "ask", "deny"],
+            )?;
         }
         for scheme in &self.policy.schemes {
             one_of("policy.schemes", scheme, &["http", "https"])?;
         }
         for (key, value) in [
             ("limits.timeout_ms", self.limits.timeout_ms),
-            ("limits.evaluate_timeout_ms", self.limits.evaluate_timeout_ms),
+            (
+                "limits.evaluate_timeout_ms",
+                self.limits.evaluate_timeout_ms,
+            ),
             ("limits.wait_timeout_ms", self.limits.wait_timeout_ms),
         ] {
             if value == 0 || value > 600_000 {
@@ -181,7 +196,9 @@ impl Config {
             return Err("limits.snapshot_max_elements = 0: allowed is 1 or more".into());
         }
         if !self.browser.cdp_url.is_empty()
-            && !["ws://", "wss://", "http://"].iter().any(|p| self.browser.cdp_url.starts_with(p))
+            && !["ws://", "wss://", "http://"]
+                .iter()
+                .any(|p| self.browser.cdp_url.starts_with(p))
         {
             return Err(format!(
                 "browser.cdp_url = {:?}: allowed is ws://…, wss://… or http://host:port",
@@ -196,7 +213,10 @@ impl Config {
     fn refuse_unimplemented(&self) -> Result<(), String> {
         let unsupported = [
             (!self.policy.rules.is_empty(), "policy.rules (URL rules)"),
-            (self.policy.default != "allow", "policy.default other than \"allow\""),
+            (
+                self.policy.default != "allow",
+                "policy.default other than \"allow\"",
+            ),
             (self.dialogs.bridge != "off", "dialogs.bridge = \"on\""),
             (!self.audit.file.is_empty(), "audit.file"),
         ];
@@ -213,7 +233,10 @@ fn one_of(key: &str, value: &str, allowed: &[&str]) -> Result<(), String> {
     if allowed.contains(&value) {
         Ok(())
     } else {
-        Err(format!("{key} = {value:?}: allowed is {}", allowed.join(" | ")))
+        Err(format!(
+            "{key} = {value:?}: allowed is {}",
+            allowed.join(" | ")
+        ))
     }
 }
 
@@ -235,14 +258,20 @@ mod tests {
         let e = Config::parse("[browser]\nheadles = false\n").unwrap_err();
         assert!(e.contains("headles"), "{e}");
         let e = Config::parse("[dialogs]\npolicy = \"ignore\"\n").unwrap_err();
-        assert!(e.contains("dialogs.policy") && e.contains("ignore") && e.contains("must_respond"), "{e}");
+        assert!(
+            e.contains("dialogs.policy") && e.contains("ignore") && e.contains("must_respond"),
+            "{e}"
+        );
         let e = Config::parse("[limits]\ntimeout_ms = 0\n").unwrap_err();
         assert!(e.contains("limits.timeout_ms"), "{e}");
     }
 
     #[test]
     fn unenforced_rules_are_refused_not_ignored() {
-        let e = Config::parse("[[policy.rules]]\npattern = \"https://x.example/*\"\naction = \"deny\"\n").unwrap_err();
+        let e = Config::parse(
+            "[[policy.rules]]\npattern = \"https://x.example/*\"\naction = \"deny\"\n",
+        )
+        .unwrap_err();
         assert!(e.contains("policy.rules"), "{e}");
     }
 }

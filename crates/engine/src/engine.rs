@@ -42,13 +42,19 @@ impl Engine {
     }
 
     /// Runs one action to completion, failure, timeout or cancellation.
-    pub async fn perform(&self, action: &Action, budget: &Budget) -> Result<ActionOutput, ActionError> {
+    pub async fn perform(
+        &self,
+        action: &Action,
+        budget: &Budget,
+    ) -> Result<ActionOutput, ActionError> {
         let (browser, restarted) = self.browser(budget).await?;
         let tab = browser.active_tab();
         let result = match action {
             Action::Navigate(args) => actions::navigate::run(&tab, args, budget).await,
             Action::Snapshot(args) => {
-                let cap = args.max_elements.unwrap_or(self.config.limits.snapshot_max_elements);
+                let cap = args
+                    .max_elements
+                    .unwrap_or(self.config.limits.snapshot_max_elements);
                 crate::snapshot::run(&tab, args, cap, budget).await
             }
             Action::Click(args) => actions::click::run(&tab, args, budget).await,
@@ -87,9 +93,23 @@ impl Engine {
         Ok((browser, restarted))
     }
 
+    /// The `backendDOMNodeId` of the element a ref names in the active tab
+    /// (library use: hand the node to other CDP tooling).
+    pub async fn ref_node(&self, reference: &str, budget: &Budget) -> Result<i64, ActionError> {
+        crate::validate::reference(reference)?;
+        let (browser, _) = self.browser(budget).await?;
+        let tab = browser.active_tab();
+        let element = actions::element::by_ref(&tab, reference, budget).await?;
+        element.backend_node_id(&tab, budget).await
+    }
+
     /// The running browser, if any (for tests and diagnostics).
     pub async fn current_browser_guard_pid(&self) -> Option<u32> {
-        self.browser.lock().await.as_ref().and_then(|b| b.guard_pid())
+        self.browser
+            .lock()
+            .await
+            .as_ref()
+            .and_then(|b| b.guard_pid())
     }
 
     /// Closes the browser (a launched one exits and its temporary profile is

@@ -164,10 +164,27 @@ mod tests {
 
     #[test]
     fn cdp_failures_map_to_codes() {
-        assert_eq!(ActionError::from_cdp("x", CdpError::Disconnected).code, ErrorCode::BrowserDisconnected);
-        let gone = CdpError::Protocol { method: "DOM.getContentQuads".into(), code: -32000, message: "No node with given id found".into() };
-        assert_eq!(ActionError::from_cdp("x", gone).code, ErrorCode::ElementNotFound);
-        let other = CdpError::Protocol { method: "X".into(), code: -32000, message: "weird".into() };
-        assert_eq!(ActionError::from_cdp("x", other).code, ErrorCode::InternalError);
+        assert_eq!(
+            ActionError::from_cdp("x", CdpError::Disconnected).code,
+            ErrorCode::BrowserDisconnected
+        );
+        let gone = CdpError::Protocol {
+            method: "DOM.getContentQuads".into(),
+            code: -32000,
+            message: "No node with given id found".into(),
+        };
+        assert_eq!(
+            ActionError::from_cdp("x", gone).code,
+            ErrorCode::ElementNotFound
+        );
+        let other = CdpError::Protocol {
+            method: "X".into(),
+            code: -32000,
+            message: "weird".into(),
+        };
+        assert_eq!(
+            ActionError::from_cdp("x", other).code,
+            ErrorCode::InternalError
+        );
     }
 }

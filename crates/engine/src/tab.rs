@@ -18,7 +18,6 @@ use crate::{ActionError, Budget};
 pub const WORLD: &str = "__cdpilot_world";
 
 pub struct Tab {
-    pub target_id: String,
     pub session: Session,
     state: Arc<Mutex<TabState>>,
     /// The event reader; aborted when the tab is dropped.
@@ -70,10 +69,10 @@ impl TabState {
                     self.world = None;
                 }
             }
-            "Page.navigatedWithinDocument" => {
-                if p["frameId"].as_str() == Some(self.main_frame_id.as_str()) {
-                    self.url = p["url"].as_str().unwrap_or_default().to_owned();
-                }
+            "Page.navigatedWithinDocument"
+                if p["frameId"].as_str() == Some(self.main_frame_id.as_str()) =>
+            {
+                self.url = p["url"].as_str().unwrap_or_default().to_owned();
             }
             "Runtime.executionContextCreated" => {
                 let context = &p["context"];
@@ -83,22 +82,26 @@ impl TabState {
                     self.world = context["id"].as_i64();
                 }
             }
-            "Runtime.executionContextDestroyed" => {
-                if self.world.is_some() && p["executionContextId"].as_i64() == self.world {
-                    self.world = None;
-                }
+            "Runtime.executionContextDestroyed"
+                if self.world.is_some() && p["executionContextId"].as_i64() == self.world =>
+            {
+                self.world = None;
             }
             "Runtime.executionContextsCleared" => self.world = None,
-            "Network.requestWillBeSent" => {
-                if p["type"] == "Document" && p.get("redirectResponse").is_some_and(|r| !r.is_null()) {
-                    self.document_mut(p["loaderId"].as_str().unwrap_or_default()).redirected = true;
-                }
+            "Network.requestWillBeSent"
+                if p["type"] == "Document"
+                    && p.get("redirectResponse").is_some_and(|r| !r.is_null()) =>
+            {
+                self.document_mut(p["loaderId"].as_str().unwrap_or_default())
+                    .redirected = true;
             }
-            "Network.responseReceived" => {
-                if p["type"] == "Document" && p["frameId"].as_str() == Some(self.main_frame_id.as_str()) {
-                    let status = p["response"]["status"].as_u64().unwrap_or(0) as u16;
-                    self.document_mut(p["loaderId"].as_str().unwrap_or_default()).status = Some(status);
-                }
+            "Network.responseReceived"
+                if p["type"] == "Document"
+                    && p["frameId"].as_str() == Some(self.main_frame_id.as_str()) =>
+            {
+                let status = p["response"]["status"].as_u64().unwrap_or(0) as u16;
+                self.document_mut(p["loaderId"].as_str().unwrap_or_default())
+                    .status = Some(status);
             }
             _ => {}
         }
@@ -106,7 +109,10 @@ impl TabState {
 
     /// What the network said about the document a loader fetched.
     pub fn document_response(&self, loader_id: &str) -> Option<&DocumentResponse> {
-        self.documents.iter().rev().find(|d| d.loader_id == loader_id)
+        self.documents
+            .iter()
+            .rev()
+            .find(|d| d.loader_id == loader_id)
     }
 
     fn document_mut(&mut self, loader_id: &str) -> &mut DocumentResponse {
@@ -116,19 +122,29 @@ impl TabState {
         if self.documents.len() >= 16 {
             self.documents.pop_front();
         }
-        self.documents.push_back(DocumentResponse { loader_id: loader_id.to_owned(), ..Default::default() });
+        self.documents.push_back(DocumentResponse {
+            loader_id: loader_id.to_owned(),
+            ..Default::default()
+        });
         self.documents.back_mut().expect("just pushed")
     }
 }
 
 impl Tab {
     /// Attaches to a page target and enables what the actions rely on.
-    pub async fn attach(conn: &Connection, target_id: &str, budget: &Budget) -> Result<Tab, ActionError> {
+    pub async fn attach(
+        conn: &Connection,
+        target_id: &str,
+        budget: &Budget,
+    ) -> Result<Tab, ActionError> {
         let attached = budget
             .cdp(
                 "attaching to the tab",
                 &conn.browser(),
-                target::AttachToTarget { target_id: target_id.to_owned(), flatten: true },
+                target::AttachToTarget {
+                    target_id: target_id.to_owned(),
+                    flatten: true,
+                },
             )
             .await?;
         let session = conn.session(attached.session_id);
@@ -140,7 +156,11 @@ impl Tab {
                 pump_state.lock().unwrap().apply(&event);
             }
         });
-        let tab = Tab { target_id: target_id.to_owned(), session, state, pump };
+        let tab = Tab {
+            session,
+            state,
+            pump,
+        };
 
         let s = &tab.session;
         let step = "enabling the tab's domains";
@@ -150,11 +170,23 @@ impl Tab {
             budget.cdp(step, s, page::SetLifecycleEventsEnabled { enabled: true }),
             budget.cdp(step, s, runtime::Enable {}),
             async {
-                budget.run(step, async {
-                    s.send("Network.enable", json!({})).await.map_err(|e| budget.map_cdp(step, e))
-                }).await
+                budget
+                    .run(step, async {
+                        s.send("Network.enable", json!({}))
+                            .await
+                            .map_err(|e| budget.map_cdp(step, e))
+                    })
+                    .await
             },
-            budget.cdp(step, s, target::SetAutoAttach { auto_attach: true, wait_for_debugger_on_start: false, flatten: true }),
+            budget.cdp(
+                step,
+                s,
+                target::SetAutoAttach {
+                    auto_attach: true,
+                    wait_for_debugger_on_start: false,
+                    flatten: true
+                }
+            ),
         )?;
         {
             let mut state = tab.state.lock().unwrap();
@@ -174,7 +206,8 @@ impl Tab {
     /// The execution context of cdpilot's isolated world in the current main
     /// document, created on first use.
     pub async fn world(&self, budget: &Budget) -> Result<i64, ActionError> {
-        let (known, frame_id, document) = self.state(|s| (s.world, s.main_frame_id.clone(), s.document));
+        let (known, frame_id, document) =
+            self.state(|s| (s.world, s.main_frame_id.clone(), s.document));
         if let Some(id) = known {
             return Ok(id);
         }
@@ -182,7 +215,11 @@ impl Tab {
             .cdp(
                 "creating cdpilot's isolated world",
                 &self.session,
-                page::CreateIsolatedWorld { frame_id, world_name: WORLD.into(), grant_univeral_access: true },
+                page::CreateIsolatedWorld {
+                    frame_id,
+                    world_name: WORLD.into(),
+                    grant_univeral_access: true,
+                },
             )
             .await?;
         self.state(|s| {
@@ -230,7 +267,10 @@ impl Tab {
                 Err(e) => return Err(e),
                 Ok(evaluated) => {
                     if let Some(exception) = evaluated.exception_details {
-                        return Err(ActionError::internal(format!("{step}: {}", exception.message())));
+                        return Err(ActionError::internal(format!(
+                            "{step}: {}",
+                            exception.message()
+                        )));
                     }
                     return Ok(evaluated.result);
                 }
@@ -244,38 +284,74 @@ mod tests {
     use super::*;
 
     fn event(method: &str, params: Value) -> Event {
-        Event { session_id: "S".into(), method: method.into(), params }
+        Event {
+            session_id: "S".into(),
+            method: method.into(),
+            params,
+        }
     }
 
     #[test]
     fn main_frame_navigation_bumps_the_document_and_drops_the_world() {
-        let mut s = TabState { main_frame_id: "F1".into(), world: Some(7), ..Default::default() };
-        s.apply(&event("Page.frameNavigated", json!({"frame": {"id": "F2", "parentId": "F1", "url": "http://x/child"}})));
-        assert_eq!((s.document, s.world), (0, Some(7)), "a child frame navigation is not the document's");
-        s.apply(&event("Page.frameNavigated", json!({"frame": {"id": "F1", "url": "http://x/next"}})));
-        assert_eq!((s.document, s.world, s.url.as_str()), (1, None, "http://x/next"));
-        s.apply(&event("Page.navigatedWithinDocument", json!({"frameId": "F1", "url": "http://x/next#a"})));
+        let mut s = TabState {
+            main_frame_id: "F1".into(),
+            world: Some(7),
+            ..Default::default()
+        };
+        s.apply(&event(
+            "Page.frameNavigated",
+            json!({"frame": {"id": "F2", "parentId": "F1", "url": "http://x/child"}}),
+        ));
+        assert_eq!(
+            (s.document, s.world),
+            (0, Some(7)),
+            "a child frame navigation is not the document's"
+        );
+        s.apply(&event(
+            "Page.frameNavigated",
+            json!({"frame": {"id": "F1", "url": "http://x/next"}}),
+        ));
+        assert_eq!(
+            (s.document, s.world, s.url.as_str()),
+            (1, None, "http://x/next")
+        );
+        s.apply(&event(
+            "Page.navigatedWithinDocument",
+            json!({"frameId": "F1", "url": "http://x/next#a"}),
+        ));
         assert_eq!((s.document, s.url.as_str()), (1, "http://x/next#a"));
     }
 
     #[test]
     fn the_isolated_world_of_the_main_frame_is_tracked() {
-        let mut s = TabState { main_frame_id: "F1".into(), ..Default::default() };
+        let mut s = TabState {
+            main_frame_id: "F1".into(),
+            ..Default::default()
+        };
         let created = |id: i64, frame: &str, name: &str| {
-            event("Runtime.executionContextCreated", json!({"context": {"id": id, "name": name, "auxData": {"frameId": frame}}}))
+            event(
+                "Runtime.executionContextCreated",
+                json!({"context": {"id": id, "name": name, "auxData": {"frameId": frame}}}),
+            )
         };
         s.apply(&created(3, "F1", ""));
         s.apply(&created(4, "F2", WORLD));
         assert_eq!(s.world, None);
         s.apply(&created(5, "F1", WORLD));
         assert_eq!(s.world, Some(5));
-        s.apply(&event("Runtime.executionContextDestroyed", json!({"executionContextId": 5})));
+        s.apply(&event(
+            "Runtime.executionContextDestroyed",
+            json!({"executionContextId": 5}),
+        ));
         assert_eq!(s.world, None);
     }
 
     #[test]
     fn document_statuses_and_redirects_are_kept_by_loader() {
-        let mut s = TabState { main_frame_id: "F1".into(), ..Default::default() };
+        let mut s = TabState {
+            main_frame_id: "F1".into(),
+            ..Default::default()
+        };
         s.apply(&event("Network.responseReceived", json!({"type": "Document", "frameId": "F1", "loaderId": "L1", "response": {"status": 404}})));
         s.apply(&event("Network.responseReceived", json!({"type": "Script", "frameId": "F1", "loaderId": "L1", "response": {"status": 200}})));
         s.apply(&event("Network.requestWillBeSent", json!({"type": "Document", "frameId": "F1", "loaderId": "L2", "redirectResponse": {"status": 302}})));

@@ -27,7 +27,10 @@ fn schema_of<T: JsonSchema>() -> Value {
     serde_json::to_value(schemars::schema_for!(T)).expect("schema serializes")
 }
 
-fn parse_as<T: DeserializeOwned>(args: Value, wrap: fn(T) -> Action) -> Result<Action, serde_json::Error> {
+fn parse_as<T: DeserializeOwned>(
+    args: Value,
+    wrap: fn(T) -> Action,
+) -> Result<Action, serde_json::Error> {
     serde_json::from_value(args).map(wrap)
 }
 
@@ -74,6 +77,11 @@ impl ToolSpec {
             .and_then(|o| o.remove("$defs"))
             .unwrap_or(Value::Null);
         tidy(&mut schema, &defs);
+        // The tool's own description says what it does; the argument
+        // struct's doc (or a flattened struct's) would only repeat it.
+        if let Some(map) = schema.as_object_mut() {
+            map.remove("description");
+        }
         match schema {
             Value::Object(map) => map,
             _ => Map::new(),
@@ -123,67 +131,64 @@ impl ToolSpec {
 
 /// Inlines `$ref`s and drops what a model does not need.
 fn tidy(value: &mut Value, defs: &Value) {
-    match value {
-        Value::Object(map) => {
-            if let Some(Value::String(reference)) = map.get("$ref").cloned() {
-                let name = reference.trim_start_matches("#/$defs/");
-                if let Some(def) = defs.get(name) {
-                    map.remove("$ref");
-                    for (k, v) in def.as_object().into_iter().flatten() {
-                        map.entry(k.clone()).or_insert_with(|| v.clone());
-                    }
-                }
-            }
-            for key in ["$schema", "title", "format", "default"] {
-                map.remove(key);
-            }
-            if map.get("minimum") == Some(&Value::from(0)) {
-                map.remove("minimum");
-            }
-            // Option<T> comes out as "type": [T, "null"] or anyOf [T, null].
-            if let Some(Value::Array(types)) = map.get("type") {
-                let kept: Vec<Value> = types.iter().filter(|t| *t != "null").cloned().collect();
-                if kept.len() == 1 {
-                    map.insert("type".into(), kept[0].clone());
-                }
-            }
-            if let Some(Value::Array(options)) = map.get("anyOf").cloned() {
-                let kept: Vec<Value> = options
-                    .into_iter()
-                    .filter(|o| o.get("type") != Some(&Value::from("null")))
-                    .collect();
-                if kept.len() == 1 {
-                    map.remove("anyOf");
-                    if let Value::Object(inner) = &kept[0] {
-                        for (k, v) in inner {
-                            map.entry(k.clone()).or_insert_with(|| v.clone());
-                        }
-                    }
-                    tidy(value, defs);
-                    return;
-                }
-            }
-            if let Some(Value::Array(values)) = map.get("enum") {
-                let kept: Vec<Value> = values.iter().filter(|v| !v.is_null()).cloned().collect();
-                map.insert("enum".into(), Value::Array(kept));
-            }
-            // Recurse into sub-schemas only: the keys of `properties` are
-            // argument names (one is literally "format"), not keywords.
-            if let Some(Value::Object(properties)) = map.get_mut("properties") {
-                properties.values_mut().for_each(|v| tidy(v, defs));
-            }
-            for key in ["items", "additionalProperties"] {
-                if let Some(child) = map.get_mut(key) {
-                    tidy(child, defs);
-                }
-            }
-            for key in ["anyOf", "oneOf", "allOf"] {
-                if let Some(Value::Array(children)) = map.get_mut(key) {
-                    children.iter_mut().for_each(|v| tidy(v, defs));
+    if let Value::Object(map) = value {
+        if let Some(Value::String(reference)) = map.get("$ref").cloned() {
+            let name = reference.trim_start_matches("#/$defs/");
+            if let Some(def) = defs.get(name) {
+                map.remove("$ref");
+                for (k, v) in def.as_object().into_iter().flatten() {
+                    map.entry(k.clone()).or_insert_with(|| v.clone());
                 }
             }
         }
-        _ => {}
+        for key in ["$schema", "title", "format", "default"] {
+            map.remove(key);
+        }
+        if map.get("minimum") == Some(&Value::from(0)) {
+            map.remove("minimum");
+        }
+        // Option<T> comes out as "type": [T, "null"] or anyOf [T, null].
+        if let Some(Value::Array(types)) = map.get("type") {
+            let kept: Vec<Value> = types.iter().filter(|t| *t != "null").cloned().collect();
+            if kept.len() == 1 {
+                map.insert("type".into(), kept[0].clone());
+            }
+        }
+        if let Some(Value::Array(options)) = map.get("anyOf").cloned() {
+            let kept: Vec<Value> = options
+                .into_iter()
+                .filter(|o| o.get("type") != Some(&Value::from("null")))
+                .collect();
+            if kept.len() == 1 {
+                map.remove("anyOf");
+                if let Value::Object(inner) = &kept[0] {
+                    for (k, v) in inner {
+                        map.entry(k.clone()).or_insert_with(|| v.clone());
+                    }
+                }
+                tidy(value, defs);
+                return;
+            }
+        }
+        if let Some(Value::Array(values)) = map.get("enum") {
+            let kept: Vec<Value> = values.iter().filter(|v| !v.is_null()).cloned().collect();
+            map.insert("enum".into(), Value::Array(kept));
+        }
+        // Recurse into sub-schemas only: the keys of `properties` are
+        // argument names (one is literally "format"), not keywords.
+        if let Some(Value::Object(properties)) = map.get_mut("properties") {
+            properties.values_mut().for_each(|v| tidy(v, defs));
+        }
+        for key in ["items", "additionalProperties"] {
+            if let Some(child) = map.get_mut(key) {
+                tidy(child, defs);
+            }
+        }
+        for key in ["anyOf", "oneOf", "allOf"] {
+            if let Some(Value::Array(children)) = map.get_mut(key) {
+                children.iter_mut().for_each(|v| tidy(v, defs));
+            }
+        }
     }
 }
 
@@ -203,9 +208,15 @@ mod tests {
         for name in ["url", "history", "wait_until", "timeout_ms"] {
             assert!(props.contains_key(name), "missing {name}");
         }
-        assert_eq!(props["history"]["enum"], json!(["back", "forward", "reload"]));
+        assert_eq!(
+            props["history"]["enum"],
+            json!(["back", "forward", "reload"])
+        );
         let text = serde_json::to_string(&nav).unwrap();
-        assert!(!text.contains("$ref") && !text.contains("null") && !text.contains("title"), "{text}");
+        assert!(
+            !text.contains("$ref") && !text.contains("null") && !text.contains("title"),
+            "{text}"
+        );
         let click = find("browser_click").unwrap().input_schema();
         assert!(click["properties"].get("ref").is_some());
     }
@@ -214,7 +225,11 @@ mod tests {
     fn all_tool_definitions_stay_small() {
         let total: usize = tools()
             .iter()
-            .map(|t| t.name.len() + t.description.len() + serde_json::to_string(&t.input_schema()).unwrap().len())
+            .map(|t| {
+                t.name.len()
+                    + t.description.len()
+                    + serde_json::to_string(&t.input_schema()).unwrap().len()
+            })
             .sum();
         assert!(total < 8000, "tool definitions take {total} chars");
     }
@@ -227,7 +242,10 @@ mod tests {
         assert!(e.message.contains("`element`"), "{}", e.message);
         let e = click.parse(json!({"ref": 12})).unwrap_err();
         assert_eq!(e.code, ErrorCode::InvalidArgument);
-        let e = find("browser_type").unwrap().parse(json!({"ref": "e1"})).unwrap_err();
+        let e = find("browser_type")
+            .unwrap()
+            .parse(json!({"ref": "e1"}))
+            .unwrap_err();
         assert!(e.message.contains("text"), "{}", e.message);
         assert!(click.parse(json!({"ref": "e1"})).is_ok());
     }

@@ -89,12 +89,19 @@ pub fn http_url(url: &str) -> Result<(), ActionError> {
     let scheme = trimmed.split(':').next().unwrap_or("").to_ascii_lowercase();
     if scheme != "http" && scheme != "https" {
         return Err(ActionError::invalid(
-            format!("only http and https URLs can be opened, not {:?}", truncate(trimmed, 60)),
+            format!(
+                "only http and https URLs can be opened, not {:?}",
+                truncate(trimmed, 60)
+            ),
             "Pass a full http:// or https:// URL.",
         ));
     }
     let rest = &trimmed[scheme.len() + 1..];
-    let host = rest.trim_start_matches('/').split(['/', '?', '#']).next().unwrap_or("");
+    let host = rest
+        .trim_start_matches('/')
+        .split(['/', '?', '#'])
+        .next()
+        .unwrap_or("");
     if !rest.starts_with("//") || host.is_empty() {
         return Err(ActionError::invalid(
             format!("{:?} is not a complete URL", truncate(trimmed, 60)),
@@ -171,7 +178,15 @@ mod tests {
     fn only_complete_http_urls_pass() {
         assert!(http_url("https://example.com").is_ok());
         assert!(http_url("HTTP://127.0.0.1:8080/x?y").is_ok());
-        for bad in ["javascript:alert(1)", "file:///etc/passwd", "data:text/html,hi", "example.com", "http:/x", "https://", "chrome://settings"] {
+        for bad in [
+            "javascript:alert(1)",
+            "file:///etc/passwd",
+            "data:text/html,hi",
+            "example.com",
+            "http:/x",
+            "https://",
+            "chrome://settings",
+        ] {
             assert!(http_url(bad).is_err(), "{bad} passed");
         }
     }

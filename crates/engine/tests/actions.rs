@@ -25,7 +25,12 @@ async fn navigate_reports_real_url_title_and_status() {
     assert_eq!(out.data["url"], target);
     assert_eq!(out.data["redirected_from"], redirect);
 
-    let out = ok(&engine, "browser_navigate", json!({"url": site.url("/status/404")})).await;
+    let out = ok(
+        &engine,
+        "browser_navigate",
+        json!({"url": site.url("/status/404")}),
+    )
+    .await;
     assert_eq!(out.data["status"], 404);
     engine.shutdown().await;
 }
@@ -35,14 +40,26 @@ async fn navigate_history_back_forward_reload() {
     let site = TestSite::start().await;
     let engine = engine();
     ok(&engine, "browser_navigate", json!({"url": site.url("/")})).await;
-    ok(&engine, "browser_navigate", json!({"url": site.url("/form.html")})).await;
+    ok(
+        &engine,
+        "browser_navigate",
+        json!({"url": site.url("/form.html")}),
+    )
+    .await;
     let back = ok(&engine, "browser_navigate", json!({"history": "back"})).await;
     assert_eq!(back.data["url"], site.url("/"));
-    let forward = ok(&engine, "browser_navigate", json!({"history": "forward", "wait_until": "domcontentloaded"})).await;
+    let forward = ok(
+        &engine,
+        "browser_navigate",
+        json!({"history": "forward", "wait_until": "domcontentloaded"}),
+    )
+    .await;
     assert_eq!(forward.data["url"], site.url("/form.html"));
     let reload = ok(&engine, "browser_navigate", json!({"history": "reload"})).await;
     assert_eq!(reload.data["url"], site.url("/form.html"));
-    let e = call(&engine, "browser_navigate", json!({"history": "forward"})).await.unwrap_err();
+    let e = call(&engine, "browser_navigate", json!({"history": "forward"}))
+        .await
+        .unwrap_err();
     assert_eq!(e.code, ErrorCode::InvalidArgument);
     engine.shutdown().await;
 }
@@ -51,15 +68,31 @@ async fn navigate_history_back_forward_reload() {
 async fn navigate_failures_have_contract_codes_and_the_session_survives() {
     let site = TestSite::start().await;
     let engine = engine();
-    let e = call(&engine, "browser_navigate", json!({"url": "javascript:alert(1)"})).await.unwrap_err();
+    let e = call(
+        &engine,
+        "browser_navigate",
+        json!({"url": "javascript:alert(1)"}),
+    )
+    .await
+    .unwrap_err();
     assert_eq!(e.code, ErrorCode::InvalidArgument);
-    let e = call(&engine, "browser_navigate", json!({})).await.unwrap_err();
+    let e = call(&engine, "browser_navigate", json!({}))
+        .await
+        .unwrap_err();
     assert_eq!(e.code, ErrorCode::InvalidArgument);
     assert!(e.message.contains("url"), "{e}");
-    let e = call(&engine, "browser_navigate", json!({"url": 42})).await.unwrap_err();
+    let e = call(&engine, "browser_navigate", json!({"url": 42}))
+        .await
+        .unwrap_err();
     assert_eq!(e.code, ErrorCode::InvalidArgument);
     let port = TestSite::closed_port().await;
-    let e = call(&engine, "browser_navigate", json!({"url": format!("http://127.0.0.1:{port}/")})).await.unwrap_err();
+    let e = call(
+        &engine,
+        "browser_navigate",
+        json!({"url": format!("http://127.0.0.1:{port}/")}),
+    )
+    .await
+    .unwrap_err();
     assert_eq!(e.code, ErrorCode::NavigationFailed, "{e}");
     assert!(e.message.contains("ERR_CONNECTION_REFUSED"), "{e}");
     let out = ok(&engine, "browser_navigate", json!({"url": site.url("/")})).await;
@@ -79,7 +112,12 @@ async fn click_by_ref_is_trusted_input() {
     assert_eq!(title(&engine).await, "clicked 1 trusted=true");
     // The same ref still works on a later snapshot of the same document.
     ok(&engine, "browser_snapshot", json!({})).await;
-    ok(&engine, "browser_click", json!({"ref": button, "click_count": 2})).await;
+    ok(
+        &engine,
+        "browser_click",
+        json!({"ref": button, "click_count": 2}),
+    )
+    .await;
     assert_eq!(title(&engine).await, "clicked 3 trusted=true");
     engine.shutdown().await;
 }
@@ -95,7 +133,9 @@ async fn clicking_a_link_navigates_and_old_refs_go_stale() {
     let out = ok(&engine, "browser_click", json!({"ref": link})).await;
     assert_eq!(out.data["navigated"], true, "{}", out.text);
     assert_eq!(out.data["url"], site.url("/form.html"));
-    let e = call(&engine, "browser_click", json!({"ref": button})).await.unwrap_err();
+    let e = call(&engine, "browser_click", json!({"ref": button}))
+        .await
+        .unwrap_err();
     assert_eq!(e.code, ErrorCode::ElementStale, "{e}");
     assert!(e.to_string().contains("browser_snapshot"));
     engine.shutdown().await;
@@ -107,13 +147,21 @@ async fn unknown_and_malformed_refs() {
     let engine = engine();
     ok(&engine, "browser_navigate", json!({"url": site.url("/")})).await;
     ok(&engine, "browser_snapshot", json!({})).await;
-    let e = call(&engine, "browser_click", json!({"ref": "e999"})).await.unwrap_err();
+    let e = call(&engine, "browser_click", json!({"ref": "e999"}))
+        .await
+        .unwrap_err();
     assert_eq!(e.code, ErrorCode::ElementNotFound, "{e}");
-    let e = call(&engine, "browser_click", json!({"ref": "button"})).await.unwrap_err();
+    let e = call(&engine, "browser_click", json!({"ref": "button"}))
+        .await
+        .unwrap_err();
     assert_eq!(e.code, ErrorCode::InvalidArgument, "{e}");
-    let e = call(&engine, "browser_click", json!({"selector": "#nope"})).await.unwrap_err();
+    let e = call(&engine, "browser_click", json!({"selector": "#nope"}))
+        .await
+        .unwrap_err();
     assert_eq!(e.code, ErrorCode::ElementNotFound, "{e}");
-    let e = call(&engine, "browser_click", json!({"selector": "[[["})).await.unwrap_err();
+    let e = call(&engine, "browser_click", json!({"selector": "[[["}))
+        .await
+        .unwrap_err();
     assert_eq!(e.code, ErrorCode::InvalidArgument, "{e}");
     ok(&engine, "browser_click", json!({"selector": "#trusted"})).await;
     assert_eq!(title(&engine).await, "clicked 1 trusted=true");
@@ -124,23 +172,49 @@ async fn unknown_and_malformed_refs() {
 async fn type_clears_reports_value_and_submits() {
     let site = TestSite::start().await;
     let engine = engine();
-    ok(&engine, "browser_navigate", json!({"url": site.url("/form.html")})).await;
+    ok(
+        &engine,
+        "browser_navigate",
+        json!({"url": site.url("/form.html")}),
+    )
+    .await;
     let snap = ok(&engine, "browser_snapshot", json!({})).await;
     assert!(snap.text.contains("textbox \"Email\""), "{}", snap.text);
-    assert!(snap.text.contains("value=\"old@example.com\""), "{}", snap.text);
+    assert!(
+        snap.text.contains("value=\"old@example.com\""),
+        "{}",
+        snap.text
+    );
     let email = ref_of(&snap.text, "textbox \"Email\"");
-    let out = ok(&engine, "browser_type", json!({"ref": email, "text": "new@example.com"})).await;
+    let out = ok(
+        &engine,
+        "browser_type",
+        json!({"ref": email, "text": "new@example.com"}),
+    )
+    .await;
     assert_eq!(out.data["value"], "new@example.com");
-    let out = ok(&engine, "browser_type", json!({"ref": email, "text": ".org", "clear": false})).await;
+    let out = ok(
+        &engine,
+        "browser_type",
+        json!({"ref": email, "text": ".org", "clear": false}),
+    )
+    .await;
     assert_eq!(out.data["value"], "new@example.com.org");
-    let out = ok(&engine, "browser_type", json!({"ref": email, "text": "a@b.c", "submit": true})).await;
+    let out = ok(
+        &engine,
+        "browser_type",
+        json!({"ref": email, "text": "a@b.c", "submit": true}),
+    )
+    .await;
     assert_eq!(out.data["value"], "a@b.c");
     assert_eq!(title(&engine).await, "submitted a@b.c");
     let notes = ref_of(&snap.text, "textbox \"Notes\"");
     let out = ok(&engine, "browser_type", json!({"ref": notes, "text": ""})).await;
     assert_eq!(out.data["value"], "");
     let agree = ref_of(&snap.text, "checkbox \"I agree\"");
-    let e = call(&engine, "browser_type", json!({"ref": agree, "text": "x"})).await.unwrap_err();
+    let e = call(&engine, "browser_type", json!({"ref": agree, "text": "x"}))
+        .await
+        .unwrap_err();
     assert_eq!(e.code, ErrorCode::ElementNotInteractable);
     engine.shutdown().await;
 }
@@ -149,7 +223,12 @@ async fn type_clears_reports_value_and_submits() {
 async fn snapshot_shows_roles_names_states_and_hides_hidden() {
     let site = TestSite::start().await;
     let engine = engine();
-    ok(&engine, "browser_navigate", json!({"url": site.url("/snapshot.html")})).await;
+    ok(
+        &engine,
+        "browser_navigate",
+        json!({"url": site.url("/snapshot.html")}),
+    )
+    .await;
     let snap = ok(&engine, "browser_snapshot", json!({})).await;
     let t = &snap.text;
     for expected in [
@@ -172,15 +251,28 @@ async fn snapshot_shows_roles_names_states_and_hides_hidden() {
     ] {
         assert!(t.contains(expected), "missing {expected:?} in:\n{t}");
     }
-    for hidden in ["Hidden by attribute", "Hidden by display", "Hidden from a11y", "Invisible"] {
+    for hidden in [
+        "Hidden by attribute",
+        "Hidden by display",
+        "Hidden from a11y",
+        "Invisible",
+    ] {
         assert!(!t.contains(hidden), "{hidden:?} shown in:\n{t}");
     }
     assert_eq!(snap.data["truncated"], false);
     let capped = ok(&engine, "browser_snapshot", json!({"max_elements": 3})).await;
     assert_eq!(capped.data["truncated"], true);
-    assert!(capped.text.contains("[truncated after 3 elements"), "{}", capped.text);
+    assert!(
+        capped.text.contains("[truncated after 3 elements"),
+        "{}",
+        capped.text
+    );
     let scoped = ok(&engine, "browser_snapshot", json!({"selector": "nav"})).await;
-    assert!(scoped.text.contains("link \"Home\"") && !scoped.text.contains("Roles and names"), "{}", scoped.text);
+    assert!(
+        scoped.text.contains("link \"Home\"") && !scoped.text.contains("Roles and names"),
+        "{}",
+        scoped.text
+    );
     engine.shutdown().await;
 }
 
@@ -193,15 +285,60 @@ async fn screenshots_viewport_full_page_element_and_jpeg() {
     let image = shot.image.expect("an image");
     assert_eq!(image.mime_type, "image/png");
     assert!(shot.data["width"].as_u64().unwrap() > 100, "{}", shot.data);
-    let jpeg = ok(&engine, "browser_screenshot", json!({"format": "jpeg", "quality": 50, "full_page": true})).await;
+    let jpeg = ok(
+        &engine,
+        "browser_screenshot",
+        json!({"format": "jpeg", "quality": 50, "full_page": true}),
+    )
+    .await;
     assert_eq!(jpeg.image.unwrap().mime_type, "image/jpeg");
     assert!(jpeg.data["height"].as_u64().unwrap() > 0, "{}", jpeg.data);
     let snap = ok(&engine, "browser_snapshot", json!({})).await;
     let button = ref_of(&snap.text, "button \"Trusted click\"");
     let element = ok(&engine, "browser_screenshot", json!({"ref": button})).await;
-    let (w, h) = (element.data["width"].as_u64().unwrap(), element.data["height"].as_u64().unwrap());
-    assert!(w > 10 && w < 400 && h > 5 && h < 100, "element shot {w}x{h}");
-    let e = call(&engine, "browser_screenshot", json!({"quality": 50})).await.unwrap_err();
+    let (w, h) = (
+        element.data["width"].as_u64().unwrap(),
+        element.data["height"].as_u64().unwrap(),
+    );
+    assert!(
+        w > 10 && w < 400 && h > 5 && h < 100,
+        "element shot {w}x{h}"
+    );
+    let e = call(&engine, "browser_screenshot", json!({"quality": 50}))
+        .await
+        .unwrap_err();
     assert_eq!(e.code, ErrorCode::InvalidArgument);
+    engine.shutdown().await;
+}
+
+#[tokio::test]
+async fn refs_resolve_to_stable_backend_node_ids() {
+    let site = TestSite::start().await;
+    let engine = engine();
+    ok(
+        &engine,
+        "browser_navigate",
+        json!({"url": site.url("/form.html")}),
+    )
+    .await;
+    let first = ok(&engine, "browser_snapshot", json!({})).await;
+    let email = ref_of(&first.text, "textbox \"Email\"");
+    let send = ref_of(&first.text, "button \"Send\"");
+    let node = engine.ref_node(&email, &common::budget()).await.unwrap();
+    assert!(node > 0);
+    assert_ne!(
+        node,
+        engine.ref_node(&send, &common::budget()).await.unwrap()
+    );
+    let second = ok(&engine, "browser_snapshot", json!({})).await;
+    assert_eq!(
+        ref_of(&second.text, "textbox \"Email\""),
+        email,
+        "same element, same ref"
+    );
+    assert_eq!(
+        engine.ref_node(&email, &common::budget()).await.unwrap(),
+        node
+    );
     engine.shutdown().await;
 }

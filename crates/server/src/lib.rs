@@ -1,1 +1,8 @@
-//! placeholder
+//! cdpilot's front ends. Each one turns its own wire format into
+//! `engine::Action`s through the shared tool registry (`engine::tools`) and
+//! turns `ActionOutput`/`ActionError` back into its own results; none of
+//! them reaches around the Action enum.
+//!
+//! - [`mcp`]: the Model Context Protocol over stdio, with the official SDK.
+
+pub mod mcp;

@@ -34,7 +34,13 @@ impl McpClient {
         let mut child = command.spawn().expect("spawn MCP server");
         let stdin = child.stdin.take();
         let stdout = BufReader::new(child.stdout.take().expect("stdout")).lines();
-        McpClient { child, stdin, stdout, next_id: 1, notifications: Vec::new() }
+        McpClient {
+            child,
+            stdin,
+            stdout,
+            next_id: 1,
+            notifications: Vec::new(),
+        }
     }
 
     /// `initialize` + `notifications/initialized`; returns the initialize result.
@@ -54,7 +60,10 @@ impl McpClient {
     }
 
     pub async fn list_tools(&mut self) -> Vec<Value> {
-        let result = self.request("tools/list", json!({})).await.expect("tools/list");
+        let result = self
+            .request("tools/list", json!({}))
+            .await
+            .expect("tools/list");
         result["tools"].as_array().cloned().unwrap_or_default()
     }
 

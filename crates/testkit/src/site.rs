@@ -50,7 +50,10 @@ impl TestSite {
         let listener_b = TcpListener::bind("127.0.0.1:0").await.expect("bind B");
         let a = format!("http://127.0.0.1:{}", port(&listener_a));
         let b = format!("http://localhost:{}", port(&listener_b));
-        let origins = Origins { a: a.clone(), b: b.clone() };
+        let origins = Origins {
+            a: a.clone(),
+            b: b.clone(),
+        };
         let mut tasks = Vec::new();
         for listener in [listener_a, listener_b] {
             let app = router(origins.clone());
@@ -88,7 +91,10 @@ fn router(origins: Origins) -> Router {
         .route("/redirect", get(redirect))
         .route("/status/{code}", get(status))
         .route("/controls/{count}", get(controls))
-        .route("/", get(|s: State<Origins>| page(s, Path("index.html".into()))))
+        .route(
+            "/",
+            get(|s: State<Origins>| page(s, Path("index.html".into()))),
+        )
         .route("/{*path}", get(page))
         .with_state(origins)
 }
@@ -97,7 +103,9 @@ async fn page(State(origins): State<Origins>, Path(path): Path<String>) -> Respo
     let Some((_, body)) = PAGES.iter().find(|(name, _)| *name == path) else {
         return (StatusCode::NOT_FOUND, "not found").into_response();
     };
-    let body = body.replace("{{A}}", &origins.a).replace("{{B}}", &origins.b);
+    let body = body
+        .replace("{{A}}", &origins.a)
+        .replace("{{B}}", &origins.b);
     ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], body).into_response()
 }
 
@@ -108,7 +116,11 @@ async fn redirect(Query(q): Query<HashMap<String, String>>) -> Response {
 
 async fn status(Path(code): Path<u16>) -> Response {
     let code = StatusCode::from_u16(code).unwrap_or(StatusCode::BAD_REQUEST);
-    let body = format!("<!doctype html><title>Status {}</title><h1>Status {}</h1>", code.as_u16(), code.as_u16());
+    let body = format!(
+        "<!doctype html><title>Status {}</title><h1>Status {}</h1>",
+        code.as_u16(),
+        code.as_u16()
+    );
     (code, [(header::CONTENT_TYPE, "text/html")], body).into_response()
 }
 
@@ -120,15 +132,24 @@ async fn controls(Path(count): Path<usize>) -> Response {
 
 pub fn controls_page(count: usize) -> String {
     let mut html = String::with_capacity(count * 120);
-    html.push_str("<!doctype html><title>Controls</title><h1>Inventory</h1><p>Rows of items.</p><table>");
+    html.push_str(
+        "<!doctype html><title>Controls</title><h1>Inventory</h1><p>Rows of items.</p><table>",
+    );
     for i in 0..count {
         if i % 3 == 0 {
             html.push_str("<tr>");
         }
         match i % 3 {
-            0 => html.push_str(&format!("<td>Item {i}</td><td><a href=\"#item-{i}\">Open {i}</a></td>")),
-            1 => html.push_str(&format!("<td><button onclick=\"this.dataset.n=1\">Buy {i}</button></td>")),
-            _ => html.push_str(&format!("<td><input aria-label=\"Qty {i}\" value=\"{}\"></td></tr>", i % 7)),
+            0 => html.push_str(&format!(
+                "<td>Item {i}</td><td><a href=\"#item-{i}\">Open {i}</a></td>"
+            )),
+            1 => html.push_str(&format!(
+                "<td><button onclick=\"this.dataset.n=1\">Buy {i}</button></td>"
+            )),
+            _ => html.push_str(&format!(
+                "<td><input aria-label=\"Qty {i}\" value=\"{}\"></td></tr>",
+                i % 7
+            )),
         }
     }
     html.push_str("</table><footer>End</footer>");

@@ -16,7 +16,11 @@ const NAVIGATION_STARTED: &[&str] = &[
     "Page.frameNavigated",
 ];
 
-pub async fn run(tab: &Tab, args: &ClickArgs, budget: &Budget) -> Result<ActionOutput, ActionError> {
+pub async fn run(
+    tab: &Tab,
+    args: &ClickArgs,
+    budget: &Budget,
+) -> Result<ActionOutput, ActionError> {
     let element = element::resolve(tab, &args.target, budget).await?;
     let point = element.clickable_point(tab, budget).await?;
     let (main_frame, document_before) = tab.state(|s| (s.main_frame_id.clone(), s.document));
@@ -36,7 +40,8 @@ pub async fn run(tab: &Tab, args: &ClickArgs, budget: &Budget) -> Result<ActionO
     let mut started = false;
     while let Ok(event) = events.try_recv() {
         if NAVIGATION_STARTED.contains(&event.method.as_str())
-            && (event.params["frameId"] == main_frame.as_str() || event.params["frame"]["id"] == main_frame.as_str())
+            && (event.params["frameId"] == main_frame.as_str()
+                || event.params["frame"]["id"] == main_frame.as_str())
         {
             started = true;
             break;
@@ -48,9 +53,15 @@ pub async fn run(tab: &Tab, args: &ClickArgs, budget: &Budget) -> Result<ActionO
     let navigated = tab.state(|s| s.document != document_before);
     let (url, _) = navigate::location(tab, budget).await?;
     let text = if navigated {
-        format!("Clicked {}; the page navigated to {url}. Take a browser_snapshot to see it.", element.label)
+        format!(
+            "Clicked {}; the page navigated to {url}. Take a browser_snapshot to see it.",
+            element.label
+        )
     } else {
         format!("Clicked {}.", element.label)
     };
-    Ok(ActionOutput::new(text, json!({ "ok": true, "url": url, "navigated": navigated })))
+    Ok(ActionOutput::new(
+        text,
+        json!({ "ok": true, "url": url, "navigated": navigated }),
+    ))
 }

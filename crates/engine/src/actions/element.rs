@@ -18,11 +18,18 @@ pub struct Element {
     pub label: String,
 }
 
-pub async fn resolve(tab: &Tab, target: &ElementTarget, budget: &Budget) -> Result<Element, ActionError> {
+pub async fn resolve(
+    tab: &Tab,
+    target: &ElementTarget,
+    budget: &Budget,
+) -> Result<Element, ActionError> {
     match (&target.reference, &target.selector) {
         (Some(reference), _) => by_ref(tab, reference, budget).await,
         (None, Some(selector)) => by_selector(tab, selector, budget).await,
-        (None, None) => Err(ActionError::invalid("no ref or selector given", "Pass the element's ref from browser_snapshot.")),
+        (None, None) => Err(ActionError::invalid(
+            "no ref or selector given",
+            "Pass the element's ref from browser_snapshot.",
+        )),
     }
 }
 
@@ -50,23 +57,39 @@ pub async fn by_ref(tab: &Tab, reference: &str, budget: &Budget) -> Result<Eleme
         "globalThis.__cdpilot ? globalThis.__cdpilot.lookup({}) : 'no-world'",
         serde_json::to_string(reference).expect("string serializes")
     );
-    let object = tab.evaluate_in_world(budget, "finding the element", &expression, false).await?;
+    let object = tab
+        .evaluate_in_world(budget, "finding the element", &expression, false)
+        .await?;
     element_or_error(object, format!("ref {reference}"), || {
         ActionError::new(
             ErrorCode::ElementNotFound,
-            format!("ref {reference} is not on the page (never issued, or its element was removed)"),
+            format!(
+                "ref {reference} is not on the page (never issued, or its element was removed)"
+            ),
             "Take a new browser_snapshot and use a ref from it.",
         )
     })
-    .map_err(|e| if e.code == ErrorCode::ElementStale { ActionError::stale(reference) } else { e })
+    .map_err(|e| {
+        if e.code == ErrorCode::ElementStale {
+            ActionError::stale(reference)
+        } else {
+            e
+        }
+    })
 }
 
-pub async fn by_selector(tab: &Tab, selector: &str, budget: &Budget) -> Result<Element, ActionError> {
+pub async fn by_selector(
+    tab: &Tab,
+    selector: &str,
+    budget: &Budget,
+) -> Result<Element, ActionError> {
     let quoted = serde_json::to_string(selector).expect("string serializes");
     let expression = format!(
         "(() => {{ try {{ return document.querySelector({quoted}); }} catch (e) {{ return 'bad-selector'; }} }})()"
     );
-    let object = tab.evaluate_in_world(budget, "finding the element", &expression, false).await?;
+    let object = tab
+        .evaluate_in_world(budget, "finding the element", &expression, false)
+        .await?;
     if object.value.as_ref().and_then(|v| v.as_str()) == Some("bad-selector") {
         return Err(ActionError::invalid(
             format!("{selector:?} is not a valid CSS selector"),
@@ -92,7 +115,9 @@ fn element_or_error(
         return Err(ActionError::new(ErrorCode::ElementStale, label, ""));
     }
     match object.object_id {
-        Some(object_id) if object.subtype.as_deref() == Some("node") => Ok(Element { object_id, label }),
+        Some(object_id) if object.subtype.as_deref() == Some("node") => {
+            Ok(Element { object_id, label })
+        }
         _ => Err(not_found()),
     }
 }
@@ -104,7 +129,10 @@ impl Element {
             .cdp(
                 "describing the element",
                 &tab.session,
-                dom::DescribeNode { object_id: Some(self.object_id.clone()), backend_node_id: None },
+                dom::DescribeNode {
+                    object_id: Some(self.object_id.clone()),
+                    backend_node_id: None,
+                },
             )
             .await?;
         Ok(described.node.backend_node_id)
@@ -112,16 +140,28 @@ impl Element {
 
     /// Scrolls the element into view and returns the centre of its first
     /// visible content quad, in viewport CSS pixels.
-    pub async fn clickable_point(&self, tab: &Tab, budget: &Budget) -> Result<(f64, f64), ActionError> {
+    pub async fn clickable_point(
+        &self,
+        tab: &Tab,
+        budget: &Budget,
+    ) -> Result<(f64, f64), ActionError> {
         budget
             .cdp(
                 "scrolling the element into view",
                 &tab.session,
-                dom::ScrollIntoViewIfNeeded { object_id: self.object_id.clone() },
+                dom::ScrollIntoViewIfNeeded {
+                    object_id: self.object_id.clone(),
+                },
             )
             .await?;
         let quads = budget
-            .cdp("measuring the element", &tab.session, dom::GetContentQuads { object_id: self.object_id.clone() })
+            .cdp(
+                "measuring the element",
+                &tab.session,
+                dom::GetContentQuads {
+                    object_id: self.object_id.clone(),
+                },
+            )
             .await?;
         quads
             .quads
@@ -157,7 +197,10 @@ impl Element {
                     object_id: Some(self.object_id.clone()),
                     arguments: args
                         .into_iter()
-                        .map(|v| runtime::CallArgument { value: Some(v), object_id: None })
+                        .map(|v| runtime::CallArgument {
+                            value: Some(v),
+                            object_id: None,
+                        })
                         .collect(),
                     return_by_value: true,
                     ..Default::default()
@@ -165,7 +208,10 @@ impl Element {
             )
             .await?;
         if let Some(exception) = evaluated.exception_details {
-            return Err(ActionError::internal(format!("{step}: {}", exception.message())));
+            return Err(ActionError::internal(format!(
+                "{step}: {}",
+                exception.message()
+            )));
         }
         Ok(evaluated.result.value.unwrap_or(serde_json::Value::Null))
     }
@@ -186,7 +232,13 @@ fn quad_area(q: &[f64]) -> f64 {
 mod tests {
     #[test]
     fn quad_area_of_a_square_and_a_line() {
-        assert_eq!(super::quad_area(&[0.0, 0.0, 10.0, 0.0, 10.0, 10.0, 0.0, 10.0]), 100.0);
-        assert_eq!(super::quad_area(&[0.0, 0.0, 10.0, 0.0, 10.0, 0.0, 0.0, 0.0]), 0.0);
+        assert_eq!(
+            super::quad_area(&[0.0, 0.0, 10.0, 0.0, 10.0, 10.0, 0.0, 10.0]),
+            100.0
+        );
+        assert_eq!(
+            super::quad_area(&[0.0, 0.0, 10.0, 0.0, 10.0, 0.0, 0.0, 0.0]),
+            0.0
+        );
     }
 }

@@ -34,19 +34,38 @@ pub async fn click(
         MouseButton::Right => ("right", 2),
         MouseButton::Middle => ("middle", 4),
     };
-    let event = |kind: &str, button: &str, buttons: u32, click_count: u32| input::DispatchMouseEvent {
-        kind: kind.into(),
-        x,
-        y,
-        button: button.into(),
-        buttons,
-        click_count,
-        modifiers,
-    };
-    budget.cdp("moving the mouse", &tab.session, event("mouseMoved", "none", 0, 0)).await?;
+    let event =
+        |kind: &str, button: &str, buttons: u32, click_count: u32| input::DispatchMouseEvent {
+            kind: kind.into(),
+            x,
+            y,
+            button: button.into(),
+            buttons,
+            click_count,
+            modifiers,
+        };
+    budget
+        .cdp(
+            "moving the mouse",
+            &tab.session,
+            event("mouseMoved", "none", 0, 0),
+        )
+        .await?;
     for n in 1..=count {
-        budget.cdp("pressing the mouse button", &tab.session, event("mousePressed", name, mask, n)).await?;
-        budget.cdp("releasing the mouse button", &tab.session, event("mouseReleased", name, 0, n)).await?;
+        budget
+            .cdp(
+                "pressing the mouse button",
+                &tab.session,
+                event("mousePressed", name, mask, n),
+            )
+            .await?;
+        budget
+            .cdp(
+                "releasing the mouse button",
+                &tab.session,
+                event("mouseReleased", name, 0, n),
+            )
+            .await?;
     }
     Ok(())
 }
@@ -62,15 +81,25 @@ pub async fn press_enter(tab: &Tab, budget: &Budget) -> Result<(), ActionError> 
         native_virtual_key_code: 13,
         modifiers: 0,
     };
-    budget.cdp("pressing Enter", &tab.session, key("keyDown", Some("\r"))).await?;
-    budget.cdp("releasing Enter", &tab.session, key("keyUp", None)).await?;
+    budget
+        .cdp("pressing Enter", &tab.session, key("keyDown", Some("\r")))
+        .await?;
+    budget
+        .cdp("releasing Enter", &tab.session, key("keyUp", None))
+        .await?;
     Ok(())
 }
 
 /// Inserts text at the caret, as an IME commit would (one `input` event).
 pub async fn insert_text(tab: &Tab, budget: &Budget, text: &str) -> Result<(), ActionError> {
     budget
-        .cdp("typing the text", &tab.session, input::InsertText { text: text.to_owned() })
+        .cdp(
+            "typing the text",
+            &tab.session,
+            input::InsertText {
+                text: text.to_owned(),
+            },
+        )
         .await?;
     Ok(())
 }
@@ -86,8 +115,12 @@ pub async fn press_delete(tab: &Tab, budget: &Budget) -> Result<(), ActionError>
         native_virtual_key_code: 46,
         modifiers: 0,
     };
-    budget.cdp("clearing the field", &tab.session, key("rawKeyDown")).await?;
-    budget.cdp("clearing the field", &tab.session, key("keyUp")).await?;
+    budget
+        .cdp("clearing the field", &tab.session, key("rawKeyDown"))
+        .await?;
+    budget
+        .cdp("clearing the field", &tab.session, key("keyUp"))
+        .await?;
     Ok(())
 }
 

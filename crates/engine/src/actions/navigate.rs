@@ -9,7 +9,11 @@ use crate::action::{History, NavigateArgs, WaitUntil};
 use crate::tab::Tab;
 use crate::{ActionError, ActionOutput, Budget, ErrorCode};
 
-pub async fn run(tab: &Tab, args: &NavigateArgs, budget: &Budget) -> Result<ActionOutput, ActionError> {
+pub async fn run(
+    tab: &Tab,
+    args: &NavigateArgs,
+    budget: &Budget,
+) -> Result<ActionOutput, ActionError> {
     let wait_until = args.wait_until.unwrap_or_default();
     // Subscribe before acting, so no lifecycle event can slip past.
     let mut events = tab.session.events();
@@ -20,7 +24,9 @@ pub async fn run(tab: &Tab, args: &NavigateArgs, budget: &Budget) -> Result<Acti
     };
     let loader = wait_for_load(tab, &mut events, loader, wait_until, budget).await?;
     let (url, title) = location(tab, budget).await?;
-    let response = loader.as_deref().and_then(|l| tab.state(|s| s.document_response(l).cloned()));
+    let response = loader
+        .as_deref()
+        .and_then(|l| tab.state(|s| s.document_response(l).cloned()));
     let status = response.as_ref().and_then(|r| r.status);
     let redirected_from = match (&args.url, &response) {
         (Some(requested), Some(r)) if r.redirected => Some(requested.clone()),
@@ -42,7 +48,13 @@ pub async fn run(tab: &Tab, args: &NavigateArgs, budget: &Budget) -> Result<Acti
 /// Starts a navigation to `url`; returns the new document's loader id.
 async fn open(tab: &Tab, url: &str, budget: &Budget) -> Result<String, ActionError> {
     let navigated = budget
-        .cdp("starting the navigation", &tab.session, page::Navigate { url: url.to_owned() })
+        .cdp(
+            "starting the navigation",
+            &tab.session,
+            page::Navigate {
+                url: url.to_owned(),
+            },
+        )
         .await?;
     if let Some(error) = navigated.error_text.filter(|e| !e.is_empty()) {
         return Err(ActionError::new(
@@ -61,7 +73,10 @@ async fn history(tab: &Tab, step: History, budget: &Budget) -> Result<Option<Str
     if step == History::Reload {
         budget
             .run("reloading", async {
-                tab.session.send("Page.reload", json!({})).await.map_err(|e| budget.map_cdp("reloading", e))
+                tab.session
+                    .send("Page.reload", json!({}))
+                    .await
+                    .map_err(|e| budget.map_cdp("reloading", e))
             })
             .await?;
         return Ok(None);
@@ -75,10 +90,20 @@ async fn history(tab: &Tab, step: History, budget: &Budget) -> Result<Option<Str
         })
         .await?;
     let current = history["currentIndex"].as_i64().unwrap_or(0);
-    let target = if step == History::Back { current - 1 } else { current + 1 };
-    let entry = history["entries"].get(target.max(0) as usize).filter(|_| target >= 0);
+    let target = if step == History::Back {
+        current - 1
+    } else {
+        current + 1
+    };
+    let entry = history["entries"]
+        .get(target.max(0) as usize)
+        .filter(|_| target >= 0);
     let Some(entry_id) = entry.and_then(|e| e["id"].as_i64()) else {
-        let which = if step == History::Back { "back" } else { "forward" };
+        let which = if step == History::Back {
+            "back"
+        } else {
+            "forward"
+        };
         return Err(ActionError::invalid(
             format!("there is no page to go {which} to"),
             "Open a page with url instead.",
@@ -87,7 +112,10 @@ async fn history(tab: &Tab, step: History, budget: &Budget) -> Result<Option<Str
     budget
         .run("moving in history", async {
             tab.session
-                .send("Page.navigateToHistoryEntry", json!({ "entryId": entry_id }))
+                .send(
+                    "Page.navigateToHistoryEntry",
+                    json!({ "entryId": entry_id }),
+                )
                 .await
                 .map_err(|e| budget.map_cdp("moving in history", e))
         })
@@ -122,10 +150,14 @@ pub async fn wait_for_load(
             while let Some(event) = events.recv().await {
                 let p = &event.params;
                 match event.method.as_str() {
-                    "Page.frameNavigated" if loader.is_none() && p["frame"]["id"] == main_frame.as_str() => {
+                    "Page.frameNavigated"
+                        if loader.is_none() && p["frame"]["id"] == main_frame.as_str() =>
+                    {
                         loader = p["frame"]["loaderId"].as_str().map(str::to_owned);
                     }
-                    "Page.navigatedWithinDocument" if loader.is_none() && p["frameId"] == main_frame.as_str() => {
+                    "Page.navigatedWithinDocument"
+                        if loader.is_none() && p["frameId"] == main_frame.as_str() =>
+                    {
                         return Ok(());
                     }
                     "Page.lifecycleEvent"
@@ -147,7 +179,12 @@ pub async fn wait_for_load(
 /// The document's real `location.href` and title, read in cdpilot's world.
 pub async fn location(tab: &Tab, budget: &Budget) -> Result<(String, String), ActionError> {
     let value = tab
-        .evaluate_in_world(budget, "reading the page's address", "[location.href, document.title]", true)
+        .evaluate_in_world(
+            budget,
+            "reading the page's address",
+            "[location.href, document.title]",
+            true,
+        )
         .await?
         .value
         .unwrap_or(Value::Null);

@@ -10,7 +10,11 @@ use crate::actions::element;
 use crate::tab::Tab;
 use crate::{ActionError, ActionOutput, Budget, Image};
 
-pub async fn run(tab: &Tab, args: &ScreenshotArgs, budget: &Budget) -> Result<ActionOutput, ActionError> {
+pub async fn run(
+    tab: &Tab,
+    args: &ScreenshotArgs,
+    budget: &Budget,
+) -> Result<ActionOutput, ActionError> {
     let format = args.format.unwrap_or_default();
     let mut capture = page::CaptureScreenshot {
         format: match format {
@@ -27,12 +31,20 @@ pub async fn run(tab: &Tab, args: &ScreenshotArgs, budget: &Budget) -> Result<Ac
     if let Some(reference) = &args.reference {
         let element = element::by_ref(tab, reference, budget).await?;
         element.clickable_point(tab, budget).await?; // scrolls it into view, fails if it has no box
-        let metrics = budget.cdp("measuring the page", &tab.session, page::GetLayoutMetrics {}).await?;
+        let metrics = budget
+            .cdp(
+                "measuring the page",
+                &tab.session,
+                page::GetLayoutMetrics {},
+            )
+            .await?;
         let quads = budget
             .cdp(
                 "measuring the element",
                 &tab.session,
-                cdp::protocol::dom::GetContentQuads { object_id: element.object_id.clone() },
+                cdp::protocol::dom::GetContentQuads {
+                    object_id: element.object_id.clone(),
+                },
             )
             .await?;
         let quad = quads.quads.first().cloned().unwrap_or_default();
@@ -49,13 +61,27 @@ pub async fn run(tab: &Tab, args: &ScreenshotArgs, budget: &Budget) -> Result<Ac
         });
         what = element.label;
     } else if args.full_page == Some(true) {
-        let metrics = budget.cdp("measuring the page", &tab.session, page::GetLayoutMetrics {}).await?;
+        let metrics = budget
+            .cdp(
+                "measuring the page",
+                &tab.session,
+                page::GetLayoutMetrics {},
+            )
+            .await?;
         let size = &metrics.css_content_size;
-        capture.clip = Some(page::Viewport { x: 0.0, y: 0.0, width: size.width.max(1.0), height: size.height.max(1.0), scale: 1.0 });
+        capture.clip = Some(page::Viewport {
+            x: 0.0,
+            y: 0.0,
+            width: size.width.max(1.0),
+            height: size.height.max(1.0),
+            scale: 1.0,
+        });
         capture.capture_beyond_viewport = true;
         what = "the full page".into();
     }
-    let shot = budget.cdp("taking the screenshot", &tab.session, capture).await?;
+    let shot = budget
+        .cdp("taking the screenshot", &tab.session, capture)
+        .await?;
     let bytes = base64::engine::general_purpose::STANDARD
         .decode(&shot.data)
         .map_err(|e| ActionError::internal(format!("the screenshot was not base64: {e}")))?;
@@ -65,10 +91,16 @@ pub async fn run(tab: &Tab, args: &ScreenshotArgs, budget: &Budget) -> Result<Ac
         ImageFormat::Jpeg => "image/jpeg",
     };
     let mut output = ActionOutput::new(
-        format!("Screenshot of {what}, {width}x{height} {}.", &mime_type[6..]),
+        format!(
+            "Screenshot of {what}, {width}x{height} {}.",
+            &mime_type[6..]
+        ),
         json!({ "width": width, "height": height }),
     );
-    output.image = Some(Image { base64: shot.data, mime_type });
+    output.image = Some(Image {
+        base64: shot.data,
+        mime_type,
+    });
     Ok(output)
 }
 

@@ -30,12 +30,21 @@ const PREPARE: &str = r#"function (clear) {
   return true;
 }"#;
 
-const VALUE: &str = "function () { return this.isContentEditable ? this.textContent : this.value; }";
+const VALUE: &str =
+    "function () { return this.isContentEditable ? this.textContent : this.value; }";
 
 pub async fn run(tab: &Tab, args: &TypeArgs, budget: &Budget) -> Result<ActionOutput, ActionError> {
     let element = element::resolve(tab, &args.target, budget).await?;
     let clear = args.clear.unwrap_or(true);
-    let editable = element.call(tab, budget, "focusing the field", PREPARE, vec![Value::Bool(clear)]).await?;
+    let editable = element
+        .call(
+            tab,
+            budget,
+            "focusing the field",
+            PREPARE,
+            vec![Value::Bool(clear)],
+        )
+        .await?;
     if editable != Value::Bool(true) {
         return Err(ActionError::new(
             ErrorCode::ElementNotInteractable,
@@ -51,7 +60,9 @@ pub async fn run(tab: &Tab, args: &TypeArgs, budget: &Budget) -> Result<ActionOu
         input::insert_text(tab, budget, &args.text).await?;
     }
     // Read the value before submitting: a submit may navigate away.
-    let value = element.call(tab, budget, "reading the field", VALUE, vec![]).await?;
+    let value = element
+        .call(tab, budget, "reading the field", VALUE, vec![])
+        .await?;
     let submitted = args.submit.unwrap_or(false);
     if submitted {
         input::press_enter(tab, budget).await?;
@@ -61,5 +72,8 @@ pub async fn run(tab: &Tab, args: &TypeArgs, budget: &Budget) -> Result<ActionOu
     if submitted {
         text += " Pressed Enter.";
     }
-    Ok(ActionOutput::new(text, json!({ "ok": true, "value": value })))
+    Ok(ActionOutput::new(
+        text,
+        json!({ "ok": true, "value": value }),
+    ))
 }

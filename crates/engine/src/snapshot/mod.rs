@@ -29,7 +29,12 @@ struct Serialized {
     message: Option<String>,
 }
 
-pub async fn run(tab: &Tab, args: &SnapshotArgs, max_elements: u32, budget: &Budget) -> Result<ActionOutput, ActionError> {
+pub async fn run(
+    tab: &Tab,
+    args: &SnapshotArgs,
+    max_elements: u32,
+    budget: &Budget,
+) -> Result<ActionOutput, ActionError> {
     let options = json!({ "selector": args.selector, "maxElements": max_elements });
     let expression = format!("({SERIALIZER}).snapshot({options})");
     let document = tab.state(|s| s.document);
@@ -38,12 +43,18 @@ pub async fn run(tab: &Tab, args: &SnapshotArgs, max_elements: u32, budget: &Bud
         .await?
         .value
         .unwrap_or_default();
-    let snap: Serialized = serde_json::from_value(value)
-        .map_err(|e| ActionError::internal(format!("the snapshot serializer returned an unexpected shape: {e}")))?;
+    let snap: Serialized = serde_json::from_value(value).map_err(|e| {
+        ActionError::internal(format!(
+            "the snapshot serializer returned an unexpected shape: {e}"
+        ))
+    })?;
     match snap.error.as_deref() {
         Some("invalid_selector") => {
             return Err(ActionError::invalid(
-                format!("the selector is not valid CSS: {}", snap.message.unwrap_or_default()),
+                format!(
+                    "the selector is not valid CSS: {}",
+                    snap.message.unwrap_or_default()
+                ),
                 "Fix the selector or leave it out to snapshot the whole page.",
             ))
         }

@@ -10,7 +10,10 @@ use serde_json::Value;
 pub fn engine() -> Engine {
     let mut config = Config::default();
     config.browser.executable = testkit::chromium::executable().display().to_string();
-    config.browser.args = testkit::chromium::TEST_FLAGS.iter().map(|s| s.to_string()).collect();
+    config.browser.args = testkit::chromium::TEST_FLAGS
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
     Engine::new(config)
 }
 
@@ -33,7 +36,10 @@ pub fn ref_of(snapshot: &str, needle: &str) -> String {
         .lines()
         .find(|l| l.contains(needle))
         .unwrap_or_else(|| panic!("no line with {needle:?} in:\n{snapshot}"));
-    let start = line.find("[ref=").unwrap_or_else(|| panic!("no ref on {line:?}")) + 5;
+    let start = line
+        .find("[ref=")
+        .unwrap_or_else(|| panic!("no ref on {line:?}"))
+        + 5;
     line[start..].split(']').next().unwrap().to_owned()
 }
 
@@ -41,7 +47,12 @@ pub fn ref_of(snapshot: &str, needle: &str) -> String {
 /// own budget-free path: a snapshot of `selector`'s text is enough for most
 /// checks, so this reads the title (pages under test write results there).
 pub async fn title(engine: &Engine) -> String {
-    let out = ok(engine, "browser_snapshot", serde_json::json!({"max_elements": 1})).await;
+    let out = ok(
+        engine,
+        "browser_snapshot",
+        serde_json::json!({"max_elements": 1}),
+    )
+    .await;
     out.data["title"].as_str().unwrap_or_default().to_owned()
 }
 

@@ -1,0 +1,265 @@
+//! The `cdpilot` binary spoken to over MCP stdio, as a client would: the
+//! handshake, the tool list, the navigate → snapshot → click → type →
+//! screenshot loop on the test site, error results, and the promise that no
+//! Chromium outlives cdpilot however it ends.
+
+mod support;
+
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use support::{chromium_processes, spawn_cdpilot, text_of, wait_until};
+use testkit::TestSite;
+
+#[tokio::test]
+async fn handshake_names_cdpilot_and_lists_the_contract_tools() {
+    let (mut client, _tmp) = spawn_cdpilot();
+    let init = client.initialize().await;
+    assert_eq!(init["serverInfo"]["name"], "cdpilot");
+    assert!(init["capabilities"]["tools"].is_object());
+    let tools = client.list_tools().await;
+    let names: Vec<&str> = tools.iter().filter_map(|t| t["name"].as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "browser_navigate",
+            "browser_snapshot",
+            "browser_click",
+            "browser_type",
+            "browser_screenshot"
+        ]
+    );
+    for tool in &tools {
+        assert_eq!(tool["inputSchema"]["type"], "object", "{tool}");
+        assert!(tool["description"].as_str().unwrap().len() > 20);
+    }
+    let total: usize = tools.iter().map(|t| t.to_string().len()).sum();
+    assert!(total < 8000, "tool definitions are {total} chars");
+}
+
+#[tokio::test]
+async fn an_agent_loop_on_a_local_page() {
+    let site = TestSite::start().await;
+    let (mut client, _tmp) = spawn_cdpilot();
+    client.initialize().await;
+
+    let nav = client
+        .call("browser_navigate", json!({"url": site.url("/")}))
+        .await;
+    assert_eq!(nav["isError"], false, "{nav}");
+    assert_eq!(nav["structuredContent"]["title"], "cdpilot test home");
+
+    let snap = client.call("browser_snapshot", json!({})).await;
+    let text = text_of(&snap);
+    let button = support::ref_on_line(&text, "button \"Trusted click\"");
+    let click = client.call("browser_click", json!({"ref": button})).await;
+    assert_eq!(click["structuredContent"]["navigated"], false, "{click}");
+    let after = client.call("browser_snapshot", json!({})).await;
+    assert!(
+        text_of(&after).contains("text: clicked 1 trusted=true"),
+        "{}",
+        text_of(&after)
+    );
+
+    client
+        .call("browser_navigate", json!({"url": site.url("/form.html")}))
+        .await;
+    let form = text_of(&client.call("browser_snapshot", json!({})).await);
+    let email = support::ref_on_line(&form, "textbox \"Email\"");
+    let typed = client
+        .call(
+            "browser_type",
+            json!({"ref": email, "text": "agent@example.com", "submit": true}),
+        )
+        .await;
+    assert_eq!(
+        typed["structuredContent"]["value"], "agent@example.com",
+        "{typed}"
+    );
+
+    let shot = client.call("browser_screenshot", json!({})).await;
+    let image = shot["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["type"] == "image")
+        .expect("image block");
+    assert_eq!(image["mimeType"], "image/png");
+    assert!(image["data"].as_str().unwrap().len() > 1000);
+    assert!(shot["structuredContent"]["width"].as_u64().unwrap() > 0);
+}
+
+#[tokio::test]
+async fn bad_calls_get_contract_errors_and_the_server_keeps_serving() {
+    let site = TestSite::start().await;
+    let (mut client, _tmp) = spawn_cdpilot();
+    client.initialize().await;
+    let cases = [
+        (
+            "browser_navigate",
+            json!({"url": "javascript:alert(1)"}),
+            "invalid_argument",
+        ),
+        ("browser_navigate", json!({}), "invalid_argument"),
+        (
+            "browser_navigate",
+            json!({"url": ["not", "a", "string"]}),
+            "invalid_argument",
+        ),
+        ("browser_click", json!({"ref": true}), "invalid_argument"),
+        (
+            "browser_type",
+            json!({"ref": "e1", "text": 5}),
+            "invalid_argument",
+        ),
+        (
+            "browser_snapshot",
+            json!({"max_elements": "all"}),
+            "invalid_argument",
+        ),
+        ("browser_fly", json!({}), "invalid_argument"),
+    ];
+    for (tool, args, code) in cases {
+        let result = client.call(tool, args.clone()).await;
+        assert_eq!(result["isError"], true, "{tool} {args}: {result}");
+        assert_eq!(
+            result["structuredContent"]["error"]["code"], code,
+            "{tool} {args}: {result}"
+        );
+        let text = text_of(&result);
+        assert!(text.starts_with(&format!("{code}: ")), "{text}");
+    }
+    client
+        .call("browser_navigate", json!({"url": site.url("/")}))
+        .await;
+    client.call("browser_snapshot", json!({})).await;
+    let missing = client.call("browser_click", json!({"ref": "e999"})).await;
+    assert_eq!(
+        missing["structuredContent"]["error"]["code"], "element_not_found",
+        "{missing}"
+    );
+    let ok = client.call("browser_snapshot", json!({})).await;
+    assert_eq!(ok["isError"], false, "the server stopped serving: {ok}");
+}
+
+/// Starts cdpilot with a browser running, then ends it with `end`, and
+/// checks cdpilot and every Chromium process of its profile are gone within
+/// 5 s, and the temporary profile removed.
+async fn ends_cleanly(end: impl FnOnce(&mut testkit::McpClient)) {
+    let site = TestSite::start().await;
+    let (mut client, tmp) = spawn_cdpilot();
+    client.initialize().await;
+    let nav = client
+        .call("browser_navigate", json!({"url": site.url("/")}))
+        .await;
+    assert_eq!(nav["isError"], false, "{nav}");
+    assert!(
+        !chromium_processes(tmp.path()).is_empty(),
+        "no Chromium found for this cdpilot"
+    );
+    end(&mut client);
+    let status = tokio::time::timeout(Duration::from_secs(5), client.child.wait())
+        .await
+        .expect("cdpilot did not exit within 5 s")
+        .expect("wait");
+    let _ = status;
+    let gone = wait_until(Duration::from_secs(5), || {
+        chromium_processes(tmp.path()).is_empty()
+    })
+    .await;
+    assert!(
+        gone,
+        "Chromium left behind: {:?}",
+        chromium_processes(tmp.path())
+    );
+    let profiles_removed = wait_until(Duration::from_secs(5), || {
+        std::fs::read_dir(tmp.path())
+            .map(|d| d.count() == 0)
+            .unwrap_or(true)
+    })
+    .await;
+    let left: Vec<_> = std::fs::read_dir(tmp.path())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name())
+        .collect();
+    assert!(
+        profiles_removed,
+        "temporary files left in {}: {left:?}",
+        tmp.path().display()
+    );
+}
+
+fn signal(client: &testkit::McpClient, name: &str) {
+    let pid = client.child.id().expect("running").to_string();
+    let status = std::process::Command::new("kill")
+        .args([name, &pid])
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+#[tokio::test]
+async fn closing_stdin_ends_cdpilot_and_chromium() {
+    ends_cleanly(|client| client.close_stdin()).await;
+}
+
+#[tokio::test]
+async fn sigterm_ends_cdpilot_and_chromium() {
+    ends_cleanly(|client| signal(client, "-TERM")).await;
+}
+
+#[tokio::test]
+async fn sigint_ends_cdpilot_and_chromium() {
+    ends_cleanly(|client| signal(client, "-INT")).await;
+}
+
+#[tokio::test]
+async fn sigkill_of_cdpilot_still_ends_chromium() {
+    ends_cleanly(|client| signal(client, "-KILL")).await;
+}
+
+#[tokio::test]
+async fn a_crashed_browser_is_relaunched_on_the_next_call() {
+    let site = TestSite::start().await;
+    let (mut client, tmp) = spawn_cdpilot();
+    client.initialize().await;
+    client
+        .call("browser_navigate", json!({"url": site.url("/")}))
+        .await;
+    let browsers = support::browser_main_processes(tmp.path());
+    assert_eq!(browsers.len(), 1, "{browsers:?}");
+    std::process::Command::new("kill")
+        .args(["-KILL", &browsers[0].to_string()])
+        .status()
+        .unwrap();
+    assert!(
+        wait_until(Duration::from_secs(5), || support::browser_main_processes(
+            tmp.path()
+        )
+        .is_empty())
+        .await
+    );
+
+    let mut result: Value = client
+        .call("browser_navigate", json!({"url": site.url("/form.html")}))
+        .await;
+    if result["isError"] == true {
+        // The crash may be noticed by this call rather than before it.
+        assert_eq!(
+            result["structuredContent"]["error"]["code"], "browser_disconnected",
+            "{result}"
+        );
+        result = client
+            .call("browser_navigate", json!({"url": site.url("/form.html")}))
+            .await;
+    }
+    assert_eq!(result["isError"], false, "{result}");
+    assert!(
+        text_of(&result).contains("started a new one"),
+        "{}",
+        text_of(&result)
+    );
+    assert_eq!(result["structuredContent"]["browser_restarted"], true);
+    assert_eq!(result["structuredContent"]["title"], "Form");
+}

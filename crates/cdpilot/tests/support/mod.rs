@@ -1,0 +1,97 @@
+//! Helpers for the binary's end-to-end tests: spawning cdpilot with its own
+//! temp directory (so its Chromium and profile can be found), and reading
+//! what the model would read.
+#![allow(dead_code)]
+
+use std::path::Path;
+use std::time::Duration;
+
+use serde_json::Value;
+use testkit::McpClient;
+
+/// Spawns `cdpilot mcp` with TMPDIR set to a fresh directory: the temporary
+/// profile, and so every Chromium process's command line, lives under it.
+pub fn spawn_cdpilot() -> (McpClient, tempfile::TempDir) {
+    let tmp = tempfile::Builder::new()
+        .prefix("cdpilot-test-")
+        .tempdir()
+        .expect("tempdir");
+    let chrome = testkit::chromium::executable();
+    let client = McpClient::spawn(
+        env!("CARGO_BIN_EXE_cdpilot"),
+        &["mcp"],
+        &[
+            ("TMPDIR", tmp.path().to_str().unwrap()),
+            ("CDPILOT_CHROME", chrome.to_str().unwrap()),
+            ("CDPILOT_CONFIG", ""),
+        ],
+    );
+    (client, tmp)
+}
+
+/// The first text block of a tool result.
+pub fn text_of(result: &Value) -> String {
+    result["content"]
+        .as_array()
+        .and_then(|c| c.iter().find(|b| b["type"] == "text"))
+        .and_then(|b| b["text"].as_str())
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// The ref on the first snapshot line containing `needle`.
+pub fn ref_on_line(snapshot: &str, needle: &str) -> String {
+    let line = snapshot
+        .lines()
+        .find(|l| l.contains(needle))
+        .unwrap_or_else(|| panic!("no line with {needle:?} in:\n{snapshot}"));
+    let start = line.find("[ref=").expect("ref on line") + 5;
+    line[start..].split(']').next().unwrap().to_owned()
+}
+
+/// Pids of live processes whose command line mentions `dir`.
+pub fn chromium_processes(dir: &Path) -> Vec<u32> {
+    processes_matching(|cmdline| cmdline.contains(dir.to_str().unwrap()))
+}
+
+/// Pids of Chromium browser (not helper) processes using a profile in `dir`.
+pub fn browser_main_processes(dir: &Path) -> Vec<u32> {
+    processes_matching(|cmdline| {
+        cmdline.contains(dir.to_str().unwrap())
+            && cmdline.contains("--remote-debugging-port")
+            && !cmdline.contains("--type=")
+            && !cmdline.starts_with("/bin/sh")
+            && !cmdline.contains("setpriv")
+    })
+}
+
+fn processes_matching(matches: impl Fn(&str) -> bool) -> Vec<u32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|e| e.ok())
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+            !cmdline.is_empty() && matches(&cmdline)
+        })
+        .collect()
+}
+
+/// Re-checks `condition` every 50 ms until it holds or `limit` passes.
+/// (Processes we did not spawn offer no exit event to await.)
+pub async fn wait_until(limit: Duration, condition: impl Fn() -> bool) -> bool {
+    let mut tick = tokio::time::interval(Duration::from_millis(50));
+    let deadline = tokio::time::Instant::now() + limit;
+    loop {
+        tick.tick().await;
+        if condition() {
+            return true;
+        }
+        if tokio::time::Instant::now() >= deadline {
+            return false;
+        }
+    }
+}
