@@ -1,0 +1,139 @@
+//! The figures cdpilot competes on, measured end to end through MCP stdio
+//! on the optimized binary, against real headless Chromium and pages served
+//! on loopback. Run: `cargo bench -p cdpilot --bench figures`.
+//!
+//! Not a test: it asserts nothing about speed, it prints medians.
+
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+use testkit::{McpClient, TestSite};
+
+fn spawn() -> McpClient {
+    let chrome = testkit::chromium::executable();
+    McpClient::spawn(
+        env!("CARGO_BIN_EXE_cdpilot"),
+        &["mcp"],
+        &[("CDPILOT_CHROME", chrome.to_str().unwrap()), ("CDPILOT_CONFIG", "")],
+    )
+}
+
+fn median(mut samples: Vec<Duration>) -> Duration {
+    samples.sort();
+    samples[samples.len() / 2]
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.1} ms", d.as_secs_f64() * 1000.0)
+}
+
+fn rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find(|l| l.starts_with("VmRSS:"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
+}
+
+fn text_of(result: &Value) -> String {
+    result["content"][0]["text"].as_str().unwrap_or_default().to_owned()
+}
+
+fn ref_on_line(snapshot: &str, needle: &str) -> String {
+    let line = snapshot.lines().find(|l| l.contains(needle)).expect("line");
+    let start = line.find("[ref=").expect("ref") + 5;
+    line[start..].split(']').next().unwrap().to_owned()
+}
+
+async fn shutdown(mut client: McpClient) {
+    client.close_stdin();
+    let _ = tokio::time::timeout(Duration::from_secs(10), client.child.wait()).await;
+}
+
+#[tokio::main]
+async fn main() {
+    let site = TestSite::start().await;
+    println!("cdpilot figures (medians; MCP stdio, release build, headless Chromium)\n");
+
+    // Cold start: spawn → initialize → tools/list answered.
+    let mut starts = Vec::new();
+    let mut memory = Vec::new();
+    for _ in 0..20 {
+        let began = Instant::now();
+        let mut client = spawn();
+        client.initialize().await;
+        let tools = client.list_tools().await;
+        starts.push(began.elapsed());
+        assert!(!tools.is_empty());
+        memory.push(rss_kib(client.child.id().unwrap()));
+        shutdown(client).await;
+    }
+    memory.sort();
+    let tool_chars: usize = {
+        let mut client = spawn();
+        client.initialize().await;
+        let tools = client.list_tools().await;
+        shutdown(client).await;
+        tools.iter().map(|t| t.to_string().len()).sum()
+    };
+    println!("cold start (spawn → initialize → tools/list): {}", ms(median(starts)));
+    println!("server memory after initialize (RSS):        {:.1} MB", memory[memory.len() / 2] as f64 / 1024.0);
+    println!("all tool definitions (JSON):                 {tool_chars} chars");
+
+    // First navigate, including the browser launch.
+    let mut firsts = Vec::new();
+    for _ in 0..5 {
+        let mut client = spawn();
+        client.initialize().await;
+        let began = Instant::now();
+        let nav = client.call("browser_navigate", json!({"url": site.url("/")})).await;
+        firsts.push(began.elapsed());
+        assert_eq!(nav["isError"], false, "{nav}");
+        shutdown(client).await;
+    }
+    println!("first navigate incl. browser launch:         {}", ms(median(firsts)));
+
+    let mut client = spawn();
+    client.initialize().await;
+
+    // Snapshots of pages with N controls, every control ref'd.
+    println!("\nsnapshot (whole page, no cap)      wall        chars      refs");
+    for count in [1_000usize, 5_000, 10_000, 20_000] {
+        client.call("browser_navigate", json!({"url": site.url(&format!("/controls/{count}"))})).await;
+        let mut times = Vec::new();
+        let mut last = Value::Null;
+        for _ in 0..7 {
+            let began = Instant::now();
+            last = client.call("browser_snapshot", json!({"max_elements": 1_000_000})).await;
+            times.push(began.elapsed());
+        }
+        let chars = text_of(&last).chars().count();
+        println!(
+            "  {count:>6} controls            {:>10}  {chars:>9}  {:>8}",
+            ms(median(times)),
+            last["structuredContent"]["ref_count"]
+        );
+    }
+
+    // Click by ref: a small page and a 5,000-control page.
+    println!("\nclick by ref (one MCP call, trusted input)");
+    for (label, path, needle) in [
+        ("small page", "/".to_owned(), "button \"Trusted click\""),
+        ("5,000-control page", "/controls/5000".to_owned(), "button \"Buy 2500\""),
+    ] {
+        client.call("browser_navigate", json!({"url": site.url(&path)})).await;
+        let snap = text_of(&client.call("browser_snapshot", json!({"max_elements": 1_000_000})).await);
+        let reference = ref_on_line(&snap, needle);
+        let mut times = Vec::new();
+        for _ in 0..30 {
+            let began = Instant::now();
+            let r = client.call("browser_click", json!({"ref": reference})).await;
+            times.push(began.elapsed());
+            assert_eq!(r["isError"], false, "{r}");
+        }
+        println!("  {label:<22} {}", ms(median(times)));
+    }
+    shutdown(client).await;
+}
