@@ -14,7 +14,10 @@ fn spawn() -> McpClient {
     McpClient::spawn(
         env!("CARGO_BIN_EXE_cdpilot"),
         &["mcp"],
-        &[("CDPILOT_CHROME", chrome.to_str().unwrap()), ("CDPILOT_CONFIG", "")],
+        &[
+            ("CDPILOT_CHROME", chrome.to_str().unwrap()),
+            ("CDPILOT_CONFIG", ""),
+        ],
     )
 }
 
@@ -38,7 +41,10 @@ fn rss_kib(pid: u32) -> u64 {
 }
 
 fn text_of(result: &Value) -> String {
-    result["content"][0]["text"].as_str().unwrap_or_default().to_owned()
+    result["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
 }
 
 fn ref_on_line(snapshot: &str, needle: &str) -> String {
@@ -78,8 +84,14 @@ async fn main() {
         shutdown(client).await;
         tools.iter().map(|t| t.to_string().len()).sum()
     };
-    println!("cold start (spawn → initialize → tools/list): {}", ms(median(starts)));
-    println!("server memory after initialize (RSS):        {:.1} MB", memory[memory.len() / 2] as f64 / 1024.0);
+    println!(
+        "cold start (spawn → initialize → tools/list): {}",
+        ms(median(starts))
+    );
+    println!(
+        "server memory after initialize (RSS):        {:.1} MB",
+        memory[memory.len() / 2] as f64 / 1024.0
+    );
     println!("all tool definitions (JSON):                 {tool_chars} chars");
 
     // First navigate, including the browser launch.
@@ -88,12 +100,17 @@ async fn main() {
         let mut client = spawn();
         client.initialize().await;
         let began = Instant::now();
-        let nav = client.call("browser_navigate", json!({"url": site.url("/")})).await;
+        let nav = client
+            .call("browser_navigate", json!({"url": site.url("/")}))
+            .await;
         firsts.push(began.elapsed());
         assert_eq!(nav["isError"], false, "{nav}");
         shutdown(client).await;
     }
-    println!("first navigate incl. browser launch:         {}", ms(median(firsts)));
+    println!(
+        "first navigate incl. browser launch:         {}",
+        ms(median(firsts))
+    );
 
     let mut client = spawn();
     client.initialize().await;
@@ -101,12 +118,19 @@ async fn main() {
     // Snapshots of pages with N controls, every control ref'd.
     println!("\nsnapshot (whole page, no cap)      wall        chars      refs");
     for count in [1_000usize, 5_000, 10_000, 20_000] {
-        client.call("browser_navigate", json!({"url": site.url(&format!("/controls/{count}"))})).await;
+        client
+            .call(
+                "browser_navigate",
+                json!({"url": site.url(&format!("/controls/{count}"))}),
+            )
+            .await;
         let mut times = Vec::new();
         let mut last = Value::Null;
         for _ in 0..7 {
             let began = Instant::now();
-            last = client.call("browser_snapshot", json!({"max_elements": 1_000_000})).await;
+            last = client
+                .call("browser_snapshot", json!({"max_elements": 1_000_000}))
+                .await;
             times.push(began.elapsed());
         }
         let chars = text_of(&last).chars().count();
@@ -121,15 +145,27 @@ async fn main() {
     println!("\nclick by ref (one MCP call, trusted input)");
     for (label, path, needle) in [
         ("small page", "/".to_owned(), "button \"Trusted click\""),
-        ("5,000-control page", "/controls/5000".to_owned(), "button \"Buy 2500\""),
+        (
+            "5,000-control page",
+            "/controls/5000".to_owned(),
+            "button \"Buy 2500\"",
+        ),
     ] {
-        client.call("browser_navigate", json!({"url": site.url(&path)})).await;
-        let snap = text_of(&client.call("browser_snapshot", json!({"max_elements": 1_000_000})).await);
+        client
+            .call("browser_navigate", json!({"url": site.url(&path)}))
+            .await;
+        let snap = text_of(
+            &client
+                .call("browser_snapshot", json!({"max_elements": 1_000_000}))
+                .await,
+        );
         let reference = ref_on_line(&snap, needle);
         let mut times = Vec::new();
         for _ in 0..30 {
             let began = Instant::now();
-            let r = client.call("browser_click", json!({"ref": reference})).await;
+            let r = client
+                .call("browser_click", json!({"ref": reference}))
+                .await;
             times.push(began.elapsed());
             assert_eq!(r["isError"], false, "{r}");
         }
