@@ -208,9 +208,7 @@ impl Connection {
             if table.closed {
                 return Err(CdpError::Disconnected);
             }
-            if !session_id.is_empty()
-                && !self.inner.sessions.lock().unwrap().contains_key(session_id)
-            {
+            if !session_id.is_empty() && !self.inner.sessions.lock().unwrap().contains_key(session_id) {
                 return Err(CdpError::TargetClosed {
                     session_id: session_id.to_owned(),
                 });
@@ -359,10 +357,7 @@ fn route(inner: &Inner, incoming: Incoming) {
     });
     let mut subscribers = inner.subscribers.lock().unwrap();
     subscribers.retain(|s| {
-        let wanted = s
-            .session_id
-            .as_deref()
-            .is_none_or(|id| id == event.session_id);
+        let wanted = s.session_id.as_deref().is_none_or(|id| id == event.session_id);
         !wanted || s.tx.send(event.clone()).is_ok()
     });
 }
@@ -374,10 +369,7 @@ fn track_sessions(inner: &Inner, method: &str, params: &Value) {
     match method {
         "Target.attachedToTarget" => {
             if let Some(id) = params["sessionId"].as_str() {
-                let kind = params["targetInfo"]["type"]
-                    .as_str()
-                    .unwrap_or("")
-                    .to_owned();
+                let kind = params["targetInfo"]["type"].as_str().unwrap_or("").to_owned();
                 inner.sessions.lock().unwrap().insert(id.to_owned(), kind);
             }
         }
@@ -467,10 +459,7 @@ mod tests {
             .browser()
             .send_with_timeout("Browser.getVersion", Value::Null, Duration::from_millis(50))
             .await;
-        assert!(
-            matches!(result, Err(CdpError::Timeout { .. })),
-            "{result:?}"
-        );
+        assert!(matches!(result, Err(CdpError::Timeout { .. })), "{result:?}");
         assert!(conn.inner.pending.lock().unwrap().by_id.is_empty());
     }
 
@@ -478,13 +467,7 @@ mod tests {
     async fn a_command_on_an_unknown_session_fails_at_once() {
         let url = fake_peer::dropping_peer(usize::MAX).await;
         let conn = Connection::connect(&url).await.unwrap();
-        let result = conn
-            .session("nope")
-            .send("Runtime.evaluate", Value::Null)
-            .await;
-        assert!(
-            matches!(result, Err(CdpError::TargetClosed { .. })),
-            "{result:?}"
-        );
+        let result = conn.session("nope").send("Runtime.evaluate", Value::Null).await;
+        assert!(matches!(result, Err(CdpError::TargetClosed { .. })), "{result:?}");
     }
 }

@@ -23,8 +23,7 @@ pub async fn resolve(address: &str) -> Result<String, CdpError> {
     let mut stream = TcpStream::connect(host_port)
         .await
         .map_err(|e| CdpError::Connect(format!("cannot reach {host_port}: {e}")))?;
-    let request =
-        format!("GET /json/version HTTP/1.1\r\nHost: {host_port}\r\nConnection: close\r\n\r\n");
+    let request = format!("GET /json/version HTTP/1.1\r\nHost: {host_port}\r\nConnection: close\r\n\r\n");
     stream
         .write_all(request.as_bytes())
         .await
@@ -35,9 +34,8 @@ pub async fn resolve(address: &str) -> Result<String, CdpError> {
         .await
         .map_err(|e| CdpError::Connect(format!("{host_port}: {e}")))?;
     let body = response.split("\r\n\r\n").nth(1).unwrap_or("");
-    let version: serde_json::Value = serde_json::from_str(body.trim()).map_err(|_| {
-        CdpError::Connect(format!("{address}/json/version did not answer with JSON"))
-    })?;
+    let version: serde_json::Value = serde_json::from_str(body.trim())
+        .map_err(|_| CdpError::Connect(format!("{address}/json/version did not answer with JSON")))?;
     version["webSocketDebuggerUrl"]
         .as_str()
         .map(str::to_owned)

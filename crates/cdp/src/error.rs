@@ -126,10 +126,7 @@ mod tests {
             protocol("Could not compute content quads.").kind(),
             ProtocolErrorKind::NoLayout
         );
-        assert_eq!(
-            protocol("Invalid parameters").kind(),
-            ProtocolErrorKind::Other
-        );
+        assert_eq!(protocol("Invalid parameters").kind(), ProtocolErrorKind::Other);
         assert_eq!(CdpError::Disconnected.kind(), ProtocolErrorKind::Other);
         assert_eq!(
             CdpError::TargetClosed {

@@ -145,10 +145,7 @@ exit 0
 "#;
 
 /// Starts Chromium and waits (up to `timeout`) for its DevTools endpoint.
-pub async fn launch(
-    options: &LaunchOptions,
-    timeout: Duration,
-) -> Result<BrowserProcess, CdpError> {
+pub async fn launch(options: &LaunchOptions, timeout: Duration) -> Result<BrowserProcess, CdpError> {
     let executable = match &options.executable {
         Some(path) => path.clone(),
         None => find_executable()?,

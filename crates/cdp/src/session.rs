@@ -56,10 +56,7 @@ impl Session {
         params: Value,
         timeout: Duration,
     ) -> Result<Value, CdpError> {
-        let raw = self
-            .conn
-            .call_raw(&self.id, method, params, timeout)
-            .await?;
+        let raw = self.conn.call_raw(&self.id, method, params, timeout).await?;
         serde_json::from_str(raw.get()).map_err(|e| CdpError::Decode {
             method: method.to_owned(),
             detail: e.to_string(),
@@ -87,19 +84,12 @@ impl Session {
         self.call_for(command, left).await
     }
 
-    async fn call_for<C: Command>(
-        &self,
-        command: C,
-        timeout: Duration,
-    ) -> Result<C::Response, CdpError> {
+    async fn call_for<C: Command>(&self, command: C, timeout: Duration) -> Result<C::Response, CdpError> {
         let params = serde_json::to_value(&command).map_err(|e| CdpError::Decode {
             method: C::METHOD.to_owned(),
             detail: e.to_string(),
         })?;
-        let raw = self
-            .conn
-            .call_raw(&self.id, C::METHOD, params, timeout)
-            .await?;
+        let raw = self.conn.call_raw(&self.id, C::METHOD, params, timeout).await?;
         serde_json::from_str(raw.get()).map_err(|e| CdpError::Decode {
             method: C::METHOD.to_owned(),
             detail: e.to_string(),

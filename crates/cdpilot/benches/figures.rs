@@ -163,9 +163,7 @@ async fn main() {
         let mut times = Vec::new();
         for _ in 0..30 {
             let began = Instant::now();
-            let r = client
-                .call("browser_click", json!({"ref": reference}))
-                .await;
+            let r = client.call("browser_click", json!({"ref": reference})).await;
             times.push(began.elapsed());
             assert_eq!(r["isError"], false, "{r}");
         }

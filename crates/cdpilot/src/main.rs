@@ -58,6 +58,9 @@ struct BrowserArgs {
     /// Dialog policy: must_respond, auto_dismiss or auto_accept.
     #[arg(long)]
     dialog_policy: Option<String>,
+    /// Print the metrics (as JSON, on stderr) when the server exits.
+    #[arg(long)]
+    log_metrics: bool,
 }
 
 impl BrowserArgs {
@@ -104,7 +107,7 @@ fn main() -> Result<()> {
                 .enable_all()
                 .build()
                 .context("starting the async runtime")?;
-            let outcome = runtime.block_on(serve_mcp(config));
+            let outcome = runtime.block_on(serve_mcp(config, args.log_metrics));
             // The stdin reader sits in a blocking read that only the client
             // can end; do not wait for it.
             runtime.shutdown_background();
@@ -113,7 +116,7 @@ fn main() -> Result<()> {
     }
 }
 
-async fn serve_mcp(config: Config) -> Result<()> {
+async fn serve_mcp(config: Config, log_metrics: bool) -> Result<()> {
     let engine = Arc::new(Engine::new(config));
     let server = McpServer::new(engine.clone());
     let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
@@ -124,6 +127,9 @@ async fn serve_mcp(config: Config) -> Result<()> {
         _ = terminate.recv() => { tracing::info!("SIGTERM: shutting down"); Ok(()) }
     };
     engine.shutdown().await;
+    if log_metrics {
+        eprintln!("cdpilot metrics: {}", engine.metrics().to_json());
+    }
     outcome
 }
 

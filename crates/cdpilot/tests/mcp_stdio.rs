@@ -26,7 +26,10 @@ async fn handshake_names_cdpilot_and_lists_the_contract_tools() {
             "browser_snapshot",
             "browser_click",
             "browser_type",
-            "browser_screenshot"
+            "browser_screenshot",
+            "browser_wait",
+            "browser_evaluate",
+            "browser_dialog"
         ]
     );
     for tool in &tools {
@@ -167,11 +170,7 @@ async fn ends_cleanly(end: impl FnOnce(&mut testkit::McpClient)) {
         chromium_processes(tmp.path()).is_empty()
     })
     .await;
-    assert!(
-        gone,
-        "Chromium left behind: {:?}",
-        chromium_processes(tmp.path())
-    );
+    assert!(gone, "Chromium left behind: {:?}", chromium_processes(tmp.path()));
     let profiles_removed = wait_until(Duration::from_secs(5), || {
         std::fs::read_dir(tmp.path())
             .map(|d| d.count() == 0)

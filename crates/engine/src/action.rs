@@ -23,6 +23,12 @@ pub enum Action {
     Type(TypeArgs),
     #[serde(rename = "browser_screenshot")]
     Screenshot(ScreenshotArgs),
+    #[serde(rename = "browser_wait")]
+    Wait(WaitArgs),
+    #[serde(rename = "browser_evaluate")]
+    Evaluate(EvaluateArgs),
+    #[serde(rename = "browser_dialog")]
+    Dialog(DialogArgs),
 }
 
 impl Action {
@@ -33,6 +39,9 @@ impl Action {
             Action::Click(_) => "browser_click",
             Action::Type(_) => "browser_type",
             Action::Screenshot(_) => "browser_screenshot",
+            Action::Wait(_) => "browser_wait",
+            Action::Evaluate(_) => "browser_evaluate",
+            Action::Dialog(_) => "browser_dialog",
         }
     }
 
@@ -44,6 +53,9 @@ impl Action {
             Action::Click(a) => a.common.timeout_ms,
             Action::Type(a) => a.common.timeout_ms,
             Action::Screenshot(a) => a.common.timeout_ms,
+            Action::Wait(a) => a.common.timeout_ms,
+            Action::Evaluate(a) => a.common.timeout_ms,
+            Action::Dialog(a) => a.common.timeout_ms,
         }
     }
 }
@@ -51,7 +63,7 @@ impl Action {
 /// Arguments every tool takes.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct Common {
-    /// Budget for the whole call in ms (default 25000).
+    /// Budget for the whole call in ms.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout_ms: Option<u64>,
 }
@@ -183,6 +195,66 @@ pub struct ScreenshotArgs {
     /// JPEG quality 0-100.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub quality: Option<u8>,
+    #[serde(flatten)]
+    pub common: Common,
+}
+
+/// Wait for one condition (exactly one of these).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+pub struct WaitArgs {
+    /// Text to appear on the page.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    /// Text to disappear.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text_gone: Option<String>,
+    /// CSS selector of a visible element to appear.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub selector: Option<String>,
+    /// URL glob the page must reach (* any characters).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// Just wait this many ms.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_ms: Option<u64>,
+    #[serde(flatten)]
+    pub common: Common,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+pub struct EvaluateArgs {
+    /// JavaScript expression.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expression: Option<String>,
+    /// Instead: source of a function, called with the element when ref is given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub function: Option<String>,
+    /// Element ref passed to function.
+    #[serde(rename = "ref", default, skip_serializing_if = "Option::is_none")]
+    pub reference: Option<String>,
+    /// Wait for a returned promise (default true).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub await_promise: Option<bool>,
+    #[serde(flatten)]
+    pub common: Common,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum DialogAnswer {
+    Accept,
+    Dismiss,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct DialogArgs {
+    pub action: DialogAnswer,
+    /// Text to enter in a prompt() before accepting.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_text: Option<String>,
+    /// Which pending dialog (default: the oldest).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dialog_id: Option<String>,
     #[serde(flatten)]
     pub common: Common,
 }

@@ -27,10 +27,9 @@ pub struct Browser {
 impl Browser {
     /// Launches Chromium (or attaches to `cdp_url`) and attaches to a tab.
     pub async fn start(config: &BrowserConfig, budget: &Budget) -> Result<Browser, ActionError> {
-        let (conn, process) = if config.cdp_url.is_empty() {
+        let (conn, process, ws_url) = if config.cdp_url.is_empty() {
             let options = LaunchOptions {
-                executable: (!config.executable.is_empty())
-                    .then(|| PathBuf::from(&config.executable)),
+                executable: (!config.executable.is_empty()).then(|| PathBuf::from(&config.executable)),
                 headless: config.headless,
                 args: config.args.clone(),
                 user_data_dir: (!config.user_data_dir.is_empty())
@@ -41,22 +40,23 @@ impl Browser {
                 .map_err(start_failed)?;
             let conn = budget
                 .run("connecting to the browser", async {
-                    Connection::connect(process.ws_url())
-                        .await
-                        .map_err(start_failed)
+                    Connection::connect(process.ws_url()).await.map_err(start_failed)
                 })
                 .await?;
-            (conn, Some(process))
+            let ws_url = process.ws_url().to_owned();
+            (conn, Some(process), ws_url)
         } else {
+            let ws_url = budget
+                .run("finding the browser endpoint", async {
+                    endpoint::resolve(&config.cdp_url).await.map_err(start_failed)
+                })
+                .await?;
             let conn = budget
                 .run("attaching to the browser", async {
-                    let url = endpoint::resolve(&config.cdp_url)
-                        .await
-                        .map_err(start_failed)?;
-                    Connection::connect(&url).await.map_err(start_failed)
+                    Connection::connect(&ws_url).await.map_err(start_failed)
                 })
                 .await?;
-            (conn, None)
+            (conn, None, ws_url)
         };
         let targets = budget
             .cdp("listing tabs", &conn.browser(), target::GetTargets {})
@@ -77,7 +77,7 @@ impl Browser {
                     .target_id
             }
         };
-        let tab = Arc::new(Tab::attach(&conn, &target_id, budget).await?);
+        let tab = Arc::new(Tab::attach(&conn, &ws_url, &target_id, budget).await?);
         Ok(Browser {
             conn,
             process: Mutex::new(process),

@@ -165,27 +165,16 @@ impl Config {
             &["must_respond", "auto_dismiss", "auto_accept"],
         )?;
         one_of("dialogs.bridge", &self.dialogs.bridge, &["off", "on"])?;
-        one_of(
-            "policy.default",
-            &self.policy.default,
-            &["allow", "ask", "deny"],
-        )?;
+        one_of("policy.default", &self.policy.default, &["allow", "ask", "deny"])?;
         for rule in &self.policy.rules {
-            one_of(
-                "policy.rules.action",
-                &rule.action,
-                &["allow", "ask", "deny"],
-            )?;
+            one_of("policy.rules.action", &rule.action, &["allow", "ask", "deny"])?;
         }
         for scheme in &self.policy.schemes {
             one_of("policy.schemes", scheme, &["http", "https"])?;
         }
         for (key, value) in [
             ("limits.timeout_ms", self.limits.timeout_ms),
-            (
-                "limits.evaluate_timeout_ms",
-                self.limits.evaluate_timeout_ms,
-            ),
+            ("limits.evaluate_timeout_ms", self.limits.evaluate_timeout_ms),
             ("limits.wait_timeout_ms", self.limits.wait_timeout_ms),
         ] {
             if value == 0 || value > 600_000 {
@@ -233,10 +222,7 @@ fn one_of(key: &str, value: &str, allowed: &[&str]) -> Result<(), String> {
     if allowed.contains(&value) {
         Ok(())
     } else {
-        Err(format!(
-            "{key} = {value:?}: allowed is {}",
-            allowed.join(" | ")
-        ))
+        Err(format!("{key} = {value:?}: allowed is {}", allowed.join(" | ")))
     }
 }
 
@@ -268,10 +254,8 @@ mod tests {
 
     #[test]
     fn unenforced_rules_are_refused_not_ignored() {
-        let e = Config::parse(
-            "[[policy.rules]]\npattern = \"https://x.example/*\"\naction = \"deny\"\n",
-        )
-        .unwrap_err();
+        let e = Config::parse("[[policy.rules]]\npattern = \"https://x.example/*\"\naction = \"deny\"\n")
+            .unwrap_err();
         assert!(e.contains("policy.rules"), "{e}");
     }
 }

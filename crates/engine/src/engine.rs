@@ -14,10 +14,14 @@ use tokio_util::sync::CancellationToken;
 use crate::action::Action;
 use crate::actions;
 use crate::browser::Browser;
-use crate::{ActionError, ActionOutput, Budget, Config};
+use crate::metrics::Metrics;
+use crate::{tools, ActionError, ActionOutput, Budget, Config};
+use tracing::Instrument;
 
 pub struct Engine {
     config: Config,
+    /// What the engine did, for `cdpilot://metrics`.
+    metrics: Metrics,
     /// The browser, once started. Replaced when it has died.
     browser: Mutex<Option<Arc<Browser>>>,
 }
@@ -26,6 +30,7 @@ impl Engine {
     pub fn new(config: Config) -> Engine {
         Engine {
             config,
+            metrics: Metrics::default(),
             browser: Mutex::new(None),
         }
     }
@@ -37,16 +42,49 @@ impl Engine {
     /// A budget for one call of `action`: its `timeout_ms` or the configured
     /// default, cancelled by `cancel`.
     pub fn budget_for(&self, action: &Action, cancel: CancellationToken) -> Budget {
-        let ms = action.timeout_ms().unwrap_or(self.config.limits.timeout_ms);
+        let limits = &self.config.limits;
+        let default = match action {
+            Action::Evaluate(_) => limits.evaluate_timeout_ms,
+            Action::Wait(_) => limits.wait_timeout_ms,
+            _ => limits.timeout_ms,
+        };
+        let ms = action.timeout_ms().unwrap_or(default);
         Budget::new(Duration::from_millis(ms), cancel)
     }
 
-    /// Runs one action to completion, failure, timeout or cancellation.
-    pub async fn perform(
-        &self,
-        action: &Action,
-        budget: &Budget,
-    ) -> Result<ActionOutput, ActionError> {
+    pub fn metrics(&self) -> &Metrics {
+        &self.metrics
+    }
+
+    /// Runs one action to completion, failure, timeout or cancellation, as
+    /// one tracing span, and records it in the metrics.
+    pub async fn perform(&self, action: &Action, budget: &Budget) -> Result<ActionOutput, ActionError> {
+        let tool = action.tool_name();
+        let span = tracing::info_span!("tool", tool);
+        let result = self.dispatch(action, budget).instrument(span.clone()).await;
+        let elapsed = budget.elapsed();
+        let _entered = span.enter();
+        match &result {
+            Ok(_) => tracing::info!(elapsed_ms = elapsed.as_millis() as u64, "ok"),
+            Err(e) => tracing::info!(
+                elapsed_ms = elapsed.as_millis() as u64,
+                code = e.code.as_str(),
+                "{e}"
+            ),
+        }
+        let outcome = result.as_ref().map(|_| ()).map_err(|e| e.code);
+        self.metrics.record(tool, elapsed, outcome);
+        result
+    }
+
+    async fn dispatch(&self, action: &Action, budget: &Budget) -> Result<ActionOutput, ActionError> {
+        let tool = action.tool_name();
+        if !tools::find(tool).is_some_and(|t| t.enabled(&self.config)) {
+            return Err(ActionError::invalid(
+                format!("{tool} is turned off in this server's configuration"),
+                "Use the other tools.",
+            ));
+        }
         let (browser, restarted) = self.browser(budget).await?;
         let tab = browser.active_tab();
         let result = match action {
@@ -60,6 +98,9 @@ impl Engine {
             Action::Click(args) => actions::click::run(&tab, args, budget).await,
             Action::Type(args) => actions::type_text::run(&tab, args, budget).await,
             Action::Screenshot(args) => actions::screenshot::run(&tab, args, budget).await,
+            Action::Wait(args) => actions::wait::run(&tab, args, budget).await,
+            Action::Evaluate(args) => actions::evaluate::run(&tab, args, budget, &self.metrics).await,
+            Action::Dialog(args) => actions::dialog::run(&tab, args, budget).await,
         };
         result.map(|mut output| {
             if restarted {
@@ -84,6 +125,7 @@ impl Engine {
             }
             tracing::warn!("the browser connection is gone; starting a new browser");
             restarted = true;
+            self.metrics.browser_restarted();
             if let Some(dead) = slot.take() {
                 dead.shutdown().await;
             }
@@ -105,11 +147,7 @@ impl Engine {
 
     /// The running browser, if any (for tests and diagnostics).
     pub async fn current_browser_guard_pid(&self) -> Option<u32> {
-        self.browser
-            .lock()
-            .await
-            .as_ref()
-            .and_then(|b| b.guard_pid())
+        self.browser.lock().await.as_ref().and_then(|b| b.guard_pid())
     }
 
     /// Closes the browser (a launched one exits and its temporary profile is

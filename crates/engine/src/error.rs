@@ -113,7 +113,10 @@ impl ActionError {
             (CdpError::Disconnected, _) => Self::disconnected(),
             (CdpError::Timeout { after, .. }, _) => Self::new(
                 ErrorCode::Timeout,
-                format!("{step} got no answer from the browser within {}ms", after.as_millis()),
+                format!(
+                    "{step} got no answer from the browser within {}ms",
+                    after.as_millis()
+                ),
                 "The page may be busy; take a browser_snapshot, then retry with a larger timeout_ms.",
             ),
             (_, ProtocolErrorKind::TargetGone) => Self::new(
@@ -173,18 +176,12 @@ mod tests {
             code: -32000,
             message: "No node with given id found".into(),
         };
-        assert_eq!(
-            ActionError::from_cdp("x", gone).code,
-            ErrorCode::ElementNotFound
-        );
+        assert_eq!(ActionError::from_cdp("x", gone).code, ErrorCode::ElementNotFound);
         let other = CdpError::Protocol {
             method: "X".into(),
             code: -32000,
             message: "weird".into(),
         };
-        assert_eq!(
-            ActionError::from_cdp("x", other).code,
-            ErrorCode::InternalError
-        );
+        assert_eq!(ActionError::from_cdp("x", other).code, ErrorCode::InternalError);
     }
 }

@@ -18,8 +18,17 @@ use crate::{ActionError, Budget};
 pub const WORLD: &str = "__cdpilot_world";
 
 pub struct Tab {
+    pub target_id: String,
     pub session: Session,
+    /// The browser endpoint, for connections of our own to this tab.
+    pub ws_url: String,
+    /// browser_evaluate's own connection to this tab, kept warm between
+    /// calls and dropped after a script had to be terminated.
+    pub evaluate_lane: tokio::sync::Mutex<Option<crate::actions::evaluate::Lane>>,
     state: Arc<Mutex<TabState>>,
+    /// Ticks (after the state is updated) each time a dialog opens, so an
+    /// action blocked by one can return at once saying so.
+    dialog_opened: tokio::sync::watch::Receiver<u64>,
     /// The event reader; aborted when the tab is dropped.
     pump: tokio::task::JoinHandle<()>,
 }
@@ -42,6 +51,8 @@ pub struct TabState {
     pub world: Option<i64>,
     /// The document generation the current refs were issued for.
     pub refs_document: Option<u64>,
+    /// Native dialogs: pending and recently closed.
+    pub dialogs: crate::dialogs::DialogBook,
     /// Responses of recent main-frame documents, newest last.
     documents: VecDeque<DocumentResponse>,
 }
@@ -69,9 +80,7 @@ impl TabState {
                     self.world = None;
                 }
             }
-            "Page.navigatedWithinDocument"
-                if p["frameId"].as_str() == Some(self.main_frame_id.as_str()) =>
-            {
+            "Page.navigatedWithinDocument" if p["frameId"].as_str() == Some(self.main_frame_id.as_str()) => {
                 self.url = p["url"].as_str().unwrap_or_default().to_owned();
             }
             "Runtime.executionContextCreated" => {
@@ -88,16 +97,18 @@ impl TabState {
                 self.world = None;
             }
             "Runtime.executionContextsCleared" => self.world = None,
+            "Page.javascriptDialogOpening" => {
+                self.dialogs.opened(p);
+            }
+            "Page.javascriptDialogClosed" => self.dialogs.closed(),
             "Network.requestWillBeSent"
-                if p["type"] == "Document"
-                    && p.get("redirectResponse").is_some_and(|r| !r.is_null()) =>
+                if p["type"] == "Document" && p.get("redirectResponse").is_some_and(|r| !r.is_null()) =>
             {
                 self.document_mut(p["loaderId"].as_str().unwrap_or_default())
                     .redirected = true;
             }
             "Network.responseReceived"
-                if p["type"] == "Document"
-                    && p["frameId"].as_str() == Some(self.main_frame_id.as_str()) =>
+                if p["type"] == "Document" && p["frameId"].as_str() == Some(self.main_frame_id.as_str()) =>
             {
                 let status = p["response"]["status"].as_u64().unwrap_or(0) as u16;
                 self.document_mut(p["loaderId"].as_str().unwrap_or_default())
@@ -109,10 +120,7 @@ impl TabState {
 
     /// What the network said about the document a loader fetched.
     pub fn document_response(&self, loader_id: &str) -> Option<&DocumentResponse> {
-        self.documents
-            .iter()
-            .rev()
-            .find(|d| d.loader_id == loader_id)
+        self.documents.iter().rev().find(|d| d.loader_id == loader_id)
     }
 
     fn document_mut(&mut self, loader_id: &str) -> &mut DocumentResponse {
@@ -134,6 +142,7 @@ impl Tab {
     /// Attaches to a page target and enables what the actions rely on.
     pub async fn attach(
         conn: &Connection,
+        ws_url: &str,
         target_id: &str,
         budget: &Budget,
     ) -> Result<Tab, ActionError> {
@@ -151,13 +160,21 @@ impl Tab {
         let state = Arc::new(Mutex::new(TabState::default()));
         let mut events = session.events();
         let pump_state = state.clone();
+        let (dialog_tx, dialog_rx) = tokio::sync::watch::channel(0u64);
         let pump = tokio::spawn(async move {
             while let Some(event) = events.recv().await {
                 pump_state.lock().unwrap().apply(&event);
+                if event.method == "Page.javascriptDialogOpening" {
+                    dialog_tx.send_modify(|n| *n += 1);
+                }
             }
         });
         let tab = Tab {
+            target_id: target_id.to_owned(),
             session,
+            ws_url: ws_url.to_owned(),
+            evaluate_lane: tokio::sync::Mutex::new(None),
+            dialog_opened: dialog_rx,
             state,
             pump,
         };
@@ -198,6 +215,18 @@ impl Tab {
         Ok(tab)
     }
 
+    /// Resolves with the dialog that opens next on this tab. Create the
+    /// future before starting the work that may open one.
+    pub fn next_dialog(&self) -> impl std::future::Future<Output = Option<crate::dialogs::Dialog>> + 'static {
+        let mut watch = self.dialog_opened.clone();
+        watch.mark_unchanged();
+        let state = self.state.clone();
+        async move {
+            watch.changed().await.ok()?;
+            state.lock().unwrap().dialogs.pending.last().cloned()
+        }
+    }
+
     /// Reads the tab's state under its lock (never held across an await).
     pub fn state<T>(&self, read: impl FnOnce(&mut TabState) -> T) -> T {
         read(&mut self.state.lock().unwrap())
@@ -206,8 +235,7 @@ impl Tab {
     /// The execution context of cdpilot's isolated world in the current main
     /// document, created on first use.
     pub async fn world(&self, budget: &Budget) -> Result<i64, ActionError> {
-        let (known, frame_id, document) =
-            self.state(|s| (s.world, s.main_frame_id.clone(), s.document));
+        let (known, frame_id, document) = self.state(|s| (s.world, s.main_frame_id.clone(), s.document));
         if let Some(id) = known {
             return Ok(id);
         }
@@ -267,15 +295,53 @@ impl Tab {
                 Err(e) => return Err(e),
                 Ok(evaluated) => {
                     if let Some(exception) = evaluated.exception_details {
-                        return Err(ActionError::internal(format!(
-                            "{step}: {}",
-                            exception.message()
-                        )));
+                        return Err(ActionError::internal(format!("{step}: {}", exception.message())));
                     }
                     return Ok(evaluated.result);
                 }
             }
         }
+    }
+}
+
+impl Tab {
+    /// Evaluates `expression` (which may return a promise) in cdpilot's
+    /// world and returns its value; the budget bounds the wait.
+    pub async fn evaluate_in_world_awaiting(
+        &self,
+        budget: &Budget,
+        step: &str,
+        expression: &str,
+    ) -> Result<Value, ActionError> {
+        let context = self.world(budget).await?;
+        let evaluated = budget
+            .cdp(
+                step,
+                &self.session,
+                runtime::Evaluate {
+                    expression: expression.to_owned(),
+                    context_id: Some(context),
+                    return_by_value: true,
+                    await_promise: true,
+                    user_gesture: false,
+                },
+            )
+            .await;
+        let evaluated = match evaluated {
+            Err(e) if e.code == crate::ErrorCode::ElementStale => {
+                self.state(|s| {
+                    if s.world == Some(context) {
+                        s.world = None;
+                    }
+                });
+                return Err(e);
+            }
+            other => other?,
+        };
+        if let Some(exception) = evaluated.exception_details {
+            return Err(ActionError::internal(format!("{step}: {}", exception.message())));
+        }
+        Ok(evaluated.result.value.unwrap_or(Value::Null))
     }
 }
 
@@ -311,10 +377,7 @@ mod tests {
             "Page.frameNavigated",
             json!({"frame": {"id": "F1", "url": "http://x/next"}}),
         ));
-        assert_eq!(
-            (s.document, s.world, s.url.as_str()),
-            (1, None, "http://x/next")
-        );
+        assert_eq!((s.document, s.world, s.url.as_str()), (1, None, "http://x/next"));
         s.apply(&event(
             "Page.navigatedWithinDocument",
             json!({"frameId": "F1", "url": "http://x/next#a"}),
@@ -352,8 +415,14 @@ mod tests {
             main_frame_id: "F1".into(),
             ..Default::default()
         };
-        s.apply(&event("Network.responseReceived", json!({"type": "Document", "frameId": "F1", "loaderId": "L1", "response": {"status": 404}})));
-        s.apply(&event("Network.responseReceived", json!({"type": "Script", "frameId": "F1", "loaderId": "L1", "response": {"status": 200}})));
+        s.apply(&event(
+            "Network.responseReceived",
+            json!({"type": "Document", "frameId": "F1", "loaderId": "L1", "response": {"status": 404}}),
+        ));
+        s.apply(&event(
+            "Network.responseReceived",
+            json!({"type": "Script", "frameId": "F1", "loaderId": "L1", "response": {"status": 200}}),
+        ));
         s.apply(&event("Network.requestWillBeSent", json!({"type": "Document", "frameId": "F1", "loaderId": "L2", "redirectResponse": {"status": 302}})));
         assert_eq!(s.document_response("L1").unwrap().status, Some(404));
         assert!(!s.document_response("L1").unwrap().redirected);

@@ -27,10 +27,7 @@ fn schema_of<T: JsonSchema>() -> Value {
     serde_json::to_value(schemars::schema_for!(T)).expect("schema serializes")
 }
 
-fn parse_as<T: DeserializeOwned>(
-    args: Value,
-    wrap: fn(T) -> Action,
-) -> Result<Action, serde_json::Error> {
+fn parse_as<T: DeserializeOwned>(args: Value, wrap: fn(T) -> Action) -> Result<Action, serde_json::Error> {
     serde_json::from_value(args).map(wrap)
 }
 
@@ -57,10 +54,22 @@ static TOOLS: &[ToolSpec] = &[
         "Type text into a field (ref or selector); clears it first unless clear is false; submit presses Enter. Returns the field's value."),
     tool!("browser_screenshot", ScreenshotArgs, Action::Screenshot, true,
         "Screenshot of the viewport, the full page, or one element (ref), as PNG or JPEG."),
+    tool!("browser_wait", WaitArgs, Action::Wait, false,
+        "Wait until text appears or goes away, a selector matches a visible element, the URL matches a glob, or time_ms passes (default budget 30000 ms)."),
+    tool!("browser_evaluate", EvaluateArgs, Action::Evaluate, false,
+        "Run JavaScript in the page and return the JSON value (over 8 KB: a truncated preview). A hung script is stopped at timeout_ms (default 10000) and the tab stays usable."),
+    tool!("browser_dialog", DialogArgs, Action::Dialog, true,
+        "Accept or dismiss the page's pending alert/confirm/prompt (prompt_text answers a prompt)."),
 ];
 
 pub fn tools() -> &'static [ToolSpec] {
     TOOLS
+}
+
+/// The tools this configuration offers (`tools.evaluate = false` hides
+/// browser_evaluate, for instance).
+pub fn offered(config: &crate::Config) -> impl Iterator<Item = &'static ToolSpec> + '_ {
+    TOOLS.iter().filter(move |t| t.enabled(config))
 }
 
 pub fn find(name: &str) -> Option<&'static ToolSpec> {
@@ -68,6 +77,14 @@ pub fn find(name: &str) -> Option<&'static ToolSpec> {
 }
 
 impl ToolSpec {
+    /// Whether the configuration turns this tool on.
+    pub fn enabled(&self, config: &crate::Config) -> bool {
+        match self.name {
+            "browser_evaluate" => config.tools.evaluate,
+            _ => true,
+        }
+    }
+
     /// The argument schema as a compact JSON Schema object (no titles, no
     /// `$defs`, no `null` unions: the fewest characters that say the same).
     pub fn input_schema(&self) -> Map<String, Value> {
@@ -208,10 +225,7 @@ mod tests {
         for name in ["url", "history", "wait_until", "timeout_ms"] {
             assert!(props.contains_key(name), "missing {name}");
         }
-        assert_eq!(
-            props["history"]["enum"],
-            json!(["back", "forward", "reload"])
-        );
+        assert_eq!(props["history"]["enum"], json!(["back", "forward", "reload"]));
         let text = serde_json::to_string(&nav).unwrap();
         assert!(
             !text.contains("$ref") && !text.contains("null") && !text.contains("title"),
@@ -226,9 +240,7 @@ mod tests {
         let total: usize = tools()
             .iter()
             .map(|t| {
-                t.name.len()
-                    + t.description.len()
-                    + serde_json::to_string(&t.input_schema()).unwrap().len()
+                t.name.len() + t.description.len() + serde_json::to_string(&t.input_schema()).unwrap().len()
             })
             .sum();
         assert!(total < 8000, "tool definitions take {total} chars");

@@ -42,6 +42,9 @@ pub fn action(action: &Action) -> Result<(), ActionError> {
             Ok(())
         }
         Action::Type(a) => element_target("browser_type", &a.target),
+        Action::Wait(a) => wait(a),
+        Action::Evaluate(a) => evaluate(a),
+        Action::Dialog(_) => Ok(()),
         Action::Screenshot(a) => {
             if let Some(r) = &a.reference {
                 reference(r)?;
@@ -65,6 +68,67 @@ pub fn action(action: &Action) -> Result<(), ActionError> {
             }
         }
     }
+}
+
+fn wait(a: &WaitArgs) -> Result<(), ActionError> {
+    let given = [
+        a.text.is_some(),
+        a.text_gone.is_some(),
+        a.selector.is_some(),
+        a.url.is_some(),
+        a.time_ms.is_some(),
+    ]
+    .iter()
+    .filter(|g| **g)
+    .count();
+    if given != 1 {
+        return Err(ActionError::invalid(
+            format!(
+                "browser_wait takes exactly one of text, text_gone, selector, url, time_ms ({given} given)"
+            ),
+            "Pass one condition, e.g. {\"text\": \"Saved\"}.",
+        ));
+    }
+    for (name, value) in [
+        ("text", &a.text),
+        ("text_gone", &a.text_gone),
+        ("selector", &a.selector),
+        ("url", &a.url),
+    ] {
+        if let Some(v) = value {
+            non_empty(name, v)?;
+        }
+    }
+    Ok(())
+}
+
+fn evaluate(a: &EvaluateArgs) -> Result<(), ActionError> {
+    match (&a.expression, &a.function) {
+        (Some(_), Some(_)) => {
+            return Err(ActionError::invalid(
+                "pass either expression or function, not both",
+                "Use expression for a JS expression, function for a function source.",
+            ))
+        }
+        (None, None) => {
+            return Err(ActionError::invalid(
+                "browser_evaluate needs an expression (or a function)",
+                "Pass expression, e.g. {\"expression\": \"document.title\"}.",
+            ))
+        }
+        (Some(e), None) => non_empty("expression", e)?,
+        (None, Some(f)) => non_empty("function", f)?,
+    }
+    if let Some(r) = &a.reference {
+        reference(r)?;
+        if a.function.is_none() {
+            return Err(ActionError::invalid(
+                "ref needs a function to receive the element",
+                "Pass function, e.g. {\"function\": \"el => el.textContent\", \"ref\": \"e12\"}.",
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn navigate(a: &NavigateArgs) -> Result<(), ActionError> {

@@ -68,17 +68,11 @@ async fn navigate_history_back_forward_reload() {
 async fn navigate_failures_have_contract_codes_and_the_session_survives() {
     let site = TestSite::start().await;
     let engine = engine();
-    let e = call(
-        &engine,
-        "browser_navigate",
-        json!({"url": "javascript:alert(1)"}),
-    )
-    .await
-    .unwrap_err();
-    assert_eq!(e.code, ErrorCode::InvalidArgument);
-    let e = call(&engine, "browser_navigate", json!({}))
+    let e = call(&engine, "browser_navigate", json!({"url": "javascript:alert(1)"}))
         .await
         .unwrap_err();
+    assert_eq!(e.code, ErrorCode::InvalidArgument);
+    let e = call(&engine, "browser_navigate", json!({})).await.unwrap_err();
     assert_eq!(e.code, ErrorCode::InvalidArgument);
     assert!(e.message.contains("url"), "{e}");
     let e = call(&engine, "browser_navigate", json!({"url": 42}))
@@ -112,12 +106,7 @@ async fn click_by_ref_is_trusted_input() {
     assert_eq!(title(&engine).await, "clicked 1 trusted=true");
     // The same ref still works on a later snapshot of the same document.
     ok(&engine, "browser_snapshot", json!({})).await;
-    ok(
-        &engine,
-        "browser_click",
-        json!({"ref": button, "click_count": 2}),
-    )
-    .await;
+    ok(&engine, "browser_click", json!({"ref": button, "click_count": 2})).await;
     assert_eq!(title(&engine).await, "clicked 3 trusted=true");
     engine.shutdown().await;
 }
@@ -180,11 +169,7 @@ async fn type_clears_reports_value_and_submits() {
     .await;
     let snap = ok(&engine, "browser_snapshot", json!({})).await;
     assert!(snap.text.contains("textbox \"Email\""), "{}", snap.text);
-    assert!(
-        snap.text.contains("value=\"old@example.com\""),
-        "{}",
-        snap.text
-    );
+    assert!(snap.text.contains("value=\"old@example.com\""), "{}", snap.text);
     let email = ref_of(&snap.text, "textbox \"Email\"");
     let out = ok(
         &engine,
@@ -300,10 +285,7 @@ async fn screenshots_viewport_full_page_element_and_jpeg() {
         element.data["width"].as_u64().unwrap(),
         element.data["height"].as_u64().unwrap(),
     );
-    assert!(
-        w > 10 && w < 400 && h > 5 && h < 100,
-        "element shot {w}x{h}"
-    );
+    assert!(w > 10 && w < 400 && h > 5 && h < 100, "element shot {w}x{h}");
     let e = call(&engine, "browser_screenshot", json!({"quality": 50}))
         .await
         .unwrap_err();
@@ -326,19 +308,13 @@ async fn refs_resolve_to_stable_backend_node_ids() {
     let send = ref_of(&first.text, "button \"Send\"");
     let node = engine.ref_node(&email, &common::budget()).await.unwrap();
     assert!(node > 0);
-    assert_ne!(
-        node,
-        engine.ref_node(&send, &common::budget()).await.unwrap()
-    );
+    assert_ne!(node, engine.ref_node(&send, &common::budget()).await.unwrap());
     let second = ok(&engine, "browser_snapshot", json!({})).await;
     assert_eq!(
         ref_of(&second.text, "textbox \"Email\""),
         email,
         "same element, same ref"
     );
-    assert_eq!(
-        engine.ref_node(&email, &common::budget()).await.unwrap(),
-        node
-    );
+    assert_eq!(engine.ref_node(&email, &common::budget()).await.unwrap(), node);
     engine.shutdown().await;
 }

@@ -11,12 +11,16 @@ use std::sync::Arc;
 
 use engine::{tools, ActionError, ActionOutput, Engine};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    InitializeResult, ListToolsResult, PaginatedRequestParams, ServerCapabilities, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, InitializeResult,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams,
+    ReadResourceResponse, ReadResourceResult, Resource, ResourceContents, ServerCapabilities, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{json, Value};
+
+/// The metrics resource.
+pub const METRICS_URI: &str = "cdpilot://metrics";
 
 /// Guidance sent once at initialize; kept short (it is paid per session).
 const INSTRUCTIONS: &str = "Drive a real Chromium. Typical loop: browser_navigate, browser_snapshot (gives refs like e12), then act on refs with browser_click / browser_type. Refs go stale after a navigation: take a new snapshot. Errors start with a code and say what to do next.";
@@ -31,10 +35,10 @@ impl McpServer {
         McpServer { engine }
     }
 
-    /// The tools as MCP advertises them, built from the shared registry.
-    pub fn tool_list() -> Vec<Tool> {
-        tools::tools()
-            .iter()
+    /// The tools as MCP advertises them, built from the shared registry
+    /// (only those the configuration turns on).
+    pub fn tool_list(&self) -> Vec<Tool> {
+        tools::offered(self.engine.config())
             .map(|spec| Tool::new(spec.name, spec.description, Arc::new(spec.input_schema())))
             .collect()
     }
@@ -46,14 +50,12 @@ impl McpServer {
         arguments: Value,
         cancel: tokio_util::sync::CancellationToken,
     ) -> CallToolResult {
-        let started = std::time::Instant::now();
-        let outcome = match tools::find(name) {
+        let outcome = match tools::find(name).filter(|t| t.enabled(self.engine.config())) {
             None => Err(ActionError::invalid(
                 format!("there is no tool named {name:?}"),
                 format!(
                     "Use one of: {}.",
-                    tools::tools()
-                        .iter()
+                    tools::offered(self.engine.config())
                         .map(|t| t.name)
                         .collect::<Vec<_>>()
                         .join(", ")
@@ -67,16 +69,9 @@ impl McpServer {
                 }
             },
         };
-        let elapsed_ms = started.elapsed().as_millis() as u64;
         match outcome {
-            Ok(output) => {
-                tracing::info!(tool = name, elapsed_ms, "ok");
-                success(output)
-            }
-            Err(error) => {
-                tracing::info!(tool = name, elapsed_ms, code = error.code.as_str(), "error");
-                failure(&error)
-            }
+            Ok(output) => success(output),
+            Err(error) => failure(&error),
         }
     }
 
@@ -114,7 +109,11 @@ fn failure(error: &ActionError) -> CallToolResult {
 
 impl ServerHandler for McpServer {
     fn get_info(&self) -> InitializeResult {
-        let mut info = InitializeResult::new(ServerCapabilities::builder().enable_tools().build());
+        let capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_resources()
+            .build();
+        let mut info = InitializeResult::new(capabilities);
         info.server_info = Implementation::new("cdpilot", env!("CARGO_PKG_VERSION"));
         info.instructions = Some(INSTRUCTIONS.into());
         info
@@ -125,7 +124,38 @@ impl ServerHandler for McpServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(Self::tool_list()))
+        Ok(ListToolsResult::with_all_items(self.tool_list()))
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        let metrics = Resource::new(METRICS_URI, "metrics")
+            .with_description("Counts and duration histograms of tool calls, timeouts, cancellations, terminated scripts, browser restarts (JSON).");
+        let mut metrics = metrics;
+        metrics.mime_type = Some("application/json".into());
+        Ok(ListResourcesResult::with_all_items(vec![metrics]))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        if request.uri != METRICS_URI {
+            return Err(ErrorData::resource_not_found(
+                format!("no resource {}; the only one is {METRICS_URI}", request.uri),
+                None,
+            ));
+        }
+        let json = self.engine.metrics().to_json().to_string();
+        let mut contents = ResourceContents::text(json, METRICS_URI);
+        if let ResourceContents::TextResourceContents { mime_type, .. } = &mut contents {
+            *mime_type = Some("application/json".into());
+        }
+        Ok(ReadResourceResult::new(vec![contents]).into())
     }
 
     async fn call_tool(

@@ -60,10 +60,7 @@ impl McpClient {
     }
 
     pub async fn list_tools(&mut self) -> Vec<Value> {
-        let result = self
-            .request("tools/list", json!({}))
-            .await
-            .expect("tools/list");
+        let result = self.request("tools/list", json!({})).await.expect("tools/list");
         result["tools"].as_array().cloned().unwrap_or_default()
     }
 

@@ -91,10 +91,7 @@ fn router(origins: Origins) -> Router {
         .route("/redirect", get(redirect))
         .route("/status/{code}", get(status))
         .route("/controls/{count}", get(controls))
-        .route(
-            "/",
-            get(|s: State<Origins>| page(s, Path("index.html".into()))),
-        )
+        .route("/", get(|s: State<Origins>| page(s, Path("index.html".into()))))
         .route("/{*path}", get(page))
         .with_state(origins)
 }
@@ -103,9 +100,7 @@ async fn page(State(origins): State<Origins>, Path(path): Path<String>) -> Respo
     let Some((_, body)) = PAGES.iter().find(|(name, _)| *name == path) else {
         return (StatusCode::NOT_FOUND, "not found").into_response();
     };
-    let body = body
-        .replace("{{A}}", &origins.a)
-        .replace("{{B}}", &origins.b);
+    let body = body.replace("{{A}}", &origins.a).replace("{{B}}", &origins.b);
     ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], body).into_response()
 }
 
@@ -132,9 +127,7 @@ async fn controls(Path(count): Path<usize>) -> Response {
 
 pub fn controls_page(count: usize) -> String {
     let mut html = String::with_capacity(count * 120);
-    html.push_str(
-        "<!doctype html><title>Controls</title><h1>Inventory</h1><p>Rows of items.</p><table>",
-    );
+    html.push_str("<!doctype html><title>Controls</title><h1>Inventory</h1><p>Rows of items.</p><table>");
     for i in 0..count {
         if i % 3 == 0 {
             html.push_str("<tr>");

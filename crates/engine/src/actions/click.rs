@@ -16,11 +16,7 @@ const NAVIGATION_STARTED: &[&str] = &[
     "Page.frameNavigated",
 ];
 
-pub async fn run(
-    tab: &Tab,
-    args: &ClickArgs,
-    budget: &Budget,
-) -> Result<ActionOutput, ActionError> {
+pub async fn run(tab: &Tab, args: &ClickArgs, budget: &Budget) -> Result<ActionOutput, ActionError> {
     let element = element::resolve(tab, &args.target, budget).await?;
     let point = element.clickable_point(tab, budget).await?;
     let (main_frame, document_before) = tab.state(|s| (s.main_frame_id.clone(), s.document));
@@ -50,8 +46,9 @@ pub async fn run(
     if started {
         navigate::wait_for_load(tab, &mut events, None, WaitUntil::Load, budget).await?;
     }
-    let navigated = tab.state(|s| s.document != document_before);
-    let (url, _) = navigate::location(tab, budget).await?;
+    // The event reader keeps the URL current (commits and same-document
+    // changes), so no round trip to the page is needed to report it.
+    let (navigated, url) = tab.state(|s| (s.document != document_before, s.url.clone()));
     let text = if navigated {
         format!(
             "Clicked {}; the page navigated to {url}. Take a browser_snapshot to see it.",

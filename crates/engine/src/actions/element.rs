@@ -18,11 +18,7 @@ pub struct Element {
     pub label: String,
 }
 
-pub async fn resolve(
-    tab: &Tab,
-    target: &ElementTarget,
-    budget: &Budget,
-) -> Result<Element, ActionError> {
+pub async fn resolve(tab: &Tab, target: &ElementTarget, budget: &Budget) -> Result<Element, ActionError> {
     match (&target.reference, &target.selector) {
         (Some(reference), _) => by_ref(tab, reference, budget).await,
         (None, Some(selector)) => by_selector(tab, selector, budget).await,
@@ -63,9 +59,7 @@ pub async fn by_ref(tab: &Tab, reference: &str, budget: &Budget) -> Result<Eleme
     element_or_error(object, format!("ref {reference}"), || {
         ActionError::new(
             ErrorCode::ElementNotFound,
-            format!(
-                "ref {reference} is not on the page (never issued, or its element was removed)"
-            ),
+            format!("ref {reference} is not on the page (never issued, or its element was removed)"),
             "Take a new browser_snapshot and use a ref from it.",
         )
     })
@@ -78,11 +72,7 @@ pub async fn by_ref(tab: &Tab, reference: &str, budget: &Budget) -> Result<Eleme
     })
 }
 
-pub async fn by_selector(
-    tab: &Tab,
-    selector: &str,
-    budget: &Budget,
-) -> Result<Element, ActionError> {
+pub async fn by_selector(tab: &Tab, selector: &str, budget: &Budget) -> Result<Element, ActionError> {
     let quoted = serde_json::to_string(selector).expect("string serializes");
     let expression = format!(
         "(() => {{ try {{ return document.querySelector({quoted}); }} catch (e) {{ return 'bad-selector'; }} }})()"
@@ -115,9 +105,7 @@ fn element_or_error(
         return Err(ActionError::new(ErrorCode::ElementStale, label, ""));
     }
     match object.object_id {
-        Some(object_id) if object.subtype.as_deref() == Some("node") => {
-            Ok(Element { object_id, label })
-        }
+        Some(object_id) if object.subtype.as_deref() == Some("node") => Ok(Element { object_id, label }),
         _ => Err(not_found()),
     }
 }
@@ -140,11 +128,7 @@ impl Element {
 
     /// Scrolls the element into view and returns the centre of its first
     /// visible content quad, in viewport CSS pixels.
-    pub async fn clickable_point(
-        &self,
-        tab: &Tab,
-        budget: &Budget,
-    ) -> Result<(f64, f64), ActionError> {
+    pub async fn clickable_point(&self, tab: &Tab, budget: &Budget) -> Result<(f64, f64), ActionError> {
         budget
             .cdp(
                 "scrolling the element into view",
@@ -208,10 +192,7 @@ impl Element {
             )
             .await?;
         if let Some(exception) = evaluated.exception_details {
-            return Err(ActionError::internal(format!(
-                "{step}: {}",
-                exception.message()
-            )));
+            return Err(ActionError::internal(format!("{step}: {}", exception.message())));
         }
         Ok(evaluated.result.value.unwrap_or(serde_json::Value::Null))
     }
@@ -236,9 +217,6 @@ mod tests {
             super::quad_area(&[0.0, 0.0, 10.0, 0.0, 10.0, 10.0, 0.0, 10.0]),
             100.0
         );
-        assert_eq!(
-            super::quad_area(&[0.0, 0.0, 10.0, 0.0, 10.0, 0.0, 0.0, 0.0]),
-            0.0
-        );
+        assert_eq!(super::quad_area(&[0.0, 0.0, 10.0, 0.0, 10.0, 0.0, 0.0, 0.0]), 0.0);
     }
 }

@@ -34,16 +34,15 @@ pub async fn click(
         MouseButton::Right => ("right", 2),
         MouseButton::Middle => ("middle", 4),
     };
-    let event =
-        |kind: &str, button: &str, buttons: u32, click_count: u32| input::DispatchMouseEvent {
-            kind: kind.into(),
-            x,
-            y,
-            button: button.into(),
-            buttons,
-            click_count,
-            modifiers,
-        };
+    let event = |kind: &str, button: &str, buttons: u32, click_count: u32| input::DispatchMouseEvent {
+        kind: kind.into(),
+        x,
+        y,
+        button: button.into(),
+        buttons,
+        click_count,
+        modifiers,
+    };
     budget
         .cdp(
             "moving the mouse",

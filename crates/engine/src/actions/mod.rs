@@ -2,8 +2,11 @@
 //! budget, and returns an [`crate::ActionOutput`] or a contract error.
 
 pub mod click;
+pub mod dialog;
 pub mod element;
+pub mod evaluate;
 pub mod input;
 pub mod navigate;
 pub mod screenshot;
 pub mod type_text;
+pub mod wait;

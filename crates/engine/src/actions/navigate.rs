@@ -9,11 +9,7 @@ use crate::action::{History, NavigateArgs, WaitUntil};
 use crate::tab::Tab;
 use crate::{ActionError, ActionOutput, Budget, ErrorCode};
 
-pub async fn run(
-    tab: &Tab,
-    args: &NavigateArgs,
-    budget: &Budget,
-) -> Result<ActionOutput, ActionError> {
+pub async fn run(tab: &Tab, args: &NavigateArgs, budget: &Budget) -> Result<ActionOutput, ActionError> {
     let wait_until = args.wait_until.unwrap_or_default();
     // Subscribe before acting, so no lifecycle event can slip past.
     let mut events = tab.session.events();
@@ -51,9 +47,7 @@ async fn open(tab: &Tab, url: &str, budget: &Budget) -> Result<String, ActionErr
         .cdp(
             "starting the navigation",
             &tab.session,
-            page::Navigate {
-                url: url.to_owned(),
-            },
+            page::Navigate { url: url.to_owned() },
         )
         .await?;
     if let Some(error) = navigated.error_text.filter(|e| !e.is_empty()) {
@@ -99,11 +93,7 @@ async fn history(tab: &Tab, step: History, budget: &Budget) -> Result<Option<Str
         .get(target.max(0) as usize)
         .filter(|_| target >= 0);
     let Some(entry_id) = entry.and_then(|e| e["id"].as_i64()) else {
-        let which = if step == History::Back {
-            "back"
-        } else {
-            "forward"
-        };
+        let which = if step == History::Back { "back" } else { "forward" };
         return Err(ActionError::invalid(
             format!("there is no page to go {which} to"),
             "Open a page with url instead.",
@@ -112,10 +102,7 @@ async fn history(tab: &Tab, step: History, budget: &Budget) -> Result<Option<Str
     budget
         .run("moving in history", async {
             tab.session
-                .send(
-                    "Page.navigateToHistoryEntry",
-                    json!({ "entryId": entry_id }),
-                )
+                .send("Page.navigateToHistoryEntry", json!({ "entryId": entry_id }))
                 .await
                 .map_err(|e| budget.map_cdp("moving in history", e))
         })
@@ -150,9 +137,7 @@ pub async fn wait_for_load(
             while let Some(event) = events.recv().await {
                 let p = &event.params;
                 match event.method.as_str() {
-                    "Page.frameNavigated"
-                        if loader.is_none() && p["frame"]["id"] == main_frame.as_str() =>
-                    {
+                    "Page.frameNavigated" if loader.is_none() && p["frame"]["id"] == main_frame.as_str() => {
                         loader = p["frame"]["loaderId"].as_str().map(str::to_owned);
                     }
                     "Page.navigatedWithinDocument"

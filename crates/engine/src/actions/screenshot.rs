@@ -10,11 +10,7 @@ use crate::actions::element;
 use crate::tab::Tab;
 use crate::{ActionError, ActionOutput, Budget, Image};
 
-pub async fn run(
-    tab: &Tab,
-    args: &ScreenshotArgs,
-    budget: &Budget,
-) -> Result<ActionOutput, ActionError> {
+pub async fn run(tab: &Tab, args: &ScreenshotArgs, budget: &Budget) -> Result<ActionOutput, ActionError> {
     let format = args.format.unwrap_or_default();
     let mut capture = page::CaptureScreenshot {
         format: match format {
@@ -32,11 +28,7 @@ pub async fn run(
         let element = element::by_ref(tab, reference, budget).await?;
         element.clickable_point(tab, budget).await?; // scrolls it into view, fails if it has no box
         let metrics = budget
-            .cdp(
-                "measuring the page",
-                &tab.session,
-                page::GetLayoutMetrics {},
-            )
+            .cdp("measuring the page", &tab.session, page::GetLayoutMetrics {})
             .await?;
         let quads = budget
             .cdp(
@@ -62,11 +54,7 @@ pub async fn run(
         what = element.label;
     } else if args.full_page == Some(true) {
         let metrics = budget
-            .cdp(
-                "measuring the page",
-                &tab.session,
-                page::GetLayoutMetrics {},
-            )
+            .cdp("measuring the page", &tab.session, page::GetLayoutMetrics {})
             .await?;
         let size = &metrics.css_content_size;
         capture.clip = Some(page::Viewport {
@@ -79,9 +67,7 @@ pub async fn run(
         capture.capture_beyond_viewport = true;
         what = "the full page".into();
     }
-    let shot = budget
-        .cdp("taking the screenshot", &tab.session, capture)
-        .await?;
+    let shot = budget.cdp("taking the screenshot", &tab.session, capture).await?;
     let bytes = base64::engine::general_purpose::STANDARD
         .decode(&shot.data)
         .map_err(|e| ActionError::internal(format!("the screenshot was not base64: {e}")))?;
@@ -91,10 +77,7 @@ pub async fn run(
         ImageFormat::Jpeg => "image/jpeg",
     };
     let mut output = ActionOutput::new(
-        format!(
-            "Screenshot of {what}, {width}x{height} {}.",
-            &mime_type[6..]
-        ),
+        format!("Screenshot of {what}, {width}x{height} {}.", &mime_type[6..]),
         json!({ "width": width, "height": height }),
     );
     output.image = Some(Image {

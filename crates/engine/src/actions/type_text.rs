@@ -30,8 +30,7 @@ const PREPARE: &str = r#"function (clear) {
   return true;
 }"#;
 
-const VALUE: &str =
-    "function () { return this.isContentEditable ? this.textContent : this.value; }";
+const VALUE: &str = "function () { return this.isContentEditable ? this.textContent : this.value; }";
 
 pub async fn run(tab: &Tab, args: &TypeArgs, budget: &Budget) -> Result<ActionOutput, ActionError> {
     let element = element::resolve(tab, &args.target, budget).await?;
@@ -72,8 +71,5 @@ pub async fn run(tab: &Tab, args: &TypeArgs, budget: &Budget) -> Result<ActionOu
     if submitted {
         text += " Pressed Enter.";
     }
-    Ok(ActionOutput::new(
-        text,
-        json!({ "ok": true, "value": value }),
-    ))
+    Ok(ActionOutput::new(text, json!({ "ok": true, "value": value })))
 }

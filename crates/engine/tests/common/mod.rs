@@ -36,10 +36,7 @@ pub fn ref_of(snapshot: &str, needle: &str) -> String {
         .lines()
         .find(|l| l.contains(needle))
         .unwrap_or_else(|| panic!("no line with {needle:?} in:\n{snapshot}"));
-    let start = line
-        .find("[ref=")
-        .unwrap_or_else(|| panic!("no ref on {line:?}"))
-        + 5;
+    let start = line.find("[ref=").unwrap_or_else(|| panic!("no ref on {line:?}")) + 5;
     line[start..].split(']').next().unwrap().to_owned()
 }
 
@@ -47,12 +44,7 @@ pub fn ref_of(snapshot: &str, needle: &str) -> String {
 /// own budget-free path: a snapshot of `selector`'s text is enough for most
 /// checks, so this reads the title (pages under test write results there).
 pub async fn title(engine: &Engine) -> String {
-    let out = ok(
-        engine,
-        "browser_snapshot",
-        serde_json::json!({"max_elements": 1}),
-    )
-    .await;
+    let out = ok(engine, "browser_snapshot", serde_json::json!({"max_elements": 1})).await;
     out.data["title"].as_str().unwrap_or_default().to_owned()
 }
 

@@ -1,0 +1,226 @@
+//! `browser_evaluate` on a connection of its own, so a script that never
+//! returns cannot block the main connection's commands.
+//!
+//! Each tab keeps one warm [`Lane`]: a second WebSocket to the browser with a
+//! flattened session on the tab's target. A call that runs past its budget
+//! (or is cancelled) sends `Runtime.terminateExecution` through the main
+//! session, which Chrome answers even while the script spins, then drops the
+//! lane; the next call opens a fresh one. A script that opens a dialog
+//! returns at once with `dialog_opened`.
+
+use cdp::protocol::{dom, runtime, target};
+use cdp::{Connection, Session};
+use serde_json::{json, Value};
+
+use crate::action::EvaluateArgs;
+use crate::actions::element;
+use crate::metrics::Metrics;
+use crate::tab::Tab;
+use crate::{ActionError, ActionOutput, Budget, ErrorCode};
+
+/// Values whose JSON is longer than this come back as a preview.
+pub const MAX_VALUE_CHARS: usize = 8 * 1024;
+
+/// browser_evaluate's own connection to one tab.
+pub struct Lane {
+    /// Kept so the socket lives as long as the lane.
+    _conn: Connection,
+    session: Session,
+}
+
+pub async fn run(
+    tab: &Tab,
+    args: &EvaluateArgs,
+    budget: &Budget,
+    metrics: &Metrics,
+) -> Result<ActionOutput, ActionError> {
+    let element = match &args.reference {
+        Some(reference) => Some(
+            element::by_ref(tab, reference, budget)
+                .await?
+                .backend_node_id(tab, budget)
+                .await?,
+        ),
+        None => None,
+    };
+    let session = lane(tab, budget).await?;
+    let await_promise = args.await_promise.unwrap_or(true);
+    let dialog = tab.next_dialog();
+    let work = async {
+        let evaluated = match (&args.expression, &args.function, element) {
+            (Some(expression), _, _) => {
+                session
+                    .call(runtime::Evaluate {
+                        expression: expression.clone(),
+                        context_id: None,
+                        return_by_value: true,
+                        await_promise,
+                        user_gesture: true,
+                    })
+                    .await
+            }
+            (None, Some(function), Some(backend_node_id)) => {
+                let node = session
+                    .call(dom::ResolveNode {
+                        backend_node_id,
+                        execution_context_id: None,
+                    })
+                    .await
+                    .map_err(|e| budget.map_cdp("finding the element in the page", e))?;
+                let object_id = node.object.object_id.unwrap_or_default();
+                session
+                    .call(runtime::CallFunctionOn {
+                        function_declaration: function.clone(),
+                        object_id: Some(object_id.clone()),
+                        arguments: vec![runtime::CallArgument {
+                            value: None,
+                            object_id: Some(object_id),
+                        }],
+                        return_by_value: true,
+                        await_promise,
+                        user_gesture: true,
+                        ..Default::default()
+                    })
+                    .await
+            }
+            (None, Some(function), None) => {
+                session
+                    .call(runtime::Evaluate {
+                        expression: format!("({function})()"),
+                        context_id: None,
+                        return_by_value: true,
+                        await_promise,
+                        user_gesture: true,
+                    })
+                    .await
+            }
+            (None, None, _) => return Err(ActionError::invalid("nothing to evaluate", "Pass expression.")),
+        };
+        evaluated.map_err(|e| budget.map_cdp("running the script", e))
+    };
+    let outcome = tokio::select! {
+        result = budget.run("running the script", work) => result,
+        Some(opened) = dialog => {
+            let data = json!({ "dialog_opened": { "id": opened.id, "type": opened.kind, "message": opened.message } });
+            return Ok(ActionOutput::new(
+                format!(
+                    "The script opened a {} dialog ({:?}) and is paused until it is answered. Answer it with browser_dialog.",
+                    opened.kind, opened.message
+                ),
+                data,
+            ));
+        }
+    };
+    let evaluated = match outcome {
+        Ok(evaluated) => evaluated,
+        Err(error) => {
+            if matches!(error.code, ErrorCode::Timeout | ErrorCode::Canceled) {
+                terminate(tab).await;
+                metrics.script_terminated();
+            }
+            return Err(error);
+        }
+    };
+    if let Some(exception) = evaluated.exception_details {
+        let description = exception.message();
+        let mut lines = description.lines();
+        let message = lines.next().unwrap_or("the script threw").to_owned();
+        let stack = lines.next().map(str::trim).unwrap_or_default().to_owned();
+        return Err(ActionError::new(
+            ErrorCode::EvaluateError,
+            if stack.is_empty() {
+                message
+            } else {
+                format!("{message} ({stack})")
+            },
+            "Fix the script and run it again.",
+        ));
+    }
+    Ok(output(evaluated.result))
+}
+
+/// The tab's warm evaluate session, opening a connection if there is none.
+async fn lane(tab: &Tab, budget: &Budget) -> Result<Session, ActionError> {
+    let mut slot = tab.evaluate_lane.lock().await;
+    if let Some(lane) = slot.as_ref() {
+        if !lane.session.connection().is_closed() {
+            return Ok(lane.session.clone());
+        }
+    }
+    let step = "opening the evaluate connection";
+    let conn = budget
+        .run(step, async {
+            Connection::connect(&tab.ws_url)
+                .await
+                .map_err(|e| budget.map_cdp(step, e))
+        })
+        .await?;
+    let attached = budget
+        .cdp(
+            step,
+            &conn.browser(),
+            target::AttachToTarget {
+                target_id: tab.target_id.clone(),
+                flatten: true,
+            },
+        )
+        .await?;
+    let session = conn.session(attached.session_id);
+    *slot = Some(Lane {
+        _conn: conn,
+        session: session.clone(),
+    });
+    Ok(session)
+}
+
+/// Stops whatever the page's main thread is running and drops the lane
+/// whose command was waiting on it.
+async fn terminate(tab: &Tab) {
+    let sent = tab
+        .session
+        .send_with_timeout(
+            "Runtime.terminateExecution",
+            json!({}),
+            std::time::Duration::from_secs(2),
+        )
+        .await;
+    if let Err(error) = sent {
+        tracing::warn!("Runtime.terminateExecution failed: {error}");
+    }
+    if let Some(lane) = tab.evaluate_lane.lock().await.take() {
+        lane.session.connection().close();
+    }
+}
+
+fn output(result: runtime::RemoteObject) -> ActionOutput {
+    let kind = match result.subtype.as_deref() {
+        Some(subtype) if result.kind == "object" => subtype.to_owned(),
+        _ => result.kind.clone(),
+    };
+    let value = result.value.unwrap_or(Value::Null);
+    let json = serde_json::to_string(&value).unwrap_or_default();
+    let (shown, truncated) = if json.len() > MAX_VALUE_CHARS {
+        let mut end = MAX_VALUE_CHARS;
+        while !json.is_char_boundary(end) {
+            end -= 1;
+        }
+        (Value::String(json[..end].to_owned()), true)
+    } else {
+        (value, false)
+    };
+    let text = if truncated {
+        format!(
+            "Result ({kind}, {} chars of JSON; first {MAX_VALUE_CHARS} shown, truncated):\n{}",
+            json.len(),
+            shown.as_str().unwrap_or_default()
+        )
+    } else if kind == "undefined" {
+        "Result: undefined".to_owned()
+    } else {
+        format!("Result ({kind}): {json}")
+    };
+    ActionOutput::new(
+        text,
+        json!({ "value": shown, "type": kind, "truncated": truncated }),
+    )
+}

@@ -1,0 +1,288 @@
+//! browser_evaluate on its own connection, and browser_wait, against real
+//! Chromium: a runaway script is stopped and the tab stays usable.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::{call, engine, ok, ref_of};
+use engine::ErrorCode;
+use serde_json::json;
+use testkit::TestSite;
+
+#[tokio::test]
+async fn an_infinite_loop_times_out_and_the_tab_stays_usable() {
+    let site = TestSite::start().await;
+    let engine = engine();
+    ok(&engine, "browser_navigate", json!({"url": site.url("/")})).await;
+    let snap = ok(&engine, "browser_snapshot", json!({})).await;
+    let button = ref_of(&snap.text, "button \"Trusted click\"");
+
+    let started = Instant::now();
+    let e = call(
+        &engine,
+        "browser_evaluate",
+        json!({"expression": "while(true){}", "timeout_ms": 2000}),
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(e.code, ErrorCode::Timeout, "{e}");
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "took {:?}",
+        started.elapsed()
+    );
+    assert!(e.message.contains("running the script"), "{e}");
+
+    let started = Instant::now();
+    ok(&engine, "browser_click", json!({"ref": button})).await;
+    assert!(
+        started.elapsed() < Duration::from_secs(1),
+        "click after termination took {:?}",
+        started.elapsed()
+    );
+    let typed = ok(&engine, "browser_snapshot", json!({})).await;
+    assert!(typed.text.contains("clicked 1 trusted=true"), "{}", typed.text);
+    let again = ok(&engine, "browser_evaluate", json!({"expression": "1 + 1"})).await;
+    assert_eq!(again.data["value"], 2);
+    let metrics = engine.metrics().to_json();
+    assert_eq!(metrics["terminate_execution"], 1, "{metrics}");
+    assert_eq!(metrics["tools"]["browser_evaluate"]["timeouts"], 1, "{metrics}");
+    engine.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_never_settling_promise_times_out_and_the_tab_stays_usable() {
+    let site = TestSite::start().await;
+    let engine = engine();
+    ok(
+        &engine,
+        "browser_navigate",
+        json!({"url": site.url("/form.html")}),
+    )
+    .await;
+    let e = call(
+        &engine,
+        "browser_evaluate",
+        json!({"expression": "new Promise(() => {})", "timeout_ms": 1000}),
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(e.code, ErrorCode::Timeout, "{e}");
+    let snap = ok(&engine, "browser_snapshot", json!({})).await;
+    let email = ref_of(&snap.text, "textbox \"Email\"");
+    let typed = ok(
+        &engine,
+        "browser_type",
+        json!({"ref": email, "text": "still@works"}),
+    )
+    .await;
+    assert_eq!(typed.data["value"], "still@works");
+    engine.shutdown().await;
+}
+
+#[tokio::test]
+async fn values_types_truncation_errors_and_elements() {
+    let site = TestSite::start().await;
+    let engine = engine();
+    ok(&engine, "browser_navigate", json!({"url": site.url("/")})).await;
+    let title = ok(
+        &engine,
+        "browser_evaluate",
+        json!({"expression": "document.title"}),
+    )
+    .await;
+    assert_eq!(
+        title.data,
+        json!({"value": "cdpilot test home", "type": "string", "truncated": false})
+    );
+    let object = ok(
+        &engine,
+        "browser_evaluate",
+        json!({"function": "() => ({a: [1, 2]})"}),
+    )
+    .await;
+    assert_eq!(object.data["value"], json!({"a": [1, 2]}));
+    let promise = ok(
+        &engine,
+        "browser_evaluate",
+        json!({"expression": "Promise.resolve(7)"}),
+    )
+    .await;
+    assert_eq!(promise.data["value"], 7);
+
+    let big = ok(
+        &engine,
+        "browser_evaluate",
+        json!({"expression": "'x'.repeat(100000)"}),
+    )
+    .await;
+    assert_eq!(big.data["truncated"], true);
+    let preview = big.data["value"].as_str().unwrap();
+    assert!(
+        preview.len() <= 8192 && preview.starts_with("\"xxx"),
+        "{}",
+        preview.len()
+    );
+
+    let thrown = call(
+        &engine,
+        "browser_evaluate",
+        json!({"expression": "(function f(){ throw new Error('boom') })()"}),
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(thrown.code, ErrorCode::EvaluateError);
+    assert!(thrown.message.contains("Error: boom"), "{thrown}");
+    assert!(
+        thrown.message.contains("at f"),
+        "first stack line missing: {thrown}"
+    );
+
+    let snap = ok(&engine, "browser_snapshot", json!({})).await;
+    let button = ref_of(&snap.text, "button \"Trusted click\"");
+    let text = ok(
+        &engine,
+        "browser_evaluate",
+        json!({"function": "el => el.textContent", "ref": button}),
+    )
+    .await;
+    assert_eq!(text.data["value"], "Trusted click");
+    engine.shutdown().await;
+}
+
+#[tokio::test]
+async fn an_alert_from_evaluate_returns_dialog_opened_and_can_be_answered() {
+    let site = TestSite::start().await;
+    let engine = engine();
+    ok(&engine, "browser_navigate", json!({"url": site.url("/")})).await;
+    let started = Instant::now();
+    let out = ok(
+        &engine,
+        "browser_evaluate",
+        json!({"expression": "alert('hello there'); 5"}),
+    )
+    .await;
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "took {:?}",
+        started.elapsed()
+    );
+    assert_eq!(out.data["dialog_opened"]["type"], "alert", "{}", out.data);
+    assert_eq!(out.data["dialog_opened"]["message"], "hello there");
+    let answered = ok(&engine, "browser_dialog", json!({"action": "accept"})).await;
+    assert_eq!(answered.data["dialog"]["message"], "hello there");
+    let e = call(&engine, "browser_dialog", json!({"action": "dismiss"}))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, ErrorCode::NoDialog);
+
+    let out = ok(
+        &engine,
+        "browser_evaluate",
+        json!({"expression": "window.answer = confirm('sure?')"}),
+    )
+    .await;
+    let id = out.data["dialog_opened"]["id"].as_str().unwrap().to_owned();
+    ok(
+        &engine,
+        "browser_dialog",
+        json!({"action": "dismiss", "dialog_id": id}),
+    )
+    .await;
+    let answer = ok(
+        &engine,
+        "browser_evaluate",
+        json!({"expression": "window.answer"}),
+    )
+    .await;
+    assert_eq!(answer.data["value"], false);
+
+    ok(
+        &engine,
+        "browser_evaluate",
+        json!({"expression": "window.name2 = prompt('name?', 'x')"}),
+    )
+    .await;
+    ok(
+        &engine,
+        "browser_dialog",
+        json!({"action": "accept", "prompt_text": "Ada"}),
+    )
+    .await;
+    let answer = ok(&engine, "browser_evaluate", json!({"expression": "window.name2"})).await;
+    assert_eq!(answer.data["value"], "Ada");
+    engine.shutdown().await;
+}
+
+#[tokio::test]
+async fn evaluate_can_be_turned_off() {
+    let mut config = engine::Config::default();
+    config.tools.evaluate = false;
+    let engine = engine::Engine::new(config);
+    let action = engine::tools::find("browser_evaluate")
+        .unwrap()
+        .parse(json!({"expression": "1"}))
+        .unwrap();
+    let e = engine.perform(&action, &common::budget()).await.unwrap_err();
+    assert_eq!(e.code, ErrorCode::InvalidArgument);
+    assert!(e.message.contains("turned off"), "{e}");
+    assert!(engine::tools::offered(engine.config()).all(|t| t.name != "browser_evaluate"));
+}
+
+#[tokio::test]
+async fn waits_for_text_selector_url_and_time() {
+    let site = TestSite::start().await;
+    let engine = engine();
+    ok(&engine, "browser_navigate", json!({"url": site.url("/")})).await;
+    ok(
+        &engine,
+        "browser_evaluate",
+        json!({"expression": "setTimeout(() => { const p = document.createElement('p'); p.id = 'late'; p.textContent = 'Saved!'; document.body.append(p) }, 300)"}),
+    )
+    .await;
+    let waited = ok(&engine, "browser_wait", json!({"text": "Saved!"})).await;
+    assert!(waited.data["waited_ms"].as_u64().unwrap() < 5000);
+    ok(&engine, "browser_wait", json!({"selector": "#late"})).await;
+    ok(
+        &engine,
+        "browser_evaluate",
+        json!({"expression": "setTimeout(() => document.getElementById('late').remove(), 200)"}),
+    )
+    .await;
+    ok(&engine, "browser_wait", json!({"text_gone": "Saved!"})).await;
+
+    let e = call(
+        &engine,
+        "browser_wait",
+        json!({"text": "never there", "timeout_ms": 500}),
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(e.code, ErrorCode::Timeout);
+    assert!(
+        e.to_string().contains("text \"never there\" never appeared"),
+        "{e}"
+    );
+    assert!(
+        e.to_string().contains("Take a browser_snapshot before retrying"),
+        "{e}"
+    );
+
+    ok(
+        &engine,
+        "browser_evaluate",
+        json!({"expression": "setTimeout(() => { location.href = '/form.html' }, 200)"}),
+    )
+    .await;
+    let reached = ok(&engine, "browser_wait", json!({"url": "*/form.html"})).await;
+    assert!(reached.text.contains("form.html"), "{}", reached.text);
+
+    let timed = ok(&engine, "browser_wait", json!({"time_ms": 150})).await;
+    assert!(timed.data["waited_ms"].as_u64().unwrap() >= 150);
+    let e = call(&engine, "browser_wait", json!({"text": "a", "selector": "b"}))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, ErrorCode::InvalidArgument);
+    engine.shutdown().await;
+}
