@@ -141,6 +141,21 @@ async fn main() {
         );
     }
 
+    // Evaluate 1+1 end to end (the isolated evaluate connection, warm).
+    client
+        .call("browser_navigate", json!({"url": site.url("/")}))
+        .await;
+    let mut evals = Vec::new();
+    for _ in 0..30 {
+        let began = Instant::now();
+        let r = client
+            .call("browser_evaluate", json!({"expression": "1+1"}))
+            .await;
+        evals.push(began.elapsed());
+        assert_eq!(r["structuredContent"]["value"], 2, "{r}");
+    }
+    println!("\nbrowser_evaluate 1+1 through MCP:  {}", ms(median(evals)));
+
     // Click by ref: a small page and a 5,000-control page.
     println!("\nclick by ref (one MCP call, trusted input)");
     for (label, path, needle) in [
@@ -170,4 +185,116 @@ async fn main() {
         println!("  {label:<22} {}", ms(median(times)));
     }
     shutdown(client).await;
+    raw_cdp_floor(&site).await;
+}
+
+/// The same operations over raw CDP (our `cdp` crate, no engine, no MCP) on
+/// a separately launched Chromium: the floor cdpilot's overhead sits on.
+async fn raw_cdp_floor(site: &TestSite) {
+    use cdp::launch::{launch, LaunchOptions};
+    use cdp::protocol::{input, page, runtime, target};
+
+    let options = LaunchOptions {
+        executable: Some(testkit::chromium::executable()),
+        headless: true,
+        args: testkit::chromium::TEST_FLAGS
+            .iter()
+            .map(|s| s.to_string())
+            .collect(),
+        user_data_dir: None,
+    };
+    let process = launch(&options, Duration::from_secs(30)).await.expect("launch");
+    let conn = cdp::Connection::connect(process.ws_url()).await.expect("connect");
+    let targets = conn.browser().call(target::GetTargets {}).await.unwrap();
+    let page_id = targets
+        .target_infos
+        .into_iter()
+        .find(|t| t.kind == "page")
+        .unwrap()
+        .target_id;
+    let attached = conn
+        .browser()
+        .call(target::AttachToTarget {
+            target_id: page_id,
+            flatten: true,
+        })
+        .await
+        .unwrap();
+    let s = conn.session(attached.session_id);
+    s.call(page::Enable {}).await.unwrap();
+    let evaluate = |expression: &str| runtime::Evaluate {
+        expression: expression.into(),
+        context_id: None,
+        return_by_value: true,
+        await_promise: false,
+        user_gesture: false,
+    };
+    let load = |url: String| {
+        let s = s.clone();
+        async move {
+            let mut events = s.events();
+            s.call(page::Navigate { url }).await.unwrap();
+            while let Some(e) = events.recv().await {
+                if e.method == "Page.loadEventFired" {
+                    break;
+                }
+            }
+        }
+    };
+
+    println!("\nraw CDP floor (no engine, no MCP)");
+    load(site.url("/")).await;
+    let mut evals = Vec::new();
+    for _ in 0..30 {
+        let began = Instant::now();
+        s.call(evaluate("1+1")).await.unwrap();
+        evals.push(began.elapsed());
+    }
+    println!(
+        "  Runtime.evaluate 1+1 on the page session: {}",
+        ms(median(evals))
+    );
+
+    let mut clicks = Vec::new();
+    for _ in 0..30 {
+        let began = Instant::now();
+        for kind in ["mouseMoved", "mousePressed", "mouseReleased"] {
+            let pressed = kind == "mousePressed";
+            s.call(input::DispatchMouseEvent {
+                kind: kind.into(),
+                x: 40.0,
+                y: 120.0,
+                button: if kind == "mouseMoved" {
+                    "none".into()
+                } else {
+                    "left".into()
+                },
+                buttons: if pressed { 1 } else { 0 },
+                click_count: if kind == "mouseMoved" { 0 } else { 1 },
+                modifiers: 0,
+            })
+            .await
+            .unwrap();
+        }
+        clicks.push(began.elapsed());
+    }
+    println!(
+        "  mouse move + press + release:             {}",
+        ms(median(clicks))
+    );
+
+    println!("  bare in-page walk (TreeWalker over every element, count only):");
+    for count in [1_000usize, 5_000, 10_000, 20_000] {
+        load(site.url(&format!("/controls/{count}"))).await;
+        let walk = "(() => { const w = document.createTreeWalker(document.body, NodeFilter.SHOW_ELEMENT); let n = 0; while (w.nextNode()) n++; return n; })()";
+        let mut times = Vec::new();
+        for _ in 0..7 {
+            let began = Instant::now();
+            s.call(evaluate(walk)).await.unwrap();
+            times.push(began.elapsed());
+        }
+        println!("    {count:>6} controls: {}", ms(median(times)));
+    }
+    conn.close();
+    process.shutdown(Duration::from_secs(5)).await;
 }

@@ -43,29 +43,19 @@ pub async fn click(
         click_count,
         modifiers,
     };
-    budget
-        .cdp(
-            "moving the mouse",
-            &tab.session,
-            event("mouseMoved", "none", 0, 0),
-        )
-        .await?;
+    // All events go out at once, in order: Chrome queues input per page and
+    // handles it in order, and an event that changes what is painted (hover,
+    // :active, the click's own effect) is acknowledged only after a frame,
+    // so awaiting them one by one would cost a frame each.
+    let mut events = vec![event("mouseMoved", "none", 0, 0)];
     for n in 1..=count {
-        budget
-            .cdp(
-                "pressing the mouse button",
-                &tab.session,
-                event("mousePressed", name, mask, n),
-            )
-            .await?;
-        budget
-            .cdp(
-                "releasing the mouse button",
-                &tab.session,
-                event("mouseReleased", name, 0, n),
-            )
-            .await?;
+        events.push(event("mousePressed", name, mask, n));
+        events.push(event("mouseReleased", name, 0, n));
     }
+    let sends = events
+        .into_iter()
+        .map(|e| budget.cdp("clicking", &tab.session, e));
+    futures_util::future::try_join_all(sends).await?;
     Ok(())
 }
 
