@@ -318,3 +318,28 @@ async fn refs_resolve_to_stable_backend_node_ids() {
     assert_eq!(engine.ref_node(&email, &common::budget()).await.unwrap(), node);
     engine.shutdown().await;
 }
+
+#[tokio::test]
+async fn push_state_keeps_refs_and_a_scripted_navigation_is_reported() {
+    let site = TestSite::start().await;
+    let engine = engine();
+    ok(&engine, "browser_navigate", json!({"url": site.url("/spa.html")})).await;
+    let snap = ok(&engine, "browser_snapshot", json!({})).await;
+    let next = ref_of(&snap.text, "button \"Next route\"");
+    let out = ok(&engine, "browser_click", json!({"ref": next})).await;
+    assert_eq!(out.data["navigated"], false, "{}", out.text);
+    assert_eq!(out.data["url"], site.url("/spa/two"));
+    // Same document: the ref from before the route change still works.
+    ok(&engine, "browser_click", json!({"ref": next})).await;
+
+    ok(
+        &engine,
+        "browser_evaluate",
+        json!({"expression": "document.querySelector('button').onclick = () => { location.href = '/form.html' }"}),
+    )
+    .await;
+    let out = ok(&engine, "browser_click", json!({"ref": next})).await;
+    assert_eq!(out.data["navigated"], true, "{}", out.text);
+    assert_eq!(out.data["url"], site.url("/form.html"));
+    engine.shutdown().await;
+}

@@ -1,25 +1,39 @@
 //! `browser_click`: scroll the element into view, click the centre of its
 //! box with trusted mouse input, and report whether the page navigated.
 
+use cdp::protocol::runtime;
 use serde_json::json;
 
 use crate::action::{ClickArgs, WaitUntil};
 use crate::actions::{element, input, navigate};
 use crate::tab::Tab;
-use crate::{ActionError, ActionOutput, Budget};
+use crate::{ActionError, ActionOutput, Budget, ErrorCode};
 
-/// Events that mean the click started a navigation of the main frame.
-const NAVIGATION_STARTED: &[&str] = &[
-    "Page.frameRequestedNavigation",
-    "Page.frameStartedNavigating",
-    "Page.frameStartedLoading",
-    "Page.frameNavigated",
-];
+/// Arms a one-shot flag in cdpilot's world that the page's `navigate` event
+/// (Navigation API) sets when a cross-document navigation starts. It fires
+/// synchronously during the click's default action or handlers, so the flag
+/// is set by the time the mouse release is acknowledged: unlike CDP's
+/// navigation events, which travel another pipe and may arrive later.
+const ARM_NAVIGATION_FLAG: &str = "(() => { const w = globalThis; w.__cdpilotNav = null; \
+if (!w.__cdpilotNavArmed && w.navigation) { w.__cdpilotNavArmed = true; \
+navigation.addEventListener('navigate', (e) => { if (!e.destination.sameDocument && !e.downloadRequest) w.__cdpilotNav = e.destination.url; }); } })()";
 
 pub async fn run(tab: &Tab, args: &ClickArgs, budget: &Budget) -> Result<ActionOutput, ActionError> {
     let element = element::resolve(tab, &args.target, budget).await?;
-    let point = element.clickable_point(tab, budget).await?;
-    let (main_frame, document_before) = tab.state(|s| (s.main_frame_id.clone(), s.document));
+    let world = tab.world(budget).await?;
+    let flag = |expression: &str| runtime::Evaluate {
+        expression: expression.to_owned(),
+        context_id: Some(world),
+        return_by_value: true,
+        await_promise: false,
+        user_gesture: false,
+    };
+    let (point, _) = tokio::try_join!(
+        element.clickable_point(tab, budget),
+        budget.cdp("preparing the click", &tab.session, flag(ARM_NAVIGATION_FLAG)),
+    )?;
+    let document_before = tab.state(|s| s.document);
+    // Subscribe before clicking so no navigation event can slip past.
     let mut events = tab.session.events();
     input::click(
         tab,
@@ -31,18 +45,19 @@ pub async fn run(tab: &Tab, args: &ClickArgs, budget: &Budget) -> Result<ActionO
     )
     .await?;
 
-    // A link's navigation is requested while the click is handled, so its
-    // first event has arrived by the time the release is acknowledged.
-    let mut started = false;
-    while let Ok(event) = events.try_recv() {
-        if NAVIGATION_STARTED.contains(&event.method.as_str())
-            && (event.params["frameId"] == main_frame.as_str()
-                || event.params["frame"]["id"] == main_frame.as_str())
-        {
-            started = true;
-            break;
-        }
-    }
+    // The world is gone if the new document already replaced the old one.
+    let started = match budget
+        .cdp(
+            "checking for a navigation",
+            &tab.session,
+            flag("globalThis.__cdpilotNav"),
+        )
+        .await
+    {
+        Ok(checked) => checked.result.value.is_some_and(|v| v.is_string()),
+        Err(e) if e.code == ErrorCode::ElementStale => true,
+        Err(e) => return Err(e),
+    };
     if started {
         navigate::wait_for_load(tab, &mut events, None, WaitUntil::Load, budget).await?;
     }

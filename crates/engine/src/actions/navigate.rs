@@ -140,6 +140,11 @@ pub async fn wait_for_load(
                     "Page.frameNavigated" if loader.is_none() && p["frame"]["id"] == main_frame.as_str() => {
                         loader = p["frame"]["loaderId"].as_str().map(str::to_owned);
                     }
+                    // Loading stopped before anything committed: the navigation
+                    // was cancelled, became a download, or got a 204.
+                    "Page.frameStoppedLoading" if loader.is_none() && p["frameId"] == main_frame.as_str() => {
+                        return Ok(());
+                    }
                     "Page.navigatedWithinDocument"
                         if loader.is_none() && p["frameId"] == main_frame.as_str() =>
                     {
