@@ -41,8 +41,23 @@ async fn an_infinite_loop_times_out_and_the_tab_stays_usable() {
         "click after termination took {:?}",
         started.elapsed()
     );
-    let typed = ok(&engine, "browser_snapshot", json!({})).await;
-    assert!(typed.text.contains("clicked 1 trusted=true"), "{}", typed.text);
+    let after = ok(&engine, "browser_snapshot", json!({})).await;
+    assert!(after.text.contains("clicked 1 trusted=true"), "{}", after.text);
+    ok(
+        &engine,
+        "browser_navigate",
+        json!({"url": site.url("/form.html")}),
+    )
+    .await;
+    let form = ok(&engine, "browser_snapshot", json!({})).await;
+    let email = ref_of(&form.text, "textbox \"Email\"");
+    let typed = ok(
+        &engine,
+        "browser_type",
+        json!({"ref": email, "text": "after@loop"}),
+    )
+    .await;
+    assert_eq!(typed.data["value"], "after@loop");
     let again = ok(&engine, "browser_evaluate", json!({"expression": "1 + 1"})).await;
     assert_eq!(again.data["value"], 2);
     let metrics = engine.metrics().to_json();

@@ -65,7 +65,7 @@ pub async fn run(tab: &Tab, args: &WaitArgs, budget: &Budget) -> Result<ActionOu
             .evaluate_in_world_awaiting(budget, "waiting", &expression)
             .await;
         match result {
-            Ok(value) if value == json!(true) => {
+            Ok(serde_json::Value::Bool(true)) => {
                 return Ok(done(
                     budget,
                     format!(
