@@ -32,6 +32,9 @@ pub const BASE_FLAGS: &[&str] = &[
     "--disable-breakpad",
     "--disable-crash-reporter",
     "--remote-debugging-port=0",
+    // A desktop-sized viewport (headless defaults to 800x600); a later
+    // --window-size in the configured args wins.
+    "--window-size=1280,720",
     // Back/forward restores from the cache fire no load event; agents want
     // every history step to be an ordinary, awaitable navigation.
     "--disable-features=BackForwardCache",

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 /// Flags tests add to the launch: `--site-per-process` makes every
 /// cross-origin iframe of the two-origin site an out-of-process iframe.
-pub const TEST_FLAGS: &[&str] = &["--site-per-process", "--window-size=1280,800"];
+pub const TEST_FLAGS: &[&str] = &["--site-per-process"];
 
 /// The Chromium to test against: `$CDPILOT_CHROME`, else `/usr/bin/chromium`.
 /// Panics with the install command when there is none, so a missing browser
