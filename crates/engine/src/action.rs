@@ -29,6 +29,14 @@ pub enum Action {
     Evaluate(EvaluateArgs),
     #[serde(rename = "browser_dialog")]
     Dialog(DialogArgs),
+    #[serde(rename = "browser_hover")]
+    Hover(HoverArgs),
+    #[serde(rename = "browser_press_key")]
+    PressKey(PressKeyArgs),
+    #[serde(rename = "browser_select_option")]
+    SelectOption(SelectOptionArgs),
+    #[serde(rename = "browser_console")]
+    Console(ConsoleArgs),
 }
 
 impl Action {
@@ -42,6 +50,10 @@ impl Action {
             Action::Wait(_) => "browser_wait",
             Action::Evaluate(_) => "browser_evaluate",
             Action::Dialog(_) => "browser_dialog",
+            Action::Hover(_) => "browser_hover",
+            Action::PressKey(_) => "browser_press_key",
+            Action::SelectOption(_) => "browser_select_option",
+            Action::Console(_) => "browser_console",
         }
     }
 
@@ -56,14 +68,19 @@ impl Action {
             Action::Wait(a) => a.common.timeout_ms,
             Action::Evaluate(a) => a.common.timeout_ms,
             Action::Dialog(a) => a.common.timeout_ms,
+            Action::Hover(a) => a.common.timeout_ms,
+            Action::PressKey(a) => a.common.timeout_ms,
+            Action::SelectOption(a) => a.common.timeout_ms,
+            Action::Console(a) => a.common.timeout_ms,
         }
     }
 }
 
-/// Arguments every tool takes.
+/// Arguments every tool takes. Deliberately undocumented in the schema:
+/// the server's instructions explain them once instead of in every tool.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct Common {
-    /// Budget for the whole call in ms.
+    // The budget of the whole call in milliseconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout_ms: Option<u64>,
 }
@@ -117,10 +134,10 @@ pub struct SnapshotArgs {
 /// selector.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct ElementTarget {
-    /// Element ref from browser_snapshot, e.g. e12.
+    /// Ref from browser_snapshot, e.g. e12.
     #[serde(rename = "ref", default, skip_serializing_if = "Option::is_none")]
     pub reference: Option<String>,
-    /// CSS selector, instead of ref.
+    /// CSS selector (instead of ref).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub selector: Option<String>,
 }
@@ -255,6 +272,52 @@ pub struct DialogArgs {
     /// Which pending dialog (default: the oldest).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dialog_id: Option<String>,
+    #[serde(flatten)]
+    pub common: Common,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+pub struct HoverArgs {
+    #[serde(flatten)]
+    pub target: ElementTarget,
+    #[serde(flatten)]
+    pub common: Common,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+pub struct PressKeyArgs {
+    /// Enter, Tab, Escape, Backspace, ArrowDown, PageDown, a character, or a combo like Control+a.
+    pub key: String,
+    #[serde(flatten)]
+    pub common: Common,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+pub struct SelectOptionArgs {
+    #[serde(flatten)]
+    pub target: ElementTarget,
+    /// Option values or labels.
+    pub values: Vec<String>,
+    #[serde(flatten)]
+    pub common: Common,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ConsoleLevel {
+    Error,
+    Warning,
+    All,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+pub struct ConsoleArgs {
+    /// Default all.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub level: Option<ConsoleLevel>,
+    /// Empty the log after reading.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clear: Option<bool>,
     #[serde(flatten)]
     pub common: Common,
 }

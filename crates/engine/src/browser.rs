@@ -13,7 +13,7 @@ use cdp::protocol::{browser, target};
 use cdp::{endpoint, Connection};
 
 use crate::config::BrowserConfig;
-use crate::tab::Tab;
+use crate::tab::{Disguise, Tab};
 use crate::{ActionError, Budget, ErrorCode};
 
 pub struct Browser {
@@ -77,7 +77,20 @@ impl Browser {
                     .target_id
             }
         };
-        let tab = Arc::new(Tab::attach(&conn, &ws_url, &target_id, budget).await?);
+        let version = budget
+            .cdp(
+                "reading the browser version",
+                &conn.browser(),
+                browser::GetVersion {},
+            )
+            .await?;
+        let disguise = Arc::new(Disguise {
+            user_agent: version
+                .user_agent
+                .contains("HeadlessChrome")
+                .then(|| version.user_agent.replace("HeadlessChrome", "Chrome")),
+        });
+        let tab = Arc::new(Tab::attach(&conn, &ws_url, &target_id, disguise, budget).await?);
         Ok(Browser {
             conn,
             process: Mutex::new(process),

@@ -26,6 +26,9 @@ pub struct Dialog {
     pub closed_at: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub closed_by: Option<String>,
+    /// The CDP session the dialog belongs to (the tab's or an iframe's).
+    #[serde(skip)]
+    pub session: String,
     /// Who is answering it right now (set before the CDP call, so the close
     /// event is attributed to them rather than to "remote").
     #[serde(skip)]
@@ -49,7 +52,7 @@ pub fn now() -> f64 {
 
 impl DialogBook {
     /// `Page.javascriptDialogOpening`.
-    pub fn opened(&mut self, params: &Value) -> Dialog {
+    pub fn opened(&mut self, session: &str, params: &Value) -> Dialog {
         self.opened += 1;
         let dialog = Dialog {
             id: format!("d-{}", self.opened),
@@ -63,18 +66,20 @@ impl DialogBook {
             opened_at: now(),
             closed_at: None,
             closed_by: None,
+            session: session.to_owned(),
             answering: None,
         };
         self.pending.push(dialog.clone());
         dialog
     }
 
-    /// `Page.javascriptDialogClosed`: the oldest pending dialog closed.
-    pub fn closed(&mut self) {
-        if self.pending.is_empty() {
+    /// `Page.javascriptDialogClosed` on `session`: the close event has no
+    /// message, so it closes that session's oldest pending dialog.
+    pub fn closed(&mut self, session: &str) {
+        let Some(index) = self.pending.iter().position(|d| d.session == session) else {
             return;
-        }
-        let mut dialog = self.pending.remove(0);
+        };
+        let mut dialog = self.pending.remove(index);
         dialog.closed_at = Some(now());
         dialog.closed_by = Some(dialog.answering.take().unwrap_or_else(|| "remote".into()));
         self.recent.push_back(dialog);
@@ -92,22 +97,29 @@ mod tests {
     #[test]
     fn closes_match_the_oldest_pending_and_recent_is_capped() {
         let mut book = DialogBook::default();
-        let a = book.opened(&json!({"type": "alert", "message": "one", "frameId": "F1"}));
-        let b = book.opened(&json!({"type": "prompt", "message": "two", "defaultPrompt": "x"}));
+        let a = book.opened("S", &json!({"type": "alert", "message": "one", "frameId": "F1"}));
+        let b = book.opened(
+            "S",
+            &json!({"type": "prompt", "message": "two", "defaultPrompt": "x"}),
+        );
+        let other = book.opened("CHILD", &json!({"type": "alert", "message": "child"}));
+        book.closed("CHILD");
+        assert_eq!(book.recent[0].id, other.id);
+        book.recent.clear();
         assert_eq!((a.id.as_str(), b.id.as_str()), ("d-1", "d-2"));
         assert_eq!(b.default_prompt.as_deref(), Some("x"));
         book.pending[0].answering = Some("agent".into());
-        book.closed();
+        book.closed("S");
         assert_eq!(book.pending.len(), 1);
         assert_eq!(book.recent[0].id, "d-1");
         assert_eq!(book.recent[0].closed_by.as_deref(), Some("agent"));
-        book.closed();
+        book.closed("S");
         assert_eq!(book.recent[1].closed_by.as_deref(), Some("remote"));
         for _ in 0..30 {
-            book.opened(&json!({"type": "alert"}));
-            book.closed();
+            book.opened("S", &json!({"type": "alert"}));
+            book.closed("S");
         }
         assert_eq!(book.recent.len(), RECENT_CAP);
-        assert_eq!(book.recent.back().unwrap().id, "d-32");
+        assert_eq!(book.recent.back().unwrap().id, "d-33");
     }
 }

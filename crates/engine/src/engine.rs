@@ -101,6 +101,10 @@ impl Engine {
             Action::Wait(args) => actions::wait::run(&tab, args, budget).await,
             Action::Evaluate(args) => actions::evaluate::run(&tab, args, budget, &self.metrics).await,
             Action::Dialog(args) => actions::dialog::run(&tab, args, budget).await,
+            Action::Hover(args) => actions::hover::run(&tab, args, budget).await,
+            Action::PressKey(args) => actions::press_key::run(&tab, args, budget).await,
+            Action::SelectOption(args) => actions::select_option::run(&tab, args, budget).await,
+            Action::Console(args) => actions::console::run(&tab, args),
         };
         result.map(|mut output| {
             if restarted {

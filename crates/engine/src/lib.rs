@@ -14,6 +14,7 @@ mod actions;
 mod browser;
 mod budget;
 pub mod config;
+mod console;
 mod dialogs;
 mod engine;
 mod error;

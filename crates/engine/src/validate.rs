@@ -44,7 +44,19 @@ pub fn action(action: &Action) -> Result<(), ActionError> {
         Action::Type(a) => element_target("browser_type", &a.target),
         Action::Wait(a) => wait(a),
         Action::Evaluate(a) => evaluate(a),
-        Action::Dialog(_) => Ok(()),
+        Action::Dialog(_) | Action::Console(_) => Ok(()),
+        Action::Hover(a) => element_target("browser_hover", &a.target),
+        Action::PressKey(a) => crate::actions::keys::parse(&a.key).map(|_| ()),
+        Action::SelectOption(a) => {
+            element_target("browser_select_option", &a.target)?;
+            if a.values.is_empty() {
+                return Err(ActionError::invalid(
+                    "values is empty",
+                    "Pass at least one option value or label.",
+                ));
+            }
+            Ok(())
+        }
         Action::Screenshot(a) => {
             if let Some(r) = &a.reference {
                 reference(r)?;

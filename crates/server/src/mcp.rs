@@ -23,7 +23,7 @@ use serde_json::{json, Value};
 pub const METRICS_URI: &str = "cdpilot://metrics";
 
 /// Guidance sent once at initialize; kept short (it is paid per session).
-const INSTRUCTIONS: &str = "Drive a real Chromium. Typical loop: browser_navigate, browser_snapshot (gives refs like e12), then act on refs with browser_click / browser_type. Refs go stale after a navigation: take a new snapshot. Errors start with a code and say what to do next.";
+const INSTRUCTIONS: &str = "Drive a real Chromium. Typical loop: browser_navigate, browser_snapshot (gives refs like e12), then act on refs with browser_click / browser_type. Refs go stale after a navigation: take a new snapshot. Every tool takes timeout_ms, the budget in ms of the whole call (default 25000; evaluate 10000; wait 30000). Errors start with a code and say what to do next.";
 
 #[derive(Clone)]
 pub struct McpServer {

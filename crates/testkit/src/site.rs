@@ -19,6 +19,9 @@ const PAGES: &[(&str, &str)] = &[
     ("snapshot.html", include_str!("../site/snapshot.html")),
     ("covered.html", include_str!("../site/covered.html")),
     ("spa.html", include_str!("../site/spa.html")),
+    ("inputs.html", include_str!("../site/inputs.html")),
+    ("frames.html", include_str!("../site/frames.html")),
+    ("child.html", include_str!("../site/child.html")),
 ];
 
 /// The site, serving on two loopback origins until dropped.

@@ -38,6 +38,8 @@ pub async fn run(tab: &Tab, args: &DialogArgs, budget: &Budget) -> Result<Action
     budget
         .run(step, async {
             tab.session
+                .connection()
+                .session(dialog.session.clone())
                 .send("Page.handleJavaScriptDialog", params)
                 .await
                 .map_err(|e| budget.map_cdp(step, e))

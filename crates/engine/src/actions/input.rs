@@ -4,6 +4,7 @@
 use cdp::protocol::input;
 
 use crate::action::{Modifier, MouseButton};
+use crate::actions::keys::{self, Combo, Key};
 use crate::tab::Tab;
 use crate::{ActionError, Budget};
 
@@ -59,24 +60,61 @@ pub async fn click(
     Ok(())
 }
 
+/// Presses a key combo: modifiers down, the key down and up, modifiers up.
+/// Events go out in one ordered batch, like a click's.
+pub async fn press(tab: &Tab, budget: &Budget, combo: &Combo) -> Result<(), ActionError> {
+    let event = |kind: &str, key: &Key, mask: u32, text: Option<String>| input::DispatchKeyEvent {
+        kind: kind.into(),
+        key: key.key.clone(),
+        code: key.code.clone(),
+        text,
+        windows_virtual_key_code: key.key_code,
+        native_virtual_key_code: key.key_code,
+        modifiers: mask,
+    };
+    let mut events = Vec::new();
+    let mut held = 0;
+    for (m, bit) in combo.modifiers.iter().zip(modifier_bits(combo)) {
+        held |= bit;
+        events.push(event("rawKeyDown", m, held, None));
+    }
+    // With Control, Alt or Meta held a key types nothing: it is a shortcut.
+    let types = combo.key.text.clone().filter(|_| combo.mask & 0b0111 == 0);
+    let down = if types.is_some() { "keyDown" } else { "rawKeyDown" };
+    events.push(event(down, &combo.key, combo.mask, types));
+    events.push(event("keyUp", &combo.key, combo.mask, None));
+    for (m, bit) in combo.modifiers.iter().zip(modifier_bits(combo)).rev() {
+        events.push(event("keyUp", m, held & !bit, None));
+        held &= !bit;
+    }
+    let sends = events
+        .into_iter()
+        .map(|e| budget.cdp("pressing keys", &tab.session, e));
+    futures_util::future::try_join_all(sends).await?;
+    Ok(())
+}
+
+fn modifier_bits(combo: &Combo) -> Vec<u32> {
+    combo
+        .modifiers
+        .iter()
+        .map(|m| match m.key.as_str() {
+            "Alt" => 1,
+            "Control" => 2,
+            "Meta" => 4,
+            _ => 8,
+        })
+        .collect()
+}
+
 /// Presses and releases Enter (the form-submitting key).
 pub async fn press_enter(tab: &Tab, budget: &Budget) -> Result<(), ActionError> {
-    let key = |kind: &str, text: Option<&str>| input::DispatchKeyEvent {
-        kind: kind.into(),
-        key: "Enter".into(),
-        code: "Enter".into(),
-        text: text.map(str::to_owned),
-        windows_virtual_key_code: 13,
-        native_virtual_key_code: 13,
-        modifiers: 0,
-    };
-    budget
-        .cdp("pressing Enter", &tab.session, key("keyDown", Some("\r")))
-        .await?;
-    budget
-        .cdp("releasing Enter", &tab.session, key("keyUp", None))
-        .await?;
-    Ok(())
+    press(tab, budget, &keys::parse("Enter")?).await
+}
+
+/// Presses Delete, to remove a selection when there is no text to insert.
+pub async fn press_delete(tab: &Tab, budget: &Budget) -> Result<(), ActionError> {
+    press(tab, budget, &keys::parse("Delete")?).await
 }
 
 /// Inserts text at the caret, as an IME commit would (one `input` event).
@@ -93,23 +131,16 @@ pub async fn insert_text(tab: &Tab, budget: &Budget, text: &str) -> Result<(), A
     Ok(())
 }
 
-/// Presses Delete, to remove a selection when there is no text to insert.
-pub async fn press_delete(tab: &Tab, budget: &Budget) -> Result<(), ActionError> {
-    let key = |kind: &str| input::DispatchKeyEvent {
-        kind: kind.into(),
-        key: "Delete".into(),
-        code: "Delete".into(),
-        text: None,
-        windows_virtual_key_code: 46,
-        native_virtual_key_code: 46,
-        modifiers: 0,
+/// Moves the mouse to `(x, y)` (hover).
+pub async fn move_to(tab: &Tab, budget: &Budget, (x, y): (f64, f64)) -> Result<(), ActionError> {
+    let event = input::DispatchMouseEvent {
+        kind: "mouseMoved".into(),
+        x,
+        y,
+        button: "none".into(),
+        ..Default::default()
     };
-    budget
-        .cdp("clearing the field", &tab.session, key("rawKeyDown"))
-        .await?;
-    budget
-        .cdp("clearing the field", &tab.session, key("keyUp"))
-        .await?;
+    budget.cdp("moving the mouse", &tab.session, event).await?;
     Ok(())
 }
 

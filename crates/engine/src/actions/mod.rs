@@ -2,11 +2,16 @@
 //! budget, and returns an [`crate::ActionOutput`] or a contract error.
 
 pub mod click;
+pub mod console;
 pub mod dialog;
 pub mod element;
 pub mod evaluate;
+pub mod hover;
 pub mod input;
+pub mod keys;
 pub mod navigate;
+pub mod press_key;
 pub mod screenshot;
+pub mod select_option;
 pub mod type_text;
 pub mod wait;

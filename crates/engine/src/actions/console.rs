@@ -1,0 +1,41 @@
+//! `browser_console`: the tab's recent console messages and uncaught
+//! exceptions (its frames included).
+
+use serde_json::json;
+
+use crate::action::{ConsoleArgs, ConsoleLevel};
+use crate::tab::Tab;
+use crate::{ActionError, ActionOutput};
+
+pub fn run(tab: &Tab, args: &ConsoleArgs) -> Result<ActionOutput, ActionError> {
+    let level = args.level.unwrap_or(ConsoleLevel::All);
+    let messages: Vec<_> = tab.state(|s| {
+        let picked = s
+            .console
+            .messages
+            .iter()
+            .filter(|m| match level {
+                ConsoleLevel::Error => m.level == "error",
+                ConsoleLevel::Warning => m.level == "error" || m.level == "warning",
+                ConsoleLevel::All => true,
+            })
+            .cloned()
+            .collect();
+        if args.clear == Some(true) {
+            s.console.messages.clear();
+        }
+        picked
+    });
+    let mut text = if messages.is_empty() {
+        "No console messages.".to_owned()
+    } else {
+        format!("{} console message(s), oldest first:", messages.len())
+    };
+    for m in &messages {
+        text += &format!("\n[{}] {}", m.level, m.text);
+        if !m.url.is_empty() {
+            text += &format!(" ({})", m.url);
+        }
+    }
+    Ok(ActionOutput::new(text, json!({ "messages": messages })))
+}
