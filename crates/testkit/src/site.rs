@@ -22,6 +22,7 @@ const PAGES: &[(&str, &str)] = &[
     ("inputs.html", include_str!("../site/inputs.html")),
     ("frames.html", include_str!("../site/frames.html")),
     ("child.html", include_str!("../site/child.html")),
+    ("shadow.html", include_str!("../site/shadow.html")),
 ];
 
 /// The site, serving on two loopback origins until dropped.

@@ -29,7 +29,7 @@ pub async fn run(tab: &Tab, args: &ClickArgs, budget: &Budget) -> Result<ActionO
         user_gesture: false,
     };
     let (point, _) = tokio::try_join!(
-        element.clickable_point(tab, budget),
+        element.actionable_point(tab, budget),
         budget.cdp("preparing the click", &tab.session, flag(ARM_NAVIGATION_FLAG)),
     )?;
     let document_before = tab.state(|s| s.document);

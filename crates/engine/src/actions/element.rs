@@ -6,10 +6,52 @@
 //! element has left the DOM, is `element_not_found`.
 
 use cdp::protocol::{dom, runtime};
+use serde_json::json;
 
 use crate::action::ElementTarget;
 use crate::tab::Tab;
 use crate::{ActionError, Budget, ErrorCode};
+
+/// Resolves `null` once the element is attached, visible, enabled and has
+/// not moved for one animation frame, else the reason after `ms`. The fast
+/// path (already actionable, no animation running) answers without waiting
+/// for a frame.
+const WAIT_ACTIONABLE: &str = r#"function (ms) {
+  const el = this;
+  const disabled = () => el.disabled === true || el.getAttribute('aria-disabled') === 'true' || !!el.closest('fieldset[disabled]');
+  const visible = () => el.checkVisibility({ visibilityProperty: true, opacityProperty: false }) && el.getClientRects().length > 0;
+  const problem = () => !el.isConnected ? 'detached' : !visible() ? 'hidden' : disabled() ? 'disabled' : null;
+  if (!problem() && el.getAnimations().length === 0) return null;
+  return new Promise((resolve) => {
+    const end = performance.now() + ms;
+    let last = null;
+    const tick = () => {
+      const p = problem();
+      const r = el.isConnected ? el.getBoundingClientRect() : null;
+      const key = r && [r.x, r.y, r.width, r.height].join();
+      if (!p && key === last) return resolve(null);
+      last = key;
+      if (performance.now() > end) return resolve(p || 'moving');
+      requestAnimationFrame(tick);
+    };
+    requestAnimationFrame(tick);
+  });
+}"#;
+
+/// `null` if a click at (x, y) reaches the element (or something inside
+/// it), else a short description of the element that covers it.
+const HIT_TEST: &str = r#"function (x, y) {
+  const root = this.getRootNode();
+  const hit = (root.elementFromPoint ? root : document).elementFromPoint(x, y);
+  if (!hit || hit === this || this.contains(hit)) return null;
+  let d = '<' + hit.tagName.toLowerCase();
+  if (hit.id) d += ' id="' + hit.id + '"';
+  const label = hit.getAttribute('aria-label') || (hit.textContent || '').trim().slice(0, 40);
+  if (hit.className && typeof hit.className === 'string') d += ' class="' + hit.className.slice(0, 40) + '"';
+  d += '>';
+  if (label) d += ' "' + label + '"';
+  return d;
+}"#;
 
 /// A live element: a remote object in cdpilot's isolated world.
 pub struct Element {
@@ -126,6 +168,40 @@ impl Element {
         Ok(described.node.backend_node_id)
     }
 
+    /// Waits (within the budget, 3 s at most) until the element is attached,
+    /// visible, enabled and not moving; scrolls it into view; and checks that
+    /// nothing covers the centre of its box. Returns that point.
+    pub async fn actionable_point(&self, tab: &Tab, budget: &Budget) -> Result<(f64, f64), ActionError> {
+        // Leave part of the budget for reporting why, rather than a bare timeout.
+        let wait_ms = (budget.remaining().as_millis() as u64 * 4 / 5).min(3000);
+        let state = self
+            .call_awaiting(tab, budget, "waiting for the element to be actionable", WAIT_ACTIONABLE, vec![json!(wait_ms)])
+            .await?;
+        if let Some(reason) = state.as_str() {
+            let (what, next) = match reason {
+                "detached" => ("was removed from the page", "Take a new browser_snapshot and use a fresh ref."),
+                "hidden" => ("is not visible", "It may be hidden or collapsed; open it first, or pick a visible element."),
+                "disabled" => ("is disabled", "Fill in what the form needs first, then try again."),
+                _ => ("kept moving", "Wait for the page to settle (browser_wait), then try again."),
+            };
+            return Err(ActionError::new(
+                ErrorCode::ElementNotInteractable,
+                format!("{} {what} (waited {} ms)", self.label, wait_ms.min(budget.elapsed().as_millis() as u64)),
+                next,
+            ));
+        }
+        let point = self.clickable_point(tab, budget).await?;
+        let cover = self.call(tab, budget, "checking what is under the pointer", HIT_TEST, vec![json!(point.0), json!(point.1)]).await?;
+        if let Some(cover) = cover.as_str() {
+            return Err(ActionError::new(
+                ErrorCode::ElementNotInteractable,
+                format!("{} is covered by {cover}, which would receive the click", self.label),
+                "Close or dismiss the covering element first (take a browser_snapshot to find it).",
+            ));
+        }
+        Ok(point)
+    }
+
     /// Scrolls the element into view and returns the centre of its first
     /// visible content quad, in viewport CSS pixels.
     pub async fn clickable_point(&self, tab: &Tab, budget: &Budget) -> Result<(f64, f64), ActionError> {
@@ -162,6 +238,18 @@ impl Element {
             })
     }
 
+    /// Like [`Element::call`], for a function that returns a promise.
+    async fn call_awaiting(
+        &self,
+        tab: &Tab,
+        budget: &Budget,
+        step: &str,
+        function: &str,
+        args: Vec<serde_json::Value>,
+    ) -> Result<serde_json::Value, ActionError> {
+        self.call_with(tab, budget, step, function, args, true).await
+    }
+
     /// Calls `function` (JS source) with the element as `this`; returns its
     /// value by value.
     pub async fn call(
@@ -171,6 +259,18 @@ impl Element {
         step: &str,
         function: &str,
         args: Vec<serde_json::Value>,
+    ) -> Result<serde_json::Value, ActionError> {
+        self.call_with(tab, budget, step, function, args, false).await
+    }
+
+    async fn call_with(
+        &self,
+        tab: &Tab,
+        budget: &Budget,
+        step: &str,
+        function: &str,
+        args: Vec<serde_json::Value>,
+        await_promise: bool,
     ) -> Result<serde_json::Value, ActionError> {
         let evaluated = budget
             .cdp(
@@ -187,6 +287,7 @@ impl Element {
                         })
                         .collect(),
                     return_by_value: true,
+                    await_promise,
                     ..Default::default()
                 },
             )

@@ -9,7 +9,7 @@ use crate::{ActionError, ActionOutput, Budget};
 
 pub async fn run(tab: &Tab, args: &HoverArgs, budget: &Budget) -> Result<ActionOutput, ActionError> {
     let element = element::resolve(tab, &args.target, budget).await?;
-    let point = element.clickable_point(tab, budget).await?;
+    let point = element.actionable_point(tab, budget).await?;
     input::move_to(tab, budget, point).await?;
     Ok(ActionOutput::new(
         format!("Hovering over {}.", element.label),

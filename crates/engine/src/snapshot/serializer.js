@@ -140,7 +140,10 @@
   function hidden(el) {
     if (el.hidden || el.getAttribute('aria-hidden') === 'true') return true;
     if (el.tagName === 'INPUT' && el.type === 'hidden') return true;
-    return !el.checkVisibility({ visibilityProperty: true });
+    if (el.checkVisibility({ visibilityProperty: true })) return false;
+    // display:contents (slots, some wrappers) has no box of its own, but its
+    // children are rendered: they are judged one by one.
+    return getComputedStyle(el).display !== 'contents';
   }
 
   function refFor(el) {
