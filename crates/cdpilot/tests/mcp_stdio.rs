@@ -19,10 +19,17 @@ async fn handshake_names_cdpilot_and_lists_the_contract_tools() {
     assert!(init["capabilities"]["tools"].is_object());
     let tools = client.list_tools().await;
     let names: Vec<&str> = tools.iter().filter_map(|t| t["name"].as_str()).collect();
-    let registry: Vec<&str> =
-        engine::tools::offered(&engine::Config::default()).map(|t| t.name).collect();
+    let registry: Vec<&str> = engine::tools::offered(&engine::Config::default())
+        .map(|t| t.name)
+        .collect();
     assert_eq!(names, registry, "MCP lists exactly the registry's tools");
-    for core in ["browser_navigate", "browser_snapshot", "browser_click", "browser_type", "browser_screenshot"] {
+    for core in [
+        "browser_navigate",
+        "browser_snapshot",
+        "browser_click",
+        "browser_type",
+        "browser_screenshot",
+    ] {
         assert!(names.contains(&core), "{core} missing from {names:?}");
     }
     for tool in &tools {

@@ -37,6 +37,8 @@ pub enum Action {
     SelectOption(SelectOptionArgs),
     #[serde(rename = "browser_console")]
     Console(ConsoleArgs),
+    #[serde(rename = "browser_extract")]
+    Extract(ExtractArgs),
 }
 
 impl Action {
@@ -54,6 +56,7 @@ impl Action {
             Action::PressKey(_) => "browser_press_key",
             Action::SelectOption(_) => "browser_select_option",
             Action::Console(_) => "browser_console",
+            Action::Extract(_) => "browser_extract",
         }
     }
 
@@ -72,6 +75,7 @@ impl Action {
             Action::PressKey(a) => a.common.timeout_ms,
             Action::SelectOption(a) => a.common.timeout_ms,
             Action::Console(a) => a.common.timeout_ms,
+            Action::Extract(a) => a.common.timeout_ms,
         }
     }
 }
@@ -318,6 +322,21 @@ pub struct ConsoleArgs {
     /// Empty the log after reading.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub clear: Option<bool>,
+    #[serde(flatten)]
+    pub common: Common,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+pub struct ExtractArgs {
+    /// CSS selector of the part to read (default: the main content).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub selector: Option<String>,
+    /// Character offset to start from (next_start_char of the last page).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_char: Option<u64>,
+    /// Page size in characters (default 20000).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_chars: Option<u64>,
     #[serde(flatten)]
     pub common: Common,
 }

@@ -105,6 +105,7 @@ impl Engine {
             Action::PressKey(args) => actions::press_key::run(&tab, args, budget).await,
             Action::SelectOption(args) => actions::select_option::run(&tab, args, budget).await,
             Action::Console(args) => actions::console::run(&tab, args),
+            Action::Extract(args) => actions::extract::run(&tab, args, budget).await,
         };
         result.map(|mut output| {
             if restarted {

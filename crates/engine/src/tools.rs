@@ -64,6 +64,8 @@ static TOOLS: &[ToolSpec] = &[
         "Press a key or combo in the focused element."),
     tool!("browser_select_option", SelectOptionArgs, Action::SelectOption, false,
         "Choose <select> options by value or label."),
+    tool!("browser_extract", ExtractArgs, Action::Extract, false,
+        "Read the page's main content as Markdown (no nav, footer, ads, overlays), paged by start_char."),
     tool!("browser_console", ConsoleArgs, Action::Console, true,
         "Recent console messages and uncaught exceptions of the tab (last 200)."),
     tool!("browser_dialog", DialogArgs, Action::Dialog, true,

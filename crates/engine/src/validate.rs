@@ -45,6 +45,22 @@ pub fn action(action: &Action) -> Result<(), ActionError> {
         Action::Wait(a) => wait(a),
         Action::Evaluate(a) => evaluate(a),
         Action::Dialog(_) | Action::Console(_) => Ok(()),
+        Action::Extract(a) => {
+            if let Some(s) = &a.selector {
+                non_empty("selector", s)?;
+            }
+            match a.max_chars {
+                Some(0) => Err(ActionError::invalid(
+                    "max_chars must be at least 1",
+                    "Leave it out for 20000.",
+                )),
+                Some(m) if m > 1_000_000 => Err(ActionError::invalid(
+                    format!("max_chars {m} is over 1000000"),
+                    "Read in pages of at most 1000000 characters.",
+                )),
+                _ => Ok(()),
+            }
+        }
         Action::Hover(a) => element_target("browser_hover", &a.target),
         Action::PressKey(a) => crate::actions::keys::parse(&a.key).map(|_| ()),
         Action::SelectOption(a) => {

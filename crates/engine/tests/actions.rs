@@ -348,18 +348,45 @@ async fn push_state_keeps_refs_and_a_scripted_navigation_is_reported() {
 async fn a_covered_button_names_its_cover_and_a_disabled_one_says_so() {
     let site = TestSite::start().await;
     let engine = engine();
-    ok(&engine, "browser_navigate", json!({"url": site.url("/covered.html")})).await;
-    let e = call(&engine, "browser_click", json!({"selector": "#under"})).await.unwrap_err();
+    ok(
+        &engine,
+        "browser_navigate",
+        json!({"url": site.url("/covered.html")}),
+    )
+    .await;
+    let e = call(&engine, "browser_click", json!({"selector": "#under"}))
+        .await
+        .unwrap_err();
     assert_eq!(e.code, ErrorCode::ElementNotInteractable, "{e}");
     assert!(e.message.contains("id=\"cover\""), "{e}");
     assert!(e.message.contains("Cookie overlay"), "{e}");
-    assert_eq!(title(&engine).await, "Covered", "the covered button must not have been clicked");
-    ok(&engine, "browser_evaluate", json!({"expression": "document.getElementById('cover').remove()"})).await;
+    assert_eq!(
+        title(&engine).await,
+        "Covered",
+        "the covered button must not have been clicked"
+    );
+    ok(
+        &engine,
+        "browser_evaluate",
+        json!({"expression": "document.getElementById('cover').remove()"}),
+    )
+    .await;
     ok(&engine, "browser_click", json!({"selector": "#under"})).await;
     assert_eq!(title(&engine).await, "clicked under");
 
-    ok(&engine, "browser_navigate", json!({"url": site.url("/snapshot.html")})).await;
-    let e = call(&engine, "browser_click", json!({"selector": "button[disabled]", "timeout_ms": 1000})).await.unwrap_err();
+    ok(
+        &engine,
+        "browser_navigate",
+        json!({"url": site.url("/snapshot.html")}),
+    )
+    .await;
+    let e = call(
+        &engine,
+        "browser_click",
+        json!({"selector": "button[disabled]", "timeout_ms": 1000}),
+    )
+    .await
+    .unwrap_err();
     assert_eq!(e.code, ErrorCode::ElementNotInteractable, "{e}");
     assert!(e.message.contains("is disabled"), "{e}");
     engine.shutdown().await;
@@ -385,7 +412,12 @@ async fn an_element_that_appears_late_is_waited_for() {
 async fn a_button_in_a_shadow_root_is_snapshotted_and_clicked() {
     let site = TestSite::start().await;
     let engine = engine();
-    ok(&engine, "browser_navigate", json!({"url": site.url("/shadow.html")})).await;
+    ok(
+        &engine,
+        "browser_navigate",
+        json!({"url": site.url("/shadow.html")}),
+    )
+    .await;
     let snap = ok(&engine, "browser_snapshot", json!({})).await;
     assert!(snap.text.contains("text: Inside the shadow"), "{}", snap.text);
     assert!(snap.text.contains("text: Slotted note"), "{}", snap.text);

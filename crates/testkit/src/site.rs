@@ -23,6 +23,7 @@ const PAGES: &[(&str, &str)] = &[
     ("frames.html", include_str!("../site/frames.html")),
     ("child.html", include_str!("../site/child.html")),
     ("shadow.html", include_str!("../site/shadow.html")),
+    ("article.html", include_str!("../site/article.html")),
 ];
 
 /// The site, serving on two loopback origins until dropped.

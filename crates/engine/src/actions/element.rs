@@ -175,27 +175,60 @@ impl Element {
         // Leave part of the budget for reporting why, rather than a bare timeout.
         let wait_ms = (budget.remaining().as_millis() as u64 * 4 / 5).min(3000);
         let state = self
-            .call_awaiting(tab, budget, "waiting for the element to be actionable", WAIT_ACTIONABLE, vec![json!(wait_ms)])
+            .call_awaiting(
+                tab,
+                budget,
+                "waiting for the element to be actionable",
+                WAIT_ACTIONABLE,
+                vec![json!(wait_ms)],
+            )
             .await?;
         if let Some(reason) = state.as_str() {
             let (what, next) = match reason {
-                "detached" => ("was removed from the page", "Take a new browser_snapshot and use a fresh ref."),
-                "hidden" => ("is not visible", "It may be hidden or collapsed; open it first, or pick a visible element."),
-                "disabled" => ("is disabled", "Fill in what the form needs first, then try again."),
-                _ => ("kept moving", "Wait for the page to settle (browser_wait), then try again."),
+                "detached" => (
+                    "was removed from the page",
+                    "Take a new browser_snapshot and use a fresh ref.",
+                ),
+                "hidden" => (
+                    "is not visible",
+                    "It may be hidden or collapsed; open it first, or pick a visible element.",
+                ),
+                "disabled" => (
+                    "is disabled",
+                    "Fill in what the form needs first, then try again.",
+                ),
+                _ => (
+                    "kept moving",
+                    "Wait for the page to settle (browser_wait), then try again.",
+                ),
             };
             return Err(ActionError::new(
                 ErrorCode::ElementNotInteractable,
-                format!("{} {what} (waited {} ms)", self.label, wait_ms.min(budget.elapsed().as_millis() as u64)),
+                format!(
+                    "{} {what} (waited {} ms)",
+                    self.label,
+                    wait_ms.min(budget.elapsed().as_millis() as u64)
+                ),
                 next,
             ));
         }
         let point = self.clickable_point(tab, budget).await?;
-        let cover = self.call(tab, budget, "checking what is under the pointer", HIT_TEST, vec![json!(point.0), json!(point.1)]).await?;
+        let cover = self
+            .call(
+                tab,
+                budget,
+                "checking what is under the pointer",
+                HIT_TEST,
+                vec![json!(point.0), json!(point.1)],
+            )
+            .await?;
         if let Some(cover) = cover.as_str() {
             return Err(ActionError::new(
                 ErrorCode::ElementNotInteractable,
-                format!("{} is covered by {cover}, which would receive the click", self.label),
+                format!(
+                    "{} is covered by {cover}, which would receive the click",
+                    self.label
+                ),
                 "Close or dismiss the covering element first (take a browser_snapshot to find it).",
             ));
         }

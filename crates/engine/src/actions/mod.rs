@@ -6,6 +6,7 @@ pub mod console;
 pub mod dialog;
 pub mod element;
 pub mod evaluate;
+pub mod extract;
 pub mod hover;
 pub mod input;
 pub mod keys;
