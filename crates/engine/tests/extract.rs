@@ -63,7 +63,7 @@ async fn pages_concatenate_to_exactly_the_whole() {
 async fn html_over_two_million_characters_is_cut_before_conversion() {
     let site = TestSite::start().await;
     let engine = engine();
-    ok(&engine, "browser_navigate", json!({"url": site.url("/controls/30000")})).await;
+    ok(&engine, "browser_navigate", json!({"url": site.url("/controls/60000")})).await;
     let out = ok(&engine, "browser_extract", json!({"max_chars": 100})).await;
     assert_eq!(out.data["input_truncated"], true, "{}", out.text);
     assert!(out.text.contains("was cut before conversion"));
