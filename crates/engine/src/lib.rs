@@ -19,6 +19,7 @@ mod dialogs;
 mod engine;
 mod error;
 pub mod metrics;
+pub mod obstacle;
 mod snapshot;
 mod tab;
 pub mod tools;

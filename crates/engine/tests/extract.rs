@@ -12,20 +12,43 @@ use testkit::TestSite;
 async fn main_content_as_markdown_without_chrome_or_hidden_parts() {
     let site = TestSite::start().await;
     let engine = engine();
-    ok(&engine, "browser_navigate", json!({"url": site.url("/article.html")})).await;
+    ok(
+        &engine,
+        "browser_navigate",
+        json!({"url": site.url("/article.html")}),
+    )
+    .await;
     let out = ok(&engine, "browser_extract", json!({})).await;
     let md = out.data["content"].as_str().unwrap();
-    for wanted in ["# The pilot's log", "[link](https://example.com/)", "**bold**", "## Details", "Alpha", "```rust", "Closing paragraph"] {
+    for wanted in [
+        "# The pilot's log",
+        "[link](https://example.com/)",
+        "**bold**",
+        "## Details",
+        "Alpha",
+        "```rust",
+        "Closing paragraph",
+    ] {
         assert!(md.contains(wanted), "missing {wanted:?} in:\n{md}");
     }
-    for unwanted in ["Menu link", "Site logo", "Copyright", "Related stories", "cookies", "Hidden paragraph", "Undisplayed"] {
+    for unwanted in [
+        "Menu link",
+        "Site logo",
+        "Copyright",
+        "Related stories",
+        "cookies",
+        "Hidden paragraph",
+        "Undisplayed",
+    ] {
         assert!(!md.contains(unwanted), "{unwanted:?} kept in:\n{md}");
     }
     assert_eq!(out.data["input_truncated"], false);
     assert!(out.data["next_start_char"].is_null());
     let scoped = ok(&engine, "browser_extract", json!({"selector": "ul"})).await;
     assert!(scoped.data["content"].as_str().unwrap().contains("Beta"));
-    let e = call(&engine, "browser_extract", json!({"selector": "#nope"})).await.unwrap_err();
+    let e = call(&engine, "browser_extract", json!({"selector": "#nope"}))
+        .await
+        .unwrap_err();
     assert_eq!(e.code, ErrorCode::ElementNotFound);
     engine.shutdown().await;
 }
@@ -34,7 +57,12 @@ async fn main_content_as_markdown_without_chrome_or_hidden_parts() {
 async fn pages_concatenate_to_exactly_the_whole() {
     let site = TestSite::start().await;
     let engine = engine();
-    ok(&engine, "browser_navigate", json!({"url": site.url("/article.html")})).await;
+    ok(
+        &engine,
+        "browser_navigate",
+        json!({"url": site.url("/article.html")}),
+    )
+    .await;
     let whole = ok(&engine, "browser_extract", json!({})).await;
     let whole_text = whole.data["content"].as_str().unwrap().to_owned();
     let total = whole.data["total_chars"].as_u64().unwrap();
@@ -43,12 +71,21 @@ async fn pages_concatenate_to_exactly_the_whole() {
     let mut start = 0u64;
     let mut pages = 0;
     loop {
-        let page = ok(&engine, "browser_extract", json!({"start_char": start, "max_chars": 40})).await;
+        let page = ok(
+            &engine,
+            "browser_extract",
+            json!({"start_char": start, "max_chars": 40}),
+        )
+        .await;
         joined += page.data["content"].as_str().unwrap();
         pages += 1;
         match page.data["next_start_char"].as_u64() {
             Some(next) => {
-                assert!(page.text.contains(&format!("start_char: {next}")), "{}", page.text);
+                assert!(
+                    page.text.contains(&format!("start_char: {next}")),
+                    "{}",
+                    page.text
+                );
                 start = next;
             }
             None => break,
@@ -63,7 +100,12 @@ async fn pages_concatenate_to_exactly_the_whole() {
 async fn html_over_two_million_characters_is_cut_before_conversion() {
     let site = TestSite::start().await;
     let engine = engine();
-    ok(&engine, "browser_navigate", json!({"url": site.url("/controls/60000")})).await;
+    ok(
+        &engine,
+        "browser_navigate",
+        json!({"url": site.url("/controls/60000")}),
+    )
+    .await;
     let out = ok(&engine, "browser_extract", json!({"max_chars": 100})).await;
     assert_eq!(out.data["input_truncated"], true, "{}", out.text);
     assert!(out.text.contains("was cut before conversion"));

@@ -24,6 +24,8 @@ const PAGES: &[(&str, &str)] = &[
     ("child.html", include_str!("../site/child.html")),
     ("shadow.html", include_str!("../site/shadow.html")),
     ("article.html", include_str!("../site/article.html")),
+    ("captcha.html", include_str!("../site/captcha.html")),
+    ("login.html", include_str!("../site/login.html")),
 ];
 
 /// The site, serving on two loopback origins until dropped.

@@ -93,7 +93,16 @@ pub async fn run(tab: &Tab, args: &ExtractArgs, budget: &Budget) -> Result<Actio
         .map_err(|e| ActionError::internal(format!("converting the page to Markdown failed: {e}")))?;
     let start = args.start_char.unwrap_or(0) as usize;
     let max = args.max_chars.map(|m| m as usize).unwrap_or(DEFAULT_MAX_CHARS);
-    Ok(page(markdown, start, max, main.truncated))
+    let mut output = page(markdown, start, max, main.truncated);
+    let status = tab.state(|s| s.current_status());
+    if let Some(o) = crate::obstacle::check(tab, budget, status).await? {
+        output.text = format!(
+            "Obstacle ({}, {} confidence): {}\n\n{}",
+            o.kind, o.confidence, o.message, output.text
+        );
+        output.data["obstacle"] = json!(o);
+    }
+    Ok(output)
 }
 
 /// One page of `markdown`, starting at character `start`.

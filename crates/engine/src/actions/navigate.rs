@@ -38,6 +38,13 @@ pub async fn run(tab: &Tab, args: &NavigateArgs, budget: &Budget) -> Result<Acti
         data["redirected_from"] = Value::String(from);
     }
     text += &format!(". Title: {title:?}. Take a browser_snapshot to see the page.");
+    if let Some(obstacle) = crate::obstacle::check(tab, budget, status).await? {
+        text += &format!(
+            "\nObstacle ({}, {} confidence): {}",
+            obstacle.kind, obstacle.confidence, obstacle.message
+        );
+        data["obstacle"] = json!(obstacle);
+    }
     Ok(ActionOutput::new(text, data))
 }
 

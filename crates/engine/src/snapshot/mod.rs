@@ -79,12 +79,23 @@ pub async fn run(
             snap.elements
         );
     }
-    let data = json!({
+    let status = tab.state(|s| s.current_status());
+    let obstacle = crate::obstacle::check(tab, budget, status).await?;
+    if let Some(o) = &obstacle {
+        text += &format!(
+            "\n\nobstacle: {} ({} confidence): {}",
+            o.kind, o.confidence, o.message
+        );
+    }
+    let mut data = json!({
         "url": snap.url,
         "title": snap.title,
         "ref_count": snap.refs,
         "element_count": snap.elements,
         "truncated": snap.truncated,
     });
+    if let Some(o) = obstacle {
+        data["obstacle"] = json!(o);
+    }
     Ok(ActionOutput::new(text, data))
 }

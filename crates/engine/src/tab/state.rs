@@ -20,6 +20,8 @@ pub struct TabState {
     pub url: String,
     /// cdpilot's isolated world in the current main document, once known.
     pub world: Option<i64>,
+    /// Loader of the main frame's current document.
+    pub loader: String,
     /// The document generation the current refs were issued for.
     pub refs_document: Option<u64>,
     /// Sessions of the tab's cross-origin iframes, by frame id.
@@ -67,6 +69,7 @@ impl TabState {
                 if frame.get("parentId").is_none_or(Value::is_null) {
                     self.main_frame_id = frame["id"].as_str().unwrap_or_default().to_owned();
                     self.url = frame["url"].as_str().unwrap_or_default().to_owned();
+                    self.loader = frame["loaderId"].as_str().unwrap_or_default().to_owned();
                     self.document += 1;
                     self.world = None;
                 }
@@ -103,6 +106,11 @@ impl TabState {
             }
             _ => {}
         }
+    }
+
+    /// HTTP status of the main frame's current document, when known.
+    pub fn current_status(&self) -> Option<u16> {
+        self.document_response(&self.loader).and_then(|r| r.status)
     }
 
     /// What the network said about the document a loader fetched.

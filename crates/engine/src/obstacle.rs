@@ -1,0 +1,284 @@
+//! Obstacle detection: is the page a captcha, a login wall, an access-denied
+//! or rate-limit page? A pure function over signals the page and the
+//! navigation already give, biased to false negatives: `high` only when the
+//! evidence is specific (a known captcha provider, an HTTP 401/403/429 with
+//! matching words), `low` when it is only suggestive.
+
+use serde::{Deserialize, Serialize};
+
+use crate::tab::Tab;
+use crate::{ActionError, Budget};
+
+/// What the page shows, gathered in one evaluate in cdpilot's world.
+pub const SIGNALS: &str = r#"(() => {
+  const text = document.body ? document.body.innerText.slice(0, 4000) : '';
+  const headings = Array.from(document.querySelectorAll('h1, h2, legend, button, input[type=submit]'), (e) => e.textContent || e.value || '').join(' ').slice(0, 1000);
+  return {
+    title: document.title,
+    url: location.href,
+    text,
+    headings,
+    password_field: !!document.querySelector('input[type=password]'),
+    frame_urls: Array.from(document.querySelectorAll('iframe[src]'), (f) => f.src).slice(0, 50),
+    captcha_widget: !!document.querySelector('.g-recaptcha, .h-captcha, .cf-turnstile, #px-captcha, [data-sitekey], #captcha, .captcha'),
+  };
+})()"#;
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct Signals {
+    pub title: String,
+    pub url: String,
+    pub text: String,
+    pub headings: String,
+    pub password_field: bool,
+    pub frame_urls: Vec<String>,
+    pub captcha_widget: bool,
+    /// HTTP status of the main document, when known.
+    #[serde(skip)]
+    pub status: Option<u16>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Obstacle {
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    /// "high": stop and tell the user; "low": advisory.
+    pub confidence: &'static str,
+    pub message: String,
+}
+
+const CAPTCHA_FRAMES: &[&str] = &[
+    "google.com/recaptcha",
+    "recaptcha.net",
+    "hcaptcha.com",
+    "challenges.cloudflare.com",
+    "arkoselabs.com",
+    "funcaptcha.com",
+    "captcha-delivery.com",
+    "geetest.com",
+];
+
+const HUMAN_CHECK: &[&str] = &[
+    "verify you are human",
+    "verify that you are human",
+    "are you a robot",
+    "i'm not a robot",
+    "i am not a robot",
+    "checking your browser",
+    "complete the security check",
+    "prove you are human",
+];
+
+const SIGN_IN: &[&str] = &[
+    "sign in",
+    "log in",
+    "login",
+    "signin",
+    "anmelden",
+    "iniciar sesión",
+    "connexion",
+];
+
+pub fn detect(s: &Signals) -> Option<Obstacle> {
+    let text = s.text.to_lowercase();
+    let title = s.title.to_lowercase();
+    let words = format!("{title} {text}");
+    let says = |phrases: &[&'static str]| phrases.iter().find(|p| words.contains(**p)).copied();
+    let found = |kind, confidence, message: String| {
+        Some(Obstacle {
+            kind,
+            confidence,
+            message,
+        })
+    };
+
+    if let Some(frame) = s
+        .frame_urls
+        .iter()
+        .find(|u| CAPTCHA_FRAMES.iter().any(|p| u.contains(p)))
+    {
+        let provider = CAPTCHA_FRAMES
+            .iter()
+            .find(|p| frame.contains(*p))
+            .unwrap_or(&"a captcha provider");
+        return found(
+            "captcha",
+            "high",
+            format!("The page embeds a captcha from {provider}. Ask the user to solve it."),
+        );
+    }
+    if let Some(phrase) = says(HUMAN_CHECK) {
+        let confidence = if s.captcha_widget || matches!(s.status, Some(403 | 429 | 503)) {
+            "high"
+        } else {
+            "low"
+        };
+        return found(
+            "captcha",
+            confidence,
+            format!("The page asks to \"{phrase}\": a bot check. Ask the user to pass it."),
+        );
+    }
+    if s.captcha_widget && text.contains("captcha") {
+        return found("captcha", "low", "The page shows a captcha widget.".into());
+    }
+    match s.status {
+        Some(429) => {
+            return found(
+                "rate_limited",
+                "high",
+                "HTTP 429: the site is rate-limiting. Wait before retrying.".into(),
+            )
+        }
+        Some(401) => {
+            return found(
+                "login_required",
+                "high",
+                "HTTP 401: the page needs the user to sign in.".into(),
+            )
+        }
+        Some(403) => {
+            let confidence =
+                if words.contains("denied") || words.contains("forbidden") || words.contains("blocked") {
+                    "high"
+                } else {
+                    "low"
+                };
+            return found(
+                "access_denied",
+                confidence,
+                "HTTP 403: access to this page is denied.".into(),
+            );
+        }
+        _ => {}
+    }
+    if words.contains("too many requests") || words.contains("rate limit exceeded") {
+        return found(
+            "rate_limited",
+            "low",
+            "The page says too many requests were made.".into(),
+        );
+    }
+    if words.contains("access denied") && words.len() < 2000 {
+        return found("access_denied", "low", "The page says access is denied.".into());
+    }
+    if s.password_field {
+        let headings = s.headings.to_lowercase();
+        let url = s.url.to_lowercase();
+        let wording = SIGN_IN.iter().any(|w| headings.contains(w) || title.contains(w));
+        let login_url = ["/login", "/signin", "/sign-in", "/sign_in", "/auth", "/session"]
+            .iter()
+            .any(|p| url.contains(p));
+        if wording {
+            let confidence = if login_url { "high" } else { "low" };
+            return found(
+                "login_required",
+                confidence,
+                "The page asks for a password to sign in. Ask the user to sign in, or for credentials."
+                    .into(),
+            );
+        }
+    }
+    None
+}
+
+/// Gathers the signals of the tab's current page.
+pub async fn check(tab: &Tab, budget: &Budget, status: Option<u16>) -> Result<Option<Obstacle>, ActionError> {
+    let value = tab
+        .evaluate_in_world(budget, "checking for obstacles", SIGNALS, true)
+        .await?
+        .value
+        .unwrap_or_default();
+    let mut signals: Signals = serde_json::from_value(value).unwrap_or_default();
+    signals.status = status;
+    Ok(detect(&signals))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn page(text: &str) -> Signals {
+        Signals {
+            text: text.into(),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn captcha_providers_and_human_checks() {
+        let recaptcha = Signals {
+            frame_urls: vec!["https://www.google.com/recaptcha/api2/anchor?k=x".into()],
+            ..page("Sign up")
+        };
+        assert_eq!(
+            detect(&recaptcha).unwrap(),
+            Obstacle {
+                kind: "captcha",
+                confidence: "high",
+                message: detect(&recaptcha).unwrap().message
+            }
+        );
+        let cloudflare = Signals {
+            title: "Just a moment...".into(),
+            status: Some(403),
+            ..page("Checking your browser before accessing the site.")
+        };
+        let o = detect(&cloudflare).unwrap();
+        assert_eq!((o.kind, o.confidence), ("captcha", "high"));
+        let mention = page("Please verify you are human by reading on.");
+        assert_eq!(detect(&mention).unwrap().confidence, "low");
+    }
+
+    #[test]
+    fn statuses() {
+        let kind = |status, text: &str| {
+            detect(&Signals {
+                status: Some(status),
+                ..page(text)
+            })
+            .map(|o| (o.kind, o.confidence))
+        };
+        assert_eq!(kind(429, ""), Some(("rate_limited", "high")));
+        assert_eq!(kind(401, ""), Some(("login_required", "high")));
+        assert_eq!(kind(403, "Access denied"), Some(("access_denied", "high")));
+        assert_eq!(kind(403, "Nothing here"), Some(("access_denied", "low")));
+        assert_eq!(kind(404, "Not found"), None);
+        assert_eq!(kind(200, "Welcome"), None);
+    }
+
+    #[test]
+    fn login_walls_need_a_password_field_and_sign_in_words() {
+        let wall = Signals {
+            password_field: true,
+            headings: "Sign in to continue".into(),
+            url: "https://x.example/login".into(),
+            ..page("")
+        };
+        assert_eq!(
+            detect(&wall).map(|o| (o.kind, o.confidence)),
+            Some(("login_required", "high"))
+        );
+        let elsewhere = Signals {
+            url: "https://x.example/account".into(),
+            ..wall.clone()
+        };
+        assert_eq!(detect(&elsewhere).map(|o| o.confidence), Some("low"));
+        let settings = Signals {
+            password_field: true,
+            headings: "Change your password".into(),
+            ..page("")
+        };
+        assert_eq!(
+            detect(&settings),
+            None,
+            "a password field alone is not a login wall"
+        );
+        assert_eq!(
+            detect(&page("Log in to comment")),
+            None,
+            "sign-in words alone are not a login wall"
+        );
+    }
+}
