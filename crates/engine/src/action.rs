@@ -39,6 +39,8 @@ pub enum Action {
     Console(ConsoleArgs),
     #[serde(rename = "browser_extract")]
     Extract(ExtractArgs),
+    #[serde(rename = "browser_tabs")]
+    Tabs(TabsArgs),
 }
 
 impl Action {
@@ -57,26 +59,33 @@ impl Action {
             Action::SelectOption(_) => "browser_select_option",
             Action::Console(_) => "browser_console",
             Action::Extract(_) => "browser_extract",
+            Action::Tabs(_) => "browser_tabs",
+        }
+    }
+
+    /// The arguments every tool takes.
+    pub fn common(&self) -> &Common {
+        match self {
+            Action::Navigate(a) => &a.common,
+            Action::Snapshot(a) => &a.common,
+            Action::Click(a) => &a.common,
+            Action::Type(a) => &a.common,
+            Action::Screenshot(a) => &a.common,
+            Action::Wait(a) => &a.common,
+            Action::Evaluate(a) => &a.common,
+            Action::Dialog(a) => &a.common,
+            Action::Hover(a) => &a.common,
+            Action::PressKey(a) => &a.common,
+            Action::SelectOption(a) => &a.common,
+            Action::Console(a) => &a.common,
+            Action::Extract(a) => &a.common,
+            Action::Tabs(a) => &a.common,
         }
     }
 
     /// The call's own `timeout_ms`, if it gave one.
     pub fn timeout_ms(&self) -> Option<u64> {
-        match self {
-            Action::Navigate(a) => a.common.timeout_ms,
-            Action::Snapshot(a) => a.common.timeout_ms,
-            Action::Click(a) => a.common.timeout_ms,
-            Action::Type(a) => a.common.timeout_ms,
-            Action::Screenshot(a) => a.common.timeout_ms,
-            Action::Wait(a) => a.common.timeout_ms,
-            Action::Evaluate(a) => a.common.timeout_ms,
-            Action::Dialog(a) => a.common.timeout_ms,
-            Action::Hover(a) => a.common.timeout_ms,
-            Action::PressKey(a) => a.common.timeout_ms,
-            Action::SelectOption(a) => a.common.timeout_ms,
-            Action::Console(a) => a.common.timeout_ms,
-            Action::Extract(a) => a.common.timeout_ms,
-        }
+        self.common().timeout_ms
     }
 }
 
@@ -84,6 +93,9 @@ impl Action {
 /// the server's instructions explain them once instead of in every tool.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct Common {
+    // The tab to act in (an id from browser_tabs); default the active tab.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tab: Option<String>,
     // The budget of the whole call in milliseconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout_ms: Option<u64>,
@@ -337,6 +349,26 @@ pub struct ExtractArgs {
     /// Page size in characters (default 20000).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_chars: Option<u64>,
+    #[serde(flatten)]
+    pub common: Common,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum TabsAction {
+    List,
+    New,
+    Select,
+    Close,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct TabsArgs {
+    pub action: TabsAction,
+    /// For new: URL to open.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// For select and close, `tab` names the tab.
     #[serde(flatten)]
     pub common: Common,
 }

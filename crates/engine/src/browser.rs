@@ -1,5 +1,5 @@
 //! A browser we launched or attached to: its connection, its process (when
-//! we launched it) and its tab.
+//! we launched it) and its tabs.
 //!
 //! Owns the lifetime of Chromium: [`Browser::shutdown`] closes it politely,
 //! and the launch guard (see `cdp::launch`) kills it if we die first.
@@ -14,6 +14,7 @@ use cdp::{endpoint, Connection};
 
 use crate::config::BrowserConfig;
 use crate::tab::{Disguise, Tab};
+use crate::tabs::TabSet;
 use crate::{ActionError, Budget, ErrorCode};
 
 pub struct Browser {
@@ -21,7 +22,12 @@ pub struct Browser {
     /// The Chromium we launched; `None` when attached to someone else's,
     /// and after shutdown. Locked only to take it or read its pid.
     process: Mutex<Option<BrowserProcess>>,
-    tab: Arc<Tab>,
+    /// The browser endpoint (tabs open their own evaluate connections).
+    ws_url: String,
+    /// Given to every tab and frame before it runs.
+    disguise: Arc<Disguise>,
+    /// The tabs, by short id, and which is active. Locked for microseconds.
+    tabs: Mutex<TabSet>,
 }
 
 impl Browser {
@@ -90,11 +96,15 @@ impl Browser {
                 .contains("HeadlessChrome")
                 .then(|| version.user_agent.replace("HeadlessChrome", "Chrome")),
         });
-        let tab = Arc::new(Tab::attach(&conn, &ws_url, &target_id, disguise, budget).await?);
+        let tab = Arc::new(Tab::attach(&conn, &ws_url, &target_id, disguise.clone(), budget).await?);
+        let mut tabs = TabSet::default();
+        tabs.add(tab);
         Ok(Browser {
             conn,
             process: Mutex::new(process),
-            tab,
+            ws_url,
+            disguise,
+            tabs: Mutex::new(tabs),
         })
     }
 
@@ -103,8 +113,153 @@ impl Browser {
         !self.conn.is_closed()
     }
 
-    pub fn active_tab(&self) -> Arc<Tab> {
-        self.tab.clone()
+    /// The tab an action runs in: `id` if given (without making it
+    /// active), else the active tab.
+    pub async fn tab(&self, id: Option<&str>, budget: &Budget) -> Result<Arc<Tab>, ActionError> {
+        if let Some(tab) = self.lookup(id) {
+            return Ok(tab);
+        }
+        // Maybe the page opened it since we last looked, or the active tab
+        // was closed: bring the set up to date once.
+        self.sync_tabs(budget).await?;
+        self.lookup(id).ok_or_else(|| match id {
+            Some(id) => ActionError::new(
+                ErrorCode::TabNotFound,
+                format!("there is no tab {id:?}"),
+                "List the tabs with browser_tabs and use one of their ids.",
+            ),
+            None => ActionError::new(
+                ErrorCode::TabNotFound,
+                "no tab is open",
+                "Open one with browser_tabs action new.",
+            ),
+        })
+    }
+
+    fn lookup(&self, id: Option<&str>) -> Option<Arc<Tab>> {
+        let tabs = self.tabs.lock().unwrap();
+        match id {
+            Some(id) => tabs.get(id),
+            None => tabs.active(),
+        }
+    }
+
+    /// Attaches page targets we have not seen (tabs the page opened) and
+    /// drops closed ones.
+    pub async fn sync_tabs(&self, budget: &Budget) -> Result<Vec<target::TargetInfo>, ActionError> {
+        let targets = budget
+            .cdp("listing tabs", &self.conn.browser(), target::GetTargets {})
+            .await?;
+        let pages: Vec<String> = targets
+            .target_infos
+            .iter()
+            .filter(|t| t.kind == "page")
+            .map(|t| t.target_id.clone())
+            .collect();
+        let unseen: Vec<String> = {
+            let mut tabs = self.tabs.lock().unwrap();
+            tabs.retain_targets(&pages);
+            pages.iter().filter(|t| !tabs.has_target(t)).cloned().collect()
+        };
+        for target_id in unseen {
+            let tab = Tab::attach(
+                &self.conn,
+                &self.ws_url,
+                &target_id,
+                self.disguise.clone(),
+                budget,
+            )
+            .await?;
+            self.tabs.lock().unwrap().add(Arc::new(tab));
+        }
+        Ok(targets.target_infos)
+    }
+
+    /// Opens a new tab (about:blank) and makes it active; returns its id.
+    pub async fn open_tab(&self, budget: &Budget) -> Result<(String, Arc<Tab>), ActionError> {
+        let created = budget
+            .cdp(
+                "opening a tab",
+                &self.conn.browser(),
+                target::CreateTarget {
+                    url: "about:blank".into(),
+                },
+            )
+            .await?;
+        let tab = Arc::new(
+            Tab::attach(
+                &self.conn,
+                &self.ws_url,
+                &created.target_id,
+                self.disguise.clone(),
+                budget,
+            )
+            .await?,
+        );
+        let mut tabs = self.tabs.lock().unwrap();
+        let id = tabs.add(tab.clone());
+        tabs.select(&id);
+        Ok((id, tab))
+    }
+
+    /// Makes `id` the active tab (and brings it to the front).
+    pub async fn select_tab(&self, id: &str, budget: &Budget) -> Result<(), ActionError> {
+        let tab = self.tab(Some(id), budget).await?;
+        self.tabs.lock().unwrap().select(id);
+        let step = "bringing the tab to the front";
+        budget
+            .run(step, async {
+                self.conn
+                    .browser()
+                    .send(
+                        "Target.activateTarget",
+                        serde_json::json!({ "targetId": tab.target_id }),
+                    )
+                    .await
+                    .map_err(|e| budget.map_cdp(step, e))
+            })
+            .await?;
+        Ok(())
+    }
+
+    /// Closes tab `id`. Closing the last tab opens a blank one, so the
+    /// session always has a tab to act in.
+    pub async fn close_tab(&self, id: &str, budget: &Budget) -> Result<(), ActionError> {
+        let tab = self.tab(Some(id), budget).await?;
+        budget
+            .cdp(
+                "closing the tab",
+                &self.conn.browser(),
+                target::CloseTarget {
+                    target_id: tab.target_id.clone(),
+                },
+            )
+            .await?;
+        let empty = {
+            let mut tabs = self.tabs.lock().unwrap();
+            let remaining: Vec<String> = tabs
+                .list()
+                .into_iter()
+                .filter(|(other, _)| other != id)
+                .map(|(_, t)| t.target_id.clone())
+                .collect();
+            tabs.retain_targets(&remaining);
+            remaining.is_empty()
+        };
+        if empty {
+            self.open_tab(budget).await?;
+        }
+        Ok(())
+    }
+
+    /// `(id, tab, active)` for every tab, in order.
+    pub fn tab_list(&self) -> Vec<(String, Arc<Tab>, bool)> {
+        let tabs = self.tabs.lock().unwrap();
+        let active = tabs.active_id().to_owned();
+        tabs.list()
+            .into_iter()
+            .map(|(id, tab)| (id.clone(), tab, id == active))
+            .collect()
     }
 
     /// Process id of the launch guard, when we launched the browser.

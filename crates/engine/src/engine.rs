@@ -15,6 +15,7 @@ use crate::action::Action;
 use crate::actions;
 use crate::browser::Browser;
 use crate::metrics::Metrics;
+use crate::tab::Tab;
 use crate::{tools, ActionError, ActionOutput, Budget, Config};
 use tracing::Instrument;
 
@@ -86,26 +87,12 @@ impl Engine {
             ));
         }
         let (browser, restarted) = self.browser(budget).await?;
-        let tab = browser.active_tab();
         let result = match action {
-            Action::Navigate(args) => actions::navigate::run(&tab, args, budget).await,
-            Action::Snapshot(args) => {
-                let cap = args
-                    .max_elements
-                    .unwrap_or(self.config.limits.snapshot_max_elements);
-                crate::snapshot::run(&tab, args, cap, budget).await
-            }
-            Action::Click(args) => actions::click::run(&tab, args, budget).await,
-            Action::Type(args) => actions::type_text::run(&tab, args, budget).await,
-            Action::Screenshot(args) => actions::screenshot::run(&tab, args, budget).await,
-            Action::Wait(args) => actions::wait::run(&tab, args, budget).await,
-            Action::Evaluate(args) => actions::evaluate::run(&tab, args, budget, &self.metrics).await,
-            Action::Dialog(args) => actions::dialog::run(&tab, args, budget).await,
-            Action::Hover(args) => actions::hover::run(&tab, args, budget).await,
-            Action::PressKey(args) => actions::press_key::run(&tab, args, budget).await,
-            Action::SelectOption(args) => actions::select_option::run(&tab, args, budget).await,
-            Action::Console(args) => actions::console::run(&tab, args),
-            Action::Extract(args) => actions::extract::run(&tab, args, budget).await,
+            Action::Tabs(args) => actions::tabs::run(&browser, args, budget).await,
+            other => match browser.tab(other.common().tab.as_deref(), budget).await {
+                Ok(tab) => self.in_tab(&tab, other, budget).await,
+                Err(e) => Err(e),
+            },
         };
         result.map(|mut output| {
             if restarted {
@@ -117,6 +104,31 @@ impl Engine {
             }
             output
         })
+    }
+
+    /// Runs an action that acts in one tab.
+    async fn in_tab(&self, tab: &Tab, action: &Action, budget: &Budget) -> Result<ActionOutput, ActionError> {
+        match action {
+            Action::Navigate(args) => actions::navigate::run(tab, args, budget).await,
+            Action::Snapshot(args) => {
+                let cap = args
+                    .max_elements
+                    .unwrap_or(self.config.limits.snapshot_max_elements);
+                crate::snapshot::run(tab, args, cap, budget).await
+            }
+            Action::Click(args) => actions::click::run(tab, args, budget).await,
+            Action::Type(args) => actions::type_text::run(tab, args, budget).await,
+            Action::Screenshot(args) => actions::screenshot::run(tab, args, budget).await,
+            Action::Wait(args) => actions::wait::run(tab, args, budget).await,
+            Action::Evaluate(args) => actions::evaluate::run(tab, args, budget, &self.metrics).await,
+            Action::Dialog(args) => actions::dialog::run(tab, args, budget).await,
+            Action::Hover(args) => actions::hover::run(tab, args, budget).await,
+            Action::PressKey(args) => actions::press_key::run(tab, args, budget).await,
+            Action::SelectOption(args) => actions::select_option::run(tab, args, budget).await,
+            Action::Console(args) => actions::console::run(tab, args),
+            Action::Extract(args) => actions::extract::run(tab, args, budget).await,
+            Action::Tabs(_) => Err(ActionError::internal("browser_tabs does not act in one tab")),
+        }
     }
 
     /// The live browser, starting one if there is none or the last one
@@ -145,7 +157,7 @@ impl Engine {
     pub async fn ref_node(&self, reference: &str, budget: &Budget) -> Result<i64, ActionError> {
         crate::validate::reference(reference)?;
         let (browser, _) = self.browser(budget).await?;
-        let tab = browser.active_tab();
+        let tab = browser.tab(None, budget).await?;
         let element = actions::element::by_ref(&tab, reference, budget).await?;
         element.backend_node_id(&tab, budget).await
     }

@@ -22,6 +22,7 @@ pub mod metrics;
 pub mod obstacle;
 mod snapshot;
 mod tab;
+mod tabs;
 pub mod tools;
 mod validate;
 

@@ -66,6 +66,8 @@ static TOOLS: &[ToolSpec] = &[
         "Choose <select> options by value or label."),
     tool!("browser_extract", ExtractArgs, Action::Extract, false,
         "Read the page's main content as Markdown (no nav, footer, ads, overlays), paged by start_char."),
+    tool!("browser_tabs", TabsArgs, Action::Tabs, true,
+        "List, open (url), select or close tabs; tabs the page opened are listed too. Other tools act in the active tab unless given tab."),
     tool!("browser_console", ConsoleArgs, Action::Console, true,
         "Recent console messages and uncaught exceptions of the tab (last 200)."),
     tool!("browser_dialog", DialogArgs, Action::Dialog, true,

@@ -45,6 +45,14 @@ pub fn action(action: &Action) -> Result<(), ActionError> {
         Action::Wait(a) => wait(a),
         Action::Evaluate(a) => evaluate(a),
         Action::Dialog(_) | Action::Console(_) => Ok(()),
+        Action::Tabs(a) => match (&a.url, a.action) {
+            (Some(url), TabsAction::New) => http_url(url),
+            (Some(_), _) => Err(ActionError::invalid(
+                "url is only for action new",
+                "Leave url out, or use action new.",
+            )),
+            (None, _) => Ok(()),
+        },
         Action::Extract(a) => {
             if let Some(s) = &a.selector {
                 non_empty("selector", s)?;

@@ -14,5 +14,6 @@ pub mod navigate;
 pub mod press_key;
 pub mod screenshot;
 pub mod select_option;
+pub mod tabs;
 pub mod type_text;
 pub mod wait;

@@ -1,0 +1,73 @@
+//! `browser_tabs`: list, open, select and close tabs. Tabs the page opened
+//! appear in the list as soon as it is asked for.
+
+use serde_json::json;
+
+use crate::action::{NavigateArgs, TabsAction, TabsArgs};
+use crate::actions::navigate;
+use crate::browser::Browser;
+use crate::{validate, ActionError, ActionOutput, Budget};
+
+pub async fn run(browser: &Browser, args: &TabsArgs, budget: &Budget) -> Result<ActionOutput, ActionError> {
+    let tab_id = || {
+        args.common.tab.as_deref().ok_or_else(|| {
+            ActionError::invalid(
+                "select and close need the tab's id in tab",
+                "Pass tab, e.g. {\"action\": \"select\", \"tab\": \"t2\"}.",
+            )
+        })
+    };
+    let mut said = String::new();
+    match args.action {
+        TabsAction::List => {}
+        TabsAction::New => {
+            let (id, tab) = browser.open_tab(budget).await?;
+            said = format!("Opened tab {id}. ");
+            if let Some(url) = &args.url {
+                validate::http_url(url)?;
+                let nav = NavigateArgs {
+                    url: Some(url.clone()),
+                    ..Default::default()
+                };
+                let out = navigate::run(&tab, &nav, budget).await?;
+                said += &out.text;
+                said += " ";
+            }
+        }
+        TabsAction::Select => {
+            let id = tab_id()?;
+            browser.select_tab(id, budget).await?;
+            said = format!("Tab {id} is now active. ");
+        }
+        TabsAction::Close => {
+            let id = tab_id()?;
+            browser.close_tab(id, budget).await?;
+            said = format!("Closed tab {id}. ");
+        }
+    }
+    let targets = browser.sync_tabs(budget).await?;
+    let tabs: Vec<_> = browser
+        .tab_list()
+        .into_iter()
+        .map(|(id, tab, active)| {
+            let info = targets.iter().find(|t| t.target_id == tab.target_id);
+            json!({
+                "id": id,
+                "url": info.map(|t| t.url.as_str()).unwrap_or_default(),
+                "title": info.map(|t| t.title.as_str()).unwrap_or_default(),
+                "active": active,
+            })
+        })
+        .collect();
+    let mut text = format!("{said}{} tab(s):", tabs.len());
+    for t in &tabs {
+        let mark = if t["active"] == true { " (active)" } else { "" };
+        text += &format!(
+            "\n{}{mark}: {} {}",
+            t["id"].as_str().unwrap_or_default(),
+            t["title"],
+            t["url"].as_str().unwrap_or_default()
+        );
+    }
+    Ok(ActionOutput::new(text, json!({ "tabs": tabs })))
+}
