@@ -136,6 +136,9 @@ pub struct NavigateArgs {
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct SnapshotArgs {
+    /// Only this frame (f2, as in its refs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frame: Option<String>,
     /// CSS selector: snapshot only this element's subtree.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub selector: Option<String>,

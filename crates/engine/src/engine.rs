@@ -159,7 +159,7 @@ impl Engine {
         let (browser, _) = self.browser(budget).await?;
         let tab = browser.tab(None, budget).await?;
         let element = actions::element::by_ref(&tab, reference, budget).await?;
-        element.backend_node_id(&tab, budget).await
+        element.backend_node_id(budget).await
     }
 
     /// The running browser, if any (for tests and diagnostics).

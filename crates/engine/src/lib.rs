@@ -18,6 +18,7 @@ mod console;
 mod dialogs;
 mod engine;
 mod error;
+mod frames;
 pub mod metrics;
 pub mod obstacle;
 mod snapshot;

@@ -23,7 +23,12 @@ async fn a_tab_opened_by_the_page_is_listed_and_selectable() {
     assert_eq!(tabs.len(), 2, "{}", list.text);
     assert_eq!(tabs[0]["active"], true);
     let popup = tabs[1]["id"].as_str().unwrap().to_owned();
-    ok(&engine, "browser_wait", json!({"tab": popup, "url": "*/form.html"})).await;
+    ok(
+        &engine,
+        "browser_wait",
+        json!({"tab": popup, "url": "*/form.html"}),
+    )
+    .await;
 
     // Acting in a tab by id does not make it active.
     let other = ok(&engine, "browser_snapshot", json!({"tab": popup})).await;
@@ -48,26 +53,52 @@ async fn a_tab_opened_by_the_page_is_listed_and_selectable() {
 async fn new_tabs_unknown_tabs_and_closing_the_last_one() {
     let site = TestSite::start().await;
     let engine = engine();
-    let opened = ok(&engine, "browser_tabs", json!({"action": "new", "url": site.url("/form.html")})).await;
+    let opened = ok(
+        &engine,
+        "browser_tabs",
+        json!({"action": "new", "url": site.url("/form.html")}),
+    )
+    .await;
     let tabs = opened.data["tabs"].as_array().unwrap().clone();
     assert_eq!(tabs.len(), 2);
     assert_eq!(tabs[1]["active"], true, "{}", opened.text);
     assert_eq!(tabs[1]["title"], "Form");
 
-    let e = call(&engine, "browser_snapshot", json!({"tab": "t99"})).await.unwrap_err();
+    let e = call(&engine, "browser_snapshot", json!({"tab": "t99"}))
+        .await
+        .unwrap_err();
     assert_eq!(e.code, ErrorCode::TabNotFound);
-    let e = call(&engine, "browser_tabs", json!({"action": "select", "tab": "t99"})).await.unwrap_err();
+    let e = call(&engine, "browser_tabs", json!({"action": "select", "tab": "t99"}))
+        .await
+        .unwrap_err();
     assert_eq!(e.code, ErrorCode::TabNotFound);
-    let e = call(&engine, "browser_tabs", json!({"action": "close"})).await.unwrap_err();
+    let e = call(&engine, "browser_tabs", json!({"action": "close"}))
+        .await
+        .unwrap_err();
     assert_eq!(e.code, ErrorCode::InvalidArgument);
-    let e = call(&engine, "browser_tabs", json!({"action": "new", "url": "file:///etc/passwd"})).await.unwrap_err();
+    let e = call(
+        &engine,
+        "browser_tabs",
+        json!({"action": "new", "url": "file:///etc/passwd"}),
+    )
+    .await
+    .unwrap_err();
     assert_eq!(e.code, ErrorCode::InvalidArgument);
 
     for tab in tabs {
-        ok(&engine, "browser_tabs", json!({"action": "close", "tab": tab["id"]})).await;
+        ok(
+            &engine,
+            "browser_tabs",
+            json!({"action": "close", "tab": tab["id"]}),
+        )
+        .await;
     }
     let list = ok(&engine, "browser_tabs", json!({"action": "list"})).await;
-    assert_eq!(list.data["tabs"].as_array().unwrap().len(), 1, "a blank tab replaces the last one closed");
+    assert_eq!(
+        list.data["tabs"].as_array().unwrap().len(),
+        1,
+        "a blank tab replaces the last one closed"
+    );
     ok(&engine, "browser_navigate", json!({"url": site.url("/")})).await;
     engine.shutdown().await;
 }

@@ -43,14 +43,20 @@ command!(ResolveNode => "DOM.resolveNode", Resolved);
 #[derive(Debug, Default, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ScrollIntoViewIfNeeded {
+    #[serde(skip_serializing_if = "String::is_empty")]
     pub object_id: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub backend_node_id: Option<i64>,
 }
 command!(ScrollIntoViewIfNeeded => "DOM.scrollIntoViewIfNeeded", Empty);
 
 #[derive(Debug, Default, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct GetContentQuads {
+    #[serde(skip_serializing_if = "String::is_empty")]
     pub object_id: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub backend_node_id: Option<i64>,
 }
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]

@@ -9,7 +9,8 @@ use cdp::protocol::{dom, runtime};
 use serde_json::json;
 
 use crate::action::ElementTarget;
-use crate::tab::Tab;
+use crate::actions::geometry;
+use crate::tab::{FrameRef, Tab};
 use crate::{ActionError, Budget, ErrorCode};
 
 /// Resolves `null` once the element is attached, visible, enabled and has
@@ -53,11 +54,13 @@ const HIT_TEST: &str = r#"function (x, y) {
   return d;
 }"#;
 
-/// A live element: a remote object in cdpilot's isolated world.
+/// A live element: a remote object in cdpilot's isolated world of its frame.
 pub struct Element {
     pub object_id: String,
     /// How the caller named it (`ref e12`, `selector "#go"`), for messages.
     pub label: String,
+    /// The frame whose document holds it (its session answers for it).
+    pub frame: FrameRef,
 }
 
 pub async fn resolve(tab: &Tab, target: &ElementTarget, budget: &Budget) -> Result<Element, ActionError> {
@@ -72,13 +75,6 @@ pub async fn resolve(tab: &Tab, target: &ElementTarget, budget: &Budget) -> Resu
 }
 
 pub async fn by_ref(tab: &Tab, reference: &str, budget: &Budget) -> Result<Element, ActionError> {
-    if reference.starts_with('f') {
-        return Err(ActionError::new(
-            ErrorCode::ElementNotFound,
-            format!("ref {reference} names an element inside a frame; frame refs are not available in this version"),
-            "Use a ref without an f prefix from browser_snapshot.",
-        ));
-    }
     let (document, refs_document) = tab.state(|s| (s.document, s.refs_document));
     match refs_document {
         None => {
@@ -91,27 +87,40 @@ pub async fn by_ref(tab: &Tab, reference: &str, budget: &Budget) -> Result<Eleme
         Some(issued) if issued != document => return Err(ActionError::stale(reference)),
         Some(_) => {}
     }
+    let not_found = || {
+        ActionError::new(
+            ErrorCode::ElementNotFound,
+            format!("ref {reference} is not on the page (never issued, or its element or frame was removed)"),
+            "Take a new browser_snapshot and use a ref from it.",
+        )
+    };
+    let frame = match frame_number(reference) {
+        None => tab.main_frame(),
+        Some(n) => tab.frame(n).ok_or_else(not_found)?,
+    };
     let expression = format!(
         "globalThis.__cdpilot ? globalThis.__cdpilot.lookup({}) : 'no-world'",
         serde_json::to_string(reference).expect("string serializes")
     );
     let object = tab
-        .evaluate_in_world(budget, "finding the element", &expression, false)
+        .evaluate_in(&frame, budget, "finding the element", &expression, false, false)
         .await?;
-    element_or_error(object, format!("ref {reference}"), || {
-        ActionError::new(
-            ErrorCode::ElementNotFound,
-            format!("ref {reference} is not on the page (never issued, or its element was removed)"),
-            "Take a new browser_snapshot and use a ref from it.",
-        )
-    })
-    .map_err(|e| {
-        if e.code == ErrorCode::ElementStale {
-            ActionError::stale(reference)
-        } else {
-            e
+    let main = frame.number.is_none();
+    element_or_error(object, format!("ref {reference}"), frame, not_found).map_err(|e| {
+        // A frame's new document has a fresh world: its old refs are gone,
+        // not stale in the contract's sense (the tab did not navigate).
+        match (e.code, main) {
+            (ErrorCode::ElementStale, true) => ActionError::stale(reference),
+            (ErrorCode::ElementStale, false) => not_found(),
+            _ => e,
         }
     })
+}
+
+/// `f2e7` → Some(2); `e7` → None.
+fn frame_number(reference: &str) -> Option<u32> {
+    let rest = reference.strip_prefix('f')?;
+    rest[..rest.find('e')?].parse().ok()
 }
 
 pub async fn by_selector(tab: &Tab, selector: &str, budget: &Budget) -> Result<Element, ActionError> {
@@ -128,7 +137,7 @@ pub async fn by_selector(tab: &Tab, selector: &str, budget: &Budget) -> Result<E
             "Pass a valid CSS selector, or better a ref from browser_snapshot.",
         ));
     }
-    element_or_error(object, format!("selector {selector:?}"), || {
+    element_or_error(object, format!("selector {selector:?}"), tab.main_frame(), || {
         ActionError::new(
             ErrorCode::ElementNotFound,
             format!("no element matches the selector {selector:?}"),
@@ -140,6 +149,7 @@ pub async fn by_selector(tab: &Tab, selector: &str, budget: &Budget) -> Result<E
 fn element_or_error(
     object: runtime::RemoteObject,
     label: String,
+    frame: FrameRef,
     not_found: impl FnOnce() -> ActionError,
 ) -> Result<Element, ActionError> {
     if object.value.as_ref().and_then(|v| v.as_str()) == Some("no-world") {
@@ -147,18 +157,22 @@ fn element_or_error(
         return Err(ActionError::new(ErrorCode::ElementStale, label, ""));
     }
     match object.object_id {
-        Some(object_id) if object.subtype.as_deref() == Some("node") => Ok(Element { object_id, label }),
+        Some(object_id) if object.subtype.as_deref() == Some("node") => Ok(Element {
+            object_id,
+            label,
+            frame,
+        }),
         _ => Err(not_found()),
     }
 }
 
 impl Element {
     /// The element's backend DOM node id (stable for the node's lifetime).
-    pub async fn backend_node_id(&self, tab: &Tab, budget: &Budget) -> Result<i64, ActionError> {
+    pub async fn backend_node_id(&self, budget: &Budget) -> Result<i64, ActionError> {
         let described = budget
             .cdp(
                 "describing the element",
-                &tab.session,
+                &self.frame.session,
                 dom::DescribeNode {
                     object_id: Some(self.object_id.clone()),
                     backend_node_id: None,
@@ -176,7 +190,6 @@ impl Element {
         let wait_ms = (budget.remaining().as_millis() as u64 * 4 / 5).min(3000);
         let state = self
             .call_awaiting(
-                tab,
                 budget,
                 "waiting for the element to be actionable",
                 WAIT_ACTIONABLE,
@@ -212,14 +225,13 @@ impl Element {
                 next,
             ));
         }
-        let point = self.clickable_point(tab, budget).await?;
+        let (point, local) = self.points(tab, budget).await?;
         let cover = self
             .call(
-                tab,
                 budget,
                 "checking what is under the pointer",
                 HIT_TEST,
-                vec![json!(point.0), json!(point.1)],
+                vec![json!(local.0), json!(local.1)],
             )
             .await?;
         if let Some(cover) = cover.as_str() {
@@ -236,27 +248,36 @@ impl Element {
     }
 
     /// Scrolls the element into view and returns the centre of its first
-    /// visible content quad, in viewport CSS pixels.
+    /// visible content quad in the tab's viewport (CSS pixels): where a
+    /// mouse event must go, frames included.
     pub async fn clickable_point(&self, tab: &Tab, budget: &Budget) -> Result<(f64, f64), ActionError> {
+        Ok(self.points(tab, budget).await?.0)
+    }
+
+    /// The click point in the tab's viewport, and the same point in the
+    /// element's own frame (for hit-testing inside that frame).
+    async fn points(&self, tab: &Tab, budget: &Budget) -> Result<((f64, f64), (f64, f64)), ActionError> {
         budget
             .cdp(
                 "scrolling the element into view",
-                &tab.session,
+                &self.frame.session,
                 dom::ScrollIntoViewIfNeeded {
                     object_id: self.object_id.clone(),
+                    backend_node_id: None,
                 },
             )
             .await?;
         let quads = budget
             .cdp(
                 "measuring the element",
-                &tab.session,
+                &self.frame.session,
                 dom::GetContentQuads {
                     object_id: self.object_id.clone(),
+                    backend_node_id: None,
                 },
             )
             .await?;
-        quads
+        let (x, y) = quads
             .quads
             .iter()
             .filter(|q| q.len() == 8 && quad_area(q) > 0.5)
@@ -268,37 +289,38 @@ impl Element {
                     format!("{} has no visible box to click", self.label),
                     "It may be hidden, collapsed or zero-sized; take a browser_snapshot and pick a visible element.",
                 )
-            })
+            })?;
+        // Quads are in the coordinates of the session's root document.
+        let (sx, sy) = geometry::session_origin(tab, self.frame.session.id(), budget).await?;
+        let (fx, fy) = geometry::frame_offset_in_session(tab, &self.frame, budget).await?;
+        Ok(((x + sx, y + sy), (x - fx, y - fy)))
     }
 
     /// Like [`Element::call`], for a function that returns a promise.
     async fn call_awaiting(
         &self,
-        tab: &Tab,
         budget: &Budget,
         step: &str,
         function: &str,
         args: Vec<serde_json::Value>,
     ) -> Result<serde_json::Value, ActionError> {
-        self.call_with(tab, budget, step, function, args, true).await
+        self.call_with(budget, step, function, args, true).await
     }
 
     /// Calls `function` (JS source) with the element as `this`; returns its
     /// value by value.
     pub async fn call(
         &self,
-        tab: &Tab,
         budget: &Budget,
         step: &str,
         function: &str,
         args: Vec<serde_json::Value>,
     ) -> Result<serde_json::Value, ActionError> {
-        self.call_with(tab, budget, step, function, args, false).await
+        self.call_with(budget, step, function, args, false).await
     }
 
     async fn call_with(
         &self,
-        tab: &Tab,
         budget: &Budget,
         step: &str,
         function: &str,
@@ -308,7 +330,7 @@ impl Element {
         let evaluated = budget
             .cdp(
                 step,
-                &tab.session,
+                &self.frame.session,
                 runtime::CallFunctionOn {
                     function_declaration: function.to_owned(),
                     object_id: Some(self.object_id.clone()),

@@ -35,12 +35,16 @@ pub async fn run(
     metrics: &Metrics,
 ) -> Result<ActionOutput, ActionError> {
     let element = match &args.reference {
-        Some(reference) => Some(
-            element::by_ref(tab, reference, budget)
-                .await?
-                .backend_node_id(tab, budget)
-                .await?,
-        ),
+        Some(reference) => {
+            let element = element::by_ref(tab, reference, budget).await?;
+            if element.frame.session.id() != tab.session.id() {
+                // Inside a cross-origin frame: the evaluate connection is
+                // attached to the page, not to the frame's process, so the
+                // call goes through the frame's own session.
+                return in_frame(&element, args, budget).await;
+            }
+            Some(element.backend_node_id(budget).await?)
+        }
         None => None,
     };
     let session = lane(tab, budget).await?;
@@ -121,22 +125,51 @@ pub async fn run(
             return Err(error);
         }
     };
-    if let Some(exception) = evaluated.exception_details {
-        let description = exception.message();
-        let mut lines = description.lines();
-        let message = lines.next().unwrap_or("the script threw").to_owned();
-        let stack = lines.next().map(str::trim).unwrap_or_default().to_owned();
-        return Err(ActionError::new(
-            ErrorCode::EvaluateError,
-            if stack.is_empty() {
-                message
-            } else {
-                format!("{message} ({stack})")
+    finish(evaluated)
+}
+
+/// Calls `function` with an element of a cross-origin frame, through that
+/// frame's session on the main connection (a runaway script there is still
+/// bounded by the budget, but it is not terminated).
+async fn in_frame(
+    element: &element::Element,
+    args: &EvaluateArgs,
+    budget: &Budget,
+) -> Result<ActionOutput, ActionError> {
+    let function = args.function.clone().unwrap_or_default();
+    // The page's own world, as for elements of the main frame (the ref's
+    // object lives in cdpilot's isolated world).
+    let backend_node_id = element.backend_node_id(budget).await?;
+    let node = budget
+        .cdp(
+            "finding the element in the page",
+            &element.frame.session,
+            dom::ResolveNode {
+                backend_node_id,
+                execution_context_id: None,
             },
-            "Fix the script and run it again.",
-        ));
-    }
-    Ok(output(evaluated.result))
+        )
+        .await?;
+    let object_id = node.object.object_id.unwrap_or_default();
+    let evaluated = budget
+        .cdp(
+            "running the script",
+            &element.frame.session,
+            runtime::CallFunctionOn {
+                function_declaration: function,
+                object_id: Some(object_id.clone()),
+                arguments: vec![runtime::CallArgument {
+                    value: None,
+                    object_id: Some(object_id),
+                }],
+                return_by_value: true,
+                await_promise: args.await_promise.unwrap_or(true),
+                user_gesture: true,
+                ..Default::default()
+            },
+        )
+        .await?;
+    finish(evaluated)
 }
 
 /// The tab's warm evaluate session, opening a connection if there is none.
@@ -190,6 +223,26 @@ async fn terminate(tab: &Tab) {
     if let Some(lane) = tab.evaluate_lane.lock().await.take() {
         lane.session.connection().close();
     }
+}
+
+/// A script's answer: its value, or `evaluate_error` for a throw.
+fn finish(evaluated: runtime::Evaluated) -> Result<ActionOutput, ActionError> {
+    if let Some(exception) = evaluated.exception_details {
+        let description = exception.message();
+        let mut lines = description.lines();
+        let message = lines.next().unwrap_or("the script threw").to_owned();
+        let stack = lines.next().map(str::trim).unwrap_or_default().to_owned();
+        return Err(ActionError::new(
+            ErrorCode::EvaluateError,
+            if stack.is_empty() {
+                message
+            } else {
+                format!("{message} ({stack})")
+            },
+            "Fix the script and run it again.",
+        ));
+    }
+    Ok(output(evaluated.result))
 }
 
 fn output(result: runtime::RemoteObject) -> ActionOutput {

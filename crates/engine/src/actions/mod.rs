@@ -7,6 +7,7 @@ pub mod dialog;
 pub mod element;
 pub mod evaluate;
 pub mod extract;
+pub mod geometry;
 pub mod hover;
 pub mod input;
 pub mod keys;

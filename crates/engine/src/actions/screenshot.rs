@@ -36,6 +36,7 @@ pub async fn run(tab: &Tab, args: &ScreenshotArgs, budget: &Budget) -> Result<Ac
                 &tab.session,
                 cdp::protocol::dom::GetContentQuads {
                     object_id: element.object_id.clone(),
+                    backend_node_id: None,
                 },
             )
             .await?;

@@ -28,13 +28,7 @@ const SELECT: &str = r#"function (wanted) {
 pub async fn run(tab: &Tab, args: &SelectOptionArgs, budget: &Budget) -> Result<ActionOutput, ActionError> {
     let element = element::resolve(tab, &args.target, budget).await?;
     let result = element
-        .call(
-            tab,
-            budget,
-            "choosing the option",
-            SELECT,
-            vec![json!(args.values)],
-        )
+        .call(budget, "choosing the option", SELECT, vec![json!(args.values)])
         .await?;
     if let Some(tag) = result["not_select"].as_str() {
         return Err(ActionError::new(

@@ -36,13 +36,7 @@ pub async fn run(tab: &Tab, args: &TypeArgs, budget: &Budget) -> Result<ActionOu
     let element = element::resolve(tab, &args.target, budget).await?;
     let clear = args.clear.unwrap_or(true);
     let editable = element
-        .call(
-            tab,
-            budget,
-            "focusing the field",
-            PREPARE,
-            vec![Value::Bool(clear)],
-        )
+        .call(budget, "focusing the field", PREPARE, vec![Value::Bool(clear)])
         .await?;
     if editable != Value::Bool(true) {
         return Err(ActionError::new(
@@ -59,9 +53,7 @@ pub async fn run(tab: &Tab, args: &TypeArgs, budget: &Budget) -> Result<ActionOu
         input::insert_text(tab, budget, &args.text).await?;
     }
     // Read the value before submitting: a submit may navigate away.
-    let value = element
-        .call(tab, budget, "reading the field", VALUE, vec![])
-        .await?;
+    let value = element.call(budget, "reading the field", VALUE, vec![]).await?;
     let submitted = args.submit.unwrap_or(false);
     if submitted {
         input::press_enter(tab, budget).await?;

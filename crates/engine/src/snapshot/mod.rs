@@ -6,15 +6,24 @@
 //! walk ~15 ms. The serializer keeps the element↔ref map in that world, so a
 //! ref stays the same for the same element across snapshots of one document.
 
+use std::future::Future;
+use std::pin::Pin;
+
+use cdp::protocol::dom;
 use serde::Deserialize;
 use serde_json::json;
 
 use crate::action::SnapshotArgs;
-use crate::tab::Tab;
+use crate::tab::{FrameRef, Tab};
 use crate::{ActionError, ActionOutput, Budget, ErrorCode};
 
 /// The serializer's source; evaluating it yields the world's `__cdpilot`.
 pub const SERIALIZER: &str = include_str!("serializer.js");
+
+/// Frames nested deeper than this are listed but not expanded.
+const MAX_FRAME_DEPTH: usize = 3;
+/// At most this many frames are expanded in one snapshot.
+const MAX_FRAMES: usize = 30;
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
@@ -23,10 +32,26 @@ struct Serialized {
     elements: u64,
     refs: u64,
     truncated: bool,
+    /// Refs of the frame elements, whose markers await their content.
+    frames: Vec<String>,
+    /// The serializer's next ref number in this frame.
+    next: u64,
     url: String,
     title: String,
     error: Option<String>,
     message: Option<String>,
+}
+
+/// One snapshot's walk over the tab's frames.
+struct Walk<'a> {
+    tab: &'a Tab,
+    budget: &'a Budget,
+    /// Elements still allowed by `max_elements`.
+    remaining: u64,
+    elements: u64,
+    refs: u64,
+    truncated: bool,
+    frames_expanded: usize,
 }
 
 pub async fn run(
@@ -35,48 +60,31 @@ pub async fn run(
     max_elements: u32,
     budget: &Budget,
 ) -> Result<ActionOutput, ActionError> {
-    let options = json!({ "selector": args.selector, "maxElements": max_elements });
-    let expression = format!("({SERIALIZER}).snapshot({options})");
     let document = tab.state(|s| s.document);
-    let value = tab
-        .evaluate_in_world(budget, "serializing the page", &expression, true)
-        .await?
-        .value
-        .unwrap_or_default();
-    let snap: Serialized = serde_json::from_value(value).map_err(|e| {
-        ActionError::internal(format!(
-            "the snapshot serializer returned an unexpected shape: {e}"
-        ))
-    })?;
-    match snap.error.as_deref() {
-        Some("invalid_selector") => {
-            return Err(ActionError::invalid(
-                format!(
-                    "the selector is not valid CSS: {}",
-                    snap.message.unwrap_or_default()
-                ),
-                "Fix the selector or leave it out to snapshot the whole page.",
-            ))
-        }
-        Some("no_match") => {
-            return Err(ActionError::new(
-                ErrorCode::ElementNotFound,
-                "no element matches the selector",
-                "Leave selector out to snapshot the whole page.",
-            ))
-        }
-        _ => {}
-    }
+    let root = match &args.frame {
+        None => tab.main_frame(),
+        Some(name) => find_frame(tab, name)?,
+    };
+    let mut walk = Walk {
+        tab,
+        budget,
+        remaining: max_elements as u64,
+        elements: 0,
+        refs: 0,
+        truncated: false,
+        frames_expanded: 0,
+    };
+    let snap = walk.frame(&root, args.selector.as_deref(), 0).await?;
     // Refs are valid for the document they were issued in; if a navigation
     // raced the snapshot, the world was replaced and the evaluate retried,
     // so record the document the tab is in now.
     tab.state(|s| s.refs_document = Some(s.document.max(document)));
 
     let mut text = format!("URL: {}\nTitle: {}\n\n{}", snap.url, snap.title, snap.text);
-    if snap.truncated {
+    if walk.truncated {
         text += &format!(
-            "\n[truncated after {} elements: pass a selector to scope the snapshot, or a larger max_elements]",
-            snap.elements
+            "\n[truncated after {} elements: pass a selector or frame to scope the snapshot, or a larger max_elements]",
+            walk.elements
         );
     }
     let status = tab.state(|s| s.current_status());
@@ -90,12 +98,203 @@ pub async fn run(
     let mut data = json!({
         "url": snap.url,
         "title": snap.title,
-        "ref_count": snap.refs,
-        "element_count": snap.elements,
-        "truncated": snap.truncated,
+        "ref_count": walk.refs,
+        "element_count": walk.elements,
+        "truncated": walk.truncated,
     });
     if let Some(o) = obstacle {
         data["obstacle"] = json!(o);
     }
     Ok(ActionOutput::new(text, data))
+}
+
+/// `frame` as the model gave it: `f2` (as in refs), or a CDP frame id.
+fn find_frame(tab: &Tab, name: &str) -> Result<FrameRef, ActionError> {
+    let number = name
+        .strip_prefix('f')
+        .and_then(|n| n.parse::<u32>().ok())
+        .or_else(|| tab.state(|s| s.frames.by_frame_id(name).map(|f| f.number)));
+    if name == tab.state(|s| s.main_frame_id.clone()) {
+        return Ok(tab.main_frame());
+    }
+    number.and_then(|n| tab.frame(n)).ok_or_else(|| {
+        ActionError::new(
+            ErrorCode::FrameNotFound,
+            format!("there is no frame {name:?} in this page"),
+            "Take a browser_snapshot of the whole page: frames show as iframe lines, and refs inside frame N start with fN.",
+        )
+    })
+}
+
+impl Walk<'_> {
+    /// Serializes `frame` and, recursively, the frames inside it.
+    fn frame<'b>(
+        &'b mut self,
+        frame: &'b FrameRef,
+        selector: Option<&'b str>,
+        depth: usize,
+    ) -> Pin<Box<dyn Future<Output = Result<Serialized, ActionError>> + Send + 'b>> {
+        Box::pin(async move {
+            let number = frame.number.unwrap_or(0);
+            let base = self.tab.state(|s| s.frames.next_ref(number));
+            let options = json!({
+                "selector": selector,
+                "maxElements": self.remaining.max(1),
+                "prefix": frame.prefix(),
+                "refBase": base,
+            });
+            let expression = format!("({SERIALIZER}).snapshot({options})");
+            let value = self
+                .tab
+                .evaluate_in(
+                    frame,
+                    self.budget,
+                    "serializing the page",
+                    &expression,
+                    true,
+                    false,
+                )
+                .await?
+                .value
+                .unwrap_or_default();
+            let mut snap: Serialized = serde_json::from_value(value).map_err(|e| {
+                ActionError::internal(format!(
+                    "the snapshot serializer returned an unexpected shape: {e}"
+                ))
+            })?;
+            match snap.error.as_deref() {
+                Some("invalid_selector") => {
+                    return Err(ActionError::invalid(
+                        format!(
+                            "the selector is not valid CSS: {}",
+                            snap.message.clone().unwrap_or_default()
+                        ),
+                        "Fix the selector or leave it out to snapshot the whole page.",
+                    ))
+                }
+                Some("no_match") => {
+                    return Err(ActionError::new(
+                        ErrorCode::ElementNotFound,
+                        "no element matches the selector",
+                        "Leave selector out to snapshot the whole page.",
+                    ))
+                }
+                _ => {}
+            }
+            self.tab.state(|s| s.frames.set_next_ref(number, snap.next));
+            self.remaining = self.remaining.saturating_sub(snap.elements);
+            self.elements += snap.elements;
+            self.refs += snap.refs;
+            self.truncated |= snap.truncated;
+            for reference in std::mem::take(&mut snap.frames) {
+                let content =
+                    if depth < MAX_FRAME_DEPTH && self.frames_expanded < MAX_FRAMES && !self.truncated {
+                        self.frames_expanded += 1;
+                        match self.child(frame, &reference).await {
+                            Ok(Some(child)) => match self.frame(&child, None, depth + 1).await {
+                                Ok(inner) => inner.text,
+                                Err(e) if e.code == ErrorCode::Timeout || e.code == ErrorCode::Canceled => {
+                                    return Err(e)
+                                }
+                                Err(e) => format!("(frame content unavailable: {})", e.message),
+                            },
+                            Ok(None) => String::new(),
+                            Err(e) if e.code == ErrorCode::Timeout || e.code == ErrorCode::Canceled => {
+                                return Err(e)
+                            }
+                            Err(e) => format!("(frame content unavailable: {})", e.message),
+                        }
+                    } else {
+                        String::new()
+                    };
+                snap.text = stitch(&snap.text, &reference, &content);
+            }
+            Ok(snap)
+        })
+    }
+
+    /// The frame shown by the `<iframe>` with ref `reference` in `parent`.
+    async fn child(&mut self, parent: &FrameRef, reference: &str) -> Result<Option<FrameRef>, ActionError> {
+        let lookup = format!("globalThis.__cdpilot.lookup({})", json!(reference));
+        let object = self
+            .tab
+            .evaluate_in(parent, self.budget, "finding a frame", &lookup, false, false)
+            .await?;
+        let Some(object_id) = object.object_id else {
+            return Ok(None);
+        };
+        let described = self
+            .budget
+            .cdp(
+                "describing a frame",
+                &parent.session,
+                dom::DescribeNode {
+                    object_id: Some(object_id),
+                    backend_node_id: None,
+                },
+            )
+            .await?;
+        let Some(frame_id) = described.node.frame_id else {
+            return Ok(None);
+        };
+        let parent_session = parent.session.id().to_owned();
+        let (number, session_id) = self.tab.state(|s| {
+            let session_id = s
+                .child_sessions
+                .get(&frame_id)
+                .cloned()
+                .unwrap_or_else(|| parent_session.clone());
+            let number = s.frames.register(
+                &frame_id,
+                &session_id,
+                &parent_session,
+                described.node.backend_node_id,
+            );
+            (number, session_id)
+        });
+        Ok(Some(FrameRef {
+            session: parent.session.connection().session(session_id),
+            frame_id,
+            number: Some(number),
+        }))
+    }
+}
+
+/// Puts a frame's content under its `iframe` line, at the marker's depth.
+fn stitch(text: &str, reference: &str, content: &str) -> String {
+    let marker = format!("\u{1}{reference}");
+    let mut out = String::with_capacity(text.len() + content.len());
+    for line in text.split('\n') {
+        match line.strip_suffix(marker.as_str()) {
+            Some(indent) if indent.trim().is_empty() => {
+                for inner in content.split('\n').filter(|l| !l.is_empty()) {
+                    out.push_str(indent);
+                    out.push_str(inner);
+                    out.push('\n');
+                }
+            }
+            _ => {
+                out.push_str(line);
+                out.push('\n');
+            }
+        }
+    }
+    out.pop();
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::stitch;
+
+    #[test]
+    fn frame_content_goes_under_its_iframe_line() {
+        let text = "heading \"A\" [ref=e1]\niframe \"F\" [ref=e2]\n  \u{1}e2\nbutton \"B\" [ref=e3]";
+        let stitched = stitch(text, "e2", "button \"Inner\" [ref=f1e1]\n  text: deep");
+        assert_eq!(
+            stitched,
+            "heading \"A\" [ref=e1]\niframe \"F\" [ref=e2]\n  button \"Inner\" [ref=f1e1]\n    text: deep\nbutton \"B\" [ref=e3]"
+        );
+        assert_eq!(stitch("iframe [ref=e2]\n  \u{1}e2", "e2", ""), "iframe [ref=e2]");
+    }
 }

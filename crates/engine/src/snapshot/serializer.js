@@ -6,9 +6,10 @@
 (() => {
   if (globalThis.__cdpilot) return globalThis.__cdpilot;
 
-  const refOf = new WeakMap();   // element -> "e12"
+  const refOf = new WeakMap();   // element -> "e12" (or "f2e12" in frame 2)
   const byRef = new Map();       // "e12" -> WeakRef(element)
   let nextRef = 1;
+  let prefix = '';               // this frame's ref prefix, set by each snapshot
 
   const SKIP = new Set(['SCRIPT', 'STYLE', 'NOSCRIPT', 'TEMPLATE', 'HEAD', 'META', 'LINK', 'TITLE', 'BASE']);
   const INTERACTIVE = new Set(['button', 'link', 'textbox', 'searchbox', 'checkbox', 'radio', 'combobox',
@@ -149,7 +150,7 @@
   function refFor(el) {
     let ref = refOf.get(el);
     if (!ref) {
-      ref = 'e' + nextRef++;
+      ref = prefix + 'e' + nextRef++;
       refOf.set(el, ref);
       byRef.set(ref, new WeakRef(el));
     }
@@ -200,6 +201,9 @@
 
   function snapshot(opts) {
     const max = opts.maxElements > 0 ? opts.maxElements : Infinity;
+    prefix = opts.prefix || '';
+    nextRef = Math.max(nextRef, opts.refBase || 1);
+    const frames = [];
     let root = document.body || document.documentElement;
     if (opts.selector) {
       try {
@@ -249,7 +253,7 @@
       const name = nameOf(el, role);
       let line = '  '.repeat(depth) + role;
       if (name) line += ' ' + q(name);
-      if (name || interactive(el, role)) {
+      if (name || interactive(el, role) || role === 'iframe') {
         line += ' [ref=' + refFor(el) + ']';
         refs++;
       }
@@ -257,6 +261,13 @@
       const value = valueOf(el, role);
       if (value) line += ' value=' + q(value);
       lines.push(line);
+      if (el.tagName === 'IFRAME' || el.tagName === 'FRAME') {
+        // The frame's content is serialized in its own world and stitched
+        // in here by cdpilot, at this marker.
+        frames.push(refFor(el));
+        lines.push('  '.repeat(depth + 1) + '\u0001' + refFor(el));
+        return;
+      }
       if (el.tagName === 'SELECT') {
         for (const o of el.options) {
           lines.push('  '.repeat(depth + 1) + 'option ' + q(clean(o.label || o.textContent, 100)) + (o.selected ? ' [selected]' : ''));
@@ -267,7 +278,7 @@
     }
 
     if (opts.selector) visit(root, 0); else walk(root, 0);
-    return { text: lines.join('\n'), elements, refs, truncated, url: location.href, title: document.title };
+    return { text: lines.join('\n'), elements, refs, truncated, frames, next: nextRef, url: location.href, title: document.title };
   }
 
   function lookup(ref) {

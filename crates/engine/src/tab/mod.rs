@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 
 use cdp::protocol::{page, runtime, target};
 use cdp::{Connection, Session};
-use serde_json::{json, Value};
+use serde_json::json;
 
 use crate::{ActionError, Budget};
 
@@ -21,6 +21,9 @@ pub use state::TabState;
 
 mod pump;
 mod state;
+mod worlds;
+
+pub use worlds::FrameRef;
 
 pub struct Tab {
     pub target_id: String,
@@ -137,117 +140,5 @@ impl Tab {
     /// Reads the tab's state under its lock (never held across an await).
     pub fn state<T>(&self, read: impl FnOnce(&mut TabState) -> T) -> T {
         read(&mut self.state.lock().unwrap())
-    }
-
-    /// The execution context of cdpilot's isolated world in the current main
-    /// document, created on first use.
-    pub async fn world(&self, budget: &Budget) -> Result<i64, ActionError> {
-        let (known, frame_id, document) = self.state(|s| (s.world, s.main_frame_id.clone(), s.document));
-        if let Some(id) = known {
-            return Ok(id);
-        }
-        let created = budget
-            .cdp(
-                "creating cdpilot's isolated world",
-                &self.session,
-                page::CreateIsolatedWorld {
-                    frame_id,
-                    world_name: WORLD.into(),
-                    grant_univeral_access: true,
-                },
-            )
-            .await?;
-        self.state(|s| {
-            if s.document == document {
-                s.world = Some(created.execution_context_id);
-            }
-        });
-        Ok(created.execution_context_id)
-    }
-
-    /// Evaluates `expression` in cdpilot's isolated world. If the world was
-    /// destroyed under us (the page navigated), retries once in the new one.
-    pub async fn evaluate_in_world(
-        &self,
-        budget: &Budget,
-        step: &str,
-        expression: &str,
-        by_value: bool,
-    ) -> Result<runtime::RemoteObject, ActionError> {
-        let mut attempt = 0;
-        loop {
-            let context = self.world(budget).await?;
-            let result = budget
-                .cdp(
-                    step,
-                    &self.session,
-                    runtime::Evaluate {
-                        expression: expression.to_owned(),
-                        context_id: Some(context),
-                        return_by_value: by_value,
-                        await_promise: false,
-                        user_gesture: false,
-                    },
-                )
-                .await;
-            match result {
-                Err(e) if e.code == crate::ErrorCode::ElementStale && attempt == 0 => {
-                    attempt += 1;
-                    self.state(|s| {
-                        if s.world == Some(context) {
-                            s.world = None;
-                        }
-                    });
-                }
-                Err(e) => return Err(e),
-                Ok(evaluated) => {
-                    if let Some(exception) = evaluated.exception_details {
-                        return Err(ActionError::internal(format!("{step}: {}", exception.message())));
-                    }
-                    return Ok(evaluated.result);
-                }
-            }
-        }
-    }
-}
-
-impl Tab {
-    /// Evaluates `expression` (which may return a promise) in cdpilot's
-    /// world and returns its value; the budget bounds the wait.
-    pub async fn evaluate_in_world_awaiting(
-        &self,
-        budget: &Budget,
-        step: &str,
-        expression: &str,
-    ) -> Result<Value, ActionError> {
-        let context = self.world(budget).await?;
-        let evaluated = budget
-            .cdp(
-                step,
-                &self.session,
-                runtime::Evaluate {
-                    expression: expression.to_owned(),
-                    context_id: Some(context),
-                    return_by_value: true,
-                    await_promise: true,
-                    user_gesture: false,
-                },
-            )
-            .await;
-        let evaluated = match evaluated {
-            Err(e) if e.code == crate::ErrorCode::ElementStale => {
-                self.state(|s| {
-                    if s.world == Some(context) {
-                        s.world = None;
-                    }
-                });
-                return Err(e);
-            }
-            other => other?,
-        };
-        if let Some(exception) = evaluated.exception_details {
-            return Err(ActionError::internal(format!("{step}: {}", exception.message())));
-        }
-        Ok(evaluated.result.value.unwrap_or(Value::Null))
     }
 }

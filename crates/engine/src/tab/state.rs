@@ -24,6 +24,8 @@ pub struct TabState {
     pub loader: String,
     /// The document generation the current refs were issued for.
     pub refs_document: Option<u64>,
+    /// Frames snapshots have shown: numbers, sessions, worlds.
+    pub frames: crate::frames::FrameRegistry,
     /// Sessions of the tab's cross-origin iframes, by frame id.
     pub child_sessions: std::collections::HashMap<String, String>,
     /// Console messages and uncaught exceptions of the tab and its frames.
@@ -55,6 +57,32 @@ impl TabState {
                 self.dialogs.opened(&event.session_id, &event.params);
             }
             "Page.javascriptDialogClosed" => self.dialogs.closed(&event.session_id),
+            "Runtime.executionContextCreated" => {
+                let context = &event.params["context"];
+                let frame = context["auxData"]["frameId"].as_str().unwrap_or_default();
+                if context["name"] == WORLD && frame != self.main_frame_id {
+                    if let Some(id) = context["id"].as_i64() {
+                        self.frames.set_world(frame, &event.session_id, id);
+                    }
+                }
+                if from_tab {
+                    self.apply(event);
+                }
+            }
+            "Runtime.executionContextDestroyed" => {
+                if let Some(id) = event.params["executionContextId"].as_i64() {
+                    self.frames.forget_world(&event.session_id, id);
+                }
+                if from_tab {
+                    self.apply(event);
+                }
+            }
+            "Runtime.executionContextsCleared" => {
+                self.frames.forget_session_worlds(&event.session_id);
+                if from_tab {
+                    self.apply(event);
+                }
+            }
             _ if from_tab => self.apply(event),
             _ => {}
         }
@@ -71,6 +99,7 @@ impl TabState {
                     self.url = frame["url"].as_str().unwrap_or_default().to_owned();
                     self.loader = frame["loaderId"].as_str().unwrap_or_default().to_owned();
                     self.document += 1;
+                    self.frames.reset();
                     self.world = None;
                 }
             }
