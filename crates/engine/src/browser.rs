@@ -237,14 +237,8 @@ impl Browser {
             .await?;
         let empty = {
             let mut tabs = self.tabs.lock().unwrap();
-            let remaining: Vec<String> = tabs
-                .list()
-                .into_iter()
-                .filter(|(other, _)| other != id)
-                .map(|(_, t)| t.target_id.clone())
-                .collect();
-            tabs.retain_targets(&remaining);
-            remaining.is_empty()
+            tabs.remove(id);
+            tabs.list().is_empty()
         };
         if empty {
             self.open_tab(budget).await?;

@@ -18,6 +18,9 @@ pub struct TabSet {
     active: String,
     /// Tabs ever seen; ids are `t{N}`.
     seen: u32,
+    /// Targets we closed: Chrome may still list them for a moment, and
+    /// they must not come back as "new" tabs.
+    closed: Vec<String>,
 }
 
 struct Entry {
@@ -61,8 +64,24 @@ impl TabSet {
         known
     }
 
+    /// Whether `target_id` is a tab we know, or one we closed.
     pub fn has_target(&self, target_id: &str) -> bool {
         self.entries.iter().any(|e| e.tab.target_id == target_id)
+            || self.closed.iter().any(|c| c == target_id)
+    }
+
+    /// Forgets tab `id` because we closed it.
+    pub fn remove(&mut self, id: &str) {
+        if let Some(i) = self.entries.iter().position(|e| e.id == id) {
+            let entry = self.entries.remove(i);
+            self.closed.push(entry.tab.target_id.clone());
+            if self.closed.len() > 64 {
+                self.closed.remove(0);
+            }
+        }
+        if self.active == id {
+            self.active = self.entries.last().map(|e| e.id.clone()).unwrap_or_default();
+        }
     }
 
     /// Drops tabs whose targets are gone; if the active one went, the most

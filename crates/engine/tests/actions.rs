@@ -79,11 +79,11 @@ async fn navigate_failures_have_contract_codes_and_the_session_survives() {
         .await
         .unwrap_err();
     assert_eq!(e.code, ErrorCode::InvalidArgument);
-    let port = TestSite::closed_port().await;
+    let closed = TestSite::closed_port();
     let e = call(
         &engine,
         "browser_navigate",
-        json!({"url": format!("http://127.0.0.1:{port}/")}),
+        json!({"url": format!("http://127.0.0.1:{}/", closed.port)}),
     )
     .await
     .unwrap_err();

@@ -28,6 +28,12 @@ const PAGES: &[(&str, &str)] = &[
     ("login.html", include_str!("../site/login.html")),
 ];
 
+/// A reserved loopback port on which connections are refused.
+pub struct ClosedPort {
+    _socket: tokio::net::TcpSocket,
+    pub port: u16,
+}
+
 /// The site, serving on two loopback origins until dropped.
 pub struct TestSite {
     /// Origin A: `http://127.0.0.1:P1`.
@@ -81,10 +87,18 @@ impl TestSite {
         format!("{}/{}", self.b, path.trim_start_matches('/'))
     }
 
-    /// A loopback port nothing listens on (for `navigation_failed`).
-    pub async fn closed_port() -> u16 {
-        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
-        port(&listener)
+    /// A loopback port nothing listens on (for `navigation_failed`). The
+    /// port stays reserved (bound, not listening, so connections are
+    /// refused) while the returned guard lives: a port merely released
+    /// could be taken by another test's server in the meantime.
+    pub fn closed_port() -> ClosedPort {
+        let socket = tokio::net::TcpSocket::new_v4().expect("socket");
+        socket.bind("127.0.0.1:0".parse().expect("addr")).expect("bind");
+        let port = socket.local_addr().expect("local addr").port();
+        ClosedPort {
+            _socket: socket,
+            port,
+        }
     }
 }
 

@@ -46,12 +46,11 @@ async fn owner_origin(
     Ok((x, y))
 }
 
+/// A point being worked out (boxed: the work recurses through frames).
+type PointFuture<'a> = Pin<Box<dyn Future<Output = Result<(f64, f64), ActionError>> + Send + 'a>>;
+
 /// Where the root document of `session` starts in the tab's viewport.
-pub fn session_origin<'a>(
-    tab: &'a Tab,
-    session: &'a str,
-    budget: &'a Budget,
-) -> Pin<Box<dyn Future<Output = Result<(f64, f64), ActionError>> + Send + 'a>> {
+pub fn session_origin<'a>(tab: &'a Tab, session: &'a str, budget: &'a Budget) -> PointFuture<'a> {
     Box::pin(async move {
         if session == tab.session.id() {
             return Ok((0.0, 0.0));
