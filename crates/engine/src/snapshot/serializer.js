@@ -225,9 +225,12 @@
     }
 
     function walk(node, depth) {
+      // A label's words are already the name of the control it labels.
+      const labelText = node.tagName === 'LABEL' && node.control;
       for (const child of children(node)) {
         if (truncated) return;
         if (child.nodeType === 3) {
+          if (labelText) continue;
           const text = clean(child.data, 200);
           if (text) lines.push('  '.repeat(depth) + 'text: ' + text);
           continue;
