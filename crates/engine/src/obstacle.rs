@@ -11,7 +11,15 @@ use crate::{ActionError, Budget};
 
 /// What the page shows, gathered in one evaluate in cdpilot's world.
 pub const SIGNALS: &str = r#"(() => {
-  const text = document.body ? document.body.innerText.slice(0, 4000) : '';
+  // The first 4000 characters of text, without laying out the whole page
+  // (innerText would, and a snapshot of a huge page pays for this too).
+  let text = '';
+  if (document.body) {
+    const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT, {
+      acceptNode: (n) => /^(SCRIPT|STYLE|NOSCRIPT|TEMPLATE)$/.test(n.parentNode.nodeName) ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_ACCEPT,
+    });
+    while (text.length < 4000 && walker.nextNode()) text += walker.currentNode.data + ' ';
+  }
   const headings = Array.from(document.querySelectorAll('h1, h2, legend, button, input[type=submit]'), (e) => e.textContent || e.value || '').join(' ').slice(0, 1000);
   return {
     title: document.title,
