@@ -144,8 +144,17 @@ async fn main() {
     // Snapshot sizes on the test site's pages (compare with other tools on
     // the same pages).
     println!("\nsnapshot size on test-site pages       chars   refs");
-    for page in ["/index.html", "/form.html", "/snapshot.html", "/article.html", "/inputs.html", "/frames.html"] {
-        client.call("browser_navigate", json!({"url": site.url(page)})).await;
+    for page in [
+        "/index.html",
+        "/form.html",
+        "/snapshot.html",
+        "/article.html",
+        "/inputs.html",
+        "/frames.html",
+    ] {
+        client
+            .call("browser_navigate", json!({"url": site.url(page)}))
+            .await;
         let snap = client.call("browser_snapshot", json!({})).await;
         println!(
             "  {page:<30} {:>8} {:>6}",

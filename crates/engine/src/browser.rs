@@ -13,7 +13,7 @@ use cdp::protocol::{browser, target};
 use cdp::{endpoint, Connection};
 
 use crate::config::BrowserConfig;
-use crate::tab::{Disguise, Tab};
+use crate::tab::{DialogRules, Tab, TabSetup};
 use crate::tabs::TabSet;
 use crate::{ActionError, Budget, ErrorCode};
 
@@ -25,14 +25,18 @@ pub struct Browser {
     /// The browser endpoint (tabs open their own evaluate connections).
     ws_url: String,
     /// Given to every tab and frame before it runs.
-    disguise: Arc<Disguise>,
+    setup: Arc<TabSetup>,
     /// The tabs, by short id, and which is active. Locked for microseconds.
     tabs: Mutex<TabSet>,
 }
 
 impl Browser {
     /// Launches Chromium (or attaches to `cdp_url`) and attaches to a tab.
-    pub async fn start(config: &BrowserConfig, budget: &Budget) -> Result<Browser, ActionError> {
+    pub async fn start(
+        config: &BrowserConfig,
+        dialogs: DialogRules,
+        budget: &Budget,
+    ) -> Result<Browser, ActionError> {
         let (conn, process, ws_url) = if config.cdp_url.is_empty() {
             let options = LaunchOptions {
                 executable: (!config.executable.is_empty()).then(|| PathBuf::from(&config.executable)),
@@ -90,20 +94,21 @@ impl Browser {
                 browser::GetVersion {},
             )
             .await?;
-        let disguise = Arc::new(Disguise {
+        let setup = Arc::new(TabSetup {
             user_agent: version
                 .user_agent
                 .contains("HeadlessChrome")
                 .then(|| version.user_agent.replace("HeadlessChrome", "Chrome")),
+            dialogs,
         });
-        let tab = Arc::new(Tab::attach(&conn, &ws_url, &target_id, disguise.clone(), budget).await?);
+        let tab = Arc::new(Tab::attach(&conn, &ws_url, &target_id, setup.clone(), budget).await?);
         let mut tabs = TabSet::default();
         tabs.add(tab);
         Ok(Browser {
             conn,
             process: Mutex::new(process),
             ws_url,
-            disguise,
+            setup,
             tabs: Mutex::new(tabs),
         })
     }
@@ -162,14 +167,7 @@ impl Browser {
             pages.iter().filter(|t| !tabs.has_target(t)).cloned().collect()
         };
         for target_id in unseen {
-            let tab = Tab::attach(
-                &self.conn,
-                &self.ws_url,
-                &target_id,
-                self.disguise.clone(),
-                budget,
-            )
-            .await?;
+            let tab = Tab::attach(&self.conn, &self.ws_url, &target_id, self.setup.clone(), budget).await?;
             self.tabs.lock().unwrap().add(Arc::new(tab));
         }
         Ok(targets.target_infos)
@@ -191,7 +189,7 @@ impl Browser {
                 &self.conn,
                 &self.ws_url,
                 &created.target_id,
-                self.disguise.clone(),
+                self.setup.clone(),
                 budget,
             )
             .await?,

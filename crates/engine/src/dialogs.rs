@@ -89,6 +89,33 @@ impl DialogBook {
     }
 }
 
+/// `dialog_pending`: the page is blocked by `dialog`.
+pub fn pending_error(dialog: &Dialog) -> crate::ActionError {
+    crate::ActionError::new(
+        crate::ErrorCode::DialogPending,
+        format!(
+            "a {} dialog ({}) {:?} is blocking the page",
+            dialog.kind, dialog.id, dialog.message
+        ),
+        "Answer it with browser_dialog (accept or dismiss), then retry.",
+    )
+}
+
+/// The result of an action that a dialog interrupted: the action was done
+/// up to the point where the page opened the dialog, which now blocks it.
+pub fn opened_output(dialog: &Dialog) -> crate::ActionOutput {
+    crate::ActionOutput::new(
+        format!(
+            "The page opened a {} dialog ({}): {:?}. It blocks the page until answered: use browser_dialog.",
+            dialog.kind, dialog.id, dialog.message
+        ),
+        serde_json::json!({
+            "ok": true,
+            "dialog_opened": { "id": dialog.id, "type": dialog.kind, "message": dialog.message },
+        }),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

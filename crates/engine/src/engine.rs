@@ -14,8 +14,9 @@ use tokio_util::sync::CancellationToken;
 use crate::action::Action;
 use crate::actions;
 use crate::browser::Browser;
+use crate::dialogs;
 use crate::metrics::Metrics;
-use crate::tab::Tab;
+use crate::tab::{DialogPolicy, DialogRules, Tab};
 use crate::{tools, ActionError, ActionOutput, Budget, Config};
 use tracing::Instrument;
 
@@ -90,7 +91,7 @@ impl Engine {
         let result = match action {
             Action::Tabs(args) => actions::tabs::run(&browser, args, budget).await,
             other => match browser.tab(other.common().tab.as_deref(), budget).await {
-                Ok(tab) => self.in_tab(&tab, other, budget).await,
+                Ok(tab) => self.supervised(&tab, other, budget).await,
                 Err(e) => Err(e),
             },
         };
@@ -104,6 +105,33 @@ impl Engine {
             }
             output
         })
+    }
+
+    /// Runs an action in a tab under the dialog rules: while a dialog blocks
+    /// the page, actions that need the page get `dialog_pending`; a dialog
+    /// that opens during an action (must_respond) ends it at once with
+    /// `dialog_opened`, instead of letting it hang on the blocked page.
+    async fn supervised(
+        &self,
+        tab: &Tab,
+        action: &Action,
+        budget: &Budget,
+    ) -> Result<ActionOutput, ActionError> {
+        let may_run_blocked = tools::find(action.tool_name()).is_some_and(|t| t.runs_during_dialog);
+        if !may_run_blocked {
+            if let Some(dialog) = tab.state(|s| s.dialogs.pending.first().cloned()) {
+                return Err(dialogs::pending_error(&dialog));
+            }
+        }
+        if self.dialog_rules().policy != DialogPolicy::MustRespond {
+            // The supervisor answers dialogs at once; the action goes on.
+            return self.in_tab(tab, action, budget).await;
+        }
+        let opened = tab.next_dialog();
+        tokio::select! {
+            result = self.in_tab(tab, action, budget) => result,
+            Some(dialog) = opened => Ok(dialogs::opened_output(&dialog)),
+        }
     }
 
     /// Runs an action that acts in one tab.
@@ -147,7 +175,7 @@ impl Engine {
                 dead.shutdown().await;
             }
         }
-        let browser = Arc::new(Browser::start(&self.config.browser, budget).await?);
+        let browser = Arc::new(Browser::start(&self.config.browser, self.dialog_rules(), budget).await?);
         *slot = Some(browser.clone());
         Ok((browser, restarted))
     }
@@ -160,6 +188,18 @@ impl Engine {
         let tab = browser.tab(None, budget).await?;
         let element = actions::element::by_ref(&tab, reference, budget).await?;
         element.backend_node_id(budget).await
+    }
+
+    fn dialog_rules(&self) -> DialogRules {
+        let policy = match self.config.dialogs.policy.as_str() {
+            "auto_accept" => DialogPolicy::AutoAccept,
+            "auto_dismiss" => DialogPolicy::AutoDismiss,
+            _ => DialogPolicy::MustRespond,
+        };
+        DialogRules {
+            policy,
+            timeout: Duration::from_secs(self.config.dialogs.timeout_s),
+        }
     }
 
     /// The running browser, if any (for tests and diagnostics).

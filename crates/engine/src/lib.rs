@@ -18,6 +18,7 @@ mod console;
 mod dialogs;
 mod engine;
 mod error;
+mod frame_tree;
 mod frames;
 pub mod metrics;
 pub mod obstacle;

@@ -52,7 +52,7 @@ static TOOLS: &[ToolSpec] = &[
         "Click an element with real mouse input. Says whether the page navigated."),
     tool!("browser_type", TypeArgs, Action::Type, false,
         "Type into a field (cleared first unless clear is false; submit presses Enter). Returns the field's value."),
-    tool!("browser_screenshot", ScreenshotArgs, Action::Screenshot, true,
+    tool!("browser_screenshot", ScreenshotArgs, Action::Screenshot, false,
         "Screenshot of the viewport, the full page, or one element (ref), as PNG or JPEG."),
     tool!("browser_wait", WaitArgs, Action::Wait, false,
         "Wait until text appears or goes away, a selector is visible, the URL matches a glob, or time_ms passes."),

@@ -199,12 +199,21 @@ async fn no_automation_tells_in_the_page_or_its_cross_origin_frame() {
 async fn checkboxes_and_right_clicks() {
     let site = TestSite::start().await;
     let engine = engine();
-    ok(&engine, "browser_navigate", json!({"url": site.url("/form.html")})).await;
+    ok(
+        &engine,
+        "browser_navigate",
+        json!({"url": site.url("/form.html")}),
+    )
+    .await;
     let snap = ok(&engine, "browser_snapshot", json!({})).await;
     let agree = ref_of(&snap.text, "checkbox \"I agree\"");
     ok(&engine, "browser_click", json!({"ref": agree})).await;
     let after = ok(&engine, "browser_snapshot", json!({})).await;
-    assert!(after.text.contains("checkbox \"I agree\" [ref=") && after.text.contains("[checked]"), "{}", after.text);
+    assert!(
+        after.text.contains("checkbox \"I agree\" [ref=") && after.text.contains("[checked]"),
+        "{}",
+        after.text
+    );
     ok(
         &engine,
         "browser_evaluate",

@@ -5,8 +5,9 @@
 //! flattened session on the tab's target. A call that runs past its budget
 //! (or is cancelled) sends `Runtime.terminateExecution` through the main
 //! session, which Chrome answers even while the script spins, then drops the
-//! lane; the next call opens a fresh one. A script that opens a dialog
-//! returns at once with `dialog_opened`.
+//! lane; the next call opens a fresh one. (A script that opens a dialog
+//! returns at once with `dialog_opened`: the engine does that for every
+//! action.)
 
 use cdp::protocol::{dom, runtime, target};
 use cdp::{Connection, Session};
@@ -49,7 +50,6 @@ pub async fn run(
     };
     let session = lane(tab, budget).await?;
     let await_promise = args.await_promise.unwrap_or(true);
-    let dialog = tab.next_dialog();
     let work = async {
         let evaluated = match (&args.expression, &args.function, element) {
             (Some(expression), _, _) => {
@@ -102,19 +102,7 @@ pub async fn run(
         };
         evaluated.map_err(|e| budget.map_cdp("running the script", e))
     };
-    let outcome = tokio::select! {
-        result = budget.run("running the script", work) => result,
-        Some(opened) = dialog => {
-            let data = json!({ "dialog_opened": { "id": opened.id, "type": opened.kind, "message": opened.message } });
-            return Ok(ActionOutput::new(
-                format!(
-                    "The script opened a {} dialog ({:?}) and is paused until it is answered. Answer it with browser_dialog.",
-                    opened.kind, opened.message
-                ),
-                data,
-            ));
-        }
-    };
+    let outcome = budget.run("running the script", work).await;
     let evaluated = match outcome {
         Ok(evaluated) => evaluated,
         Err(error) => {

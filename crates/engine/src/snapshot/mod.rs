@@ -17,6 +17,8 @@ use crate::action::SnapshotArgs;
 use crate::tab::{FrameRef, Tab};
 use crate::{ActionError, ActionOutput, Budget, ErrorCode};
 
+mod sections;
+
 /// The serializer's source; evaluating it yields the world's `__cdpilot`.
 pub const SERIALIZER: &str = include_str!("serializer.js");
 
@@ -60,6 +62,9 @@ pub async fn run(
     max_elements: u32,
     budget: &Budget,
 ) -> Result<ActionOutput, ActionError> {
+    if let Some(blocked) = blocked_by_dialog(tab) {
+        return Ok(blocked);
+    }
     let document = tab.state(|s| s.document);
     let root = match &args.frame {
         None => tab.main_frame(),
@@ -105,7 +110,28 @@ pub async fn run(
     if let Some(o) = obstacle {
         data["obstacle"] = json!(o);
     }
+    let (section_text, section_data) = sections::render(tab);
+    text += &section_text;
+    for (key, value) in section_data {
+        data[key] = value;
+    }
     Ok(ActionOutput::new(text, data))
+}
+
+/// While a dialog blocks the page its scripts cannot run, so the snapshot
+/// is only what the supervisor knows: the address, the dialog, the frames.
+fn blocked_by_dialog(tab: &Tab) -> Option<ActionOutput> {
+    let url = tab.state(|s| (!s.dialogs.pending.is_empty()).then(|| s.url.clone()))?;
+    let mut text = format!(
+        "URL: {url}\n\n(The page is blocked by a dialog: answer it with browser_dialog to see the page.)"
+    );
+    let mut data = json!({ "url": url, "ref_count": 0, "truncated": false, "blocked_by_dialog": true });
+    let (section_text, section_data) = sections::render(tab);
+    text += &section_text;
+    for (key, value) in section_data {
+        data[key] = value;
+    }
+    Some(ActionOutput::new(text, data))
 }
 
 /// `frame` as the model gave it: `f2` (as in refs), or a CDP frame id.

@@ -16,7 +16,7 @@ use crate::{ActionError, Budget};
 /// Name of cdpilot's isolated world in every document.
 pub const WORLD: &str = "__cdpilot_world";
 
-pub use pump::Disguise;
+pub use pump::{DialogPolicy, DialogRules, TabSetup};
 pub use state::TabState;
 
 mod pump;
@@ -53,7 +53,7 @@ impl Tab {
         conn: &Connection,
         ws_url: &str,
         target_id: &str,
-        disguise: Arc<Disguise>,
+        setup: Arc<TabSetup>,
         budget: &Budget,
     ) -> Result<Tab, ActionError> {
         let attached = budget
@@ -74,7 +74,7 @@ impl Tab {
             session.id().to_owned(),
             state.clone(),
             dialog_tx,
-            disguise.clone(),
+            setup.clone(),
         );
         let tab = Tab {
             target_id: target_id.to_owned(),
@@ -112,7 +112,7 @@ impl Tab {
                 }
             ),
             budget.run(step, async {
-                disguise.apply(s).await.map_err(|e| budget.map_cdp(step, e))
+                setup.disguise(s).await.map_err(|e| budget.map_cdp(step, e))
             }),
         )?;
         {

@@ -22,16 +22,42 @@ use super::TabState;
 pub const NO_WEBDRIVER: &str =
     "Object.defineProperty(Navigator.prototype, 'webdriver', { get: () => false, configurable: true });";
 
-/// What every session of the tab is given before it runs.
+/// What every session of the tab is given before it runs, and how its
+/// dialogs are handled.
 #[derive(Debug, Clone, Default)]
-pub struct Disguise {
+pub struct TabSetup {
     /// The browser's user agent with `HeadlessChrome` made `Chrome`.
     pub user_agent: Option<String>,
+    pub dialogs: DialogRules,
 }
 
-impl Disguise {
-    /// Applies the disguise to one page or iframe session.
-    pub async fn apply(&self, session: &Session) -> Result<(), cdp::CdpError> {
+/// The dialog policy (`[dialogs]` in the configuration).
+#[derive(Debug, Clone)]
+pub struct DialogRules {
+    pub policy: DialogPolicy,
+    /// must_respond: a dialog nobody answered is dismissed after this.
+    pub timeout: std::time::Duration,
+}
+
+impl Default for DialogRules {
+    fn default() -> Self {
+        DialogRules {
+            policy: DialogPolicy::MustRespond,
+            timeout: std::time::Duration::from_secs(300),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DialogPolicy {
+    MustRespond,
+    AutoDismiss,
+    AutoAccept,
+}
+
+impl TabSetup {
+    /// Disguises one page or iframe session (user agent, no webdriver).
+    pub async fn disguise(&self, session: &Session) -> Result<(), cdp::CdpError> {
         let script = session.send(
             "Page.addScriptToEvaluateOnNewDocument",
             json!({ "source": NO_WEBDRIVER, "runImmediately": true }),
@@ -52,7 +78,7 @@ pub(super) fn spawn(
     tab_session: String,
     state: Arc<Mutex<TabState>>,
     dialog_opened: watch::Sender<u64>,
-    disguise: Arc<Disguise>,
+    setup: Arc<TabSetup>,
 ) -> tokio::task::JoinHandle<()> {
     let mut events = conn.events(None);
     tokio::spawn(async move {
@@ -75,16 +101,23 @@ pub(super) fn spawn(
                         .to_owned();
                     ours.insert(child.clone());
                     if kind == "iframe" {
-                        state.lock().unwrap().child_sessions.insert(frame, child.clone());
+                        let info = &event.params["targetInfo"];
+                        let parent = info["parentFrameId"].as_str();
+                        let url = info["url"].as_str().unwrap_or_default();
+                        let mut state = state.lock().unwrap();
+                        state.frame_tree.oopif_attached(&frame, parent, url, &child);
+                        state.child_sessions.insert(frame, child.clone());
                     }
                     let session = conn.session(child);
-                    let disguise = disguise.clone();
-                    tokio::spawn(async move { prepare_child(&session, &kind, &disguise).await });
+                    let setup = setup.clone();
+                    tokio::spawn(async move { prepare_child(&session, &kind, &setup).await });
                 }
                 "Target.detachedFromTarget" => {
                     if let Some(child) = event.params["sessionId"].as_str() {
                         ours.remove(child);
-                        state.lock().unwrap().child_sessions.retain(|_, s| s != child);
+                        let mut state = state.lock().unwrap();
+                        state.child_sessions.retain(|_, s| s != child);
+                        state.frame_tree.oopif_detached(child);
                     }
                 }
                 _ => {
@@ -92,6 +125,16 @@ pub(super) fn spawn(
                     state.lock().unwrap().apply_from(&event, from_tab);
                     if event.method == "Page.javascriptDialogOpening" {
                         dialog_opened.send_modify(|n| *n += 1);
+                        let opened = state.lock().unwrap().dialogs.pending.last().cloned();
+                        if let Some(dialog) = opened {
+                            let session = conn.session(dialog.session.clone());
+                            tokio::spawn(handle_dialog(
+                                state.clone(),
+                                session,
+                                dialog.id,
+                                setup.dialogs.clone(),
+                            ));
+                        }
                     }
                 }
             }
@@ -99,12 +142,49 @@ pub(super) fn spawn(
     })
 }
 
+/// Applies the dialog policy to a dialog that just opened: answer it at
+/// once (auto policies), or dismiss it if still unanswered after the
+/// timeout (must_respond's watchdog). Spawned: it sends commands.
+async fn handle_dialog(state: Arc<Mutex<TabState>>, session: Session, id: String, rules: DialogRules) {
+    let (accept, by) = match rules.policy {
+        DialogPolicy::AutoAccept => (true, "auto_policy"),
+        DialogPolicy::AutoDismiss => (false, "auto_policy"),
+        DialogPolicy::MustRespond => {
+            tokio::time::sleep(rules.timeout).await;
+            (false, "watchdog")
+        }
+    };
+    let still_pending = {
+        let mut state = state.lock().unwrap();
+        match state
+            .dialogs
+            .pending
+            .iter_mut()
+            .find(|d| d.id == id && d.answering.is_none())
+        {
+            Some(dialog) => {
+                dialog.answering = Some(by.to_owned());
+                true
+            }
+            None => false,
+        }
+    };
+    if still_pending {
+        if let Err(error) = session
+            .send("Page.handleJavaScriptDialog", json!({ "accept": accept }))
+            .await
+        {
+            tracing::debug!("answering dialog {id} ({by}) failed: {error}");
+        }
+    }
+}
+
 /// Prepares a paused child target, then lets it run.
-async fn prepare_child(session: &Session, kind: &str, disguise: &Disguise) {
+async fn prepare_child(session: &Session, kind: &str, setup: &TabSetup) {
     if kind == "iframe" {
         let enable = async {
             let (a, b, c, d) = tokio::join!(
-                disguise.apply(session),
+                setup.disguise(session),
                 session.send("Runtime.enable", json!({})),
                 session.send("Page.enable", json!({})),
                 session.send(

@@ -24,6 +24,8 @@ pub struct TabState {
     pub loader: String,
     /// The document generation the current refs were issued for.
     pub refs_document: Option<u64>,
+    /// The supervisor's frame tree (every session's frame events).
+    pub frame_tree: crate::frame_tree::FrameTree,
     /// Frames snapshots have shown: numbers, sessions, worlds.
     pub frames: crate::frames::FrameRegistry,
     /// Sessions of the tab's cross-origin iframes, by frame id.
@@ -49,6 +51,9 @@ impl TabState {
     /// Applies an event of the tab's own session (`from_tab`) or of one of
     /// its child sessions (iframes, workers).
     pub fn apply_from(&mut self, event: &Event, from_tab: bool) {
+        if event.method.starts_with("Page.frame") {
+            self.frame_tree.apply(&event.method, &event.params);
+        }
         match event.method.as_str() {
             "Runtime.consoleAPICalled" | "Runtime.exceptionThrown" => {
                 self.console.record(&event.method, &event.params)

@@ -8,7 +8,13 @@ use serde_json::Value;
 
 /// An engine on a fresh headless Chromium (launched on first use).
 pub fn engine() -> Engine {
+    engine_with(|_| {})
+}
+
+/// Like [`engine`], with the configuration adjusted first.
+pub fn engine_with(adjust: impl FnOnce(&mut Config)) -> Engine {
     let mut config = Config::default();
+    adjust(&mut config);
     config.browser.executable = testkit::chromium::executable().display().to_string();
     config.browser.args = testkit::chromium::TEST_FLAGS
         .iter()

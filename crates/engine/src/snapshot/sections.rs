@@ -1,0 +1,79 @@
+//! The supervisor's sections of a snapshot: pending and recent dialogs, the
+//! frame tree, recent console errors. Each appears only when non-empty, as
+//! compact text for the model and as JSON in `structuredContent`.
+
+use serde_json::{json, Value};
+
+use crate::tab::Tab;
+
+/// How many console errors a snapshot shows.
+pub const CONSOLE_ERRORS: usize = 50;
+
+pub fn render(tab: &Tab) -> (String, Vec<(&'static str, Value)>) {
+    let (pending, recent, tree, children, errors) = tab.state(|s| {
+        let errors: Vec<_> = s
+            .console
+            .messages
+            .iter()
+            .filter(|m| m.level == "error")
+            .cloned()
+            .collect();
+        let skip = errors.len().saturating_sub(CONSOLE_ERRORS);
+        (
+            s.dialogs.pending.clone(),
+            s.dialogs.recent.iter().cloned().collect::<Vec<_>>(),
+            s.frame_tree.view(),
+            s.frame_tree.child_count(),
+            errors.into_iter().skip(skip).collect::<Vec<_>>(),
+        )
+    });
+    let mut text = String::new();
+    let mut data = Vec::new();
+    if !pending.is_empty() {
+        text += "\n\npending_dialogs:";
+        for d in &pending {
+            text += &format!("\n  {} {} {:?}", d.id, d.kind, d.message);
+        }
+        data.push(("pending_dialogs", json!(pending)));
+    }
+    if !recent.is_empty() {
+        text += "\n\nrecent_dialogs:";
+        for d in &recent {
+            text += &format!(
+                "\n  {} {} {:?} closed_by {}",
+                d.id,
+                d.kind,
+                d.message,
+                d.closed_by.as_deref().unwrap_or("?")
+            );
+        }
+        data.push(("recent_dialogs", json!(recent)));
+    }
+    if children > 0 {
+        text += "\n\nframe_tree:";
+        for f in tree["children"].as_array().into_iter().flatten() {
+            let oopif = if f["is_oopif"] == true {
+                " (cross-origin, own process)"
+            } else {
+                ""
+            };
+            text += &format!(
+                "\n  {} {}{oopif}",
+                f["frame_id"].as_str().unwrap_or_default(),
+                f["url"].as_str().unwrap_or_default()
+            );
+        }
+        if tree["truncated"] == true {
+            text += "\n  (more frames not shown)";
+        }
+        data.push(("frame_tree", tree));
+    }
+    if !errors.is_empty() {
+        text += "\n\nconsole_errors:";
+        for e in &errors {
+            text += &format!("\n  {}", e.text.lines().next().unwrap_or_default());
+        }
+        data.push(("console_errors", json!(errors)));
+    }
+    (text, data)
+}
