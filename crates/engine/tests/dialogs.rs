@@ -21,16 +21,26 @@ async fn a_click_that_opens_confirm_returns_at_once_and_the_answer_reaches_the_p
 
     let started = Instant::now();
     let out = ok(&engine, "browser_click", json!({"ref": ask})).await;
-    assert!(started.elapsed() < Duration::from_secs(1), "took {:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_secs(1),
+        "took {:?}",
+        started.elapsed()
+    );
     assert_eq!(out.data["dialog_opened"]["type"], "confirm", "{}", out.text);
     assert_eq!(out.data["dialog_opened"]["message"], "Proceed?");
 
     // While it blocks the page: page actions say so, the supervisor's tools work.
-    let e = call(&engine, "browser_click", json!({"ref": ask})).await.unwrap_err();
+    let e = call(&engine, "browser_click", json!({"ref": ask}))
+        .await
+        .unwrap_err();
     assert_eq!(e.code, ErrorCode::DialogPending, "{e}");
     assert!(e.message.contains("Proceed?"), "{e}");
     let blocked = ok(&engine, "browser_snapshot", json!({})).await;
-    assert_eq!(blocked.data["pending_dialogs"][0]["message"], "Proceed?", "{}", blocked.text);
+    assert_eq!(
+        blocked.data["pending_dialogs"][0]["message"], "Proceed?",
+        "{}",
+        blocked.text
+    );
     assert!(blocked.text.contains("pending_dialogs:"), "{}", blocked.text);
     ok(&engine, "browser_tabs", json!({"action": "list"})).await;
     ok(&engine, "browser_console", json!({})).await;
@@ -38,7 +48,11 @@ async fn a_click_that_opens_confirm_returns_at_once_and_the_answer_reaches_the_p
     ok(&engine, "browser_dialog", json!({"action": "accept"})).await;
     let after = ok(&engine, "browser_snapshot", json!({})).await;
     assert!(after.text.contains("text: confirmed true"), "{}", after.text);
-    assert_eq!(after.data["recent_dialogs"][0]["closed_by"], "agent", "{}", after.text);
+    assert_eq!(
+        after.data["recent_dialogs"][0]["closed_by"], "agent",
+        "{}",
+        after.text
+    );
 
     ok(&engine, "browser_click", json!({"ref": ask})).await;
     ok(&engine, "browser_dialog", json!({"action": "dismiss"})).await;
@@ -51,15 +65,27 @@ async fn a_click_that_opens_confirm_returns_at_once_and_the_answer_reaches_the_p
 async fn alerts_from_same_origin_and_cross_origin_frames_are_detected() {
     let site = TestSite::start().await;
     let engine = engine();
-    ok(&engine, "browser_navigate", json!({"url": site.url("/frames.html")})).await;
+    ok(
+        &engine,
+        "browser_navigate",
+        json!({"url": site.url("/frames.html")}),
+    )
+    .await;
     let snap = ok(&engine, "browser_snapshot", json!({})).await;
-    let alerts: Vec<String> =
-        snap.text.lines().filter(|l| l.contains("button \"Child alert\"")).map(|l| ref_of(l, "Child alert")).collect();
+    let alerts: Vec<String> = snap
+        .text
+        .lines()
+        .filter(|l| l.contains("button \"Child alert\""))
+        .map(|l| ref_of(l, "Child alert"))
+        .collect();
     assert_eq!(alerts.len(), 2, "{}", snap.text);
     let mut origins = Vec::new();
     for alert in alerts {
         let out = ok(&engine, "browser_click", json!({"ref": alert})).await;
-        let message = out.data["dialog_opened"]["message"].as_str().unwrap_or_default().to_owned();
+        let message = out.data["dialog_opened"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
         assert!(message.starts_with("alert from "), "{}", out.text);
         origins.push(message.trim_start_matches("alert from ").to_owned());
         ok(&engine, "browser_dialog", json!({"action": "dismiss"})).await;
@@ -67,26 +93,56 @@ async fn alerts_from_same_origin_and_cross_origin_frames_are_detected() {
     origins.sort();
     let mut expected = vec![site.a.clone(), site.b.clone()];
     expected.sort();
-    assert_eq!(origins, expected, "one alert from each frame, cross-origin included");
+    assert_eq!(
+        origins, expected,
+        "one alert from each frame, cross-origin included"
+    );
     let after = ok(&engine, "browser_snapshot", json!({})).await;
     assert_eq!(after.data["recent_dialogs"].as_array().unwrap().len(), 2);
     assert!(after.data.get("pending_dialogs").is_none());
-    assert!(after.data["frame_tree"]["children"].as_array().unwrap().iter().any(|f| f["is_oopif"] == true), "{}", after.text);
+    assert!(
+        after.data["frame_tree"]["children"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["is_oopif"] == true),
+        "{}",
+        after.text
+    );
     engine.shutdown().await;
 }
 
 #[tokio::test]
 async fn auto_policies_answer_dialogs_and_record_it() {
     let site = TestSite::start().await;
-    for (policy, expected) in [("auto_accept", "confirmed true"), ("auto_dismiss", "confirmed false")] {
+    for (policy, expected) in [
+        ("auto_accept", "confirmed true"),
+        ("auto_dismiss", "confirmed false"),
+    ] {
         let engine = engine_with(|c| c.dialogs.policy = policy.into());
         ok(&engine, "browser_navigate", json!({"url": site.url("/")})).await;
         let snap = ok(&engine, "browser_snapshot", json!({})).await;
-        let out = ok(&engine, "browser_click", json!({"ref": ref_of(&snap.text, "button \"Ask\"")})).await;
-        assert!(out.data.get("dialog_opened").is_none(), "{policy}: the click completes: {}", out.text);
+        let out = ok(
+            &engine,
+            "browser_click",
+            json!({"ref": ref_of(&snap.text, "button \"Ask\"")}),
+        )
+        .await;
+        assert!(
+            out.data.get("dialog_opened").is_none(),
+            "{policy}: the click completes: {}",
+            out.text
+        );
         let after = ok(&engine, "browser_snapshot", json!({})).await;
-        assert!(after.text.contains(&format!("text: {expected}")), "{policy}: {}", after.text);
-        assert_eq!(after.data["recent_dialogs"][0]["closed_by"], "auto_policy", "{policy}");
+        assert!(
+            after.text.contains(&format!("text: {expected}")),
+            "{policy}: {}",
+            after.text
+        );
+        assert_eq!(
+            after.data["recent_dialogs"][0]["closed_by"], "auto_policy",
+            "{policy}"
+        );
         engine.shutdown().await;
     }
 }
@@ -97,7 +153,12 @@ async fn the_watchdog_dismisses_an_unanswered_dialog() {
     let engine = engine_with(|c| c.dialogs.timeout_s = 1);
     ok(&engine, "browser_navigate", json!({"url": site.url("/")})).await;
     let snap = ok(&engine, "browser_snapshot", json!({})).await;
-    ok(&engine, "browser_click", json!({"ref": ref_of(&snap.text, "button \"Ask\"")})).await;
+    ok(
+        &engine,
+        "browser_click",
+        json!({"ref": ref_of(&snap.text, "button \"Ask\"")}),
+    )
+    .await;
     let clicked = Instant::now();
     // The dialog's own record is the condition: snapshots keep working while
     // it blocks the page, so ask until the watchdog has closed it.
@@ -107,8 +168,16 @@ async fn the_watchdog_dismisses_an_unanswered_dialog() {
             break snap;
         }
     };
-    assert!(clicked.elapsed() >= Duration::from_millis(900), "dismissed too early: {:?}", clicked.elapsed());
-    assert_eq!(after.data["recent_dialogs"][0]["closed_by"], "watchdog", "{}", after.text);
+    assert!(
+        clicked.elapsed() >= Duration::from_millis(900),
+        "dismissed too early: {:?}",
+        clicked.elapsed()
+    );
+    assert_eq!(
+        after.data["recent_dialogs"][0]["closed_by"], "watchdog",
+        "{}",
+        after.text
+    );
     assert!(after.text.contains("text: confirmed false"), "{}", after.text);
     engine.shutdown().await;
 }
@@ -118,7 +187,12 @@ async fn the_recent_ring_keeps_the_last_twenty() {
     let site = TestSite::start().await;
     let engine = engine_with(|c| c.dialogs.policy = "auto_dismiss".into());
     ok(&engine, "browser_navigate", json!({"url": site.url("/")})).await;
-    ok(&engine, "browser_evaluate", json!({"expression": "for (let i = 0; i < 25; i++) alert('n' + i)"})).await;
+    ok(
+        &engine,
+        "browser_evaluate",
+        json!({"expression": "for (let i = 0; i < 25; i++) alert('n' + i)"}),
+    )
+    .await;
     let snap = ok(&engine, "browser_snapshot", json!({})).await;
     let recent = snap.data["recent_dialogs"].as_array().unwrap();
     assert_eq!(recent.len(), 20);

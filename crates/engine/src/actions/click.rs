@@ -44,6 +44,9 @@ pub async fn run(tab: &Tab, args: &ClickArgs, budget: &Budget) -> Result<ActionO
         input::modifier_mask(&args.modifiers),
     )
     .await?;
+    if element.frame.session.id() != tab.session.id() {
+        element.settle(budget).await?;
+    }
 
     // The world is gone if the new document already replaced the old one.
     let started = match budget

@@ -296,6 +296,18 @@ impl Element {
         Ok(((x + sx, y + sy), (x - fx, y - fy)))
     }
 
+    /// Waits for the element's frame to render once. Input for a
+    /// cross-origin frame is acknowledged by the top-level page and reaches
+    /// the frame's process on another channel; a frame later, the frame has
+    /// handled it, so what the caller reads next reflects the input.
+    pub async fn settle(&self, budget: &Budget) -> Result<(), ActionError> {
+        let frame =
+            "function () { return new Promise((resolve) => requestAnimationFrame(() => resolve(true))); }";
+        self.call_awaiting(budget, "letting the frame handle the input", frame, vec![])
+            .await
+            .map(|_| ())
+    }
+
     /// Like [`Element::call`], for a function that returns a promise.
     async fn call_awaiting(
         &self,

@@ -52,6 +52,9 @@ pub async fn run(tab: &Tab, args: &TypeArgs, budget: &Budget) -> Result<ActionOu
     } else {
         input::insert_text(tab, budget, &args.text).await?;
     }
+    if element.frame.session.id() != tab.session.id() {
+        element.settle(budget).await?;
+    }
     // Read the value before submitting: a submit may navigate away.
     let value = element.call(budget, "reading the field", VALUE, vec![]).await?;
     let submitted = args.submit.unwrap_or(false);
