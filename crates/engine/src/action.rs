@@ -41,6 +41,8 @@ pub enum Action {
     Extract(ExtractArgs),
     #[serde(rename = "browser_tabs")]
     Tabs(TabsArgs),
+    #[serde(rename = "browser_cdp")]
+    Cdp(CdpArgs),
 }
 
 impl Action {
@@ -60,6 +62,7 @@ impl Action {
             Action::Console(_) => "browser_console",
             Action::Extract(_) => "browser_extract",
             Action::Tabs(_) => "browser_tabs",
+            Action::Cdp(_) => "browser_cdp",
         }
     }
 
@@ -80,6 +83,7 @@ impl Action {
             Action::Console(a) => &a.common,
             Action::Extract(a) => &a.common,
             Action::Tabs(a) => &a.common,
+            Action::Cdp(a) => &a.common,
         }
     }
 
@@ -268,6 +272,9 @@ pub struct EvaluateArgs {
     /// Element ref passed to function.
     #[serde(rename = "ref", default, skip_serializing_if = "Option::is_none")]
     pub reference: Option<String>,
+    /// Run in this frame (f2, or a frame_tree id).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frame: Option<String>,
     /// Wait for a returned promise (default true).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub await_promise: Option<bool>,
@@ -372,6 +379,19 @@ pub struct TabsArgs {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
     /// For select and close, `tab` names the tab.
+    #[serde(flatten)]
+    pub common: Common,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct CdpArgs {
+    /// Domain.method, e.g. Page.getLayoutMetrics.
+    pub method: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub params: Option<serde_json::Map<String, serde_json::Value>>,
+    /// Send it to this frame's session (f2, or a frame_tree id).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frame: Option<String>,
     #[serde(flatten)]
     pub common: Common,
 }

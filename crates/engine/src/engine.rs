@@ -155,6 +155,7 @@ impl Engine {
             Action::SelectOption(args) => actions::select_option::run(tab, args, budget).await,
             Action::Console(args) => actions::console::run(tab, args),
             Action::Extract(args) => actions::extract::run(tab, args, budget).await,
+            Action::Cdp(args) => actions::cdp::run(tab, args, budget).await,
             Action::Tabs(_) => Err(ActionError::internal("browser_tabs does not act in one tab")),
         }
     }

@@ -68,6 +68,8 @@ static TOOLS: &[ToolSpec] = &[
         "Read the page's main content as Markdown (no nav, footer, ads, overlays), paged by start_char."),
     tool!("browser_tabs", TabsArgs, Action::Tabs, true,
         "List, open (url), select or close tabs; tabs the page opened are listed too. Other tools act in the active tab unless given tab."),
+    tool!("browser_cdp", CdpArgs, Action::Cdp, true,
+        "Send a raw Chrome DevTools Protocol command to the tab (or a frame's session); returns its raw result."),
     tool!("browser_console", ConsoleArgs, Action::Console, true,
         "Recent console messages and uncaught exceptions of the tab (last 200)."),
     tool!("browser_dialog", DialogArgs, Action::Dialog, true,
@@ -93,6 +95,7 @@ impl ToolSpec {
     pub fn enabled(&self, config: &crate::Config) -> bool {
         match self.name {
             "browser_evaluate" => config.tools.evaluate,
+            "browser_cdp" => config.tools.cdp,
             _ => true,
         }
     }

@@ -45,6 +45,18 @@ pub fn action(action: &Action) -> Result<(), ActionError> {
         Action::Wait(a) => wait(a),
         Action::Evaluate(a) => evaluate(a),
         Action::Dialog(_) | Action::Console(_) => Ok(()),
+        Action::Cdp(a) => {
+            let (domain, method) = a.method.split_once('.').unwrap_or(("", ""));
+            let word = |w: &str| !w.is_empty() && w.chars().all(|c| c.is_ascii_alphanumeric());
+            if word(domain) && word(method) {
+                Ok(())
+            } else {
+                Err(ActionError::invalid(
+                    format!("{:?} is not a CDP method", a.method),
+                    "Use Domain.method, e.g. Page.getLayoutMetrics.",
+                ))
+            }
+        }
         Action::Tabs(a) => match (&a.url, a.action) {
             (Some(url), TabsAction::New) => http_url(url),
             (Some(_), _) => Err(ActionError::invalid(
@@ -154,6 +166,12 @@ fn evaluate(a: &EvaluateArgs) -> Result<(), ActionError> {
         }
         (Some(e), None) => non_empty("expression", e)?,
         (None, Some(f)) => non_empty("function", f)?,
+    }
+    if a.reference.is_some() && a.frame.is_some() {
+        return Err(ActionError::invalid(
+            "pass ref or frame, not both (a ref already names its frame)",
+            "Leave frame out when you pass ref.",
+        ));
     }
     if let Some(r) = &a.reference {
         reference(r)?;

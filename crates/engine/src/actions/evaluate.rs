@@ -48,6 +48,12 @@ pub async fn run(
         }
         None => None,
     };
+    if let Some(name) = &args.frame {
+        let frame = tab.frame_named(name)?;
+        if frame.number.is_some() || frame.frame_id != tab.state(|s| s.main_frame_id.clone()) {
+            return in_frame_context(tab, &frame, args, budget).await;
+        }
+    }
     let session = lane(tab, budget).await?;
     let await_promise = args.await_promise.unwrap_or(true);
     let work = async {
@@ -154,6 +160,37 @@ async fn in_frame(
                 await_promise: args.await_promise.unwrap_or(true),
                 user_gesture: true,
                 ..Default::default()
+            },
+        )
+        .await?;
+    finish(evaluated)
+}
+
+/// Runs an expression or function in a subframe's own page world, through
+/// the session that owns the frame (an OOPIF's own, or the tab's with the
+/// frame's script context).
+async fn in_frame_context(
+    tab: &Tab,
+    frame: &crate::tab::FrameRef,
+    args: &EvaluateArgs,
+    budget: &Budget,
+) -> Result<ActionOutput, ActionError> {
+    let context_id = tab.page_context(frame)?;
+    let expression = match (&args.expression, &args.function) {
+        (Some(expression), _) => expression.clone(),
+        (None, Some(function)) => format!("({function})()"),
+        (None, None) => return Err(ActionError::invalid("nothing to evaluate", "Pass expression.")),
+    };
+    let evaluated = budget
+        .cdp(
+            "running the script",
+            &frame.session,
+            runtime::Evaluate {
+                expression,
+                context_id,
+                return_by_value: true,
+                await_promise: args.await_promise.unwrap_or(true),
+                user_gesture: true,
             },
         )
         .await?;

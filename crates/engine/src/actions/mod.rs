@@ -1,6 +1,7 @@
 //! One file per action. Each takes the tab, its arguments and the call's
 //! budget, and returns an [`crate::ActionOutput`] or a contract error.
 
+pub mod cdp;
 pub mod click;
 pub mod console;
 pub mod dialog;

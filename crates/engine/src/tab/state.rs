@@ -26,6 +26,9 @@ pub struct TabState {
     pub refs_document: Option<u64>,
     /// The supervisor's frame tree (every session's frame events).
     pub frame_tree: crate::frame_tree::FrameTree,
+    /// The page's own (default) script context of each subframe, by frame
+    /// id, with the session it belongs to.
+    pub page_contexts: std::collections::HashMap<String, (String, i64)>,
     /// Frames snapshots have shown: numbers, sessions, worlds.
     pub frames: crate::frames::FrameRegistry,
     /// Sessions of the tab's cross-origin iframes, by frame id.
@@ -65,9 +68,13 @@ impl TabState {
             "Runtime.executionContextCreated" => {
                 let context = &event.params["context"];
                 let frame = context["auxData"]["frameId"].as_str().unwrap_or_default();
-                if context["name"] == WORLD && frame != self.main_frame_id {
-                    if let Some(id) = context["id"].as_i64() {
+                if let Some(id) = context["id"].as_i64() {
+                    if context["name"] == WORLD && frame != self.main_frame_id {
                         self.frames.set_world(frame, &event.session_id, id);
+                    }
+                    if context["auxData"]["isDefault"] == true {
+                        self.page_contexts
+                            .insert(frame.to_owned(), (event.session_id.clone(), id));
                     }
                 }
                 if from_tab {
@@ -77,6 +84,8 @@ impl TabState {
             "Runtime.executionContextDestroyed" => {
                 if let Some(id) = event.params["executionContextId"].as_i64() {
                     self.frames.forget_world(&event.session_id, id);
+                    self.page_contexts
+                        .retain(|_, (s, c)| !(s == &event.session_id && *c == id));
                 }
                 if from_tab {
                     self.apply(event);
@@ -84,6 +93,7 @@ impl TabState {
             }
             "Runtime.executionContextsCleared" => {
                 self.frames.forget_session_worlds(&event.session_id);
+                self.page_contexts.retain(|_, (s, _)| s != &event.session_id);
                 if from_tab {
                     self.apply(event);
                 }

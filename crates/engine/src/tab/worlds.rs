@@ -48,6 +48,70 @@ impl Tab {
         })
     }
 
+    /// The frame a tool's `frame` argument names: `f2` (as in refs), or a
+    /// CDP frame id from the snapshot's frame_tree.
+    pub fn frame_named(&self, name: &str) -> Result<FrameRef, ActionError> {
+        if let Some(n) = name.strip_prefix('f').and_then(|n| n.parse::<u32>().ok()) {
+            if let Some(frame) = self.frame(n) {
+                return Ok(frame);
+            }
+        }
+        let main = self.state(|s| s.main_frame_id.clone());
+        if name == main {
+            return Ok(self.main_frame());
+        }
+        let found = self.state(|s| {
+            if let Some(info) = s.frames.by_frame_id(name) {
+                return Some((info.session_id.clone(), info.number));
+            }
+            let record = s.frame_tree.get(name)?;
+            let session = s
+                .child_sessions
+                .get(name)
+                .cloned()
+                .or_else(|| record.session.clone());
+            Some((session.unwrap_or_else(|| self.session.id().to_owned()), 0))
+        });
+        match found {
+            Some((session, number)) => Ok(FrameRef {
+                session: self.session.connection().session(session),
+                frame_id: name.to_owned(),
+                number: (number > 0).then_some(number),
+            }),
+            None => Err(ActionError::new(
+                ErrorCode::FrameNotFound,
+                format!("there is no frame {name:?} in this tab"),
+                "Take a browser_snapshot: frames appear in its frame_tree, and refs inside frame N start with fN.",
+            )),
+        }
+    }
+
+    /// The page's own script context in `frame`: `None` means the session's
+    /// default (the main frame, or an OOPIF's own document).
+    pub fn page_context(&self, frame: &FrameRef) -> Result<Option<i64>, ActionError> {
+        let root_of_session = frame.number.is_none() && frame.session.id() == self.session.id()
+            || self.state(|s| {
+                s.child_sessions
+                    .get(&frame.frame_id)
+                    .is_some_and(|c| c == frame.session.id())
+            });
+        if root_of_session {
+            return Ok(None);
+        }
+        self.state(|s| s.page_contexts.get(&frame.frame_id).map(|(_, id)| *id))
+            .map(Some)
+            .ok_or_else(|| {
+                ActionError::new(
+                    ErrorCode::FrameNotFound,
+                    format!(
+                        "frame {} has no script context yet (still loading, or about:blank)",
+                        frame.frame_id
+                    ),
+                    "Wait for the frame to load (browser_wait), then retry.",
+                )
+            })
+    }
+
     /// The execution context of cdpilot's world in the main document.
     pub async fn world(&self, budget: &Budget) -> Result<i64, ActionError> {
         self.world_of(&self.main_frame(), budget).await
