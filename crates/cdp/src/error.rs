@@ -46,6 +46,12 @@ pub enum ProtocolErrorKind {
 }
 
 impl CdpError {
+    /// Connecting failed because nothing listens at the address any more
+    /// (the browser is gone), rather than a slow or flaky network.
+    pub fn is_refused(&self) -> bool {
+        matches!(self, CdpError::Connect(message) if message.contains("Connection refused"))
+    }
+
     /// Classifies a protocol error by Chrome's message. Chrome's strings are
     /// matched here and nowhere else.
     pub fn kind(&self) -> ProtocolErrorKind {

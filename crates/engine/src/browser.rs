@@ -113,6 +113,54 @@ impl Browser {
         })
     }
 
+    /// A new connection to the same browser after this one dropped: every
+    /// tab is attached again under its id, keeping what its supervisor
+    /// knew (pending dialogs, frame records, console). Retries with
+    /// exponential backoff within the budget; a launched browser that
+    /// refuses connections is dead, and that is an error at once.
+    pub async fn reconnect(&self, budget: &Budget) -> Result<Browser, ActionError> {
+        let launched = self.process.lock().unwrap().is_some();
+        let mut delay = Duration::from_millis(100);
+        let conn = loop {
+            match Connection::connect(&self.ws_url).await {
+                Ok(conn) => break conn,
+                Err(e) if launched && e.is_refused() => return Err(start_failed(e)),
+                Err(e) if budget.remaining() <= delay => return Err(start_failed(e)),
+                Err(e) => {
+                    tracing::info!(
+                        "reconnecting to the browser failed ({e}); retrying in {}ms",
+                        delay.as_millis()
+                    );
+                    budget
+                        .run("reconnecting to the browser", async {
+                            tokio::time::sleep(delay).await;
+                            Ok(())
+                        })
+                        .await?;
+                    delay = (delay * 2).min(Duration::from_secs(2));
+                }
+            }
+        };
+        let old_tabs = self.tabs.lock().unwrap().list();
+        let mut reattached = Vec::new();
+        for (id, tab) in old_tabs {
+            match Tab::reattach(&conn, &tab, self.setup.clone(), budget).await {
+                Ok(new) => reattached.push((id, Arc::new(new))),
+                Err(e) if e.code == ErrorCode::TabNotFound => {}
+                Err(e) => return Err(e),
+            }
+        }
+        let tabs = self.tabs.lock().unwrap().rebuilt(reattached);
+        let process = self.process.lock().unwrap().take();
+        Ok(Browser {
+            conn,
+            process: Mutex::new(process),
+            ws_url: self.ws_url.clone(),
+            setup: self.setup.clone(),
+            tabs: Mutex::new(tabs),
+        })
+    }
+
     /// False once the connection to the browser is gone (crash, kill, drop).
     pub fn is_alive(&self) -> bool {
         !self.conn.is_closed()

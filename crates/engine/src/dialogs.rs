@@ -33,6 +33,11 @@ pub struct Dialog {
     /// event is attributed to them rather than to "remote").
     #[serde(skip)]
     pub answering: Option<String>,
+    /// It opened before the connection to the browser dropped. Chrome lets
+    /// only the connection that saw a dialog answer it, so this one can no
+    /// longer be answered; leaving the page (a navigation) closes it.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub orphaned: bool,
 }
 
 #[derive(Debug, Default)]
@@ -51,8 +56,31 @@ pub fn now() -> f64 {
 }
 
 impl DialogBook {
+    /// The tab was attached again on a new connection: its pending dialogs
+    /// move to the new session, marked orphaned (Chrome 156 does not hand
+    /// them over); should Chrome announce one again, `opened` recognises it.
+    pub fn moved_session(&mut self, old: &str, new: &str) {
+        for dialog in &mut self.pending {
+            if dialog.session == old {
+                dialog.session = new.to_owned();
+                dialog.orphaned = true;
+            }
+        }
+    }
+
     /// `Page.javascriptDialogOpening`.
     pub fn opened(&mut self, session: &str, params: &Value) -> Dialog {
+        let kind = params["type"].as_str().unwrap_or("alert");
+        let message = params["message"].as_str().unwrap_or_default();
+        if let Some(same) = self
+            .pending
+            .iter_mut()
+            .find(|d| d.orphaned && d.session == session && d.kind == kind && d.message == message)
+        {
+            // Announced to the new connection after all: it can answer it.
+            same.orphaned = false;
+            return same.clone();
+        }
         self.opened += 1;
         let dialog = Dialog {
             id: format!("d-{}", self.opened),
@@ -68,6 +96,7 @@ impl DialogBook {
             closed_by: None,
             session: session.to_owned(),
             answering: None,
+            orphaned: false,
         };
         self.pending.push(dialog.clone());
         dialog
@@ -91,6 +120,16 @@ impl DialogBook {
 
 /// `dialog_pending`: the page is blocked by `dialog`.
 pub fn pending_error(dialog: &Dialog) -> crate::ActionError {
+    if dialog.orphaned {
+        return crate::ActionError::new(
+            crate::ErrorCode::DialogPending,
+            format!(
+                "a {} dialog ({}) {:?} blocks the page; it opened before the connection to the browser dropped, so it can no longer be answered",
+                dialog.kind, dialog.id, dialog.message
+            ),
+            "Leave the page with browser_navigate (a URL, or history: reload); the dialog closes with it.",
+        );
+    }
     crate::ActionError::new(
         crate::ErrorCode::DialogPending,
         format!(
@@ -116,10 +155,32 @@ pub fn opened_output(dialog: &Dialog) -> crate::ActionOutput {
     )
 }
 
+impl DialogBook {
+    /// The main document was replaced: whatever dialog it had is gone.
+    pub fn page_left(&mut self) {
+        while let Some(session) = self.pending.first().map(|d| d.session.clone()) {
+            self.closed(&session);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_dialog_announced_again_after_a_reconnect_is_the_same_dialog() {
+        let mut book = DialogBook::default();
+        let first = book.opened("OLD", &json!({"type": "confirm", "message": "Sure?"}));
+        book.moved_session("OLD", "NEW");
+        let again = book.opened("NEW", &json!({"type": "confirm", "message": "Sure?"}));
+        assert_eq!(again.id, first.id);
+        assert!(!again.orphaned);
+        assert_eq!(book.pending.len(), 1);
+        let other = book.opened("NEW", &json!({"type": "confirm", "message": "Sure?"}));
+        assert_ne!(other.id, first.id, "only the one announcement is absorbed");
+    }
 
     #[test]
     fn closes_match_the_oldest_pending_and_recent_is_capped() {

@@ -120,7 +120,11 @@ impl Engine {
         let may_run_blocked = tools::find(action.tool_name()).is_some_and(|t| t.runs_during_dialog);
         if !may_run_blocked {
             if let Some(dialog) = tab.state(|s| s.dialogs.pending.first().cloned()) {
-                return Err(dialogs::pending_error(&dialog));
+                // Leaving the page is the way out of a dialog nobody can answer.
+                let escape = dialog.orphaned && matches!(action, Action::Navigate(_));
+                if !escape {
+                    return Err(dialogs::pending_error(&dialog));
+                }
             }
         }
         if self.dialog_rules().policy != DialogPolicy::MustRespond {
@@ -169,7 +173,18 @@ impl Engine {
             if browser.is_alive() {
                 return Ok((browser.clone(), false));
             }
-            tracing::warn!("the browser connection is gone; starting a new browser");
+            tracing::warn!("the browser connection dropped; reconnecting");
+            match browser.reconnect(budget).await {
+                Ok(again) => {
+                    self.metrics.reconnected();
+                    let again = Arc::new(again);
+                    *slot = Some(again.clone());
+                    return Ok((again, false));
+                }
+                // Attached to someone else's browser: nothing to relaunch.
+                Err(e) if !self.config.browser.cdp_url.is_empty() => return Err(e),
+                Err(e) => tracing::warn!("{e}; starting a new browser"),
+            }
             restarted = true;
             self.metrics.browser_restarted();
             if let Some(dead) = slot.take() {

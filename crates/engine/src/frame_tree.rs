@@ -103,6 +103,13 @@ impl FrameTree {
         }
     }
 
+    /// The connection was replaced: OOPIF records stay, their sessions go.
+    pub fn forget_sessions(&mut self) {
+        for record in &mut self.frames {
+            record.session = None;
+        }
+    }
+
     fn remove_with_descendants(&mut self, id: &str) {
         let mut doomed = vec![id.to_owned()];
         let mut i = 0;

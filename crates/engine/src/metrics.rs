@@ -30,8 +30,10 @@ struct Totals {
     terminate_execution: u64,
     /// Calls stopped by the client's cancellation.
     cancellations: u64,
-    /// Browsers started again after the previous one died or disconnected.
+    /// Browsers started again after the previous one died.
     browser_restarts: u64,
+    /// Connections to a live browser opened again after one dropped.
+    reconnects: u64,
 }
 
 #[derive(Default, Serialize)]
@@ -78,6 +80,10 @@ impl Metrics {
 
     pub fn script_terminated(&self) {
         self.inner.lock().unwrap().terminate_execution += 1;
+    }
+
+    pub fn reconnected(&self) {
+        self.inner.lock().unwrap().reconnects += 1;
     }
 
     pub fn browser_restarted(&self) {

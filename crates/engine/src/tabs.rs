@@ -93,6 +93,26 @@ impl TabSet {
         }
     }
 
+    /// The same tabs under the same ids, each replaced by its re-attached
+    /// self (tabs that could not be re-attached are dropped).
+    pub fn rebuilt(&self, replacements: Vec<(String, Arc<Tab>)>) -> TabSet {
+        let entries: Vec<Entry> = replacements
+            .into_iter()
+            .map(|(id, tab)| Entry { id, tab })
+            .collect();
+        let active = if entries.iter().any(|e| e.id == self.active) {
+            self.active.clone()
+        } else {
+            entries.last().map(|e| e.id.clone()).unwrap_or_default()
+        };
+        TabSet {
+            entries,
+            active,
+            seen: self.seen,
+            closed: self.closed.clone(),
+        }
+    }
+
     /// `(id, tab)` in order.
     pub fn list(&self) -> Vec<(String, Arc<Tab>)> {
         self.entries

@@ -127,22 +127,45 @@ async fn clicking_inside_a_same_origin_frame_and_scoping_by_frame() {
 async fn evaluate_and_raw_cdp_route_to_a_frame() {
     let site = TestSite::start().await;
     let engine = engine();
-    ok(&engine, "browser_navigate", json!({"url": site.url("/frames.html")})).await;
+    ok(
+        &engine,
+        "browser_navigate",
+        json!({"url": site.url("/frames.html")}),
+    )
+    .await;
     let snap = ok(&engine, "browser_snapshot", json!({})).await;
     let tree = snap.data["frame_tree"]["children"].as_array().unwrap().clone();
-    let oopif = tree.iter().find(|f| f["is_oopif"] == true).unwrap_or_else(|| panic!("{}", snap.text));
+    let oopif = tree
+        .iter()
+        .find(|f| f["is_oopif"] == true)
+        .unwrap_or_else(|| panic!("{}", snap.text));
     let same = tree.iter().find(|f| f["is_oopif"] == false).unwrap();
 
     // By frame_tree id: the cross-origin iframe's own document.
-    let out = ok(&engine, "browser_evaluate", json!({"expression": "[document.title, location.origin]", "frame": oopif["frame_id"]})).await;
+    let out = ok(
+        &engine,
+        "browser_evaluate",
+        json!({"expression": "[document.title, location.origin]", "frame": oopif["frame_id"]}),
+    )
+    .await;
     assert_eq!(out.data["value"], json!(["Child", site.b]));
     // The same-origin frame runs through its own script context.
-    let out = ok(&engine, "browser_evaluate", json!({"expression": "location.search", "frame": same["frame_id"]})).await;
+    let out = ok(
+        &engine,
+        "browser_evaluate",
+        json!({"expression": "location.search", "frame": same["frame_id"]}),
+    )
+    .await;
     assert_eq!(out.data["value"], "?same");
     // By snapshot number, as in refs.
     let button = child_ref(&snap.text, "Cross-origin frame", "button \"Child button\"");
     let number = button.split('e').next().unwrap();
-    let out = ok(&engine, "browser_evaluate", json!({"function": "() => location.origin", "frame": number})).await;
+    let out = ok(
+        &engine,
+        "browser_evaluate",
+        json!({"function": "() => location.origin", "frame": number}),
+    )
+    .await;
     assert_eq!(out.data["value"], site.b);
 
     let raw = ok(
@@ -153,13 +176,28 @@ async fn evaluate_and_raw_cdp_route_to_a_frame() {
     .await;
     assert_eq!(raw.data["result"]["result"]["value"], site.b);
     let main = ok(&engine, "browser_cdp", json!({"method": "Page.getLayoutMetrics"})).await;
-    assert!(main.data["result"]["cssVisualViewport"]["clientWidth"].as_f64().unwrap() > 100.0);
+    assert!(
+        main.data["result"]["cssVisualViewport"]["clientWidth"]
+            .as_f64()
+            .unwrap()
+            > 100.0
+    );
 
-    let e = call(&engine, "browser_evaluate", json!({"expression": "1", "frame": "NOPE"})).await.unwrap_err();
+    let e = call(
+        &engine,
+        "browser_evaluate",
+        json!({"expression": "1", "frame": "NOPE"}),
+    )
+    .await
+    .unwrap_err();
     assert_eq!(e.code, ErrorCode::FrameNotFound);
-    let e = call(&engine, "browser_cdp", json!({"method": "Page.noSuchThing"})).await.unwrap_err();
+    let e = call(&engine, "browser_cdp", json!({"method": "Page.noSuchThing"}))
+        .await
+        .unwrap_err();
     assert_eq!(e.code, ErrorCode::InvalidArgument, "{e}");
-    let e = call(&engine, "browser_cdp", json!({"method": "javascript:alert(1)"})).await.unwrap_err();
+    let e = call(&engine, "browser_cdp", json!({"method": "javascript:alert(1)"}))
+        .await
+        .unwrap_err();
     assert_eq!(e.code, ErrorCode::InvalidArgument);
     engine.shutdown().await;
 }

@@ -3,6 +3,7 @@
 //! - [`TestSite`]: fixture pages served on two loopback origins
 //!   (`127.0.0.1:P1` and `localhost:P2`), so cross-origin iframes are real.
 //! - [`chromium`]: where the test browser is and the flags tests add.
+//! - [`TcpProxy`]: a loopback proxy a test can cut, for dropped sockets.
 //! - [`McpClient`]: spawns a binary and speaks MCP to it over stdio, as a
 //!   client would, asserting on exactly what crosses the pipe.
 //!
@@ -11,7 +12,9 @@
 
 pub mod chromium;
 mod mcp;
+mod proxy;
 pub mod site;
 
 pub use mcp::McpClient;
+pub use proxy::TcpProxy;
 pub use site::TestSite;

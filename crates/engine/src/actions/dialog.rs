@@ -30,6 +30,14 @@ pub async fn run(tab: &Tab, args: &DialogArgs, budget: &Budget) -> Result<Action
             "Continue with the page; take a browser_snapshot to see it.",
         ));
     };
+    if dialog.orphaned {
+        tab.state(|s| {
+            if let Some(d) = s.dialogs.pending.iter_mut().find(|d| d.id == dialog.id) {
+                d.answering = None;
+            }
+        });
+        return Err(crate::dialogs::pending_error(&dialog));
+    }
     let mut params = json!({ "accept": accept });
     if let Some(text) = &args.prompt_text {
         params["promptText"] = json!(text);

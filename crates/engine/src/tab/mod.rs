@@ -56,6 +56,43 @@ impl Tab {
         setup: Arc<TabSetup>,
         budget: &Budget,
     ) -> Result<Tab, ActionError> {
+        let state = Arc::new(Mutex::new(TabState::default()));
+        Self::attach_with(conn, ws_url, target_id, setup, state, budget).await
+    }
+
+    /// Attaches again, on a new connection, to the target `old` showed,
+    /// keeping what the supervisor knew (dialogs, frame records, console).
+    /// Sessions, worlds and refs of the old connection are gone.
+    pub async fn reattach(
+        conn: &Connection,
+        old: &Tab,
+        setup: Arc<TabSetup>,
+        budget: &Budget,
+    ) -> Result<Tab, ActionError> {
+        let old_session = old.session.id().to_owned();
+        old.state(|s| s.forget_sessions());
+        let tab = Self::attach_with(
+            conn,
+            &old.ws_url,
+            &old.target_id,
+            setup,
+            old.state.clone(),
+            budget,
+        )
+        .await?;
+        let new_session = tab.session.id().to_owned();
+        tab.state(|s| s.dialogs.moved_session(&old_session, &new_session));
+        Ok(tab)
+    }
+
+    async fn attach_with(
+        conn: &Connection,
+        ws_url: &str,
+        target_id: &str,
+        setup: Arc<TabSetup>,
+        state: Arc<Mutex<TabState>>,
+        budget: &Budget,
+    ) -> Result<Tab, ActionError> {
         let attached = budget
             .cdp(
                 "attaching to the tab",
@@ -67,7 +104,6 @@ impl Tab {
             )
             .await?;
         let session = conn.session(attached.session_id);
-        let state = Arc::new(Mutex::new(TabState::default()));
         let (dialog_tx, dialog_rx) = tokio::sync::watch::channel(0u64);
         let pump = pump::spawn(
             conn.clone(),
@@ -86,35 +122,22 @@ impl Tab {
             pump,
         };
 
-        let s = &tab.session;
-        let step = "enabling the tab's domains";
-        let (tree, ..) = tokio::try_join!(
-            budget.cdp(step, s, page::GetFrameTree {}),
-            budget.cdp(step, s, page::Enable {}),
-            budget.cdp(step, s, page::SetLifecycleEventsEnabled { enabled: true }),
-            budget.cdp(step, s, runtime::Enable {}),
-            async {
-                budget
-                    .run(step, async {
-                        s.send("Network.enable", json!({}))
-                            .await
-                            .map_err(|e| budget.map_cdp(step, e))
-                    })
-                    .await
-            },
-            budget.cdp(
-                step,
-                s,
-                target::SetAutoAttach {
-                    auto_attach: true,
-                    wait_for_debugger_on_start: true,
-                    flatten: true
+        if tab.state(|s| !s.dialogs.pending.is_empty()) {
+            // A dialog that opened before the connection dropped still
+            // blocks the page, and every command its renderer must answer
+            // (Page.enable and Runtime.enable among them) waits behind it.
+            // Send them and go on: a navigation clears the dialog, and then
+            // they are answered.
+            let session = tab.session.clone();
+            let later = Budget::with_timeout(std::time::Duration::from_secs(600));
+            tokio::spawn(async move {
+                if let Err(e) = enable(&session, &setup, &later).await {
+                    tracing::debug!("enabling a blocked tab's domains: {e}");
                 }
-            ),
-            budget.run(step, async {
-                setup.disguise(s).await.map_err(|e| budget.map_cdp(step, e))
-            }),
-        )?;
+            });
+            return Ok(tab);
+        }
+        let tree = enable(&tab.session, &setup, budget).await?;
         {
             let mut state = tab.state.lock().unwrap();
             if state.main_frame_id.is_empty() {
@@ -141,4 +164,42 @@ impl Tab {
     pub fn state<T>(&self, read: impl FnOnce(&mut TabState) -> T) -> T {
         read(&mut self.state.lock().unwrap())
     }
+}
+
+/// Enables what the actions rely on, on a freshly attached tab session;
+/// returns the frame tree.
+async fn enable(
+    s: &Session,
+    setup: &TabSetup,
+    budget: &Budget,
+) -> Result<page::FrameTreeResult, ActionError> {
+    let step = "enabling the tab's domains";
+    let (tree, ..) = tokio::try_join!(
+        budget.cdp(step, s, page::GetFrameTree {}),
+        budget.cdp(step, s, page::Enable {}),
+        budget.cdp(step, s, page::SetLifecycleEventsEnabled { enabled: true }),
+        budget.cdp(step, s, runtime::Enable {}),
+        async {
+            budget
+                .run(step, async {
+                    s.send("Network.enable", json!({}))
+                        .await
+                        .map_err(|e| budget.map_cdp(step, e))
+                })
+                .await
+        },
+        budget.cdp(
+            step,
+            s,
+            target::SetAutoAttach {
+                auto_attach: true,
+                wait_for_debugger_on_start: true,
+                flatten: true
+            }
+        ),
+        budget.run(step, async {
+            setup.disguise(s).await.map_err(|e| budget.map_cdp(step, e))
+        }),
+    )?;
+    Ok(tree)
 }

@@ -115,6 +115,7 @@ impl TabState {
                     self.loader = frame["loaderId"].as_str().unwrap_or_default().to_owned();
                     self.document += 1;
                     self.frames.reset();
+                    self.dialogs.page_left();
                     self.world = None;
                 }
             }
@@ -150,6 +151,17 @@ impl TabState {
             }
             _ => {}
         }
+    }
+
+    /// The connection was replaced: every session, world and ref of the old
+    /// one is gone; the supervisor's records (dialogs, frames, console) stay.
+    pub fn forget_sessions(&mut self) {
+        self.child_sessions.clear();
+        self.page_contexts.clear();
+        self.frames.reset();
+        self.world = None;
+        self.refs_document = None;
+        self.frame_tree.forget_sessions();
     }
 
     /// HTTP status of the main frame's current document, when known.
