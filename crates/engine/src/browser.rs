@@ -35,6 +35,7 @@ impl Browser {
     pub async fn start(
         config: &BrowserConfig,
         dialogs: DialogRules,
+        bridge: bool,
         budget: &Budget,
     ) -> Result<Browser, ActionError> {
         let (conn, process, ws_url) = if config.cdp_url.is_empty() {
@@ -100,6 +101,7 @@ impl Browser {
                 .contains("HeadlessChrome")
                 .then(|| version.user_agent.replace("HeadlessChrome", "Chrome")),
             dialogs,
+            bridge,
         });
         let tab = Arc::new(Tab::attach(&conn, &ws_url, &target_id, setup.clone(), budget).await?);
         let mut tabs = TabSet::default();

@@ -206,7 +206,6 @@ impl Config {
                 self.policy.default != "allow",
                 "policy.default other than \"allow\"",
             ),
-            (self.dialogs.bridge != "off", "dialogs.bridge = \"on\""),
             (!self.audit.file.is_empty(), "audit.file"),
         ];
         match unsupported.iter().find(|(set, _)| *set) {

@@ -38,6 +38,14 @@ pub struct Dialog {
     /// longer be answered; leaving the page (a navigation) closes it.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub orphaned: bool,
+    /// The paused bridge request to answer, for a dialog that came through
+    /// the dialog bridge rather than as a native dialog.
+    #[serde(
+        rename = "bridged",
+        serialize_with = "is_some",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub bridge_request: Option<String>,
 }
 
 #[derive(Debug, Default)]
@@ -46,6 +54,10 @@ pub struct DialogBook {
     pub recent: VecDeque<Dialog>,
     /// Dialogs ever opened on this tab; ids are `d-N`.
     opened: u64,
+}
+
+fn is_some<S: serde::Serializer>(value: &Option<String>, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_bool(value.is_some())
 }
 
 pub fn now() -> f64 {
@@ -97,15 +109,44 @@ impl DialogBook {
             session: session.to_owned(),
             answering: None,
             orphaned: false,
+            bridge_request: None,
         };
         self.pending.push(dialog.clone());
         dialog
     }
 
+    /// A dialog the bridge paused as request `request_id` (its fields in
+    /// `Page.javascriptDialogOpening`'s shape).
+    pub fn bridged(&mut self, session: &str, request_id: &str, params: &Value) -> Dialog {
+        let mut dialog = self.opened(session, params);
+        if let Some(d) = self.pending.iter_mut().find(|d| d.id == dialog.id) {
+            d.bridge_request = Some(request_id.to_owned());
+        }
+        dialog.bridge_request = Some(request_id.to_owned());
+        dialog
+    }
+
+    /// A bridged dialog was answered (no close event comes for those).
+    pub fn closed_by_id(&mut self, id: &str) {
+        if let Some(index) = self.pending.iter().position(|d| d.id == id) {
+            let mut dialog = self.pending.remove(index);
+            dialog.closed_at = Some(now());
+            dialog.closed_by = Some(dialog.answering.take().unwrap_or_else(|| "remote".into()));
+            self.recent.push_back(dialog);
+            while self.recent.len() > RECENT_CAP {
+                self.recent.pop_front();
+            }
+        }
+    }
+
     /// `Page.javascriptDialogClosed` on `session`: the close event has no
     /// message, so it closes that session's oldest pending dialog.
     pub fn closed(&mut self, session: &str) {
-        let Some(index) = self.pending.iter().position(|d| d.session == session) else {
+        let Some(index) = self
+            .pending
+            .iter()
+            .position(|d| d.session == session && d.bridge_request.is_none())
+        else {
             return;
         };
         let mut dialog = self.pending.remove(index);
@@ -156,6 +197,11 @@ pub fn opened_output(dialog: &Dialog) -> crate::ActionOutput {
 }
 
 impl DialogBook {
+    /// Dialogs ever opened on this tab (to tell a new one from a repeat).
+    pub fn opened_count(&self) -> u64 {
+        self.opened
+    }
+
     /// The main document was replaced: whatever dialog it had is gone.
     pub fn page_left(&mut self) {
         while let Some(session) = self.pending.first().map(|d| d.session.clone()) {

@@ -191,7 +191,15 @@ impl Engine {
                 dead.shutdown().await;
             }
         }
-        let browser = Arc::new(Browser::start(&self.config.browser, self.dialog_rules(), budget).await?);
+        let browser = Arc::new(
+            Browser::start(
+                &self.config.browser,
+                self.dialog_rules(),
+                self.config.dialogs.bridge == "on",
+                budget,
+            )
+            .await?,
+        );
         *slot = Some(browser.clone());
         Ok((browser, restarted))
     }

@@ -38,17 +38,11 @@ pub async fn run(tab: &Tab, args: &DialogArgs, budget: &Budget) -> Result<Action
         });
         return Err(crate::dialogs::pending_error(&dialog));
     }
-    let mut params = json!({ "accept": accept });
-    if let Some(text) = &args.prompt_text {
-        params["promptText"] = json!(text);
-    }
+    let session = tab.session.connection().session(dialog.session.clone());
     let step = "answering the dialog";
     budget
         .run(step, async {
-            tab.session
-                .connection()
-                .session(dialog.session.clone())
-                .send("Page.handleJavaScriptDialog", params)
+            tab.answer_dialog(&session, &dialog, accept, args.prompt_text.as_deref())
                 .await
                 .map_err(|e| budget.map_cdp(step, e))
         })

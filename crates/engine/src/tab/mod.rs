@@ -19,6 +19,7 @@ pub const WORLD: &str = "__cdpilot_world";
 pub use pump::{DialogPolicy, DialogRules, TabSetup};
 pub use state::TabState;
 
+mod bridge;
 mod pump;
 mod state;
 mod worlds;
@@ -158,6 +159,17 @@ impl Tab {
             watch.changed().await.ok()?;
             state.lock().unwrap().dialogs.pending.last().cloned()
         }
+    }
+
+    /// Answers a pending dialog (native or bridged) on its session.
+    pub async fn answer_dialog(
+        &self,
+        session: &Session,
+        dialog: &crate::dialogs::Dialog,
+        accept: bool,
+        prompt_text: Option<&str>,
+    ) -> Result<(), cdp::CdpError> {
+        pump::answer_dialog(&self.state, session, dialog, accept, prompt_text).await
     }
 
     /// Reads the tab's state under its lock (never held across an await).

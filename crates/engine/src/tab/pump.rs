@@ -29,6 +29,8 @@ pub struct TabSetup {
     /// The browser's user agent with `HeadlessChrome` made `Chrome`.
     pub user_agent: Option<String>,
     pub dialogs: DialogRules,
+    /// The dialog bridge is on.
+    pub bridge: bool,
 }
 
 /// The dialog policy (`[dialogs]` in the configuration).
@@ -56,8 +58,19 @@ pub enum DialogPolicy {
 }
 
 impl TabSetup {
-    /// Disguises one page or iframe session (user agent, no webdriver).
+    /// Disguises one page or iframe session (user agent, no webdriver) and,
+    /// with the bridge on, installs the dialog override and its interception.
     pub async fn disguise(&self, session: &Session) -> Result<(), cdp::CdpError> {
+        if self.bridge {
+            let install = session.send(
+                "Page.addScriptToEvaluateOnNewDocument",
+                json!({ "source": super::bridge::OVERRIDE, "runImmediately": true }),
+            );
+            let intercept = session.send("Fetch.enable", super::bridge::fetch_patterns());
+            let (a, b) = tokio::join!(install, intercept);
+            a?;
+            b?;
+        }
         let script = session.send(
             "Page.addScriptToEvaluateOnNewDocument",
             json!({ "source": NO_WEBDRIVER, "runImmediately": true }),
@@ -122,10 +135,16 @@ pub(super) fn spawn(
                 }
                 _ => {
                     let from_tab = event.session_id == tab_session;
-                    state.lock().unwrap().apply_from(&event, from_tab);
-                    if event.method == "Page.javascriptDialogOpening" {
+                    let opened = {
+                        let mut state = state.lock().unwrap();
+                        let before = state.dialogs.opened_count();
+                        state.apply_from(&event, from_tab);
+                        (state.dialogs.opened_count() > before)
+                            .then(|| state.dialogs.pending.last().cloned())
+                            .flatten()
+                    };
+                    if opened.is_some() {
                         dialog_opened.send_modify(|n| *n += 1);
-                        let opened = state.lock().unwrap().dialogs.pending.last().cloned();
                         if let Some(dialog) = opened {
                             let session = conn.session(dialog.session.clone());
                             tokio::spawn(handle_dialog(
@@ -154,27 +173,49 @@ async fn handle_dialog(state: Arc<Mutex<TabState>>, session: Session, id: String
             (false, "watchdog")
         }
     };
-    let still_pending = {
+    let dialog = {
         let mut state = state.lock().unwrap();
-        match state
+        state
             .dialogs
             .pending
             .iter_mut()
             .find(|d| d.id == id && d.answering.is_none())
-        {
-            Some(dialog) => {
+            .map(|dialog| {
                 dialog.answering = Some(by.to_owned());
-                true
-            }
-            None => false,
-        }
+                dialog.clone()
+            })
     };
-    if still_pending {
-        if let Err(error) = session
-            .send("Page.handleJavaScriptDialog", json!({ "accept": accept }))
-            .await
-        {
+    if let Some(dialog) = dialog {
+        if let Err(error) = answer_dialog(&state, &session, &dialog, accept, None).await {
             tracing::debug!("answering dialog {id} ({by}) failed: {error}");
+        }
+    }
+}
+
+/// Answers `dialog` on `session`: a native one with
+/// `Page.handleJavaScriptDialog`, a bridged one by fulfilling its request.
+pub async fn answer_dialog(
+    state: &Mutex<TabState>,
+    session: &Session,
+    dialog: &crate::dialogs::Dialog,
+    accept: bool,
+    prompt_text: Option<&str>,
+) -> Result<(), cdp::CdpError> {
+    match &dialog.bridge_request {
+        Some(request) => {
+            super::bridge::answer(session, request, accept, prompt_text).await?;
+            state.lock().unwrap().dialogs.closed_by_id(&dialog.id);
+            Ok(())
+        }
+        None => {
+            let mut params = json!({ "accept": accept });
+            if let Some(text) = prompt_text {
+                params["promptText"] = json!(text);
+            }
+            session
+                .send("Page.handleJavaScriptDialog", params)
+                .await
+                .map(|_| ())
         }
     }
 }

@@ -65,6 +65,12 @@ impl TabState {
                 self.dialogs.opened(&event.session_id, &event.params);
             }
             "Page.javascriptDialogClosed" => self.dialogs.closed(&event.session_id),
+            "Fetch.requestPaused" => {
+                if let Some(fields) = super::bridge::dialog_of(&event.params) {
+                    let request = event.params["requestId"].as_str().unwrap_or_default();
+                    self.dialogs.bridged(&event.session_id, request, &fields);
+                }
+            }
             "Runtime.executionContextCreated" => {
                 let context = &event.params["context"];
                 let frame = context["auxData"]["frameId"].as_str().unwrap_or_default();
