@@ -207,34 +207,107 @@ async fn the_bridge_round_trips_alert_prompt_and_confirm() {
     let engine = engine_with(|c| c.dialogs.bridge = "on".into());
     ok(&engine, "browser_navigate", json!({"url": site.url("/")})).await;
 
-    let out = ok(&engine, "browser_evaluate", json!({"expression": "alert('bridged hello'); window.after = 'ran'"})).await;
+    let out = ok(
+        &engine,
+        "browser_evaluate",
+        json!({"expression": "alert('bridged hello'); window.after = 'ran'"}),
+    )
+    .await;
     assert_eq!(out.data["dialog_opened"]["type"], "alert", "{}", out.text);
     let snap = ok(&engine, "browser_snapshot", json!({})).await;
-    assert_eq!(snap.data["pending_dialogs"][0]["bridged"], true, "it came through the bridge: {}", snap.text);
+    assert_eq!(
+        snap.data["pending_dialogs"][0]["bridged"], true,
+        "it came through the bridge: {}",
+        snap.text
+    );
     ok(&engine, "browser_dialog", json!({"action": "accept"})).await;
     let after = ok(&engine, "browser_evaluate", json!({"expression": "window.after"})).await;
     assert_eq!(after.data["value"], "ran");
 
-    ok(&engine, "browser_evaluate", json!({"expression": "window.name2 = prompt('Your name?', 'x')"})).await;
-    ok(&engine, "browser_dialog", json!({"action": "accept", "prompt_text": "Ada"})).await;
-    assert_eq!(ok(&engine, "browser_evaluate", json!({"expression": "window.name2"})).await.data["value"], "Ada");
+    ok(
+        &engine,
+        "browser_evaluate",
+        json!({"expression": "window.name2 = prompt('Your name?', 'x')"}),
+    )
+    .await;
+    ok(
+        &engine,
+        "browser_dialog",
+        json!({"action": "accept", "prompt_text": "Ada"}),
+    )
+    .await;
+    assert_eq!(
+        ok(&engine, "browser_evaluate", json!({"expression": "window.name2"}))
+            .await
+            .data["value"],
+        "Ada"
+    );
 
-    ok(&engine, "browser_evaluate", json!({"expression": "window.name3 = prompt('Your name?', 'x')"})).await;
+    ok(
+        &engine,
+        "browser_evaluate",
+        json!({"expression": "window.name3 = prompt('Your name?', 'x')"}),
+    )
+    .await;
     ok(&engine, "browser_dialog", json!({"action": "dismiss"})).await;
-    assert_eq!(ok(&engine, "browser_evaluate", json!({"expression": "window.name3"})).await.data["value"], json!(null));
+    assert_eq!(
+        ok(&engine, "browser_evaluate", json!({"expression": "window.name3"}))
+            .await
+            .data["value"],
+        json!(null)
+    );
 
     let snap = ok(&engine, "browser_snapshot", json!({})).await;
     let ask = ref_of(&snap.text, "button \"Ask\"");
     let opened = ok(&engine, "browser_click", json!({"ref": ask})).await;
-    assert_eq!(opened.data["dialog_opened"]["message"], "Proceed?", "{}", opened.text);
+    assert_eq!(
+        opened.data["dialog_opened"]["message"], "Proceed?",
+        "{}",
+        opened.text
+    );
     ok(&engine, "browser_dialog", json!({"action": "accept"})).await;
-    assert!(ok(&engine, "browser_snapshot", json!({})).await.text.contains("text: confirmed true"));
+    assert!(ok(&engine, "browser_snapshot", json!({}))
+        .await
+        .text
+        .contains("text: confirmed true"));
     ok(&engine, "browser_click", json!({"ref": ask})).await;
     ok(&engine, "browser_dialog", json!({"action": "dismiss"})).await;
     let last = ok(&engine, "browser_snapshot", json!({})).await;
     assert!(last.text.contains("text: confirmed false"), "{}", last.text);
     let recent = last.data["recent_dialogs"].as_array().unwrap();
     assert_eq!(recent.len(), 5);
-    assert!(recent.iter().all(|d| d["bridged"] == true && d["closed_by"] == "agent"), "{}", last.text);
+    assert!(
+        recent
+            .iter()
+            .all(|d| d["bridged"] == true && d["closed_by"] == "agent"),
+        "{}",
+        last.text
+    );
+    engine.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_beforeunload_dialog_is_surfaced_and_accepting_it_leaves() {
+    let site = TestSite::start().await;
+    let engine = engine();
+    ok(
+        &engine,
+        "browser_navigate",
+        json!({"url": site.url("/leave.html")}),
+    )
+    .await;
+    // Chrome asks before leaving only pages the user interacted with.
+    ok(&engine, "browser_click", json!({"selector": "button"})).await;
+    let out = ok(
+        &engine,
+        "browser_navigate",
+        json!({"url": site.url("/form.html")}),
+    )
+    .await;
+    assert_eq!(out.data["dialog_opened"]["type"], "beforeunload", "{}", out.text);
+    ok(&engine, "browser_dialog", json!({"action": "accept"})).await;
+    ok(&engine, "browser_wait", json!({"url": "*/form.html"})).await;
+    let snap = ok(&engine, "browser_snapshot", json!({})).await;
+    assert_eq!(snap.data["title"], "Form");
     engine.shutdown().await;
 }

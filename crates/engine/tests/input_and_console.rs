@@ -135,6 +135,14 @@ async fn console_keeps_messages_and_exceptions() {
         "{}",
         all.text
     );
+    let snap = ok(&engine, "browser_snapshot", json!({})).await;
+    let shown = snap.data["console_errors"].as_array().unwrap();
+    assert!(
+        shown.iter().all(|m| m["level"] == "error") && shown.len() >= 2,
+        "{}",
+        snap.text
+    );
+    assert!(snap.text.contains("console_errors:"), "{}", snap.text);
     let errors = ok(
         &engine,
         "browser_console",

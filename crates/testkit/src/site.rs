@@ -26,6 +26,7 @@ const PAGES: &[(&str, &str)] = &[
     ("article.html", include_str!("../site/article.html")),
     ("captcha.html", include_str!("../site/captcha.html")),
     ("login.html", include_str!("../site/login.html")),
+    ("leave.html", include_str!("../site/leave.html")),
 ];
 
 /// A reserved loopback port on which connections are refused.
