@@ -129,26 +129,25 @@ impl DialogBook {
     /// A bridged dialog was answered (no close event comes for those).
     pub fn closed_by_id(&mut self, id: &str) {
         if let Some(index) = self.pending.iter().position(|d| d.id == id) {
-            let mut dialog = self.pending.remove(index);
-            dialog.closed_at = Some(now());
-            dialog.closed_by = Some(dialog.answering.take().unwrap_or_else(|| "remote".into()));
-            self.recent.push_back(dialog);
-            while self.recent.len() > RECENT_CAP {
-                self.recent.pop_front();
-            }
+            self.close_at(index);
         }
     }
 
     /// `Page.javascriptDialogClosed` on `session`: the close event has no
-    /// message, so it closes that session's oldest pending dialog.
+    /// message, so it closes that session's oldest pending native dialog.
     pub fn closed(&mut self, session: &str) {
-        let Some(index) = self
+        if let Some(index) = self
             .pending
             .iter()
             .position(|d| d.session == session && d.bridge_request.is_none())
-        else {
-            return;
-        };
+        {
+            self.close_at(index);
+        }
+    }
+
+    /// Moves pending dialog `index` to the recent ring, recording who
+    /// closed it (whoever was answering it, else the page or backend).
+    fn close_at(&mut self, index: usize) {
         let mut dialog = self.pending.remove(index);
         dialog.closed_at = Some(now());
         dialog.closed_by = Some(dialog.answering.take().unwrap_or_else(|| "remote".into()));
@@ -204,8 +203,8 @@ impl DialogBook {
 
     /// The main document was replaced: whatever dialog it had is gone.
     pub fn page_left(&mut self) {
-        while let Some(session) = self.pending.first().map(|d| d.session.clone()) {
-            self.closed(&session);
+        while !self.pending.is_empty() {
+            self.close_at(0);
         }
     }
 }
@@ -249,11 +248,18 @@ mod tests {
         assert_eq!(book.recent[0].closed_by.as_deref(), Some("agent"));
         book.closed("S");
         assert_eq!(book.recent[1].closed_by.as_deref(), Some("remote"));
+        book.bridged("S", "R1", &json!({"type": "alert", "message": "bridged"}));
+        book.opened("S", &json!({"type": "alert", "message": "native"}));
+        book.page_left();
+        assert!(
+            book.pending.is_empty(),
+            "leaving the page closes bridged and native dialogs alike"
+        );
         for _ in 0..30 {
             book.opened("S", &json!({"type": "alert"}));
             book.closed("S");
         }
         assert_eq!(book.recent.len(), RECENT_CAP);
-        assert_eq!(book.recent.back().unwrap().id, "d-33");
+        assert_eq!(book.recent.back().unwrap().id, "d-35");
     }
 }
