@@ -1,9 +1,11 @@
 //! The engine a transport talks to: one browser session, started lazily on
-//! the first call and restarted on the next call after it died.
+//! the first call, reconnected when its socket dropped, relaunched when it
+//! died; every action runs under the dialog rules (`supervised`), as one
+//! tracing span, counted in the metrics.
 //!
-//! Owns the browser handle. The lock around it is held only to start or
-//! replace the browser (single-flight), never while an action runs, so a
-//! long action does not block others.
+//! Owns the browser handle. The lock around it is held only to start,
+//! reconnect or replace the browser (single-flight), never while an action
+//! runs, so a long action does not block others.
 
 use std::sync::Arc;
 use std::time::Duration;
