@@ -158,14 +158,24 @@ impl DialogBook {
     }
 }
 
+/// "an alert", "a confirm", …
+fn with_article(kind: &str) -> String {
+    let article = if kind.starts_with(['a', 'e', 'i', 'o', 'u']) {
+        "an"
+    } else {
+        "a"
+    };
+    format!("{article} {kind}")
+}
+
 /// `dialog_pending`: the page is blocked by `dialog`.
 pub fn pending_error(dialog: &Dialog) -> crate::ActionError {
     if dialog.orphaned {
         return crate::ActionError::new(
             crate::ErrorCode::DialogPending,
             format!(
-                "a {} dialog ({}) {:?} blocks the page; it opened before the connection to the browser dropped, so it can no longer be answered",
-                dialog.kind, dialog.id, dialog.message
+                "{} dialog ({}) {:?} blocks the page; it opened before the connection to the browser dropped, so it can no longer be answered",
+                with_article(&dialog.kind), dialog.id, dialog.message
             ),
             "Leave the page with browser_navigate (a URL, or history: reload); the dialog closes with it.",
         );
@@ -173,8 +183,10 @@ pub fn pending_error(dialog: &Dialog) -> crate::ActionError {
     crate::ActionError::new(
         crate::ErrorCode::DialogPending,
         format!(
-            "a {} dialog ({}) {:?} is blocking the page",
-            dialog.kind, dialog.id, dialog.message
+            "{} dialog ({}) {:?} is blocking the page",
+            with_article(&dialog.kind),
+            dialog.id,
+            dialog.message
         ),
         "Answer it with browser_dialog (accept or dismiss), then retry.",
     )
@@ -185,8 +197,10 @@ pub fn pending_error(dialog: &Dialog) -> crate::ActionError {
 pub fn opened_output(dialog: &Dialog) -> crate::ActionOutput {
     crate::ActionOutput::new(
         format!(
-            "The page opened a {} dialog ({}): {:?}. It blocks the page until answered: use browser_dialog.",
-            dialog.kind, dialog.id, dialog.message
+            "The page opened {} dialog ({}): {:?}. It blocks the page until answered: use browser_dialog.",
+            with_article(&dialog.kind),
+            dialog.id,
+            dialog.message
         ),
         serde_json::json!({
             "ok": true,
