@@ -151,13 +151,17 @@ mod tests {
     async fn cancellation_wins_over_a_pending_step() {
         let cancel = CancellationToken::new();
         let budget = Budget::new(Duration::from_secs(60), cancel.clone());
-        let run = budget.run("waiting", std::future::pending::<Result<(), ActionError>>());
-        tokio::pin!(run);
-        tokio::select! {
-            _ = &mut run => panic!("finished before cancel"),
-            _ = tokio::time::sleep(Duration::from_millis(10)) => cancel.cancel(),
-        }
-        assert_eq!(run.await.unwrap_err().code, ErrorCode::Canceled);
+        // The cancel comes from another task while the step is pending.
+        let canceller = cancel.clone();
+        tokio::spawn(async move { canceller.cancel() });
+        let result = budget
+            .run("waiting", std::future::pending::<Result<(), ActionError>>())
+            .await;
+        assert_eq!(result.unwrap_err().code, ErrorCode::Canceled);
+        assert!(
+            budget.elapsed() < Duration::from_secs(60),
+            "it did not wait for the deadline"
+        );
         assert_eq!(budget.check("next").unwrap_err().code, ErrorCode::Canceled);
     }
 }
