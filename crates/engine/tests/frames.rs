@@ -201,3 +201,27 @@ async fn evaluate_and_raw_cdp_route_to_a_frame() {
     assert_eq!(e.code, ErrorCode::InvalidArgument);
     engine.shutdown().await;
 }
+
+#[tokio::test]
+async fn an_element_inside_a_cross_origin_frame_can_be_screenshotted() {
+    let site = TestSite::start().await;
+    let engine = engine();
+    ok(
+        &engine,
+        "browser_navigate",
+        json!({"url": site.url("/frames.html")}),
+    )
+    .await;
+    let snap = ok(&engine, "browser_snapshot", json!({})).await;
+    let button = child_ref(&snap.text, "Cross-origin frame", "button \"Child button\"");
+    let shot = ok(&engine, "browser_screenshot", json!({"ref": button})).await;
+    let (w, h) = (
+        shot.data["width"].as_u64().unwrap(),
+        shot.data["height"].as_u64().unwrap(),
+    );
+    assert!(
+        w > 20 && w < 200 && h > 5 && h < 60,
+        "a button-sized clip, got {w}x{h}"
+    );
+    engine.shutdown().await;
+}

@@ -247,16 +247,37 @@ impl Element {
         Ok(point)
     }
 
-    /// Scrolls the element into view and returns the centre of its first
-    /// visible content quad in the tab's viewport (CSS pixels): where a
-    /// mouse event must go, frames included.
-    pub async fn clickable_point(&self, tab: &Tab, budget: &Budget) -> Result<(f64, f64), ActionError> {
-        Ok(self.points(tab, budget).await?.0)
-    }
-
     /// The click point in the tab's viewport, and the same point in the
     /// element's own frame (for hit-testing inside that frame).
     async fn points(&self, tab: &Tab, budget: &Budget) -> Result<((f64, f64), (f64, f64)), ActionError> {
+        let placed = self.placed(tab, budget).await?;
+        let (x, y) = placed.quad_centre;
+        let (sx, sy) = placed.session_origin;
+        let (fx, fy) = geometry::frame_offset_in_session(tab, &self.frame, budget).await?;
+        Ok(((x + sx, y + sy), (x - fx, y - fy)))
+    }
+
+    /// The element's box (left, top, right, bottom) in the tab's viewport,
+    /// after scrolling it into view: what an element screenshot clips to.
+    pub async fn viewport_box(
+        &self,
+        tab: &Tab,
+        budget: &Budget,
+    ) -> Result<(f64, f64, f64, f64), ActionError> {
+        let placed = self.placed(tab, budget).await?;
+        let (sx, sy) = placed.session_origin;
+        let q = &placed.quad;
+        let xs = q.iter().step_by(2).copied();
+        let ys = q.iter().skip(1).step_by(2).copied();
+        let (x0, x1) = xs.fold((f64::MAX, f64::MIN), |(lo, hi), v| (lo.min(v), hi.max(v)));
+        let (y0, y1) = ys.fold((f64::MAX, f64::MIN), |(lo, hi), v| (lo.min(v), hi.max(v)));
+        Ok((x0 + sx, y0 + sy, x1 + sx, y1 + sy))
+    }
+
+    /// Scrolls the element into view and measures its first visible content
+    /// quad (in its session's coordinates) and where that session's root
+    /// document sits in the tab's viewport.
+    async fn placed(&self, tab: &Tab, budget: &Budget) -> Result<Placed, ActionError> {
         budget
             .cdp(
                 "scrolling the element into view",
@@ -277,23 +298,23 @@ impl Element {
                 },
             )
             .await?;
-        let (x, y) = quads
-            .quads
-            .iter()
-            .filter(|q| q.len() == 8 && quad_area(q) > 0.5)
-            .map(|q| ((q[0] + q[2] + q[4] + q[6]) / 4.0, (q[1] + q[3] + q[5] + q[7]) / 4.0))
-            .next()
-            .ok_or_else(|| {
-                ActionError::new(
-                    ErrorCode::ElementNotInteractable,
-                    format!("{} has no visible box to click", self.label),
-                    "It may be hidden, collapsed or zero-sized; take a browser_snapshot and pick a visible element.",
-                )
-            })?;
-        // Quads are in the coordinates of the session's root document.
-        let (sx, sy) = geometry::session_origin(tab, self.frame.session.id(), budget).await?;
-        let (fx, fy) = geometry::frame_offset_in_session(tab, &self.frame, budget).await?;
-        Ok(((x + sx, y + sy), (x - fx, y - fy)))
+        let quad = quads.quads.into_iter().find(|q| q.len() == 8 && quad_area(q) > 0.5).ok_or_else(|| {
+            ActionError::new(
+                ErrorCode::ElementNotInteractable,
+                format!("{} has no visible box to click", self.label),
+                "It may be hidden, collapsed or zero-sized; take a browser_snapshot and pick a visible element.",
+            )
+        })?;
+        let quad_centre = (
+            (quad[0] + quad[2] + quad[4] + quad[6]) / 4.0,
+            (quad[1] + quad[3] + quad[5] + quad[7]) / 4.0,
+        );
+        let session_origin = geometry::session_origin(tab, self.frame.session.id(), budget).await?;
+        Ok(Placed {
+            quad,
+            quad_centre,
+            session_origin,
+        })
     }
 
     /// Waits for the element's frame to render once. Input for a
@@ -364,6 +385,14 @@ impl Element {
         }
         Ok(evaluated.result.value.unwrap_or(serde_json::Value::Null))
     }
+}
+
+/// An element measured in its session: quads are in the coordinates of
+/// the session's root document, which starts at `session_origin`.
+struct Placed {
+    quad: Vec<f64>,
+    quad_centre: (f64, f64),
+    session_origin: (f64, f64),
 }
 
 /// Shoelace formula; a degenerate quad has no area to click.

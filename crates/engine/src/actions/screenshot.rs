@@ -26,25 +26,10 @@ pub async fn run(tab: &Tab, args: &ScreenshotArgs, budget: &Budget) -> Result<Ac
     let mut what = "the viewport".to_owned();
     if let Some(reference) = &args.reference {
         let element = element::by_ref(tab, reference, budget).await?;
-        element.clickable_point(tab, budget).await?; // scrolls it into view, fails if it has no box
+        let (x0, y0, x1, y1) = element.viewport_box(tab, budget).await?;
         let metrics = budget
             .cdp("measuring the page", &tab.session, page::GetLayoutMetrics {})
             .await?;
-        let quads = budget
-            .cdp(
-                "measuring the element",
-                &tab.session,
-                cdp::protocol::dom::GetContentQuads {
-                    object_id: element.object_id.clone(),
-                    backend_node_id: None,
-                },
-            )
-            .await?;
-        let quad = quads.quads.first().cloned().unwrap_or_default();
-        let xs = quad.iter().step_by(2).copied();
-        let ys = quad.iter().skip(1).step_by(2).copied();
-        let (x0, x1) = xs.fold((f64::MAX, f64::MIN), |(lo, hi), v| (lo.min(v), hi.max(v)));
-        let (y0, y1) = ys.fold((f64::MAX, f64::MIN), |(lo, hi), v| (lo.min(v), hi.max(v)));
         capture.clip = Some(page::Viewport {
             x: x0 + metrics.css_visual_viewport.page_x,
             y: y0 + metrics.css_visual_viewport.page_y,
