@@ -126,6 +126,12 @@ impl FrameTree {
         self.frames.retain(|f| !doomed.contains(&f.frame_id));
     }
 
+    /// The flattened session of a cross-origin frame's own target, while
+    /// attached (`None` for frames living in their parent's process).
+    pub fn session_of(&self, frame_id: &str) -> Option<&str> {
+        self.get(frame_id).and_then(|f| f.session.as_deref())
+    }
+
     pub fn get(&self, frame_id: &str) -> Option<&FrameRecord> {
         self.frames.iter().find(|f| f.frame_id == frame_id)
     }

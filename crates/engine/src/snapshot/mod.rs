@@ -266,9 +266,9 @@ impl Walk<'_> {
         let parent_session = parent.session.id().to_owned();
         let (number, session_id) = self.tab.state(|s| {
             let session_id = s
-                .child_sessions
-                .get(&frame_id)
-                .cloned()
+                .frame_tree
+                .session_of(&frame_id)
+                .map(str::to_owned)
                 .unwrap_or_else(|| parent_session.clone());
             let number = s.frames.register(
                 &frame_id,

@@ -119,7 +119,6 @@ pub(super) fn spawn(
                         let url = info["url"].as_str().unwrap_or_default();
                         let mut state = state.lock().unwrap();
                         state.frame_tree.oopif_attached(&frame, parent, url, &child);
-                        state.child_sessions.insert(frame, child.clone());
                     }
                     let session = conn.session(child);
                     let setup = setup.clone();
@@ -129,7 +128,6 @@ pub(super) fn spawn(
                     if let Some(child) = event.params["sessionId"].as_str() {
                         ours.remove(child);
                         let mut state = state.lock().unwrap();
-                        state.child_sessions.retain(|_, s| s != child);
                         state.frame_tree.oopif_detached(child);
                     }
                 }

@@ -31,8 +31,6 @@ pub struct TabState {
     pub page_contexts: std::collections::HashMap<String, (String, i64)>,
     /// Frames snapshots have shown: numbers, sessions, worlds.
     pub frames: crate::frames::FrameRegistry,
-    /// Sessions of the tab's cross-origin iframes, by frame id.
-    pub child_sessions: std::collections::HashMap<String, String>,
     /// Console messages and uncaught exceptions of the tab and its frames.
     pub console: crate::console::Console,
     /// Native dialogs: pending and recently closed.
@@ -162,7 +160,6 @@ impl TabState {
     /// The connection was replaced: every session, world and ref of the old
     /// one is gone; the supervisor's records (dialogs, frames, console) stay.
     pub fn forget_sessions(&mut self) {
-        self.child_sessions.clear();
         self.page_contexts.clear();
         self.frames.reset();
         self.world = None;

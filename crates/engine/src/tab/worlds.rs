@@ -65,12 +65,13 @@ impl Tab {
                 return Some((info.session_id.clone(), info.number));
             }
             let record = s.frame_tree.get(name)?;
-            let session = s
-                .child_sessions
-                .get(name)
-                .cloned()
-                .or_else(|| record.session.clone());
-            Some((session.unwrap_or_else(|| self.session.id().to_owned()), 0))
+            Some((
+                record
+                    .session
+                    .clone()
+                    .unwrap_or_else(|| self.session.id().to_owned()),
+                0,
+            ))
         });
         match found {
             Some((session, number)) => Ok(FrameRef {
@@ -90,11 +91,7 @@ impl Tab {
     /// default (the main frame, or an OOPIF's own document).
     pub fn page_context(&self, frame: &FrameRef) -> Result<Option<i64>, ActionError> {
         let root_of_session = frame.number.is_none() && frame.session.id() == self.session.id()
-            || self.state(|s| {
-                s.child_sessions
-                    .get(&frame.frame_id)
-                    .is_some_and(|c| c == frame.session.id())
-            });
+            || self.state(|s| s.frame_tree.session_of(&frame.frame_id) == Some(frame.session.id()));
         if root_of_session {
             return Ok(None);
         }
