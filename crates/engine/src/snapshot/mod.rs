@@ -134,22 +134,20 @@ fn blocked_by_dialog(tab: &Tab) -> Option<ActionOutput> {
     Some(ActionOutput::new(text, data))
 }
 
-/// `frame` as the model gave it: `f2` (as in refs), or a CDP frame id.
+/// `frame` as the model gave it: `f2` (as in refs), or a CDP frame id of a
+/// frame a snapshot has numbered.
 fn find_frame(tab: &Tab, name: &str) -> Result<FrameRef, ActionError> {
-    let number = name
-        .strip_prefix('f')
-        .and_then(|n| n.parse::<u32>().ok())
-        .or_else(|| tab.state(|s| s.frames.by_frame_id(name).map(|f| f.number)));
-    if name == tab.state(|s| s.main_frame_id.clone()) {
-        return Ok(tab.main_frame());
-    }
-    number.and_then(|n| tab.frame(n)).ok_or_else(|| {
-        ActionError::new(
+    let frame = tab.frame_named(name)?;
+    let main = frame.frame_id == tab.state(|s| s.main_frame_id.clone());
+    if frame.number.is_none() && !main {
+        // Refs in a frame carry its number, which a whole-page snapshot gives.
+        return Err(ActionError::new(
             ErrorCode::FrameNotFound,
-            format!("there is no frame {name:?} in this page"),
-            "Take a browser_snapshot of the whole page: frames show as iframe lines, and refs inside frame N start with fN.",
-        )
-    })
+            format!("frame {name:?} has not been numbered by a snapshot yet"),
+            "Take a browser_snapshot of the whole page first, then scope to the frame by its number (f2).",
+        ));
+    }
+    Ok(frame)
 }
 
 impl Walk<'_> {
