@@ -102,3 +102,32 @@ async fn new_tabs_unknown_tabs_and_closing_the_last_one() {
     ok(&engine, "browser_navigate", json!({"url": site.url("/")})).await;
     engine.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_tab_attached_after_it_loaded_still_has_its_frame_tree() {
+    let site = TestSite::start().await;
+    let engine = engine();
+    ok(&engine, "browser_navigate", json!({"url": site.url("/")})).await;
+    // The opener waits for the popup's load event, so cdpilot first sees
+    // the tab (and attaches) only after its frames were created.
+    let opened = "new Promise((resolve) => { const w = window.open('/frames.html'); w.addEventListener('load', () => resolve(true)); })";
+    ok(&engine, "browser_evaluate", json!({"expression": opened})).await;
+    let list = ok(&engine, "browser_tabs", json!({"action": "list"})).await;
+    let popup = list.data["tabs"][1]["id"].as_str().unwrap().to_owned();
+    let snap = ok(&engine, "browser_snapshot", json!({"tab": popup})).await;
+    assert!(
+        snap.data["frame_tree"]["top"]["url"]
+            .as_str()
+            .unwrap()
+            .ends_with("/frames.html"),
+        "{}",
+        snap.text
+    );
+    assert_eq!(
+        snap.data["frame_tree"]["children"].as_array().unwrap().len(),
+        2,
+        "{}",
+        snap.text
+    );
+    engine.shutdown().await;
+}
