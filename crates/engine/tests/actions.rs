@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{call, engine, ok, ref_of, title};
+use common::{call, engine, ok, open, ref_of, title};
 use engine::ErrorCode;
 use serde_json::json;
 use testkit::TestSite;
@@ -37,9 +37,7 @@ async fn navigate_reports_real_url_title_and_status() {
 
 #[tokio::test]
 async fn navigate_history_back_forward_reload() {
-    let site = TestSite::start().await;
-    let engine = engine();
-    ok(&engine, "browser_navigate", json!({"url": site.url("/")})).await;
+    let (site, engine) = open("/").await;
     ok(
         &engine,
         "browser_navigate",
@@ -96,9 +94,7 @@ async fn navigate_failures_have_contract_codes_and_the_session_survives() {
 
 #[tokio::test]
 async fn click_by_ref_is_trusted_input() {
-    let site = TestSite::start().await;
-    let engine = engine();
-    ok(&engine, "browser_navigate", json!({"url": site.url("/")})).await;
+    let (_site, engine) = open("/").await;
     let snap = ok(&engine, "browser_snapshot", json!({})).await;
     let button = ref_of(&snap.text, "button \"Trusted click\"");
     let out = ok(&engine, "browser_click", json!({"ref": button})).await;
@@ -113,9 +109,7 @@ async fn click_by_ref_is_trusted_input() {
 
 #[tokio::test]
 async fn clicking_a_link_navigates_and_old_refs_go_stale() {
-    let site = TestSite::start().await;
-    let engine = engine();
-    ok(&engine, "browser_navigate", json!({"url": site.url("/")})).await;
+    let (site, engine) = open("/").await;
     let snap = ok(&engine, "browser_snapshot", json!({})).await;
     let link = ref_of(&snap.text, "link \"Go to form\"");
     let button = ref_of(&snap.text, "button \"Trusted click\"");
@@ -132,9 +126,7 @@ async fn clicking_a_link_navigates_and_old_refs_go_stale() {
 
 #[tokio::test]
 async fn unknown_and_malformed_refs() {
-    let site = TestSite::start().await;
-    let engine = engine();
-    ok(&engine, "browser_navigate", json!({"url": site.url("/")})).await;
+    let (_site, engine) = open("/").await;
     ok(&engine, "browser_snapshot", json!({})).await;
     let e = call(&engine, "browser_click", json!({"ref": "e999"}))
         .await
@@ -159,14 +151,7 @@ async fn unknown_and_malformed_refs() {
 
 #[tokio::test]
 async fn type_clears_reports_value_and_submits() {
-    let site = TestSite::start().await;
-    let engine = engine();
-    ok(
-        &engine,
-        "browser_navigate",
-        json!({"url": site.url("/form.html")}),
-    )
-    .await;
+    let (_site, engine) = open("/form.html").await;
     let snap = ok(&engine, "browser_snapshot", json!({})).await;
     assert!(snap.text.contains("textbox \"Email\""), "{}", snap.text);
     assert!(snap.text.contains("value=\"old@example.com\""), "{}", snap.text);
@@ -206,14 +191,7 @@ async fn type_clears_reports_value_and_submits() {
 
 #[tokio::test]
 async fn snapshot_shows_roles_names_states_and_hides_hidden() {
-    let site = TestSite::start().await;
-    let engine = engine();
-    ok(
-        &engine,
-        "browser_navigate",
-        json!({"url": site.url("/snapshot.html")}),
-    )
-    .await;
+    let (_site, engine) = open("/snapshot.html").await;
     let snap = ok(&engine, "browser_snapshot", json!({})).await;
     let t = &snap.text;
     for expected in [
@@ -263,9 +241,7 @@ async fn snapshot_shows_roles_names_states_and_hides_hidden() {
 
 #[tokio::test]
 async fn screenshots_viewport_full_page_element_and_jpeg() {
-    let site = TestSite::start().await;
-    let engine = engine();
-    ok(&engine, "browser_navigate", json!({"url": site.url("/")})).await;
+    let (_site, engine) = open("/").await;
     let shot = ok(&engine, "browser_screenshot", json!({})).await;
     let image = shot.image.expect("an image");
     assert_eq!(image.mime_type, "image/png");
@@ -295,14 +271,7 @@ async fn screenshots_viewport_full_page_element_and_jpeg() {
 
 #[tokio::test]
 async fn refs_resolve_to_stable_backend_node_ids() {
-    let site = TestSite::start().await;
-    let engine = engine();
-    ok(
-        &engine,
-        "browser_navigate",
-        json!({"url": site.url("/form.html")}),
-    )
-    .await;
+    let (_site, engine) = open("/form.html").await;
     let first = ok(&engine, "browser_snapshot", json!({})).await;
     let email = ref_of(&first.text, "textbox \"Email\"");
     let send = ref_of(&first.text, "button \"Send\"");
@@ -321,9 +290,7 @@ async fn refs_resolve_to_stable_backend_node_ids() {
 
 #[tokio::test]
 async fn push_state_keeps_refs_and_a_scripted_navigation_is_reported() {
-    let site = TestSite::start().await;
-    let engine = engine();
-    ok(&engine, "browser_navigate", json!({"url": site.url("/spa.html")})).await;
+    let (site, engine) = open("/spa.html").await;
     let snap = ok(&engine, "browser_snapshot", json!({})).await;
     let next = ref_of(&snap.text, "button \"Next route\"");
     let out = ok(&engine, "browser_click", json!({"ref": next})).await;
@@ -346,14 +313,7 @@ async fn push_state_keeps_refs_and_a_scripted_navigation_is_reported() {
 
 #[tokio::test]
 async fn a_covered_button_names_its_cover_and_a_disabled_one_says_so() {
-    let site = TestSite::start().await;
-    let engine = engine();
-    ok(
-        &engine,
-        "browser_navigate",
-        json!({"url": site.url("/covered.html")}),
-    )
-    .await;
+    let (site, engine) = open("/covered.html").await;
     let e = call(&engine, "browser_click", json!({"selector": "#under"}))
         .await
         .unwrap_err();
@@ -394,9 +354,7 @@ async fn a_covered_button_names_its_cover_and_a_disabled_one_says_so() {
 
 #[tokio::test]
 async fn an_element_that_appears_late_is_waited_for() {
-    let site = TestSite::start().await;
-    let engine = engine();
-    ok(&engine, "browser_navigate", json!({"url": site.url("/")})).await;
+    let (_site, engine) = open("/").await;
     ok(
         &engine,
         "browser_evaluate",
@@ -410,14 +368,7 @@ async fn an_element_that_appears_late_is_waited_for() {
 
 #[tokio::test]
 async fn a_button_in_a_shadow_root_is_snapshotted_and_clicked() {
-    let site = TestSite::start().await;
-    let engine = engine();
-    ok(
-        &engine,
-        "browser_navigate",
-        json!({"url": site.url("/shadow.html")}),
-    )
-    .await;
+    let (_site, engine) = open("/shadow.html").await;
     let snap = ok(&engine, "browser_snapshot", json!({})).await;
     assert!(snap.text.contains("text: Inside the shadow"), "{}", snap.text);
     assert!(snap.text.contains("text: Slotted note"), "{}", snap.text);

@@ -6,16 +6,14 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{call, engine, engine_with, ok, ref_of};
+use common::{call, engine_with, ok, open, ref_of};
 use engine::ErrorCode;
 use serde_json::json;
 use testkit::TestSite;
 
 #[tokio::test]
 async fn a_click_that_opens_confirm_returns_at_once_and_the_answer_reaches_the_page() {
-    let site = TestSite::start().await;
-    let engine = engine();
-    ok(&engine, "browser_navigate", json!({"url": site.url("/")})).await;
+    let (_site, engine) = open("/").await;
     let snap = ok(&engine, "browser_snapshot", json!({})).await;
     let ask = ref_of(&snap.text, "button \"Ask\"");
 
@@ -63,14 +61,7 @@ async fn a_click_that_opens_confirm_returns_at_once_and_the_answer_reaches_the_p
 
 #[tokio::test]
 async fn alerts_from_same_origin_and_cross_origin_frames_are_detected() {
-    let site = TestSite::start().await;
-    let engine = engine();
-    ok(
-        &engine,
-        "browser_navigate",
-        json!({"url": site.url("/frames.html")}),
-    )
-    .await;
+    let (site, engine) = open("/frames.html").await;
     let snap = ok(&engine, "browser_snapshot", json!({})).await;
     let alerts: Vec<String> = snap
         .text
@@ -288,14 +279,7 @@ async fn the_bridge_round_trips_alert_prompt_and_confirm() {
 
 #[tokio::test]
 async fn a_beforeunload_dialog_is_surfaced_and_accepting_it_leaves() {
-    let site = TestSite::start().await;
-    let engine = engine();
-    ok(
-        &engine,
-        "browser_navigate",
-        json!({"url": site.url("/leave.html")}),
-    )
-    .await;
+    let (site, engine) = open("/leave.html").await;
     // Chrome asks before leaving only pages the user interacted with.
     ok(&engine, "browser_click", json!({"selector": "button"})).await;
     let out = ok(

@@ -5,16 +5,13 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{call, engine, ok, ref_of};
+use common::{call, ok, open, ref_of};
 use engine::ErrorCode;
 use serde_json::json;
-use testkit::TestSite;
 
 #[tokio::test]
 async fn an_infinite_loop_times_out_and_the_tab_stays_usable() {
-    let site = TestSite::start().await;
-    let engine = engine();
-    ok(&engine, "browser_navigate", json!({"url": site.url("/")})).await;
+    let (site, engine) = open("/").await;
     let snap = ok(&engine, "browser_snapshot", json!({})).await;
     let button = ref_of(&snap.text, "button \"Trusted click\"");
 
@@ -68,14 +65,7 @@ async fn an_infinite_loop_times_out_and_the_tab_stays_usable() {
 
 #[tokio::test]
 async fn a_never_settling_promise_times_out_and_the_tab_stays_usable() {
-    let site = TestSite::start().await;
-    let engine = engine();
-    ok(
-        &engine,
-        "browser_navigate",
-        json!({"url": site.url("/form.html")}),
-    )
-    .await;
+    let (_site, engine) = open("/form.html").await;
     let e = call(
         &engine,
         "browser_evaluate",
@@ -98,9 +88,7 @@ async fn a_never_settling_promise_times_out_and_the_tab_stays_usable() {
 
 #[tokio::test]
 async fn values_types_truncation_errors_and_elements() {
-    let site = TestSite::start().await;
-    let engine = engine();
-    ok(&engine, "browser_navigate", json!({"url": site.url("/")})).await;
+    let (_site, engine) = open("/").await;
     let title = ok(
         &engine,
         "browser_evaluate",
@@ -168,9 +156,7 @@ async fn values_types_truncation_errors_and_elements() {
 
 #[tokio::test]
 async fn an_alert_from_evaluate_returns_dialog_opened_and_can_be_answered() {
-    let site = TestSite::start().await;
-    let engine = engine();
-    ok(&engine, "browser_navigate", json!({"url": site.url("/")})).await;
+    let (_site, engine) = open("/").await;
     let started = Instant::now();
     let out = ok(
         &engine,
@@ -247,9 +233,7 @@ async fn evaluate_can_be_turned_off() {
 
 #[tokio::test]
 async fn waits_for_text_selector_url_and_time() {
-    let site = TestSite::start().await;
-    let engine = engine();
-    ok(&engine, "browser_navigate", json!({"url": site.url("/")})).await;
+    let (_site, engine) = open("/").await;
     ok(
         &engine,
         "browser_evaluate",

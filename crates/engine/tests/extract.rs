@@ -3,21 +3,13 @@
 
 mod common;
 
-use common::{call, engine, ok};
+use common::{call, ok, open};
 use engine::ErrorCode;
 use serde_json::json;
-use testkit::TestSite;
 
 #[tokio::test]
 async fn main_content_as_markdown_without_chrome_or_hidden_parts() {
-    let site = TestSite::start().await;
-    let engine = engine();
-    ok(
-        &engine,
-        "browser_navigate",
-        json!({"url": site.url("/article.html")}),
-    )
-    .await;
+    let (_site, engine) = open("/article.html").await;
     let out = ok(&engine, "browser_extract", json!({})).await;
     let md = out.data["content"].as_str().unwrap();
     for wanted in [
@@ -55,14 +47,7 @@ async fn main_content_as_markdown_without_chrome_or_hidden_parts() {
 
 #[tokio::test]
 async fn pages_concatenate_to_exactly_the_whole() {
-    let site = TestSite::start().await;
-    let engine = engine();
-    ok(
-        &engine,
-        "browser_navigate",
-        json!({"url": site.url("/article.html")}),
-    )
-    .await;
+    let (_site, engine) = open("/article.html").await;
     let whole = ok(&engine, "browser_extract", json!({})).await;
     let whole_text = whole.data["content"].as_str().unwrap().to_owned();
     let total = whole.data["total_chars"].as_u64().unwrap();
@@ -98,14 +83,7 @@ async fn pages_concatenate_to_exactly_the_whole() {
 
 #[tokio::test]
 async fn html_over_two_million_characters_is_cut_before_conversion() {
-    let site = TestSite::start().await;
-    let engine = engine();
-    ok(
-        &engine,
-        "browser_navigate",
-        json!({"url": site.url("/controls/60000")}),
-    )
-    .await;
+    let (_site, engine) = open("/controls/60000").await;
     let out = ok(&engine, "browser_extract", json!({"max_chars": 100})).await;
     assert_eq!(out.data["input_truncated"], true, "{}", out.text);
     assert!(out.text.contains("was cut before conversion"));

@@ -5,21 +5,13 @@
 
 mod common;
 
-use common::{call, engine, ok, ref_of};
+use common::{call, ok, open, ref_of};
 use engine::ErrorCode;
 use serde_json::json;
-use testkit::TestSite;
 
 #[tokio::test]
 async fn both_frames_appear_in_one_snapshot_with_frame_refs() {
-    let site = TestSite::start().await;
-    let engine = engine();
-    ok(
-        &engine,
-        "browser_navigate",
-        json!({"url": site.url("/frames.html")}),
-    )
-    .await;
+    let (_site, engine) = open("/frames.html").await;
     let snap = ok(&engine, "browser_snapshot", json!({})).await;
     let t = &snap.text;
     assert!(t.contains("iframe \"Cross-origin frame\" [ref=e"), "{t}");
@@ -53,14 +45,7 @@ fn child_ref(snapshot: &str, frame_title: &str, needle: &str) -> String {
 
 #[tokio::test]
 async fn clicking_and_typing_inside_a_cross_origin_frame_is_trusted() {
-    let site = TestSite::start().await;
-    let engine = engine();
-    ok(
-        &engine,
-        "browser_navigate",
-        json!({"url": site.url("/frames.html")}),
-    )
-    .await;
+    let (site, engine) = open("/frames.html").await;
     let snap = ok(&engine, "browser_snapshot", json!({})).await;
     let button = child_ref(&snap.text, "Cross-origin frame", "button \"Child button\"");
     let field = child_ref(&snap.text, "Cross-origin frame", "textbox \"Child field\"");
@@ -90,14 +75,7 @@ async fn clicking_and_typing_inside_a_cross_origin_frame_is_trusted() {
 
 #[tokio::test]
 async fn clicking_inside_a_same_origin_frame_and_scoping_by_frame() {
-    let site = TestSite::start().await;
-    let engine = engine();
-    ok(
-        &engine,
-        "browser_navigate",
-        json!({"url": site.url("/frames.html")}),
-    )
-    .await;
+    let (site, engine) = open("/frames.html").await;
     let snap = ok(&engine, "browser_snapshot", json!({})).await;
     let button = child_ref(&snap.text, "Same-origin frame", "button \"Child button\"");
     ok(&engine, "browser_click", json!({"ref": button})).await;
@@ -125,14 +103,7 @@ async fn clicking_inside_a_same_origin_frame_and_scoping_by_frame() {
 
 #[tokio::test]
 async fn evaluate_and_raw_cdp_route_to_a_frame() {
-    let site = TestSite::start().await;
-    let engine = engine();
-    ok(
-        &engine,
-        "browser_navigate",
-        json!({"url": site.url("/frames.html")}),
-    )
-    .await;
+    let (site, engine) = open("/frames.html").await;
     let snap = ok(&engine, "browser_snapshot", json!({})).await;
     let tree = snap.data["frame_tree"]["children"].as_array().unwrap().clone();
     let oopif = tree
@@ -204,14 +175,7 @@ async fn evaluate_and_raw_cdp_route_to_a_frame() {
 
 #[tokio::test]
 async fn an_element_inside_a_cross_origin_frame_can_be_screenshotted() {
-    let site = TestSite::start().await;
-    let engine = engine();
-    ok(
-        &engine,
-        "browser_navigate",
-        json!({"url": site.url("/frames.html")}),
-    )
-    .await;
+    let (_site, engine) = open("/frames.html").await;
     let snap = ok(&engine, "browser_snapshot", json!({})).await;
     let button = child_ref(&snap.text, "Cross-origin frame", "button \"Child button\"");
     let shot = ok(&engine, "browser_screenshot", json!({"ref": button})).await;

@@ -3,21 +3,13 @@
 
 mod common;
 
-use common::{call, engine, ok, ref_of, title};
+use common::{call, ok, open, ref_of, title};
 use engine::ErrorCode;
 use serde_json::json;
-use testkit::TestSite;
 
 #[tokio::test]
 async fn hover_keys_and_select_options() {
-    let site = TestSite::start().await;
-    let engine = engine();
-    ok(
-        &engine,
-        "browser_navigate",
-        json!({"url": site.url("/inputs.html")}),
-    )
-    .await;
+    let (_site, engine) = open("/inputs.html").await;
     ok(&engine, "browser_hover", json!({"selector": "#menu"})).await;
     assert_eq!(title(&engine).await, "hovered");
 
@@ -104,14 +96,7 @@ async fn hover_keys_and_select_options() {
 
 #[tokio::test]
 async fn console_keeps_messages_and_exceptions() {
-    let site = TestSite::start().await;
-    let engine = engine();
-    ok(
-        &engine,
-        "browser_navigate",
-        json!({"url": site.url("/inputs.html")}),
-    )
-    .await;
+    let (_site, engine) = open("/inputs.html").await;
     let all = ok(&engine, "browser_console", json!({})).await;
     let messages = all.data["messages"].as_array().unwrap();
     assert!(
@@ -161,14 +146,7 @@ async fn console_keeps_messages_and_exceptions() {
 
 #[tokio::test]
 async fn no_automation_tells_in_the_page_or_its_cross_origin_frame() {
-    let site = TestSite::start().await;
-    let engine = engine();
-    ok(
-        &engine,
-        "browser_navigate",
-        json!({"url": site.url("/frames.html")}),
-    )
-    .await;
+    let (site, engine) = open("/frames.html").await;
     let wd = ok(
         &engine,
         "browser_evaluate",
@@ -205,14 +183,7 @@ async fn no_automation_tells_in_the_page_or_its_cross_origin_frame() {
 
 #[tokio::test]
 async fn checkboxes_and_right_clicks() {
-    let site = TestSite::start().await;
-    let engine = engine();
-    ok(
-        &engine,
-        "browser_navigate",
-        json!({"url": site.url("/form.html")}),
-    )
-    .await;
+    let (_site, engine) = open("/form.html").await;
     let snap = ok(&engine, "browser_snapshot", json!({})).await;
     let agree = ref_of(&snap.text, "checkbox \"I agree\"");
     ok(&engine, "browser_click", json!({"ref": agree})).await;

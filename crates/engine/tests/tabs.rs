@@ -3,16 +3,14 @@
 
 mod common;
 
-use common::{call, engine, ok, ref_of};
+use common::{call, engine, ok, open, ref_of};
 use engine::ErrorCode;
 use serde_json::json;
 use testkit::TestSite;
 
 #[tokio::test]
 async fn a_tab_opened_by_the_page_is_listed_and_selectable() {
-    let site = TestSite::start().await;
-    let engine = engine();
-    ok(&engine, "browser_navigate", json!({"url": site.url("/")})).await;
+    let (_site, engine) = open("/").await;
     let snap = ok(&engine, "browser_snapshot", json!({})).await;
     let link = ref_of(&snap.text, "link \"Form in a new tab\"");
     let click = ok(&engine, "browser_click", json!({"ref": link})).await;
@@ -105,9 +103,7 @@ async fn new_tabs_unknown_tabs_and_closing_the_last_one() {
 
 #[tokio::test]
 async fn a_tab_attached_after_it_loaded_still_has_its_frame_tree() {
-    let site = TestSite::start().await;
-    let engine = engine();
-    ok(&engine, "browser_navigate", json!({"url": site.url("/")})).await;
+    let (_site, engine) = open("/").await;
     // The opener waits for the popup's load event, so cdpilot first sees
     // the tab (and attaches) only after its frames were created.
     let opened = "new Promise((resolve) => { const w = window.open('/frames.html'); w.addEventListener('load', () => resolve(true)); })";

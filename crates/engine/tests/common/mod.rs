@@ -11,6 +11,20 @@ pub fn engine() -> Engine {
     engine_with(|_| {})
 }
 
+/// The test site, and an engine whose tab has opened `path` on origin A:
+/// the start of most tests.
+pub async fn open(path: &str) -> (testkit::TestSite, Engine) {
+    let site = testkit::TestSite::start().await;
+    let engine = engine();
+    ok(
+        &engine,
+        "browser_navigate",
+        serde_json::json!({"url": site.url(path)}),
+    )
+    .await;
+    (site, engine)
+}
+
 /// Like [`engine`], with the configuration adjusted first.
 pub fn engine_with(adjust: impl FnOnce(&mut Config)) -> Engine {
     let mut config = Config::default();
