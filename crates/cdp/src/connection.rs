@@ -1,5 +1,6 @@
-//! One WebSocket to one browser endpoint: the writer task owns the sink, the
-//! reader task owns the stream and routes what arrives.
+//! One pipe to one browser (a WebSocket, through a [`Transport`]): the
+//! writer task owns the sink, the reader task owns the stream and routes
+//! what arrives.
 //!
 //! Owns: the table of commands awaiting a response, the list of event
 //! subscribers, and the bookkeeping of attached sessions (done before an
@@ -10,20 +11,18 @@
 //! into unbounded channels, so a handler that waits on a response cannot
 //! deadlock it.
 
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, Weak};
-use std::time::Duration;
-
 use futures_util::{SinkExt, StreamExt};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, Weak};
 use tokio::sync::{mpsc, oneshot};
-use tokio_tungstenite::tungstenite::Message;
+use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use crate::transport::{self, Socket};
+use crate::transport::{self, Outgoing, Transport, WebSocket};
 use crate::{CdpError, Session};
 
 /// A CDP event as it arrived. `session_id` is `""` for the browser session.
@@ -32,6 +31,26 @@ pub struct Event {
     pub session_id: String,
     pub method: String,
     pub params: Value,
+}
+
+/// A typed event: its method name and the shape of its params.
+pub trait EventKind: serde::de::DeserializeOwned {
+    const METHOD: &'static str;
+}
+
+impl Event {
+    /// The event as `E`, when it is one (lenient: missing fields default).
+    pub fn decode<E: EventKind>(&self) -> Option<E> {
+        if self.method != E::METHOD {
+            return None;
+        }
+        serde_json::from_value(self.params.clone()).ok()
+    }
+
+    /// Whether this is an `E` (without decoding it).
+    pub fn is<E: EventKind>(&self) -> bool {
+        self.method == E::METHOD
+    }
 }
 
 /// A stream of events for one session (or all sessions). It ends when the
@@ -62,8 +81,10 @@ struct Subscriber {
 }
 
 pub(crate) struct Inner {
-    /// Serialized commands for the writer task, which owns the socket's sink.
-    outgoing: mpsc::UnboundedSender<Message>,
+    /// Serialized commands for the writer task, which owns the pipe's sink.
+    outgoing: mpsc::UnboundedSender<String>,
+    /// What carries the pipe; asked when a second pipe is wanted.
+    transport: Arc<dyn Transport>,
     /// Next request id; ids are unique per connection, across sessions.
     next_id: AtomicU64,
     /// Commands in flight. Locked for microseconds, never across an await.
@@ -76,8 +97,6 @@ pub(crate) struct Inner {
     /// Cancelled when the socket is gone (or the last handle dropped), so
     /// the reader and writer stop and waiters notice.
     closed: CancellationToken,
-    /// Default deadline for a command sent without one.
-    pub(crate) default_timeout: Duration,
 }
 
 impl Drop for Inner {
@@ -119,26 +138,31 @@ struct ErrorBody {
 impl Connection {
     /// Connects to a browser's WebSocket endpoint (`ws://…/devtools/browser/…`).
     pub async fn connect(url: &str) -> Result<Connection, CdpError> {
-        let socket = transport::open(url).await?;
-        Ok(Self::from_socket(socket))
+        Self::open(Arc::new(WebSocket::new(url))).await
     }
 
-    fn from_socket(socket: Socket) -> Connection {
-        let (sink, stream) = socket.split();
+    /// Opens a pipe through `transport` and starts routing it.
+    pub async fn open(transport: Arc<dyn Transport>) -> Result<Connection, CdpError> {
+        let (sink, stream) = transport.open().await?;
         let (outgoing, outgoing_rx) = mpsc::unbounded_channel();
         let closed = CancellationToken::new();
         let inner = Arc::new(Inner {
             outgoing,
+            transport,
             next_id: AtomicU64::new(1),
             pending: Mutex::new(PendingTable::default()),
             subscribers: Mutex::new(Vec::new()),
             sessions: Mutex::new(HashMap::new()),
             closed: closed.clone(),
-            default_timeout: Duration::from_secs(30),
         });
         tokio::spawn(write_loop(sink, outgoing_rx, closed.clone()));
         tokio::spawn(read_loop(stream, Arc::downgrade(&inner), closed));
-        Connection { inner }
+        Ok(Connection { inner })
+    }
+
+    /// What carries this connection: ask it before opening another pipe.
+    pub fn transport(&self) -> &Arc<dyn Transport> {
+        &self.inner.transport
     }
 
     /// The browser-level session (routed as `""`).
@@ -165,7 +189,6 @@ impl Connection {
 
     /// Closes the socket; pending commands fail with `Disconnected`.
     pub fn close(&self) {
-        let _ = self.inner.outgoing.send(Message::Close(None));
         fail_all_pending(&self.inner);
         self.inner.closed.cancel();
     }
@@ -189,18 +212,21 @@ impl Connection {
         rx
     }
 
-    pub(crate) fn default_timeout(&self) -> Duration {
-        self.inner.default_timeout
-    }
-
-    /// Sends one command and waits for its raw result until `timeout`.
+    /// Sends one command and waits for its raw result until `deadline`
+    /// (the caller's: the wire has no default).
     pub(crate) async fn call_raw(
         &self,
         session_id: &str,
         method: &str,
         params: Value,
-        timeout: Duration,
+        deadline: Instant,
     ) -> Result<Box<RawValue>, CdpError> {
+        if deadline <= Instant::now() {
+            return Err(CdpError::Timeout {
+                method: method.to_owned(),
+                after: std::time::Duration::ZERO,
+            });
+        }
         let id = self.inner.next_id.fetch_add(1, Ordering::Relaxed);
         let (reply_tx, reply_rx) = oneshot::channel();
         {
@@ -232,20 +258,16 @@ impl Connection {
         if !session_id.is_empty() {
             message["sessionId"] = Value::String(session_id.to_owned());
         }
-        if self
-            .inner
-            .outgoing
-            .send(Message::Text(message.to_string().into()))
-            .is_err()
-        {
+        if self.inner.outgoing.send(message.to_string()).is_err() {
             return Err(CdpError::Disconnected);
         }
-        match tokio::time::timeout(timeout, reply_rx).await {
+        let sent = Instant::now();
+        match tokio::time::timeout_at(deadline, reply_rx).await {
             Ok(Ok(reply)) => reply,
             Ok(Err(_)) => Err(CdpError::Disconnected),
             Err(_) => Err(CdpError::Timeout {
                 method: method.to_owned(),
-                after: timeout,
+                after: sent.elapsed(),
             }),
         }
     }
@@ -276,8 +298,8 @@ fn fail_all_pending(inner: &Inner) {
 }
 
 async fn write_loop(
-    mut sink: futures_util::stream::SplitSink<Socket, Message>,
-    mut outgoing: mpsc::UnboundedReceiver<Message>,
+    mut sink: Outgoing,
+    mut outgoing: mpsc::UnboundedReceiver<String>,
     closed: CancellationToken,
 ) {
     loop {
@@ -286,8 +308,7 @@ async fn write_loop(
             _ = closed.cancelled() => None,
         };
         let Some(message) = message else { break };
-        let is_close = matches!(message, Message::Close(_));
-        if sink.send(message).await.is_err() || is_close {
+        if sink.send(message).await.is_err() {
             break;
         }
     }
@@ -295,25 +316,13 @@ async fn write_loop(
     closed.cancel();
 }
 
-async fn read_loop(
-    mut stream: futures_util::stream::SplitStream<Socket>,
-    inner: Weak<Inner>,
-    closed: CancellationToken,
-) {
+async fn read_loop(mut stream: transport::Incoming, inner: Weak<Inner>, closed: CancellationToken) {
     loop {
         let frame = tokio::select! {
             f = stream.next() => f,
             _ = closed.cancelled() => None,
         };
-        let text = match frame {
-            Some(Ok(Message::Text(text))) => text,
-            Some(Ok(Message::Binary(bytes))) => match String::from_utf8(bytes.to_vec()) {
-                Ok(text) => text.into(),
-                Err(_) => continue,
-            },
-            Some(Ok(Message::Close(_))) | Some(Err(_)) | None => break,
-            Some(Ok(_)) => continue,
-        };
+        let Some(Ok(text)) = frame else { break };
         let Some(inner) = inner.upgrade() else { break };
         match serde_json::from_str::<Incoming>(&text) {
             Ok(incoming) => route(&inner, incoming),
@@ -428,7 +437,6 @@ pub(crate) mod fake_peer {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::Instant;
 
     #[tokio::test]
     async fn a_dropped_socket_fails_every_pending_command_at_once() {
@@ -436,18 +444,19 @@ mod tests {
         let conn = Connection::connect(&url).await.unwrap();
         let browser = conn.browser();
         let started = Instant::now();
-        let calls = (0..3).map(|_| browser.send("Browser.getVersion", Value::Null));
+        let deadline = Instant::now() + std::time::Duration::from_secs(30);
+        let calls = (0..3).map(|_| browser.send("Browser.getVersion", Value::Null, deadline));
         let results = futures_util::future::join_all(calls).await;
         for result in results {
             assert!(matches!(result, Err(CdpError::Disconnected)), "{result:?}");
         }
         assert!(
-            started.elapsed() < conn.default_timeout(),
+            started.elapsed() < std::time::Duration::from_secs(30),
             "commands waited for their deadline"
         );
         assert!(conn.is_closed());
         // A command sent after the drop fails immediately too.
-        let late = browser.send("Browser.getVersion", Value::Null).await;
+        let late = browser.send("Browser.getVersion", Value::Null, deadline).await;
         assert!(matches!(late, Err(CdpError::Disconnected)));
     }
 
@@ -457,7 +466,11 @@ mod tests {
         let conn = Connection::connect(&url).await.unwrap();
         let result = conn
             .browser()
-            .send_with_timeout("Browser.getVersion", Value::Null, Duration::from_millis(50))
+            .send(
+                "Browser.getVersion",
+                Value::Null,
+                Instant::now() + std::time::Duration::from_millis(50),
+            )
             .await;
         assert!(matches!(result, Err(CdpError::Timeout { .. })), "{result:?}");
         assert!(conn.inner.pending.lock().unwrap().by_id.is_empty());
@@ -467,7 +480,11 @@ mod tests {
     async fn a_command_on_an_unknown_session_fails_at_once() {
         let url = fake_peer::dropping_peer(usize::MAX).await;
         let conn = Connection::connect(&url).await.unwrap();
-        let result = conn.session("nope").send("Runtime.evaluate", Value::Null).await;
+        let deadline = Instant::now() + std::time::Duration::from_secs(30);
+        let result = conn
+            .session("nope")
+            .send("Runtime.evaluate", Value::Null, deadline)
+            .await;
         assert!(matches!(result, Err(CdpError::TargetClosed { .. })), "{result:?}");
     }
 }

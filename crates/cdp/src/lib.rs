@@ -1,6 +1,7 @@
 //! The CDP wire: bytes on a socket become commands, responses and events.
 //!
-//! - [`Connection`] owns one WebSocket to a browser endpoint, matches request
+//! - [`Transport`] opens message pipes to a browser ([`WebSocket`] today);
+//!   [`Connection`] owns one pipe, matches request
 //!   ids to responses and routes events by `sessionId` (the browser's own
 //!   session is routed as `""`, so there is one code path).
 //! - [`Session`] is a cheap handle for one flattened session on a connection.
@@ -18,8 +19,9 @@ mod error;
 pub mod launch;
 pub mod protocol;
 mod session;
-mod transport;
+pub mod transport;
 
-pub use connection::{Connection, Event, EventStream};
+pub use connection::{Connection, Event, EventKind, EventStream};
 pub use error::{CdpError, ProtocolErrorKind};
 pub use session::{Command, Session};
+pub use transport::{Capabilities, Transport, WebSocket};

@@ -2,8 +2,6 @@
 //! page, or a cross-origin iframe. Cheap to clone; all state lives in the
 //! [`Connection`].
 
-use std::time::Duration;
-
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
@@ -43,53 +41,23 @@ impl Session {
         &self.conn
     }
 
-    /// Raw command with the connection's default deadline.
-    pub async fn send(&self, method: &str, params: Value) -> Result<Value, CdpError> {
-        self.send_with_timeout(method, params, self.conn.default_timeout())
-            .await
-    }
-
-    /// Raw command with an explicit deadline.
-    pub async fn send_with_timeout(
-        &self,
-        method: &str,
-        params: Value,
-        timeout: Duration,
-    ) -> Result<Value, CdpError> {
-        let raw = self.conn.call_raw(&self.id, method, params, timeout).await?;
+    /// Raw command that must be answered before `deadline`. There is no
+    /// default: every caller says how long it can wait.
+    pub async fn send(&self, method: &str, params: Value, deadline: Instant) -> Result<Value, CdpError> {
+        let raw = self.conn.call_raw(&self.id, method, params, deadline).await?;
         serde_json::from_str(raw.get()).map_err(|e| CdpError::Decode {
             method: method.to_owned(),
             detail: e.to_string(),
         })
     }
 
-    /// Typed command with the connection's default deadline.
-    pub async fn call<C: Command>(&self, command: C) -> Result<C::Response, CdpError> {
-        self.call_for(command, self.conn.default_timeout()).await
-    }
-
     /// Typed command that must be answered before `deadline`.
-    pub async fn call_until<C: Command>(
-        &self,
-        command: C,
-        deadline: Instant,
-    ) -> Result<C::Response, CdpError> {
-        let left = deadline.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            return Err(CdpError::Timeout {
-                method: C::METHOD.to_owned(),
-                after: Duration::ZERO,
-            });
-        }
-        self.call_for(command, left).await
-    }
-
-    async fn call_for<C: Command>(&self, command: C, timeout: Duration) -> Result<C::Response, CdpError> {
+    pub async fn call<C: Command>(&self, command: C, deadline: Instant) -> Result<C::Response, CdpError> {
         let params = serde_json::to_value(&command).map_err(|e| CdpError::Decode {
             method: C::METHOD.to_owned(),
             detail: e.to_string(),
         })?;
-        let raw = self.conn.call_raw(&self.id, C::METHOD, params, timeout).await?;
+        let raw = self.conn.call_raw(&self.id, C::METHOD, params, deadline).await?;
         serde_json::from_str(raw.get()).map_err(|e| CdpError::Decode {
             method: C::METHOD.to_owned(),
             detail: e.to_string(),

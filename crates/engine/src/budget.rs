@@ -91,7 +91,25 @@ impl Budget {
     ) -> Result<C::Response, ActionError> {
         self.run(step, async {
             session
-                .call_until(command, self.deadline)
+                .call(command, self.deadline)
+                .await
+                .map_err(|e| self.map_cdp(step, e))
+        })
+        .await
+    }
+
+    /// Sends one raw CDP command (a method not typed in `cdp::protocol`)
+    /// with what is left of the budget.
+    pub async fn send(
+        &self,
+        step: &str,
+        session: &Session,
+        method: &str,
+        params: serde_json::Value,
+    ) -> Result<serde_json::Value, ActionError> {
+        self.run(step, async {
+            session
+                .send(method, params, self.deadline)
                 .await
                 .map_err(|e| self.map_cdp(step, e))
         })

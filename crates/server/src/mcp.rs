@@ -50,25 +50,7 @@ impl McpServer {
         arguments: Value,
         cancel: tokio_util::sync::CancellationToken,
     ) -> CallToolResult {
-        let outcome = match tools::find(name).filter(|t| t.enabled(self.engine.config())) {
-            None => Err(ActionError::invalid(
-                format!("there is no tool named {name:?}"),
-                format!(
-                    "Use one of: {}.",
-                    tools::offered(self.engine.config())
-                        .map(|t| t.name)
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
-            )),
-            Some(spec) => match spec.parse(arguments) {
-                Err(e) => Err(e),
-                Ok(action) => {
-                    let budget = self.engine.budget_for(&action, cancel);
-                    self.engine.perform(&action, &budget).await
-                }
-            },
-        };
+        let outcome = engine::dispatch::call(self.engine.session(), name, arguments, cancel).await;
         match outcome {
             Ok(output) => success(output),
             Err(error) => failure(&error),

@@ -22,6 +22,17 @@ macro_rules! command {
 }
 pub(crate) use command;
 
+/// Declares a typed event: `event!(Struct => "Domain.event")`.
+#[macro_export]
+#[doc(hidden)]
+macro_rules! event {
+    ($ty:ty => $method:literal) => {
+        impl $crate::EventKind for $ty {
+            const METHOD: &'static str = $method;
+        }
+    };
+}
+
 /// The answer of a command whose result we do not read.
 #[derive(Debug, Default, serde::Deserialize)]
 pub struct Empty {}

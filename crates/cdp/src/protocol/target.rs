@@ -26,10 +26,13 @@ pub struct Targets {
 }
 command!(GetTargets => "Target.getTargets", Targets);
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Default, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CreateTarget {
     pub url: String,
+    /// `None`: the browser's default context.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub browser_context_id: Option<String>,
 }
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
@@ -73,3 +76,79 @@ pub struct SetDiscoverTargets {
     pub discover: bool,
 }
 command!(SetDiscoverTargets => "Target.setDiscoverTargets", Empty);
+
+#[derive(Debug, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ActivateTarget {
+    pub target_id: String,
+}
+command!(ActivateTarget => "Target.activateTarget", Empty);
+
+/// A new browser context: its own cookies, storage and cache.
+#[derive(Debug, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CreateBrowserContext {
+    pub dispose_on_detach: bool,
+}
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct BrowserContextCreated {
+    pub browser_context_id: String,
+}
+command!(CreateBrowserContext => "Target.createBrowserContext", BrowserContextCreated);
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DisposeBrowserContext {
+    pub browser_context_id: String,
+}
+command!(DisposeBrowserContext => "Target.disposeBrowserContext", Empty);
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DetachFromTarget {
+    pub session_id: String,
+}
+command!(DetachFromTarget => "Target.detachFromTarget", Empty);
+
+// Events.
+
+/// `Target.targetCreated` (with discovery on).
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct TargetCreated {
+    pub target_info: TargetInfo,
+}
+crate::event!(TargetCreated => "Target.targetCreated");
+
+/// `Target.targetInfoChanged`: a new URL or title.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct TargetInfoChanged {
+    pub target_info: TargetInfo,
+}
+crate::event!(TargetInfoChanged => "Target.targetInfoChanged");
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct TargetDestroyed {
+    pub target_id: String,
+}
+crate::event!(TargetDestroyed => "Target.targetDestroyed");
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct AttachedToTarget {
+    pub session_id: String,
+    pub target_info: TargetInfo,
+    pub waiting_for_debugger: bool,
+}
+crate::event!(AttachedToTarget => "Target.attachedToTarget");
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct DetachedFromTarget {
+    pub session_id: String,
+    pub target_id: String,
+}
+crate::event!(DetachedFromTarget => "Target.detachedFromTarget");

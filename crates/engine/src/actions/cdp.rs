@@ -24,14 +24,17 @@ pub async fn run(tab: &Tab, args: &CdpArgs, budget: &Budget) -> Result<ActionOut
     let step = format!("running {}", args.method);
     let result = budget
         .run(&step, async {
-            session.send(&args.method, params).await.map_err(|e| match e {
-                cdp::CdpError::Protocol { message, .. } => ActionError::new(
-                    ErrorCode::InvalidArgument,
-                    format!("Chrome refused {}: {message}", args.method),
-                    "Check the method name and its parameters in the DevTools protocol.",
-                ),
-                other => budget.map_cdp(&step, other),
-            })
+            session
+                .send(&args.method, params, budget.deadline())
+                .await
+                .map_err(|e| match e {
+                    cdp::CdpError::Protocol { message, .. } => ActionError::new(
+                        ErrorCode::InvalidArgument,
+                        format!("Chrome refused {}: {message}", args.method),
+                        "Check the method name and its parameters in the DevTools protocol.",
+                    ),
+                    other => budget.map_cdp(&step, other),
+                })
         })
         .await?;
     let mut text = serde_json::to_string(&result).unwrap_or_default();

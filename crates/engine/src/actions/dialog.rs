@@ -42,9 +42,15 @@ pub async fn run(tab: &Tab, args: &DialogArgs, budget: &Budget) -> Result<Action
     let step = "answering the dialog";
     budget
         .run(step, async {
-            tab.answer_dialog(&session, &dialog, accept, args.prompt_text.as_deref())
-                .await
-                .map_err(|e| budget.map_cdp(step, e))
+            tab.answer_dialog(
+                &session,
+                &dialog,
+                accept,
+                args.prompt_text.as_deref(),
+                budget.deadline(),
+            )
+            .await
+            .map_err(|e| budget.map_cdp(step, e))
         })
         .await?;
     let verb = if accept { "Accepted" } else { "Dismissed" };

@@ -60,48 +60,60 @@ pub async fn run(
         let evaluated = match (&args.expression, &args.function, element) {
             (Some(expression), _, _) => {
                 session
-                    .call(runtime::Evaluate {
-                        expression: expression.clone(),
-                        context_id: None,
-                        return_by_value: true,
-                        await_promise,
-                        user_gesture: true,
-                    })
+                    .call(
+                        runtime::Evaluate {
+                            expression: expression.clone(),
+                            context_id: None,
+                            return_by_value: true,
+                            await_promise,
+                            user_gesture: true,
+                        },
+                        budget.deadline(),
+                    )
                     .await
             }
             (None, Some(function), Some(backend_node_id)) => {
                 let node = session
-                    .call(dom::ResolveNode {
-                        backend_node_id,
-                        execution_context_id: None,
-                    })
+                    .call(
+                        dom::ResolveNode {
+                            backend_node_id,
+                            execution_context_id: None,
+                        },
+                        budget.deadline(),
+                    )
                     .await
                     .map_err(|e| budget.map_cdp("finding the element in the page", e))?;
                 let object_id = node.object.object_id.unwrap_or_default();
                 session
-                    .call(runtime::CallFunctionOn {
-                        function_declaration: function.clone(),
-                        object_id: Some(object_id.clone()),
-                        arguments: vec![runtime::CallArgument {
-                            value: None,
-                            object_id: Some(object_id),
-                        }],
-                        return_by_value: true,
-                        await_promise,
-                        user_gesture: true,
-                        ..Default::default()
-                    })
+                    .call(
+                        runtime::CallFunctionOn {
+                            function_declaration: function.clone(),
+                            object_id: Some(object_id.clone()),
+                            arguments: vec![runtime::CallArgument {
+                                value: None,
+                                object_id: Some(object_id),
+                            }],
+                            return_by_value: true,
+                            await_promise,
+                            user_gesture: true,
+                            ..Default::default()
+                        },
+                        budget.deadline(),
+                    )
                     .await
             }
             (None, Some(function), None) => {
                 session
-                    .call(runtime::Evaluate {
-                        expression: format!("({function})()"),
-                        context_id: None,
-                        return_by_value: true,
-                        await_promise,
-                        user_gesture: true,
-                    })
+                    .call(
+                        runtime::Evaluate {
+                            expression: format!("({function})()"),
+                            context_id: None,
+                            return_by_value: true,
+                            await_promise,
+                            user_gesture: true,
+                        },
+                        budget.deadline(),
+                    )
                     .await
             }
             (None, None, _) => return Err(ActionError::invalid("nothing to evaluate", "Pass expression.")),
@@ -199,6 +211,12 @@ async fn in_frame_context(
 
 /// The tab's warm evaluate session, opening a connection if there is none.
 async fn lane(tab: &Tab, budget: &Budget) -> Result<Session, ActionError> {
+    let transport = tab.session.connection().transport().clone();
+    if !transport.capabilities().parallel_pipes {
+        // A transport with one pipe (a relay) has no second lane: scripts
+        // share the tab's session and are still terminated past the budget.
+        return Ok(tab.session.clone());
+    }
     let mut slot = tab.evaluate_lane.lock().await;
     if let Some(lane) = slot.as_ref() {
         if !lane.session.connection().is_closed() {
@@ -208,7 +226,7 @@ async fn lane(tab: &Tab, budget: &Budget) -> Result<Session, ActionError> {
     let step = "opening the evaluate connection";
     let conn = budget
         .run(step, async {
-            Connection::connect(&tab.ws_url)
+            Connection::open(transport)
                 .await
                 .map_err(|e| budget.map_cdp(step, e))
         })
@@ -231,15 +249,19 @@ async fn lane(tab: &Tab, budget: &Budget) -> Result<Session, ActionError> {
     Ok(session)
 }
 
+/// How long `Runtime.terminateExecution` may take once the call's own
+/// budget is spent (Chrome answers it while the script spins).
+const TERMINATE_BUDGET: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// Stops whatever the page's main thread is running and drops the lane
 /// whose command was waiting on it.
 async fn terminate(tab: &Tab) {
     let sent = tab
         .session
-        .send_with_timeout(
+        .send(
             "Runtime.terminateExecution",
             json!({}),
-            std::time::Duration::from_secs(2),
+            tokio::time::Instant::now() + TERMINATE_BUDGET,
         )
         .await;
     if let Err(error) = sent {

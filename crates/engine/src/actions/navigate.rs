@@ -73,22 +73,17 @@ async fn open(tab: &Tab, url: &str, budget: &Budget) -> Result<String, ActionErr
 async fn history(tab: &Tab, step: History, budget: &Budget) -> Result<Option<String>, ActionError> {
     if step == History::Reload {
         budget
-            .run("reloading", async {
-                tab.session
-                    .send("Page.reload", json!({}))
-                    .await
-                    .map_err(|e| budget.map_cdp("reloading", e))
-            })
+            .send("reloading", &tab.session, "Page.reload", json!({}))
             .await?;
         return Ok(None);
     }
     let history = budget
-        .run("reading the history", async {
-            tab.session
-                .send("Page.getNavigationHistory", json!({}))
-                .await
-                .map_err(|e| budget.map_cdp("reading the history", e))
-        })
+        .send(
+            "reading the history",
+            &tab.session,
+            "Page.getNavigationHistory",
+            json!({}),
+        )
         .await?;
     let current = history["currentIndex"].as_i64().unwrap_or(0);
     let target = if step == History::Back {
@@ -107,12 +102,12 @@ async fn history(tab: &Tab, step: History, budget: &Budget) -> Result<Option<Str
         ));
     };
     budget
-        .run("moving in history", async {
-            tab.session
-                .send("Page.navigateToHistoryEntry", json!({ "entryId": entry_id }))
-                .await
-                .map_err(|e| budget.map_cdp("moving in history", e))
-        })
+        .send(
+            "moving in history",
+            &tab.session,
+            "Page.navigateToHistoryEntry",
+            json!({ "entryId": entry_id }),
+        )
         .await?;
     Ok(None)
 }

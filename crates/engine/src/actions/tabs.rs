@@ -5,10 +5,10 @@ use serde_json::json;
 
 use crate::action::{NavigateArgs, TabsAction, TabsArgs};
 use crate::actions::navigate;
-use crate::browser::Browser;
+use crate::session::Context;
 use crate::{validate, ActionError, ActionOutput, Budget};
 
-pub async fn run(browser: &Browser, args: &TabsArgs, budget: &Budget) -> Result<ActionOutput, ActionError> {
+pub async fn run(context: &Context, args: &TabsArgs, budget: &Budget) -> Result<ActionOutput, ActionError> {
     let tab_id = || {
         args.common.tab.as_deref().ok_or_else(|| {
             ActionError::invalid(
@@ -21,7 +21,7 @@ pub async fn run(browser: &Browser, args: &TabsArgs, budget: &Budget) -> Result<
     match args.action {
         TabsAction::List => {}
         TabsAction::New => {
-            let (id, tab) = browser.open_tab(budget).await?;
+            let (id, tab) = context.open_tab(budget).await?;
             said = format!("Opened tab {id}. ");
             if let Some(url) = &args.url {
                 validate::http_url(url)?;
@@ -36,25 +36,24 @@ pub async fn run(browser: &Browser, args: &TabsArgs, budget: &Budget) -> Result<
         }
         TabsAction::Select => {
             let id = tab_id()?;
-            browser.select_tab(id, budget).await?;
+            context.select_tab(id, budget).await?;
             said = format!("Tab {id} is now active. ");
         }
         TabsAction::Close => {
             let id = tab_id()?;
-            browser.close_tab(id, budget).await?;
+            context.close_tab(id, budget).await?;
             said = format!("Closed tab {id}. ");
         }
     }
-    let targets = browser.sync_tabs(budget).await?;
-    let tabs: Vec<_> = browser
+    context.sync(budget).await?;
+    let tabs: Vec<_> = context
         .tab_list()
         .into_iter()
-        .map(|(id, tab, active)| {
-            let info = targets.iter().find(|t| t.target_id == tab.target_id);
+        .map(|(id, _tab, active, info)| {
             json!({
                 "id": id,
-                "url": info.map(|t| t.url.as_str()).unwrap_or_default(),
-                "title": info.map(|t| t.title.as_str()).unwrap_or_default(),
+                "url": info.url,
+                "title": info.title,
                 "active": active,
             })
         })

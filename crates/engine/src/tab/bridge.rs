@@ -60,6 +60,7 @@ pub async fn answer(
     request_id: &str,
     accept: bool,
     prompt_text: Option<&str>,
+    deadline: tokio::time::Instant,
 ) -> Result<(), cdp::CdpError> {
     let body = json!({ "accept": accept, "prompt_text": prompt_text }).to_string();
     session
@@ -74,6 +75,7 @@ pub async fn answer(
                 ],
                 "body": base64::engine::general_purpose::STANDARD.encode(body),
             }),
+            deadline,
         )
         .await
         .map(|_| ())

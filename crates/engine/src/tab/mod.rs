@@ -29,8 +29,6 @@ pub use worlds::FrameRef;
 pub struct Tab {
     pub target_id: String,
     pub session: Session,
-    /// The browser endpoint, for connections of our own to this tab.
-    pub ws_url: String,
     /// browser_evaluate's own connection to this tab, kept warm between
     /// calls and dropped after a script had to be terminated.
     pub evaluate_lane: tokio::sync::Mutex<Option<crate::actions::evaluate::Lane>>,
@@ -52,13 +50,12 @@ impl Tab {
     /// Attaches to a page target and enables what the actions rely on.
     pub async fn attach(
         conn: &Connection,
-        ws_url: &str,
         target_id: &str,
         setup: Arc<TabSetup>,
         budget: &Budget,
     ) -> Result<Tab, ActionError> {
         let state = Arc::new(Mutex::new(TabState::default()));
-        Self::attach_with(conn, ws_url, target_id, setup, state, budget).await
+        Self::attach_with(conn, target_id, setup, state, budget).await
     }
 
     /// Attaches again, on a new connection, to the target `old` showed,
@@ -72,15 +69,7 @@ impl Tab {
     ) -> Result<Tab, ActionError> {
         let old_session = old.session.id().to_owned();
         old.state(|s| s.forget_sessions());
-        let tab = Self::attach_with(
-            conn,
-            &old.ws_url,
-            &old.target_id,
-            setup,
-            old.state.clone(),
-            budget,
-        )
-        .await?;
+        let tab = Self::attach_with(conn, &old.target_id, setup, old.state.clone(), budget).await?;
         let new_session = tab.session.id().to_owned();
         tab.state(|s| s.dialogs.moved_session(&old_session, &new_session));
         Ok(tab)
@@ -88,7 +77,6 @@ impl Tab {
 
     async fn attach_with(
         conn: &Connection,
-        ws_url: &str,
         target_id: &str,
         setup: Arc<TabSetup>,
         state: Arc<Mutex<TabState>>,
@@ -116,7 +104,6 @@ impl Tab {
         let tab = Tab {
             target_id: target_id.to_owned(),
             session,
-            ws_url: ws_url.to_owned(),
             evaluate_lane: tokio::sync::Mutex::new(None),
             dialog_opened: dialog_rx,
             state,
@@ -178,8 +165,15 @@ impl Tab {
         dialog: &crate::dialogs::Dialog,
         accept: bool,
         prompt_text: Option<&str>,
+        deadline: tokio::time::Instant,
     ) -> Result<(), cdp::CdpError> {
-        pump::answer_dialog(&self.state, session, dialog, accept, prompt_text).await
+        pump::answer_dialog(&self.state, session, dialog, accept, prompt_text, deadline).await
+    }
+
+    /// Stops the tab's event reader (the tab was closed, or the session or
+    /// the server is ending); the tab answers no more events.
+    pub fn stop(&self) {
+        self.pump.abort();
     }
 
     /// Reads the tab's state under its lock (never held across an await).
@@ -201,15 +195,7 @@ async fn enable(
         budget.cdp(step, s, page::Enable {}),
         budget.cdp(step, s, page::SetLifecycleEventsEnabled { enabled: true }),
         budget.cdp(step, s, runtime::Enable {}),
-        async {
-            budget
-                .run(step, async {
-                    s.send("Network.enable", json!({}))
-                        .await
-                        .map_err(|e| budget.map_cdp(step, e))
-                })
-                .await
-        },
+        budget.send(step, s, "Network.enable", json!({})),
         budget.cdp(
             step,
             s,
@@ -220,7 +206,10 @@ async fn enable(
             }
         ),
         budget.run(step, async {
-            setup.disguise(s).await.map_err(|e| budget.map_cdp(step, e))
+            setup
+                .disguise(s, budget.deadline())
+                .await
+                .map_err(|e| budget.map_cdp(step, e))
         }),
     )?;
     Ok(tree)

@@ -14,6 +14,13 @@ use std::sync::{Arc, Mutex};
 use cdp::{Connection, Session};
 use serde_json::json;
 use tokio::sync::watch;
+use tokio::time::Instant;
+
+/// How long preparing a paused iframe or worker may take (its own budget:
+/// no caller waits on it, and the child runs only once it is done).
+const CHILD_SETUP_BUDGET: std::time::Duration = std::time::Duration::from_secs(10);
+/// How long the policy or the watchdog waits for Chrome to close a dialog.
+const ANSWER_BUDGET: std::time::Duration = std::time::Duration::from_secs(5);
 
 use super::TabState;
 
@@ -60,13 +67,14 @@ pub enum DialogPolicy {
 impl TabSetup {
     /// Disguises one page or iframe session (user agent, no webdriver) and,
     /// with the bridge on, installs the dialog override and its interception.
-    pub async fn disguise(&self, session: &Session) -> Result<(), cdp::CdpError> {
+    pub async fn disguise(&self, session: &Session, deadline: Instant) -> Result<(), cdp::CdpError> {
         if self.bridge {
             let install = session.send(
                 "Page.addScriptToEvaluateOnNewDocument",
                 json!({ "source": super::bridge::OVERRIDE, "runImmediately": true }),
+                deadline,
             );
-            let intercept = session.send("Fetch.enable", super::bridge::fetch_patterns());
+            let intercept = session.send("Fetch.enable", super::bridge::fetch_patterns(), deadline);
             let (a, b) = tokio::join!(install, intercept);
             a?;
             b?;
@@ -74,10 +82,15 @@ impl TabSetup {
         let script = session.send(
             "Page.addScriptToEvaluateOnNewDocument",
             json!({ "source": NO_WEBDRIVER, "runImmediately": true }),
+            deadline,
         );
         match &self.user_agent {
             Some(ua) => {
-                let agent = session.send("Network.setUserAgentOverride", json!({ "userAgent": ua }));
+                let agent = session.send(
+                    "Network.setUserAgentOverride",
+                    json!({ "userAgent": ua }),
+                    deadline,
+                );
                 let (a, b) = tokio::join!(script, agent);
                 a.and(b).map(|_| ())
             }
@@ -184,7 +197,8 @@ async fn handle_dialog(state: Arc<Mutex<TabState>>, session: Session, id: String
             })
     };
     if let Some(dialog) = dialog {
-        if let Err(error) = answer_dialog(&state, &session, &dialog, accept, None).await {
+        let deadline = Instant::now() + ANSWER_BUDGET;
+        if let Err(error) = answer_dialog(&state, &session, &dialog, accept, None, deadline).await {
             tracing::debug!("answering dialog {id} ({by}) failed: {error}");
         }
     }
@@ -198,10 +212,11 @@ pub async fn answer_dialog(
     dialog: &crate::dialogs::Dialog,
     accept: bool,
     prompt_text: Option<&str>,
+    deadline: Instant,
 ) -> Result<(), cdp::CdpError> {
     match &dialog.bridge_request {
         Some(request) => {
-            super::bridge::answer(session, request, accept, prompt_text).await?;
+            super::bridge::answer(session, request, accept, prompt_text, deadline).await?;
             state.lock().unwrap().dialogs.closed_by_id(&dialog.id);
             Ok(())
         }
@@ -211,7 +226,7 @@ pub async fn answer_dialog(
                 params["promptText"] = json!(text);
             }
             session
-                .send("Page.handleJavaScriptDialog", params)
+                .send("Page.handleJavaScriptDialog", params, deadline)
                 .await
                 .map(|_| ())
         }
@@ -220,15 +235,17 @@ pub async fn answer_dialog(
 
 /// Prepares a paused child target, then lets it run.
 async fn prepare_child(session: &Session, kind: &str, setup: &TabSetup) {
+    let deadline = Instant::now() + CHILD_SETUP_BUDGET;
     if kind == "iframe" {
         let enable = async {
             let (a, b, c, d) = tokio::join!(
-                setup.disguise(session),
-                session.send("Runtime.enable", json!({})),
-                session.send("Page.enable", json!({})),
+                setup.disguise(session, deadline),
+                session.send("Runtime.enable", json!({}), deadline),
+                session.send("Page.enable", json!({}), deadline),
                 session.send(
                     "Target.setAutoAttach",
-                    json!({ "autoAttach": true, "waitForDebuggerOnStart": true, "flatten": true })
+                    json!({ "autoAttach": true, "waitForDebuggerOnStart": true, "flatten": true }),
+                    deadline,
                 ),
             );
             a.and(b.map(|_| ())).and(c.map(|_| ())).and(d.map(|_| ()))
@@ -237,7 +254,10 @@ async fn prepare_child(session: &Session, kind: &str, setup: &TabSetup) {
             tracing::debug!("preparing an iframe session failed: {error}");
         }
     }
-    if let Err(error) = session.send("Runtime.runIfWaitingForDebugger", json!({})).await {
+    if let Err(error) = session
+        .send("Runtime.runIfWaitingForDebugger", json!({}), deadline)
+        .await
+    {
         tracing::debug!("resuming a {kind} target failed: {error}");
     }
 }

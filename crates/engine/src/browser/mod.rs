@@ -1,0 +1,260 @@
+//! A browser we launched or attached to, shared by every session on it:
+//! its process, its transport, its current connection and that
+//! connection's target manager.
+//!
+//! Owns the lifetime of Chromium: [`Browser::shutdown`] closes it politely,
+//! and the launch guard (see `cdp::launch`) kills it if we die first. Owns
+//! the link to it: when the connection drops, [`Browser::reconnect`] opens
+//! a new one in place (a new target manager with it); sessions notice the
+//! new link's generation and re-attach their tabs.
+//!
+//! Tabs belong to sessions (`crate::session`), not here.
+
+pub mod slot;
+mod targets;
+
+use std::collections::HashSet;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use cdp::launch::{self, BrowserProcess, LaunchOptions};
+use cdp::protocol::{browser, target};
+use cdp::{endpoint, Connection, Transport, WebSocket};
+
+use crate::config::BrowserConfig;
+use crate::tab::{DialogRules, TabSetup};
+use crate::{ActionError, Budget, ErrorCode};
+
+pub use targets::TargetManager;
+
+/// How long a polite `Browser.close` may take before the process is
+/// stopped the hard way.
+const CLOSE_BUDGET: Duration = Duration::from_secs(5);
+
+pub struct Browser {
+    /// The Chromium we launched; `None` when attached to someone else's,
+    /// and after shutdown. Locked only to take it or read its pid.
+    process: Mutex<Option<BrowserProcess>>,
+    /// How to reach the browser (asked again to reconnect).
+    transport: Arc<dyn Transport>,
+    /// The current connection and its targets; replaced by a reconnect.
+    /// Locked for microseconds to clone the `Arc`.
+    link: Mutex<Arc<Link>>,
+    /// Given to every tab and frame before it runs.
+    setup: Arc<TabSetup>,
+    /// Browser contexts sessions created (the default context is not one):
+    /// targets outside all of them belong to the default session.
+    contexts: Mutex<HashSet<String>>,
+}
+
+/// One connection to the browser and what was learnt through it.
+pub struct Link {
+    pub targets: TargetManager,
+    /// Bumped by each reconnect: tabs attached under an older link are
+    /// attached again.
+    pub generation: u64,
+}
+
+impl Browser {
+    /// Launches Chromium, or attaches to `cdp_url`, and follows its targets.
+    pub async fn start(
+        config: &BrowserConfig,
+        dialogs: DialogRules,
+        bridge: bool,
+        budget: &Budget,
+    ) -> Result<Browser, ActionError> {
+        let (transport, process): (Arc<dyn Transport>, _) = if config.cdp_url.is_empty() {
+            let options = LaunchOptions {
+                executable: (!config.executable.is_empty()).then(|| PathBuf::from(&config.executable)),
+                headless: config.headless,
+                args: config.args.clone(),
+                user_data_dir: (!config.user_data_dir.is_empty())
+                    .then(|| PathBuf::from(&config.user_data_dir)),
+            };
+            let process = launch::launch(&options, budget.remaining())
+                .await
+                .map_err(start_failed)?;
+            (Arc::new(WebSocket::new(process.ws_url())), Some(process))
+        } else {
+            let ws_url = budget
+                .run("finding the browser endpoint", async {
+                    endpoint::resolve(&config.cdp_url).await.map_err(start_failed)
+                })
+                .await?;
+            (Arc::new(WebSocket::new(ws_url)), None)
+        };
+        let conn = budget
+            .run("connecting to the browser", async {
+                Connection::open(transport.clone()).await.map_err(start_failed)
+            })
+            .await?;
+        let version = budget
+            .cdp(
+                "reading the browser version",
+                &conn.browser(),
+                browser::GetVersion {},
+            )
+            .await?;
+        let setup = Arc::new(TabSetup {
+            user_agent: version
+                .user_agent
+                .contains("HeadlessChrome")
+                .then(|| version.user_agent.replace("HeadlessChrome", "Chrome")),
+            dialogs,
+            bridge,
+        });
+        let targets = TargetManager::start(conn, setup.clone(), budget).await?;
+        Ok(Browser {
+            process: Mutex::new(process),
+            transport,
+            link: Mutex::new(Arc::new(Link {
+                targets,
+                generation: 0,
+            })),
+            setup,
+            contexts: Mutex::new(HashSet::new()),
+        })
+    }
+
+    /// The current connection and its targets.
+    pub fn link(&self) -> Arc<Link> {
+        self.link.lock().unwrap().clone()
+    }
+
+    pub fn connection(&self) -> Connection {
+        self.link().targets.connection().clone()
+    }
+
+    /// False once the connection to the browser is gone (crash, kill, drop).
+    pub fn is_alive(&self) -> bool {
+        !self.connection().is_closed()
+    }
+
+    /// Whether a launched browser (rather than an attached one) runs here.
+    pub fn launched(&self) -> bool {
+        self.process.lock().unwrap().is_some()
+    }
+
+    /// A new connection to the same browser after this one dropped, with a
+    /// new target manager; the old link's tabs are re-attached by their
+    /// sessions. Retries with exponential backoff within the budget; a
+    /// launched browser that refuses connections is dead, and that is an
+    /// error at once.
+    pub async fn reconnect(&self, budget: &Budget) -> Result<(), ActionError> {
+        if !self.transport.capabilities().reopen {
+            return Err(start_failed(cdp::CdpError::Connect(format!(
+                "the connection to {} dropped and cannot be opened again",
+                self.transport.describe()
+            ))));
+        }
+        let launched = self.launched();
+        let mut delay = Duration::from_millis(100);
+        let conn = loop {
+            match Connection::open(self.transport.clone()).await {
+                Ok(conn) => break conn,
+                Err(e) if launched && e.is_refused() => return Err(start_failed(e)),
+                Err(e) if budget.remaining() <= delay => return Err(start_failed(e)),
+                Err(e) => {
+                    tracing::info!(
+                        "reconnecting to the browser failed ({e}); retrying in {}ms",
+                        delay.as_millis()
+                    );
+                    budget
+                        .run("reconnecting to the browser", async {
+                            tokio::time::sleep(delay).await;
+                            Ok(())
+                        })
+                        .await?;
+                    delay = (delay * 2).min(Duration::from_secs(2));
+                }
+            }
+        };
+        let targets = TargetManager::start(conn, self.setup.clone(), budget).await?;
+        let mut link = self.link.lock().unwrap();
+        let generation = link.generation + 1;
+        *link = Arc::new(Link { targets, generation });
+        Ok(())
+    }
+
+    /// A new browser context (own cookies, storage, cache) for a session.
+    pub async fn create_context(&self, budget: &Budget) -> Result<String, ActionError> {
+        let created = budget
+            .cdp(
+                "creating the session's browser context",
+                &self.connection().browser(),
+                target::CreateBrowserContext {
+                    dispose_on_detach: true,
+                },
+            )
+            .await?;
+        self.contexts
+            .lock()
+            .unwrap()
+            .insert(created.browser_context_id.clone());
+        Ok(created.browser_context_id)
+    }
+
+    /// Closes a session's browser context and every tab in it.
+    pub async fn dispose_context(&self, id: &str, budget: &Budget) -> Result<(), ActionError> {
+        self.contexts.lock().unwrap().remove(id);
+        budget
+            .cdp(
+                "closing the session's browser context",
+                &self.connection().browser(),
+                target::DisposeBrowserContext {
+                    browser_context_id: id.to_owned(),
+                },
+            )
+            .await?;
+        Ok(())
+    }
+
+    /// Whether a target in browser context `target_context` belongs to the
+    /// session whose context is `session_context` (`None`: the default
+    /// context, which owns every target outside the created ones).
+    pub fn owns(&self, session_context: Option<&str>, target_context: Option<&str>) -> bool {
+        match session_context {
+            Some(id) => target_context == Some(id),
+            None => !target_context.is_some_and(|c| self.contexts.lock().unwrap().contains(c)),
+        }
+    }
+
+    /// Process id of the launch guard, when we launched the browser.
+    pub fn guard_pid(&self) -> Option<u32> {
+        self.process
+            .lock()
+            .unwrap()
+            .as_ref()
+            .and_then(BrowserProcess::guard_pid)
+    }
+
+    /// Closes a launched browser (and removes its temporary profile); for an
+    /// attached one, only disconnects. Every tab's tasks stop.
+    pub async fn shutdown(&self) {
+        let link = self.link();
+        for tab in link.targets.all_tabs() {
+            tab.stop();
+        }
+        let conn = link.targets.connection().clone();
+        let process = self.process.lock().unwrap().take();
+        if let Some(process) = process {
+            if !conn.is_closed() {
+                let deadline = tokio::time::Instant::now() + CLOSE_BUDGET;
+                let _ = conn.browser().call(browser::Close {}, deadline).await;
+            }
+            conn.close();
+            process.shutdown(CLOSE_BUDGET).await;
+        } else {
+            conn.close();
+        }
+    }
+}
+
+fn start_failed(error: cdp::CdpError) -> ActionError {
+    ActionError::new(
+        ErrorCode::BrowserDisconnected,
+        format!("could not start the browser: {error}"),
+        "Check that Chromium is installed (or the cdp_url is reachable), then retry.",
+    )
+}

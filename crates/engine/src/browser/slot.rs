@@ -1,0 +1,122 @@
+//! The browser every session of this process shares: started on first use,
+//! reconnected when its socket dropped, relaunched when it died.
+//!
+//! Starting and recovering are single-flight ([`SingleFlight`]): the first
+//! caller starts the work as a task of its own, later callers join it, and
+//! each waits only within its own budget and cancellation. No lock is held
+//! across a launch, a reconnect or any CDP round trip.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use crate::config::Config;
+use crate::metrics::Metrics;
+use crate::single_flight::SingleFlight;
+use crate::tab::{DialogPolicy, DialogRules};
+use crate::{ActionError, Budget};
+
+use super::Browser;
+
+/// How long a launch (or attach) may take, whoever waits for it.
+const START_BUDGET: Duration = Duration::from_secs(30);
+/// How long a reconnect to a live browser keeps retrying.
+const RECONNECT_BUDGET: Duration = Duration::from_secs(10);
+
+pub struct BrowserSlot {
+    config: Arc<Config>,
+    /// The browser, once started; replaced when it has died.
+    current: Mutex<Option<Arc<Browser>>>,
+    /// Starting, reconnecting or relaunching, under way.
+    starting: SingleFlight<Arc<Browser>>,
+    /// Process-wide counters (restarts, reconnects).
+    metrics: Arc<Metrics>,
+}
+
+impl BrowserSlot {
+    pub fn new(config: Arc<Config>, metrics: Arc<Metrics>) -> BrowserSlot {
+        BrowserSlot {
+            config,
+            current: Mutex::new(None),
+            starting: SingleFlight::default(),
+            metrics,
+        }
+    }
+
+    /// The live browser, starting, reconnecting or relaunching it first if
+    /// need be. Sessions compare the browser they get with the one they had
+    /// to learn that it was replaced.
+    pub async fn get(self: &Arc<Self>, budget: &Budget) -> Result<Arc<Browser>, ActionError> {
+        if let Some(browser) = self.live() {
+            return Ok(browser);
+        }
+        let this = self.clone();
+        self.starting
+            .run("starting the browser", budget, move || async move {
+                this.recover().await
+            })
+            .await
+    }
+
+    /// The current browser when its connection is up.
+    pub fn live(&self) -> Option<Arc<Browser>> {
+        self.current.lock().unwrap().clone().filter(|b| b.is_alive())
+    }
+
+    /// Runs as the single flight: reconnect to the browser we had, or
+    /// start one.
+    async fn recover(&self) -> Result<Arc<Browser>, ActionError> {
+        if let Some(browser) = self.live() {
+            return Ok(browser);
+        }
+        let old = self.current.lock().unwrap().clone();
+        if let Some(old) = old {
+            tracing::warn!("the browser connection dropped; reconnecting");
+            match old.reconnect(&Budget::with_timeout(RECONNECT_BUDGET)).await {
+                Ok(()) => {
+                    self.metrics.reconnected();
+                    return Ok(old);
+                }
+                // Attached to someone else's browser: nothing to relaunch.
+                Err(e) if !self.config.browser.cdp_url.is_empty() => return Err(e),
+                Err(e) => tracing::warn!("{e}; starting a new browser"),
+            }
+            self.metrics.browser_restarted();
+            old.shutdown().await;
+        }
+        let rules = dialog_rules(&self.config);
+        let bridge = self.config.dialogs.bridge == "on";
+        let budget = Budget::with_timeout(START_BUDGET);
+        let browser = Arc::new(Browser::start(&self.config.browser, rules, bridge, &budget).await?);
+        *self.current.lock().unwrap() = Some(browser.clone());
+        Ok(browser)
+    }
+
+    /// Closes the browser, waiting for a start under way to finish first so
+    /// it cannot leave a browser behind.
+    pub async fn shutdown(&self) {
+        if let Some(starting) = self.starting.in_flight() {
+            let _ = starting.await;
+        }
+        let browser = self.current.lock().unwrap().take();
+        if let Some(browser) = browser {
+            browser.shutdown().await;
+        }
+    }
+
+    /// Process id of the running browser's launch guard.
+    pub fn guard_pid(&self) -> Option<u32> {
+        self.current.lock().unwrap().as_ref().and_then(|b| b.guard_pid())
+    }
+}
+
+pub fn dialog_rules(config: &Config) -> DialogRules {
+    let policy = match config.dialogs.policy.as_str() {
+        "auto_accept" => DialogPolicy::AutoAccept,
+        "auto_dismiss" => DialogPolicy::AutoDismiss,
+        _ => DialogPolicy::MustRespond,
+    };
+    DialogRules {
+        policy,
+        timeout: Duration::from_secs(config.dialogs.timeout_s),
+    }
+}

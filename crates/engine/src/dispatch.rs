@@ -1,0 +1,50 @@
+//! The one path from a tool call to its result, for every transport (MCP
+//! over stdio or HTTP, the WebSocket API, the CLI, the library): find the
+//! tool → parse its arguments → make the call's budget → perform it in the
+//! session → a serializable result or error.
+
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::session::Session;
+use crate::{tools, ActionError, ActionOutput, Budget, Config};
+
+/// Runs tool `name` with `arguments` in `session`, cancelled by `cancel`.
+/// Never panics on bad input: every failure is an [`ActionError`] with a
+/// contract code and a next step.
+pub async fn call(
+    session: &Session,
+    name: &str,
+    arguments: Value,
+    cancel: CancellationToken,
+) -> Result<ActionOutput, ActionError> {
+    let config = session.config();
+    let Some(spec) = tools::find(name).filter(|t| t.enabled(config)) else {
+        return Err(ActionError::invalid(
+            format!("there is no tool named {name:?}"),
+            format!(
+                "Use one of: {}.",
+                tools::offered(config)
+                    .map(|t| t.name)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        ));
+    };
+    let action = spec.parse(arguments)?;
+    let budget = budget_for(config, &action, cancel);
+    session.perform(&action, &budget).await
+}
+
+/// A budget for one call of `action`: its `timeout_ms` or the configured
+/// default, cancelled by `cancel`.
+pub fn budget_for(config: &Config, action: &crate::Action, cancel: CancellationToken) -> Budget {
+    let limits = &config.limits;
+    let default = match action {
+        crate::Action::Evaluate(_) => limits.evaluate_timeout_ms,
+        crate::Action::Wait(_) => limits.wait_timeout_ms,
+        _ => limits.timeout_ms,
+    };
+    let ms = action.timeout_ms().unwrap_or(default);
+    Budget::new(std::time::Duration::from_millis(ms), cancel)
+}

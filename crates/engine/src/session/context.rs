@@ -1,0 +1,238 @@
+//! A session's place in one browser: its browser context (or the default
+//! one) and its tabs.
+//!
+//! Owns the session's [`TabSet`]. Tabs are attached through the browser's
+//! target manager (which attaches each target once) and handed here when
+//! their browser context is this session's. After a reconnect the link's
+//! generation moves on and [`Context::relink`] attaches the same targets
+//! again, keeping each supervisor's picture.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use cdp::protocol::target::{self, TargetInfo};
+
+use crate::browser::Browser;
+use crate::tab::Tab;
+use crate::tabs::TabSet;
+use crate::{ActionError, Budget, ErrorCode};
+
+pub struct Context {
+    pub browser: Arc<Browser>,
+    /// The browser context this session created; `None`: the default one.
+    pub id: Option<String>,
+    /// The session's tabs, by short id, and which is active. Locked for
+    /// microseconds.
+    tabs: Mutex<TabSet>,
+    /// The link generation the tabs are attached under.
+    generation: AtomicU64,
+}
+
+impl Context {
+    /// Takes the default context's tabs (`isolated` false) or creates a
+    /// new browser context, and makes sure it has a tab.
+    pub async fn open(
+        browser: Arc<Browser>,
+        isolated: bool,
+        budget: &Budget,
+    ) -> Result<Context, ActionError> {
+        let id = match isolated {
+            true => Some(browser.create_context(budget).await?),
+            false => None,
+        };
+        let context = Context {
+            generation: AtomicU64::new(browser.link().generation),
+            browser,
+            id,
+            tabs: Mutex::new(TabSet::default()),
+        };
+        context.sync(budget).await?;
+        if context.tabs.lock().unwrap().list().is_empty() {
+            context.open_tab(budget).await?;
+        }
+        Ok(context)
+    }
+
+    /// Attaches the tabs again after the browser's connection was replaced
+    /// (a no-op when it was not).
+    pub async fn relink(&self, budget: &Budget) -> Result<(), ActionError> {
+        let link = self.browser.link();
+        if self.generation.load(Ordering::SeqCst) == link.generation {
+            return Ok(());
+        }
+        let old = self.tabs.lock().unwrap().list();
+        let mut again = Vec::new();
+        for (id, tab) in old {
+            match link.targets.tab(&tab.target_id, Some(tab.clone()), budget).await {
+                Ok(new) => again.push((id, new)),
+                Err(e) if e.code == ErrorCode::TabNotFound => {}
+                Err(e) => return Err(e),
+            }
+        }
+        let mut tabs = self.tabs.lock().unwrap();
+        *tabs = tabs.rebuilt(again);
+        self.generation.store(link.generation, Ordering::SeqCst);
+        Ok(())
+    }
+
+    /// The tab an action runs in: `id` if given (without making it
+    /// active), else the active tab.
+    pub async fn tab(&self, id: Option<&str>, budget: &Budget) -> Result<Arc<Tab>, ActionError> {
+        if let Some(tab) = self.lookup(id) {
+            return Ok(tab);
+        }
+        // Maybe the page opened it since we last looked, or the active tab
+        // was closed: bring the set up to date once.
+        self.sync(budget).await?;
+        self.lookup(id).ok_or_else(|| match id {
+            Some(id) => ActionError::new(
+                ErrorCode::TabNotFound,
+                format!("there is no tab {id:?}"),
+                "List the tabs with browser_tabs and use one of their ids.",
+            ),
+            None => ActionError::new(
+                ErrorCode::TabNotFound,
+                "no tab is open",
+                "Open one with browser_tabs action new.",
+            ),
+        })
+    }
+
+    fn lookup(&self, id: Option<&str>) -> Option<Arc<Tab>> {
+        let tabs = self.tabs.lock().unwrap();
+        match id {
+            Some(id) => tabs.get(id),
+            None => tabs.active(),
+        }
+    }
+
+    /// This context's page targets, as the target manager knows them.
+    fn pages(&self) -> Vec<TargetInfo> {
+        let link = self.browser.link();
+        link.targets
+            .pages(|context| self.browser.owns(self.id.as_deref(), context))
+    }
+
+    /// Attaches page targets of this context we have not seen (tabs the
+    /// page opened) and drops closed ones.
+    pub async fn sync(&self, budget: &Budget) -> Result<(), ActionError> {
+        let pages: Vec<String> = self.pages().into_iter().map(|t| t.target_id).collect();
+        let unseen: Vec<String> = {
+            let mut tabs = self.tabs.lock().unwrap();
+            tabs.retain_targets(&pages);
+            pages.iter().filter(|t| !tabs.has_target(t)).cloned().collect()
+        };
+        let link = self.browser.link();
+        for target_id in unseen {
+            match link.targets.tab(&target_id, None, budget).await {
+                Ok(tab) => {
+                    self.tabs.lock().unwrap().add(tab);
+                }
+                // Closed while we were attaching: nothing to list.
+                Err(e) if e.code == ErrorCode::TabNotFound && link.targets.info(&target_id).is_none() => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+
+    /// Opens a new tab (about:blank) in this context and makes it active;
+    /// returns its id.
+    pub async fn open_tab(&self, budget: &Budget) -> Result<(String, Arc<Tab>), ActionError> {
+        let link = self.browser.link();
+        let created = budget
+            .cdp(
+                "opening a tab",
+                &link.targets.connection().browser(),
+                target::CreateTarget {
+                    url: "about:blank".into(),
+                    browser_context_id: self.id.clone(),
+                },
+            )
+            .await?;
+        link.targets.note_created(TargetInfo {
+            target_id: created.target_id.clone(),
+            kind: "page".into(),
+            url: "about:blank".into(),
+            browser_context_id: self.id.clone(),
+            ..Default::default()
+        });
+        let tab = link.targets.tab(&created.target_id, None, budget).await?;
+        let mut tabs = self.tabs.lock().unwrap();
+        let id = tabs.add(tab.clone());
+        tabs.select(&id);
+        Ok((id, tab))
+    }
+
+    /// Makes `id` the active tab (and brings it to the front).
+    pub async fn select_tab(&self, id: &str, budget: &Budget) -> Result<(), ActionError> {
+        let tab = self.tab(Some(id), budget).await?;
+        self.tabs.lock().unwrap().select(id);
+        budget
+            .cdp(
+                "bringing the tab to the front",
+                &self.browser.connection().browser(),
+                target::ActivateTarget {
+                    target_id: tab.target_id.clone(),
+                },
+            )
+            .await?;
+        Ok(())
+    }
+
+    /// Closes tab `id`. Closing the last tab opens a blank one, so the
+    /// session always has a tab to act in.
+    pub async fn close_tab(&self, id: &str, budget: &Budget) -> Result<(), ActionError> {
+        let tab = self.tab(Some(id), budget).await?;
+        let link = self.browser.link();
+        budget
+            .cdp(
+                "closing the tab",
+                &link.targets.connection().browser(),
+                target::CloseTarget {
+                    target_id: tab.target_id.clone(),
+                },
+            )
+            .await?;
+        tab.stop();
+        link.targets.forget(&tab.target_id);
+        let empty = {
+            let mut tabs = self.tabs.lock().unwrap();
+            tabs.remove(id);
+            tabs.list().is_empty()
+        };
+        if empty {
+            self.open_tab(budget).await?;
+        }
+        Ok(())
+    }
+
+    /// `(id, tab, active, what the browser says of it)` for every tab, in
+    /// order.
+    pub fn tab_list(&self) -> Vec<(String, Arc<Tab>, bool, TargetInfo)> {
+        let link = self.browser.link();
+        let tabs = self.tabs.lock().unwrap();
+        let active = tabs.active_id().to_owned();
+        tabs.list()
+            .into_iter()
+            .map(|(id, tab)| {
+                let info = link.targets.info(&tab.target_id).unwrap_or_default();
+                let is_active = id == active;
+                (id, tab, is_active, info)
+            })
+            .collect()
+    }
+
+    /// Stops every tab's tasks and, for a context of its own, closes it
+    /// with its tabs.
+    pub async fn dispose(&self, budget: &Budget) {
+        for (_, tab) in self.tabs.lock().unwrap().list() {
+            tab.stop();
+        }
+        if let Some(id) = &self.id {
+            if let Err(e) = self.browser.dispose_context(id, budget).await {
+                tracing::debug!("disposing browser context {id}: {e}");
+            }
+        }
+    }
+}

@@ -1,0 +1,225 @@
+//! One client's session: its browser context (cookies, storage and tabs of
+//! its own, or the browser's default context over stdio), its metrics, and
+//! the path every action takes in it.
+//!
+//! Owns: the session's [`Context`] (replaced when the browser was
+//! relaunched: the next result says so) and its metrics. The browser is
+//! shared ([`BrowserSlot`]); nothing here holds a lock across an await.
+
+mod context;
+
+use std::sync::{Arc, Mutex};
+
+use tracing::Instrument;
+
+use crate::action::Action;
+use crate::actions;
+use crate::browser::slot::BrowserSlot;
+use crate::config::Config;
+use crate::dialogs;
+use crate::metrics::Metrics;
+use crate::single_flight::SingleFlight;
+use crate::tab::{DialogPolicy, Tab};
+use crate::{tools, ActionError, ActionOutput, Budget};
+
+pub use context::Context;
+
+pub struct Session {
+    config: Arc<Config>,
+    slot: Arc<BrowserSlot>,
+    /// A browser context of its own (true), or the default one (stdio, so a
+    /// `--user-data-dir` profile is the one the agent uses).
+    isolated: bool,
+    /// What this session did, for `cdpilot://metrics`.
+    metrics: Arc<Metrics>,
+    /// The session's place in the current browser, once opened.
+    context: Mutex<Option<Arc<Context>>>,
+    /// Opening the context, under way.
+    opening: SingleFlight<Arc<Context>>,
+}
+
+/// How long opening a session's context (a browser context, its first tab)
+/// may take, whoever waits for it.
+const OPEN_BUDGET: std::time::Duration = std::time::Duration::from_secs(20);
+
+impl Session {
+    pub fn new(
+        config: Arc<Config>,
+        slot: Arc<BrowserSlot>,
+        isolated: bool,
+        metrics: Arc<Metrics>,
+    ) -> Session {
+        Session {
+            config,
+            slot,
+            isolated,
+            metrics,
+            context: Mutex::new(None),
+            opening: SingleFlight::default(),
+        }
+    }
+
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    pub fn metrics(&self) -> &Metrics {
+        &self.metrics
+    }
+
+    /// Runs one action to completion, failure, timeout or cancellation, as
+    /// one tracing span, and records it in the metrics.
+    pub async fn perform(&self, action: &Action, budget: &Budget) -> Result<ActionOutput, ActionError> {
+        let tool = action.tool_name();
+        let span = tracing::info_span!("tool", tool);
+        let result = self.run(action, budget).instrument(span.clone()).await;
+        let elapsed = budget.elapsed();
+        let _entered = span.enter();
+        match &result {
+            Ok(_) => tracing::info!(elapsed_ms = elapsed.as_millis() as u64, "ok"),
+            Err(e) => tracing::info!(
+                elapsed_ms = elapsed.as_millis() as u64,
+                code = e.code.as_str(),
+                "{e}"
+            ),
+        }
+        let outcome = result.as_ref().map(|_| ()).map_err(|e| e.code);
+        self.metrics.record(tool, elapsed, outcome);
+        result
+    }
+
+    async fn run(&self, action: &Action, budget: &Budget) -> Result<ActionOutput, ActionError> {
+        let tool = action.tool_name();
+        if !tools::find(tool).is_some_and(|t| t.enabled(&self.config)) {
+            return Err(ActionError::invalid(
+                format!("{tool} is turned off in this server's configuration"),
+                "Use the other tools.",
+            ));
+        }
+        let (context, restarted) = self.context(budget).await?;
+        let result = match action {
+            Action::Tabs(args) => actions::tabs::run(&context, args, budget).await,
+            other => match context.tab(other.common().tab.as_deref(), budget).await {
+                Ok(tab) => self.supervised(&tab, other, budget).await,
+                Err(e) => Err(e),
+            },
+        };
+        result.map(|mut output| {
+            if restarted {
+                output.text = format!(
+                    "Note: the browser had closed or crashed, so cdpilot started a new one; earlier pages and refs are gone.\n{}",
+                    output.text
+                );
+                output.data["browser_restarted"] = true.into();
+            }
+            output
+        })
+    }
+
+    /// The session's context in the live browser, opening it (once, for
+    /// concurrent callers) when there is none or the browser was replaced.
+    /// The flag says a context on an earlier browser was lost.
+    pub async fn context(&self, budget: &Budget) -> Result<(Arc<Context>, bool), ActionError> {
+        let browser = self.slot.get(budget).await?;
+        let current = self.context.lock().unwrap().clone();
+        if let Some(context) = &current {
+            if Arc::ptr_eq(&context.browser, &browser) {
+                context.relink(budget).await?;
+                return Ok((context.clone(), false));
+            }
+        }
+        let isolated = self.isolated;
+        let opened = self
+            .opening
+            .run("opening the session", budget, move || async move {
+                let budget = Budget::with_timeout(OPEN_BUDGET);
+                Ok(Arc::new(Context::open(browser, isolated, &budget).await?))
+            })
+            .await?;
+        let replaced = current.is_some_and(|c| !Arc::ptr_eq(&c.browser, &opened.browser));
+        let mut slot = self.context.lock().unwrap();
+        if slot
+            .as_ref()
+            .is_none_or(|c| !Arc::ptr_eq(&c.browser, &opened.browser))
+        {
+            *slot = Some(opened.clone());
+        }
+        Ok((opened, replaced))
+    }
+
+    /// Runs an action in a tab under the dialog rules: while a dialog blocks
+    /// the page, actions that need the page get `dialog_pending`; a dialog
+    /// that opens during an action (must_respond) ends it at once with
+    /// `dialog_opened`, instead of letting it hang on the blocked page.
+    async fn supervised(
+        &self,
+        tab: &Tab,
+        action: &Action,
+        budget: &Budget,
+    ) -> Result<ActionOutput, ActionError> {
+        let may_run_blocked = tools::find(action.tool_name()).is_some_and(|t| t.runs_during_dialog);
+        if !may_run_blocked {
+            if let Some(dialog) = tab.state(|s| s.dialogs.pending.first().cloned()) {
+                // Leaving the page is the way out of a dialog nobody can answer.
+                let escape = dialog.orphaned && matches!(action, Action::Navigate(_));
+                if !escape {
+                    return Err(dialogs::pending_error(&dialog));
+                }
+            }
+        }
+        if crate::browser::slot::dialog_rules(&self.config).policy != DialogPolicy::MustRespond {
+            // The supervisor answers dialogs at once; the action goes on.
+            return self.in_tab(tab, action, budget).await;
+        }
+        let opened = tab.next_dialog();
+        tokio::select! {
+            result = self.in_tab(tab, action, budget) => result,
+            Some(dialog) = opened => Ok(dialogs::opened_output(&dialog)),
+        }
+    }
+
+    /// The one dispatch from an action to the code that performs it in a tab.
+    async fn in_tab(&self, tab: &Tab, action: &Action, budget: &Budget) -> Result<ActionOutput, ActionError> {
+        match action {
+            Action::Navigate(args) => actions::navigate::run(tab, args, budget).await,
+            Action::Snapshot(args) => {
+                let cap = args
+                    .max_elements
+                    .unwrap_or(self.config.limits.snapshot_max_elements);
+                crate::snapshot::run(tab, args, cap, budget).await
+            }
+            Action::Click(args) => actions::click::run(tab, args, budget).await,
+            Action::Type(args) => actions::type_text::run(tab, args, budget).await,
+            Action::Screenshot(args) => actions::screenshot::run(tab, args, budget).await,
+            Action::Wait(args) => actions::wait::run(tab, args, budget).await,
+            Action::Evaluate(args) => actions::evaluate::run(tab, args, budget, &self.metrics).await,
+            Action::Dialog(args) => actions::dialog::run(tab, args, budget).await,
+            Action::Hover(args) => actions::hover::run(tab, args, budget).await,
+            Action::PressKey(args) => actions::press_key::run(tab, args, budget).await,
+            Action::SelectOption(args) => actions::select_option::run(tab, args, budget).await,
+            Action::Console(args) => actions::console::run(tab, args),
+            Action::Extract(args) => actions::extract::run(tab, args, budget).await,
+            Action::Cdp(args) => actions::cdp::run(tab, args, budget).await,
+            Action::Tabs(_) => Err(ActionError::internal("browser_tabs does not act in one tab")),
+        }
+    }
+
+    /// The `backendDOMNodeId` of the element a ref names in the active tab
+    /// (library use: hand the node to other CDP tooling).
+    pub async fn ref_node(&self, reference: &str, budget: &Budget) -> Result<i64, ActionError> {
+        crate::validate::reference(reference)?;
+        let (context, _) = self.context(budget).await?;
+        let tab = context.tab(None, budget).await?;
+        let element = actions::element::by_ref(&tab, reference, budget).await?;
+        element.backend_node_id(budget).await
+    }
+
+    /// Ends the session: its tabs' tasks stop and a context of its own is
+    /// closed with its tabs. The browser stays for other sessions.
+    pub async fn close(&self, budget: &Budget) {
+        let context = self.context.lock().unwrap().take();
+        if let Some(context) = context {
+            context.dispose(budget).await;
+        }
+    }
+}
