@@ -18,7 +18,6 @@ mod console;
 mod dialogs;
 mod engine;
 mod error;
-mod frame_tree;
 mod frames;
 pub mod metrics;
 pub mod obstacle;
