@@ -19,7 +19,6 @@ mod dialogs;
 pub mod dispatch;
 mod engine;
 mod error;
-mod frame_tree;
 mod frames;
 pub mod metrics;
 pub mod obstacle;

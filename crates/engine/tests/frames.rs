@@ -189,3 +189,117 @@ async fn an_element_inside_a_cross_origin_frame_can_be_screenshotted() {
     );
     engine.shutdown().await;
 }
+
+/// Navigates the `#cross` iframe of frames.html to `url` and waits for its
+/// load event. Sent on the tab's own session (`browser_cdp`), so the answer
+/// comes after the frame's target events on the same connection.
+async fn navigate_cross_frame(engine: &engine::Engine, url: &str) {
+    let expression = format!(
+        "new Promise(r => {{ const f = document.getElementById('cross'); f.onload = () => r(f.src); f.src = {url:?}; }})"
+    );
+    ok(
+        engine,
+        "browser_cdp",
+        json!({"method": "Runtime.evaluate", "params": {"expression": expression, "awaitPromise": true, "returnByValue": true}}),
+    )
+    .await;
+}
+
+/// The cross-origin frame's entry in a snapshot's frame_tree, found by
+/// its frame id, or (`None`) the first OOPIF's.
+fn cross_frame(snap: &engine::ActionOutput, id: Option<&serde_json::Value>) -> serde_json::Value {
+    let children = snap.data["frame_tree"]["children"].as_array().unwrap();
+    children
+        .iter()
+        .find(|f| match id {
+            Some(id) => &f["frame_id"] == id,
+            None => f["is_oopif"] == true,
+        })
+        .cloned()
+        .unwrap_or_else(|| panic!("no such frame in:\n{}", snap.text))
+}
+
+/// Issue 8: a cross-origin frame's session was copied at snapshot time (and
+/// its isolated world kept without the session it belongs to). After the
+/// frame left its process and came back on a new target, snapshots showed
+/// the parent page inside the frame, then "frame content unavailable", and
+/// its refs went to the dead session.
+#[tokio::test]
+async fn a_cross_origin_frame_that_re_attached_is_reached_on_its_new_session() {
+    let (site, engine) = open("/frames.html").await;
+    let first = ok(&engine, "browser_snapshot", json!({})).await;
+    let old = cross_frame(&first, None);
+    assert!(old["session"].is_string(), "{}", first.text);
+
+    // Into the parent's process (same site as the page)…
+    navigate_cross_frame(&engine, &site.url("/child.html?home")).await;
+    let home = ok(&engine, "browser_snapshot", json!({})).await;
+    assert_eq!(
+        home.text.matches("button \"Parent button\"").count(),
+        1,
+        "the frame shows its own document, not the page's:\n{}",
+        home.text
+    );
+    let button = child_ref(&home.text, "Cross-origin frame", "button \"Child button\"");
+    ok(&engine, "browser_click", json!({"ref": button})).await;
+
+    // …and out again: Chrome gives it a new target and session.
+    navigate_cross_frame(&engine, &site.url_b("/child.html?away")).await;
+    let away = ok(&engine, "browser_snapshot", json!({})).await;
+    let new = cross_frame(&away, Some(&old["frame_id"]));
+    assert!(
+        new["session"].is_string() && new["session"] != old["session"],
+        "the frame re-attached on a new session: {}",
+        away.text
+    );
+    let button = child_ref(&away.text, "Cross-origin frame", "button \"Child button\"");
+    ok(&engine, "browser_click", json!({"ref": button})).await;
+    let read = ok(
+        &engine,
+        "browser_evaluate",
+        json!({"function": "el => [el.textContent, location.href]", "ref": button}),
+    )
+    .await;
+    assert_eq!(
+        read.data["value"],
+        json!(["Child clicked true", site.url_b("/child.html?away")])
+    );
+    engine.shutdown().await;
+}
+
+/// Issue 8: a ref into a frame whose session went away was reported as
+/// "the tab went away" (tab_not_found). A ref from the frame's old document
+/// is not on the page any more; a ref into a removed frame names the frame.
+#[tokio::test]
+async fn a_ref_into_a_frame_whose_session_went_away_is_not_the_tab_going_away() {
+    let (site, engine) = open("/frames.html").await;
+    let snap = ok(&engine, "browser_snapshot", json!({})).await;
+    let button = child_ref(&snap.text, "Cross-origin frame", "button \"Child button\"");
+    let frame = button.split('e').next().unwrap().to_owned();
+
+    // The frame re-attaches (out of its process and back) with no snapshot since.
+    navigate_cross_frame(&engine, &site.url("/child.html?home")).await;
+    navigate_cross_frame(&engine, &site.url_b("/child.html?away")).await;
+    let e = call(&engine, "browser_click", json!({"ref": button}))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, ErrorCode::ElementNotFound, "{e}");
+
+    // The frame is removed: its refs name the frame as gone.
+    ok(
+        &engine,
+        "browser_cdp",
+        json!({"method": "Runtime.evaluate", "params": {"expression": "document.getElementById('cross').remove()"}}),
+    )
+    .await;
+    let e = call(&engine, "browser_click", json!({"ref": button}))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, ErrorCode::FrameNotFound, "{e}");
+    assert!(e.message.contains(&format!("frame {frame}")), "{e}");
+    let e = call(&engine, "browser_snapshot", json!({"frame": frame}))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, ErrorCode::FrameNotFound, "{e}");
+    engine.shutdown().await;
+}

@@ -94,9 +94,15 @@ pub async fn by_ref(tab: &Tab, reference: &str, budget: &Budget) -> Result<Eleme
             "Take a new browser_snapshot and use a ref from it.",
         )
     };
-    let frame = match frame_number(reference) {
+    // The frame is asked for where it is now (its session may have changed
+    // since the snapshot: a cross-origin frame that re-attached).
+    let frame = match frame_number(reference).map(|n| tab.numbered_frame(n)) {
         None => tab.main_frame(),
-        Some(n) => tab.frame(n).ok_or_else(not_found)?,
+        Some(None) => return Err(not_found()),
+        Some(Some(frame)) => frame.map_err(|e| ActionError {
+            message: format!("ref {reference}: {}", e.message),
+            ..e
+        })?,
     };
     let expression = format!(
         "globalThis.__cdpilot ? globalThis.__cdpilot.lookup({}) : 'no-world'",
@@ -169,10 +175,11 @@ fn element_or_error(
 impl Element {
     /// The element's backend DOM node id (stable for the node's lifetime).
     pub async fn backend_node_id(&self, budget: &Budget) -> Result<i64, ActionError> {
-        let described = budget
+        let described = self
+            .frame
             .cdp(
+                budget,
                 "describing the element",
-                &self.frame.session,
                 dom::DescribeNode {
                     object_id: Some(self.object_id.clone()),
                     backend_node_id: None,
@@ -278,20 +285,21 @@ impl Element {
     /// quad (in its session's coordinates) and where that session's root
     /// document sits in the tab's viewport.
     async fn placed(&self, tab: &Tab, budget: &Budget) -> Result<Placed, ActionError> {
-        budget
+        self.frame
             .cdp(
+                budget,
                 "scrolling the element into view",
-                &self.frame.session,
                 dom::ScrollIntoViewIfNeeded {
                     object_id: self.object_id.clone(),
                     backend_node_id: None,
                 },
             )
             .await?;
-        let quads = budget
+        let quads = self
+            .frame
             .cdp(
+                budget,
                 "measuring the element",
-                &self.frame.session,
                 dom::GetContentQuads {
                     object_id: self.object_id.clone(),
                     backend_node_id: None,
@@ -360,10 +368,11 @@ impl Element {
         args: Vec<serde_json::Value>,
         await_promise: bool,
     ) -> Result<serde_json::Value, ActionError> {
-        let evaluated = budget
+        let evaluated = self
+            .frame
             .cdp(
+                budget,
                 step,
-                &self.frame.session,
                 runtime::CallFunctionOn {
                     function_declaration: function.to_owned(),
                     object_id: Some(self.object_id.clone()),

@@ -146,10 +146,11 @@ async fn in_frame(
     // The page's own world, as for elements of the main frame (the ref's
     // object lives in cdpilot's isolated world).
     let backend_node_id = element.backend_node_id(budget).await?;
-    let node = budget
+    let node = element
+        .frame
         .cdp(
+            budget,
             "finding the element in the page",
-            &element.frame.session,
             dom::ResolveNode {
                 backend_node_id,
                 execution_context_id: None,
@@ -157,10 +158,11 @@ async fn in_frame(
         )
         .await?;
     let object_id = node.object.object_id.unwrap_or_default();
-    let evaluated = budget
+    let evaluated = element
+        .frame
         .cdp(
+            budget,
             "running the script",
-            &element.frame.session,
             runtime::CallFunctionOn {
                 function_declaration: function,
                 object_id: Some(object_id.clone()),
@@ -193,10 +195,10 @@ async fn in_frame_context(
         (None, Some(function)) => format!("({function})()"),
         (None, None) => return Err(ActionError::invalid("nothing to evaluate", "Pass expression.")),
     };
-    let evaluated = budget
+    let evaluated = frame
         .cdp(
+            budget,
             "running the script",
-            &frame.session,
             runtime::Evaluate {
                 expression,
                 context_id,

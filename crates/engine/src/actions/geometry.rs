@@ -16,18 +16,14 @@ use cdp::protocol::dom;
 use crate::tab::{FrameRef, Tab};
 use crate::{ActionError, Budget, ErrorCode};
 
-/// Top-left of the content box of a frame's `<iframe>` element, in the
-/// coordinates of `session`'s root document.
-async fn owner_origin(
-    tab: &Tab,
-    session: &str,
-    owner: i64,
-    budget: &Budget,
-) -> Result<(f64, f64), ActionError> {
-    let quads = budget
+/// Top-left of the content box of a frame's `<iframe>` element `owner`, in
+/// the coordinates of the root document of the session of `holder` (the
+/// frame whose document holds the element, or one on the same session).
+async fn owner_origin(holder: &FrameRef, owner: i64, budget: &Budget) -> Result<(f64, f64), ActionError> {
+    let quads = holder
         .cdp(
+            budget,
             "measuring the frame",
-            &tab.session.connection().session(session),
             dom::GetContentQuads {
                 object_id: String::new(),
                 backend_node_id: Some(owner),
@@ -55,17 +51,22 @@ pub fn session_origin<'a>(tab: &'a Tab, session: &'a str, budget: &'a Budget) ->
         if session == tab.session.id() {
             return Ok((0.0, 0.0));
         }
-        let root = tab
-            .state(|s| s.frames.rooted_in(session).cloned())
-            .ok_or_else(|| {
-                ActionError::new(
-                    ErrorCode::ElementStale,
-                    "the frame holding the element is no longer known",
-                    "Take a new browser_snapshot and use a fresh ref.",
-                )
-            })?;
-        let (ox, oy) = owner_origin(tab, &root.parent_session_id, root.owner_backend_node, budget).await?;
-        let (px, py) = session_origin(tab, &root.parent_session_id, budget).await?;
+        // The cross-origin frame rooted in `session`, and its <iframe> in its
+        // parent; the parent's session is asked of the records now.
+        let root = tab.state(|s| {
+            let root = s.frames.rooted_in(session)?;
+            Some((root.parent()?.to_owned(), root.owner_node()?))
+        });
+        let (parent, owner) = root.ok_or_else(|| {
+            ActionError::new(
+                ErrorCode::FrameNotFound,
+                "the frame holding the element is no longer known (it went away or moved to another process)",
+                "Take a new browser_snapshot and use a fresh ref.",
+            )
+        })?;
+        let parent = tab.frame_by_id(&parent)?;
+        let (ox, oy) = owner_origin(&parent, owner, budget).await?;
+        let (px, py) = session_origin(tab, parent.session.id(), budget).await?;
         Ok((ox + px, oy + py))
     })
 }
@@ -78,14 +79,18 @@ pub async fn frame_offset_in_session(
     frame: &FrameRef,
     budget: &Budget,
 ) -> Result<(f64, f64), ActionError> {
-    let Some(number) = frame.number else {
-        return Ok((0.0, 0.0));
-    };
-    let Some(info) = tab.state(|s| s.frames.get(number).cloned()) else {
-        return Ok((0.0, 0.0));
-    };
-    if info.session_id != info.parent_session_id {
+    if frame.number.is_none() {
         return Ok((0.0, 0.0));
     }
-    owner_origin(tab, &info.session_id, info.owner_backend_node, budget).await
+    let (root_of_session, owner) = tab.state(|s| {
+        let root = frame.on_frame_target
+            && s.frames
+                .rooted_in(frame.session.id())
+                .is_some_and(|f| f.id() == frame.frame_id);
+        (root, s.frames.get(&frame.frame_id).and_then(|f| f.owner_node()))
+    });
+    match owner {
+        Some(owner) if !root_of_session => owner_origin(frame, owner, budget).await,
+        _ => Ok((0.0, 0.0)),
+    }
 }

@@ -159,8 +159,7 @@ impl Walk<'_> {
         depth: usize,
     ) -> Pin<Box<dyn Future<Output = Result<Serialized, ActionError>> + Send + 'b>> {
         Box::pin(async move {
-            let number = frame.number.unwrap_or(0);
-            let base = self.tab.state(|s| s.frames.next_ref(number));
+            let base = self.tab.state(|s| s.frames.next_ref(&frame.frame_id));
             let options = json!({
                 "selector": selector,
                 "maxElements": self.remaining.max(1),
@@ -205,7 +204,8 @@ impl Walk<'_> {
                 }
                 _ => {}
             }
-            self.tab.state(|s| s.frames.set_next_ref(number, snap.next));
+            self.tab
+                .state(|s| s.frames.refs_issued(&frame.frame_id, snap.next));
             self.remaining = self.remaining.saturating_sub(snap.elements);
             self.elements += snap.elements;
             self.refs += snap.refs;
@@ -247,11 +247,10 @@ impl Walk<'_> {
         let Some(object_id) = object.object_id else {
             return Ok(None);
         };
-        let described = self
-            .budget
+        let described = parent
             .cdp(
+                self.budget,
                 "describing a frame",
-                &parent.session,
                 dom::DescribeNode {
                     object_id: Some(object_id),
                     backend_node_id: None,
@@ -261,26 +260,13 @@ impl Walk<'_> {
         let Some(frame_id) = described.node.frame_id else {
             return Ok(None);
         };
-        let parent_session = parent.session.id().to_owned();
-        let (number, session_id) = self.tab.state(|s| {
-            let session_id = s
-                .frame_tree
-                .session_of(&frame_id)
-                .map(str::to_owned)
-                .unwrap_or_else(|| parent_session.clone());
-            let number = s.frames.register(
-                &frame_id,
-                &session_id,
-                &parent_session,
-                described.node.backend_node_id,
-            );
-            (number, session_id)
+        // Numbered on first sight; the session is the one its record names
+        // now (asked again by every later use, never copied into refs).
+        self.tab.state(|s| {
+            s.frames
+                .met(&frame_id, &parent.frame_id, described.node.backend_node_id)
         });
-        Ok(Some(FrameRef {
-            session: parent.session.connection().session(session_id),
-            frame_id,
-            number: Some(number),
-        }))
+        self.tab.frame_by_id(&frame_id).map(Some)
     }
 }
 

@@ -22,8 +22,8 @@ pub fn render(tab: &Tab) -> (String, Vec<(&'static str, Value)>) {
         (
             s.dialogs.pending.clone(),
             s.dialogs.recent.iter().cloned().collect::<Vec<_>>(),
-            s.frame_tree.view(),
-            s.frame_tree.child_count(),
+            s.frames.view(),
+            s.frames.child_count(),
             errors.into_iter().skip(skip).collect::<Vec<_>>(),
         )
     });

@@ -126,23 +126,7 @@ impl Tab {
             return Ok(tab);
         }
         let tree = enable(&tab.session, &setup, budget).await?;
-        {
-            let mut state = tab.state.lock().unwrap();
-            if state.main_frame_id.is_empty() {
-                let main = &tree.frame_tree.frame;
-                state.main_frame_id = main.id.clone();
-                state.url = main.url.clone();
-                // Attached to a page already loaded: its frame events are
-                // past, so the frame tree starts from what Chrome reports.
-                let navigated = json!({ "frame": { "id": main.id, "url": main.url, "securityOrigin": main.security_origin } });
-                state.frame_tree.apply("Page.frameNavigated", &navigated);
-                for child in &tree.frame_tree.child_frames {
-                    let f = &child.frame;
-                    let navigated = json!({ "frame": { "id": f.id, "parentId": main.id, "url": f.url, "securityOrigin": f.security_origin } });
-                    state.frame_tree.apply("Page.frameNavigated", &navigated);
-                }
-            }
-        }
+        tab.state(|s| s.adopt_frame_tree(&tree.frame_tree));
         Ok(tab)
     }
 

@@ -131,7 +131,7 @@ pub(super) fn spawn(
                         let parent = info["parentFrameId"].as_str();
                         let url = info["url"].as_str().unwrap_or_default();
                         let mut state = state.lock().unwrap();
-                        state.frame_tree.oopif_attached(&frame, parent, url, &child);
+                        state.frames.oopif_attached(&frame, parent, url, &child);
                     }
                     let session = conn.session(child);
                     let setup = setup.clone();
@@ -141,7 +141,7 @@ pub(super) fn spawn(
                     if let Some(child) = event.params["sessionId"].as_str() {
                         ours.remove(child);
                         let mut state = state.lock().unwrap();
-                        state.frame_tree.oopif_detached(child);
+                        state.frames.oopif_detached(child);
                     }
                 }
                 _ => {

@@ -1,7 +1,8 @@
 //! What a tab's event reader knows about its document: main frame,
-//! document generation, cdpilot's isolated world, dialogs, and the network's
-//! answers for main-frame documents. Pure bookkeeping, unit-tested without a
-//! browser.
+//! document generation, dialogs, the console, and the network's answers for
+//! main-frame documents; frame events of every session are handed to the
+//! frame records (`crate::frames`), which own the frames' sessions and
+//! worlds. Pure bookkeeping, unit-tested without a browser.
 
 use std::collections::VecDeque;
 
@@ -18,19 +19,13 @@ pub struct TabState {
     /// issued under an older generation are stale.
     pub document: u64,
     pub url: String,
-    /// cdpilot's isolated world in the current main document, once known.
-    pub world: Option<i64>,
     /// Loader of the main frame's current document.
     pub loader: String,
     /// The document generation the current refs were issued for.
     pub refs_document: Option<u64>,
-    /// The supervisor's frame tree (every session's frame events).
-    pub frame_tree: crate::frame_tree::FrameTree,
-    /// The page's own (default) script context of each subframe, by frame
-    /// id, with the session it belongs to.
-    pub page_contexts: std::collections::HashMap<String, (String, i64)>,
-    /// Frames snapshots have shown: numbers, sessions, worlds.
-    pub frames: crate::frames::FrameRegistry,
+    /// Every frame's one record (the main frame's too): tree, sessions,
+    /// worlds, numbers, ref counters. Changed only through its methods.
+    pub frames: crate::frames::FrameTree,
     /// Console messages and uncaught exceptions of the tab and its frames.
     pub console: crate::console::Console,
     /// Native dialogs: pending and recently closed.
@@ -52,9 +47,7 @@ impl TabState {
     /// Applies an event of the tab's own session (`from_tab`) or of one of
     /// its child sessions (iframes, workers).
     pub fn apply_from(&mut self, event: &Event, from_tab: bool) {
-        if event.method.starts_with("Page.frame") {
-            self.frame_tree.apply(&event.method, &event.params);
-        }
+        self.apply_frames(event, from_tab);
         match event.method.as_str() {
             "Runtime.consoleAPICalled" | "Runtime.exceptionThrown" => {
                 self.console.record(&event.method, &event.params)
@@ -69,46 +62,74 @@ impl TabState {
                     self.dialogs.bridged(&event.session_id, request, &fields);
                 }
             }
-            "Runtime.executionContextCreated" => {
-                let context = &event.params["context"];
-                let frame = context["auxData"]["frameId"].as_str().unwrap_or_default();
-                if let Some(id) = context["id"].as_i64() {
-                    if context["name"] == WORLD && frame != self.main_frame_id {
-                        self.frames.set_world(frame, &event.session_id, id);
-                    }
-                    if context["auxData"]["isDefault"] == true {
-                        self.page_contexts
-                            .insert(frame.to_owned(), (event.session_id.clone(), id));
-                    }
+            _ => {}
+        }
+        if from_tab {
+            self.apply_document(event);
+        }
+    }
+
+    /// Applies one event of the tab's own session. Pure bookkeeping,
+    /// unit-tested without a browser.
+    pub fn apply(&mut self, event: &Event) {
+        self.apply_from(event, true)
+    }
+
+    /// Hands what every session says about frames and their script
+    /// contexts to the frame records. Contexts are keyed by the session that
+    /// reported them (`None`: the tab's own).
+    fn apply_frames(&mut self, event: &Event, from_tab: bool) {
+        let p = &event.params;
+        let session = (!from_tab).then_some(event.session_id.as_str());
+        let text = |v: &Value| v.as_str().unwrap_or_default().to_owned();
+        match event.method.as_str() {
+            "Page.frameAttached" => {
+                if let Some(parent) = p["parentFrameId"].as_str() {
+                    self.frames.frame_attached(&text(&p["frameId"]), parent);
                 }
-                if from_tab {
-                    self.apply(event);
+            }
+            "Page.frameNavigated" => {
+                let frame = &p["frame"];
+                let (id, url, origin) = (
+                    text(&frame["id"]),
+                    text(&frame["url"]),
+                    text(&frame["securityOrigin"]),
+                );
+                match frame["parentId"].as_str() {
+                    // A new main document: the old one's frames are gone.
+                    None if from_tab => self.frames.main_navigated(&id, &url, &origin),
+                    parent => self.frames.frame_navigated(&id, parent, &url, &origin),
+                }
+            }
+            "Page.frameDetached" => {
+                // `swap`: it moved to another process, it did not go away.
+                self.frames
+                    .frame_detached(&text(&p["frameId"]), p["reason"] == "swap");
+            }
+            "Runtime.executionContextCreated" => {
+                let context = &p["context"];
+                if let Some(id) = context["id"].as_i64() {
+                    self.frames.context_created(
+                        session,
+                        &text(&context["auxData"]["frameId"]),
+                        id,
+                        context["name"] == WORLD,
+                        context["auxData"]["isDefault"] == true,
+                    );
                 }
             }
             "Runtime.executionContextDestroyed" => {
-                if let Some(id) = event.params["executionContextId"].as_i64() {
-                    self.frames.forget_world(&event.session_id, id);
-                    self.page_contexts
-                        .retain(|_, (s, c)| !(s == &event.session_id && *c == id));
-                }
-                if from_tab {
-                    self.apply(event);
+                if let Some(id) = p["executionContextId"].as_i64() {
+                    self.frames.context_destroyed(session, id);
                 }
             }
-            "Runtime.executionContextsCleared" => {
-                self.frames.forget_session_worlds(&event.session_id);
-                self.page_contexts.retain(|_, (s, _)| s != &event.session_id);
-                if from_tab {
-                    self.apply(event);
-                }
-            }
-            _ if from_tab => self.apply(event),
+            "Runtime.executionContextsCleared" => self.frames.contexts_cleared(session),
             _ => {}
         }
     }
 
-    /// Applies one event. Pure bookkeeping, unit-tested without a browser.
-    pub fn apply(&mut self, event: &Event) {
+    /// What the tab's own session says about the main document.
+    fn apply_document(&mut self, event: &Event) {
         let p = &event.params;
         match event.method.as_str() {
             "Page.frameNavigated" => {
@@ -118,28 +139,12 @@ impl TabState {
                     self.url = frame["url"].as_str().unwrap_or_default().to_owned();
                     self.loader = frame["loaderId"].as_str().unwrap_or_default().to_owned();
                     self.document += 1;
-                    self.frames.reset();
                     self.dialogs.page_left();
-                    self.world = None;
                 }
             }
             "Page.navigatedWithinDocument" if p["frameId"].as_str() == Some(self.main_frame_id.as_str()) => {
                 self.url = p["url"].as_str().unwrap_or_default().to_owned();
             }
-            "Runtime.executionContextCreated" => {
-                let context = &p["context"];
-                if context["name"] == WORLD
-                    && context["auxData"]["frameId"].as_str() == Some(self.main_frame_id.as_str())
-                {
-                    self.world = context["id"].as_i64();
-                }
-            }
-            "Runtime.executionContextDestroyed"
-                if self.world.is_some() && p["executionContextId"].as_i64() == self.world =>
-            {
-                self.world = None;
-            }
-            "Runtime.executionContextsCleared" => self.world = None,
             "Network.requestWillBeSent"
                 if p["type"] == "Document" && p.get("redirectResponse").is_some_and(|r| !r.is_null()) =>
             {
@@ -157,14 +162,39 @@ impl TabState {
         }
     }
 
+    /// Attached to a page that had already loaded: its frame events are
+    /// past, so the main frame and the frame records start from the tree
+    /// Chrome reports (unless events already told us).
+    pub fn adopt_frame_tree(&mut self, tree: &cdp::protocol::page::FrameTree) {
+        if !self.main_frame_id.is_empty() {
+            return;
+        }
+        let main = &tree.frame;
+        self.main_frame_id = main.id.clone();
+        self.url = main.url.clone();
+        self.frames
+            .main_navigated(&main.id, &main.url, &main.security_origin);
+        let mut pending: Vec<(&str, &cdp::protocol::page::FrameTree)> =
+            tree.child_frames.iter().map(|c| (main.id.as_str(), c)).collect();
+        while let Some((parent, child)) = pending.pop() {
+            let f = &child.frame;
+            self.frames.frame_attached(&f.id, parent);
+            self.frames
+                .frame_navigated(&f.id, Some(parent), &f.url, &f.security_origin);
+            pending.extend(child.child_frames.iter().map(|c| (f.id.as_str(), c)));
+        }
+    }
+
+    /// cdpilot's isolated world in the current main document, once known.
+    pub fn world(&self) -> Option<i64> {
+        self.frames.world(&self.main_frame_id, None)
+    }
+
     /// The connection was replaced: every session, world and ref of the old
     /// one is gone; the supervisor's records (dialogs, frames, console) stay.
     pub fn forget_sessions(&mut self) {
-        self.page_contexts.clear();
-        self.frames.reset();
-        self.world = None;
+        self.frames.forget_sessions();
         self.refs_document = None;
-        self.frame_tree.forget_sessions();
     }
 
     /// HTTP status of the main frame's current document, when known.
@@ -205,19 +235,62 @@ mod tests {
         }
     }
 
-    #[test]
-    fn main_frame_navigation_bumps_the_document_and_drops_the_world() {
-        let mut s = TabState {
-            main_frame_id: "F1".into(),
-            world: Some(7),
+    /// A tab on a page whose main frame is `main` (as attaching finds it).
+    fn on_page(main: &str) -> TabState {
+        let mut s = TabState::default();
+        let frame = cdp::protocol::page::Frame {
+            id: main.into(),
             ..Default::default()
         };
+        s.adopt_frame_tree(&cdp::protocol::page::FrameTree {
+            frame,
+            child_frames: vec![],
+        });
+        s
+    }
+
+    #[test]
+    fn contexts_of_a_frame_session_are_that_sessions() {
+        let mut s = on_page("F1");
+        s.apply(&event(
+            "Page.frameAttached",
+            json!({"frameId": "O", "parentFrameId": "F1"}),
+        ));
+        s.frames.oopif_attached("O", Some("F1"), "http://b/", "OS");
+        let created = Event {
+            session_id: "OS".into(),
+            method: "Runtime.executionContextCreated".into(),
+            params: json!({"context": {"id": 3, "name": WORLD, "auxData": {"frameId": "O"}}}),
+        };
+        s.apply_from(&created, false);
+        assert_eq!(s.frames.world("O", Some("OS")), Some(3));
+        // The tab's context 3 is another one: destroying it keeps O's.
+        s.apply(&event(
+            "Runtime.executionContextDestroyed",
+            json!({"executionContextId": 3}),
+        ));
+        assert_eq!(s.frames.world("O", Some("OS")), Some(3));
+        s.apply_from(
+            &Event {
+                session_id: "OS".into(),
+                method: "Runtime.executionContextsCleared".into(),
+                params: json!({}),
+            },
+            false,
+        );
+        assert_eq!(s.frames.world("O", Some("OS")), None);
+    }
+
+    #[test]
+    fn main_frame_navigation_bumps_the_document_and_drops_the_world() {
+        let mut s = on_page("F1");
+        s.frames.set_world("F1", None, 7);
         s.apply(&event(
             "Page.frameNavigated",
             json!({"frame": {"id": "F2", "parentId": "F1", "url": "http://x/child"}}),
         ));
         assert_eq!(
-            (s.document, s.world),
+            (s.document, s.world()),
             (0, Some(7)),
             "a child frame navigation is not the document's"
         );
@@ -225,7 +298,10 @@ mod tests {
             "Page.frameNavigated",
             json!({"frame": {"id": "F1", "url": "http://x/next"}}),
         ));
-        assert_eq!((s.document, s.world, s.url.as_str()), (1, None, "http://x/next"));
+        assert_eq!(
+            (s.document, s.world(), s.url.as_str()),
+            (1, None, "http://x/next")
+        );
         s.apply(&event(
             "Page.navigatedWithinDocument",
             json!({"frameId": "F1", "url": "http://x/next#a"}),
@@ -235,10 +311,7 @@ mod tests {
 
     #[test]
     fn the_isolated_world_of_the_main_frame_is_tracked() {
-        let mut s = TabState {
-            main_frame_id: "F1".into(),
-            ..Default::default()
-        };
+        let mut s = on_page("F1");
         let created = |id: i64, frame: &str, name: &str| {
             event(
                 "Runtime.executionContextCreated",
@@ -247,14 +320,14 @@ mod tests {
         };
         s.apply(&created(3, "F1", ""));
         s.apply(&created(4, "F2", WORLD));
-        assert_eq!(s.world, None);
+        assert_eq!(s.world(), None);
         s.apply(&created(5, "F1", WORLD));
-        assert_eq!(s.world, Some(5));
+        assert_eq!(s.world(), Some(5));
         s.apply(&event(
             "Runtime.executionContextDestroyed",
             json!({"executionContextId": 5}),
         ));
-        assert_eq!(s.world, None);
+        assert_eq!(s.world(), None);
     }
 
     #[test]

@@ -1,30 +1,94 @@
-//! cdpilot's isolated world in each frame of the tab, and evaluating there.
+//! Reaching a frame of the tab: resolving it from its one record
+//! (`crate::frames`) to the session that owns it *now*, cdpilot's isolated
+//! world in it, and evaluating there.
 //!
-//! The world is made on first use with `Page.createIsolatedWorld` on the
-//! session that owns the frame, and forgotten when the frame's document
-//! goes (the event reader sees its context destroyed). An evaluate that
-//! finds its world gone retries once in the new document's world.
+//! A [`FrameRef`] is made per call from the current records and never
+//! stored: a cross-origin frame that re-attached under a new session is
+//! reached on the new one. The world is made on first use with
+//! `Page.createIsolatedWorld` on the session that owns the frame, and
+//! forgotten when the frame's document goes (the event reader sees its
+//! context destroyed). An evaluate that finds its world gone retries once in
+//! the new document's world; one whose frame moved to another session
+//! retries there.
 
 use cdp::protocol::{page, runtime};
-use cdp::Session;
+use cdp::{CdpError, Command, ProtocolErrorKind, Session};
 use serde_json::Value;
 
 use super::{Tab, WORLD};
+use crate::frames::Owner;
 use crate::{ActionError, Budget, ErrorCode};
 
-/// One frame of the tab: the main frame (`number: None`) or a frame that a
-/// snapshot showed (`f{number}`), with the session that owns its document.
+/// One frame of the tab as it is now: the main frame (`number: None`) or a
+/// subframe, with the session that owns its document at resolution time.
+/// Made per call; never kept.
 #[derive(Clone, Debug)]
 pub struct FrameRef {
     pub session: Session,
     pub frame_id: String,
+    /// `f{number}` in refs, when a snapshot has numbered the frame.
     pub number: Option<u32>,
+    /// The session is a cross-origin frame's target (this frame's or an
+    /// ancestor's), not the tab's: its going away means a frame went away.
+    pub on_frame_target: bool,
 }
 
 impl FrameRef {
     /// The prefix of refs in this frame (`""` or `f2`).
     pub fn prefix(&self) -> String {
         self.number.map(|n| format!("f{n}")).unwrap_or_default()
+    }
+
+    /// The frame as messages name it: `f2`, or its frame id.
+    pub fn name(&self) -> String {
+        match self.number {
+            Some(n) => format!("f{n}"),
+            None => self.frame_id.clone(),
+        }
+    }
+
+    /// Its session as the frame records key contexts (`None`: the tab's).
+    fn session_key(&self) -> Option<&str> {
+        self.on_frame_target.then(|| self.session.id())
+    }
+
+    /// The frame's session went away under `step`.
+    pub fn gone(&self, step: &str) -> ActionError {
+        ActionError::new(
+            ErrorCode::FrameNotFound,
+            format!(
+                "frame {} went away during {step} (it was removed, or its cross-origin process was replaced)",
+                self.name()
+            ),
+            "Take a new browser_snapshot and use a ref from it.",
+        )
+    }
+
+    /// Maps a CDP failure on this frame's session: a frame target that is
+    /// gone is this frame gone, not the tab.
+    pub fn map_cdp(&self, budget: &Budget, step: &str, error: CdpError) -> ActionError {
+        if self.on_frame_target && error.kind() == ProtocolErrorKind::TargetGone {
+            return self.gone(step);
+        }
+        budget.map_cdp(step, error)
+    }
+
+    /// Sends one typed command on the session that owns the frame, with
+    /// what is left of the budget.
+    pub async fn cdp<C: Command>(
+        &self,
+        budget: &Budget,
+        step: &str,
+        command: C,
+    ) -> Result<C::Response, ActionError> {
+        budget
+            .run(step, async {
+                self.session
+                    .call_until(command, budget.deadline())
+                    .await
+                    .map_err(|e| self.map_cdp(budget, step, e))
+            })
+            .await
     }
 }
 
@@ -35,78 +99,102 @@ impl Tab {
             session: self.session.clone(),
             frame_id,
             number: None,
+            on_frame_target: false,
         }
     }
 
-    /// Frame `f{number}` of the current main document, if a snapshot showed it.
-    pub fn frame(&self, number: u32) -> Option<FrameRef> {
-        let info = self.state(|s| s.frames.get(number).cloned())?;
-        Some(FrameRef {
-            session: self.session.connection().session(info.session_id),
-            frame_id: info.frame_id,
-            number: Some(number),
+    /// Frame `id` as its record says now: the session that owns it, its
+    /// number. A frame the records do not know, or a cross-origin frame
+    /// whose target is not attached, is `frame_not_found`.
+    pub fn frame_by_id(&self, id: &str) -> Result<FrameRef, ActionError> {
+        let found = self.state(|s| Some((s.frames.owner(id)?, s.frames.get(id)?.number())));
+        let (session, on_frame_target, number) = match found {
+            None => {
+                return Err(ActionError::new(
+                    ErrorCode::FrameNotFound,
+                    format!("there is no frame {id:?} in this tab"),
+                    "Take a browser_snapshot: frames appear in its frame_tree, and refs inside frame N start with fN.",
+                ))
+            }
+            Some((Owner::Detached, _)) => {
+                return Err(ActionError::new(
+                    ErrorCode::FrameNotFound,
+                    format!("frame {id} is a cross-origin frame whose process is not reachable right now (it is being replaced, or the browser connection was)"),
+                    "Take a new browser_snapshot in a moment and use a ref from it.",
+                ))
+            }
+            Some((Owner::Tab, number)) => (self.session.clone(), false, number),
+            Some((Owner::Target(session), number)) => (self.session.connection().session(session), true, number),
+        };
+        Ok(FrameRef {
+            session,
+            frame_id: id.to_owned(),
+            number,
+            on_frame_target,
         })
+    }
+
+    /// The frame of ref prefix `f{number}`, where it is now. A number that
+    /// was given out in this document but whose frame went away is
+    /// `frame_not_found`; `None` when the number was never given out.
+    pub fn numbered_frame(&self, number: u32) -> Option<Result<FrameRef, ActionError>> {
+        let (id, given) = self.state(|s| {
+            (
+                s.frames.by_number(number).map(|f| f.id().to_owned()),
+                s.frames.was_numbered(number),
+            )
+        });
+        match id {
+            Some(id) => Some(self.frame_by_id(&id)),
+            None if given => Some(Err(ActionError::new(
+                ErrorCode::FrameNotFound,
+                format!("frame f{number} is no longer on the page (it was removed)"),
+                "Take a new browser_snapshot and use a ref from it.",
+            ))),
+            None => None,
+        }
     }
 
     /// The frame a tool's `frame` argument names: `f2` (as in refs), or a
     /// CDP frame id from the snapshot's frame_tree.
     pub fn frame_named(&self, name: &str) -> Result<FrameRef, ActionError> {
         if let Some(n) = name.strip_prefix('f').and_then(|n| n.parse::<u32>().ok()) {
-            if let Some(frame) = self.frame(n) {
-                return Ok(frame);
+            if let Some(frame) = self.numbered_frame(n) {
+                return frame;
             }
         }
-        let main = self.state(|s| s.main_frame_id.clone());
-        if name == main {
+        if name == self.state(|s| s.main_frame_id.clone()) {
             return Ok(self.main_frame());
         }
-        let found = self.state(|s| {
-            if let Some(info) = s.frames.by_frame_id(name) {
-                return Some((info.session_id.clone(), info.number));
-            }
-            let record = s.frame_tree.get(name)?;
-            Some((
-                record
-                    .session
-                    .clone()
-                    .unwrap_or_else(|| self.session.id().to_owned()),
-                0,
-            ))
-        });
-        match found {
-            Some((session, number)) => Ok(FrameRef {
-                session: self.session.connection().session(session),
-                frame_id: name.to_owned(),
-                number: (number > 0).then_some(number),
-            }),
-            None => Err(ActionError::new(
-                ErrorCode::FrameNotFound,
-                format!("there is no frame {name:?} in this tab"),
-                "Take a browser_snapshot: frames appear in its frame_tree, and refs inside frame N start with fN.",
-            )),
-        }
+        self.frame_by_id(name)
     }
 
     /// The page's own script context in `frame`: `None` means the session's
     /// default (the main frame, or an OOPIF's own document).
     pub fn page_context(&self, frame: &FrameRef) -> Result<Option<i64>, ActionError> {
-        let root_of_session = frame.number.is_none() && frame.session.id() == self.session.id()
-            || self.state(|s| s.frame_tree.session_of(&frame.frame_id) == Some(frame.session.id()));
+        let (root_of_session, context) = self.state(|s| {
+            let root = if frame.on_frame_target {
+                s.frames
+                    .rooted_in(frame.session.id())
+                    .is_some_and(|f| f.id() == frame.frame_id)
+            } else {
+                frame.frame_id == s.main_frame_id
+            };
+            (root, s.frames.page_context(&frame.frame_id, frame.session_key()))
+        });
         if root_of_session {
             return Ok(None);
         }
-        self.state(|s| s.page_contexts.get(&frame.frame_id).map(|(_, id)| *id))
-            .map(Some)
-            .ok_or_else(|| {
-                ActionError::new(
-                    ErrorCode::FrameNotFound,
-                    format!(
-                        "frame {} has no script context yet (still loading, or about:blank)",
-                        frame.frame_id
-                    ),
-                    "Wait for the frame to load (browser_wait), then retry.",
-                )
-            })
+        context.map(Some).ok_or_else(|| {
+            ActionError::new(
+                ErrorCode::FrameNotFound,
+                format!(
+                    "frame {} has no script context yet (still loading, or about:blank)",
+                    frame.frame_id
+                ),
+                "Wait for the frame to load (browser_wait), then retry.",
+            )
+        })
     }
 
     /// The execution context of cdpilot's world in the main document.
@@ -116,22 +204,15 @@ impl Tab {
 
     /// The execution context of cdpilot's world in `frame`, made on first use.
     pub async fn world_of(&self, frame: &FrameRef, budget: &Budget) -> Result<i64, ActionError> {
-        let main = frame.number.is_none();
-        let (known, document) = self.state(|s| {
-            let known = if main {
-                s.world
-            } else {
-                s.frames.world(&frame.frame_id)
-            };
-            (known, s.document)
-        });
+        let (known, document) =
+            self.state(|s| (s.frames.world(&frame.frame_id, frame.session_key()), s.document));
         if let Some(id) = known {
             return Ok(id);
         }
-        let created = budget
+        let created = frame
             .cdp(
+                budget,
                 "creating cdpilot's isolated world",
-                &frame.session,
                 page::CreateIsolatedWorld {
                     frame_id: frame.frame_id.clone(),
                     world_name: WORLD.into(),
@@ -142,26 +223,22 @@ impl Tab {
         let id = created.execution_context_id;
         self.state(|s| {
             if s.document == document {
-                if main {
-                    s.world = Some(id);
-                } else {
-                    s.frames.set_world(&frame.frame_id, frame.session.id(), id);
-                }
+                s.frames.set_world(&frame.frame_id, frame.session_key(), id);
             }
         });
         Ok(id)
     }
 
     fn forget_world(&self, frame: &FrameRef, context: i64) {
-        self.state(|s| {
-            if frame.number.is_none() {
-                if s.world == Some(context) {
-                    s.world = None;
-                }
-            } else {
-                s.frames.forget_world(frame.session.id(), context);
-            }
-        });
+        self.state(|s| s.frames.context_destroyed(frame.session_key(), context));
+    }
+
+    /// `frame` resolved again from the records (it may have moved).
+    fn current(&self, frame: &FrameRef) -> Result<FrameRef, ActionError> {
+        if !frame.on_frame_target && frame.number.is_none() {
+            return Ok(self.main_frame());
+        }
+        self.frame_by_id(&frame.frame_id)
     }
 
     /// Evaluates `expression` in cdpilot's world of the main document.
@@ -191,9 +268,11 @@ impl Tab {
     }
 
     /// Evaluates in cdpilot's world of `frame`. If the world was destroyed
-    /// under us (the frame navigated), retries once in the new one; a
-    /// promise is awaited only with `await_promise` (and then not retried:
-    /// the caller decides what a navigation during a wait means).
+    /// under us (the frame navigated), or the frame's target went away (it
+    /// may have moved to another process), retries once where the records
+    /// say the frame is now; a promise is awaited only with `await_promise`
+    /// (and then not retried: the caller decides what a navigation during a
+    /// wait means).
     pub async fn evaluate_in(
         &self,
         frame: &FrameRef,
@@ -203,38 +282,44 @@ impl Tab {
         by_value: bool,
         await_promise: bool,
     ) -> Result<runtime::RemoteObject, ActionError> {
+        let mut frame = frame.clone();
         let mut retried = await_promise;
         loop {
-            let context = self.world_of(frame, budget).await?;
-            let result = budget
-                .cdp(
-                    step,
-                    &frame.session,
-                    runtime::Evaluate {
+            let context = self.world_of(&frame, budget).await?;
+            let sent = budget
+                .run(step, async {
+                    let command = runtime::Evaluate {
                         expression: expression.to_owned(),
                         context_id: Some(context),
                         return_by_value: by_value,
                         await_promise,
                         user_gesture: false,
-                    },
-                )
-                .await;
-            match result {
-                Err(e) if e.code == ErrorCode::ElementStale => {
-                    self.forget_world(frame, context);
-                    if retried {
-                        return Err(e);
-                    }
-                    retried = true;
-                }
-                Err(e) => return Err(e),
+                    };
+                    Ok(frame.session.call_until(command, budget.deadline()).await)
+                })
+                .await?;
+            let error = match sent {
                 Ok(evaluated) => {
                     if let Some(exception) = evaluated.exception_details {
                         return Err(ActionError::internal(format!("{step}: {}", exception.message())));
                     }
                     return Ok(evaluated.result);
                 }
+                Err(error) => error,
+            };
+            let again = match error.kind() {
+                ProtocolErrorKind::ContextGone => {
+                    self.forget_world(&frame, context);
+                    true
+                }
+                ProtocolErrorKind::TargetGone => frame.on_frame_target,
+                _ => false,
+            };
+            if !again || retried {
+                return Err(frame.map_cdp(budget, step, error));
             }
+            retried = true;
+            frame = self.current(&frame)?;
         }
     }
 }
