@@ -89,6 +89,7 @@ impl Engine {
                 "Use the other tools.",
             ));
         }
+        crate::validate::urls(action, &self.config.policy.schemes)?;
         let (browser, restarted) = self.browser(budget).await?;
         let result = match action {
             Action::Tabs(args) => actions::tabs::run(&browser, args, budget).await,
