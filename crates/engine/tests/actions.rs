@@ -149,6 +149,34 @@ async fn a_url_outside_policy_schemes_is_refused_by_navigate_and_tabs_new() {
     defaults.shutdown().await;
 }
 
+/// Issue 8: a `visibility: visible` child of a `visibility: hidden` parent
+/// (menus, tooltips, carousels) was left out of the snapshot with its
+/// parent, so it had no ref although it is visible and clickable.
+#[tokio::test]
+async fn a_visible_child_of_a_visibility_hidden_parent_gets_a_ref_and_clicks() {
+    let (_site, engine) = open("/visibility.html").await;
+    let snap = ok(&engine, "browser_snapshot", json!({})).await;
+    let button = ref_of(&snap.text, "button \"Next slide\"");
+    assert!(snap.text.contains("text: Shown tooltip words"), "{}", snap.text);
+    for gone in [
+        "Hidden menu words",
+        "Hidden menu button",
+        "navigation",
+        "Skipped words",
+        "Skipped button",
+    ] {
+        assert!(!snap.text.contains(gone), "{gone:?} in:\n{}", snap.text);
+    }
+    ok(&engine, "browser_click", json!({"ref": button})).await;
+    let after = ok(&engine, "browser_snapshot", json!({})).await;
+    assert!(
+        after.text.contains("text: clicked trusted=true"),
+        "{}",
+        after.text
+    );
+    engine.shutdown().await;
+}
+
 #[tokio::test]
 async fn click_by_ref_is_trusted_input() {
     let (_site, engine) = open("/").await;
