@@ -169,6 +169,9 @@ impl Config {
         for rule in &self.policy.rules {
             one_of("policy.rules.action", &rule.action, &["allow", "ask", "deny"])?;
         }
+        // Enforced by `validate::urls` for every URL a tool opens. Only http
+        // and https may be listed: `javascript:`, `data:`, `file:`, `chrome:`
+        // and `view-source:` run code or read local state, never load a page.
         for scheme in &self.policy.schemes {
             one_of("policy.schemes", scheme, &["http", "https"])?;
         }

@@ -1,5 +1,7 @@
 //! Checks on arguments that a schema cannot express, done before anything
-//! touches the browser: schemes, ref syntax, one-of rules, ranges.
+//! touches the browser: ref syntax, one-of rules, ranges ([`action`], when a
+//! call is parsed), and the URL schemes of `policy.schemes` ([`urls`], by
+//! the engine, which holds the configuration).
 
 use crate::action::*;
 use crate::ActionError;
@@ -58,7 +60,7 @@ pub fn action(action: &Action) -> Result<(), ActionError> {
             }
         }
         Action::Tabs(a) => match (&a.url, a.action) {
-            (Some(url), TabsAction::New) => http_url(url),
+            (Some(url), TabsAction::New) => non_empty("url", url),
             (Some(_), _) => Err(ActionError::invalid(
                 "url is only for action new",
                 "Leave url out, or use action new.",
@@ -195,23 +197,52 @@ fn navigate(a: &NavigateArgs) -> Result<(), ActionError> {
             "browser_navigate needs a url (or history)",
             "Pass url, e.g. {\"url\": \"https://example.com\"}.",
         )),
-        (Some(url), None) => http_url(url),
+        (Some(url), None) => non_empty("url", url),
         (None, Some(_)) => Ok(()),
     }
 }
 
-/// Only http(s) URLs are opened; `javascript:`, `file:`, `data:` and the
-/// like are refused before the browser sees them.
-pub fn http_url(url: &str) -> Result<(), ActionError> {
+/// The URL an action would open, checked against `schemes` (the
+/// configuration's `policy.schemes`) before anything is sent to the browser.
+pub fn urls(action: &Action, schemes: &[String]) -> Result<(), ActionError> {
+    match action {
+        Action::Navigate(NavigateArgs { url: Some(u), .. }) | Action::Tabs(TabsArgs { url: Some(u), .. }) => {
+            url(u, schemes)
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Only complete URLs whose scheme is in `schemes` are opened. The
+/// configuration lets `policy.schemes` name only http and https, so
+/// `javascript:`, `file:`, `data:`, `chrome:`, `view-source:` and the like
+/// are always refused here, before the browser sees them.
+pub fn url(url: &str, schemes: &[String]) -> Result<(), ActionError> {
     let trimmed = url.trim();
-    let scheme = trimmed.split(':').next().unwrap_or("").to_ascii_lowercase();
-    if scheme != "http" && scheme != "https" {
+    let allowed = schemes.join(", ");
+    let example = schemes.last().map(String::as_str).unwrap_or("https");
+    // A scheme is a letter, then letters, digits, `+`, `-` or `.`, before `:`.
+    let scheme = trimmed.split_once(':').map(|(s, _)| s).filter(|s| {
+        s.starts_with(|c: char| c.is_ascii_alphabetic())
+            && s.chars().all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
+    });
+    let Some(scheme) = scheme else {
         return Err(ActionError::invalid(
             format!(
-                "only http and https URLs can be opened, not {:?}",
+                "{:?} is not a complete URL (it has no scheme)",
                 truncate(trimmed, 60)
             ),
-            "Pass a full http:// or https:// URL.",
+            format!("Pass a full URL such as {example}://example.com/page."),
+        ));
+    };
+    let lower = scheme.to_ascii_lowercase();
+    if !schemes.iter().any(|s| s.eq_ignore_ascii_case(&lower)) {
+        return Err(ActionError::invalid(
+            format!(
+                "{lower}: URLs cannot be opened ({:?}); allowed schemes: {allowed}",
+                truncate(trimmed, 60)
+            ),
+            format!("Pass a full {example}:// URL."),
         ));
     }
     let rest = &trimmed[scheme.len() + 1..];
@@ -223,7 +254,7 @@ pub fn http_url(url: &str) -> Result<(), ActionError> {
     if !rest.starts_with("//") || host.is_empty() {
         return Err(ActionError::invalid(
             format!("{:?} is not a complete URL", truncate(trimmed, 60)),
-            "Pass a full URL such as https://example.com/page.",
+            format!("Pass a full URL such as {example}://example.com/page."),
         ));
     }
     Ok(())
@@ -292,8 +323,13 @@ fn truncate(s: &str, max: usize) -> String {
 mod tests {
     use super::*;
 
+    fn default_schemes() -> Vec<String> {
+        crate::config::PolicyConfig::default().schemes
+    }
+
     #[test]
     fn only_complete_http_urls_pass() {
+        let http_url = |u: &str| url(u, &default_schemes());
         assert!(http_url("https://example.com").is_ok());
         assert!(http_url("HTTP://127.0.0.1:8080/x?y").is_ok());
         for bad in [
@@ -306,6 +342,33 @@ mod tests {
             "chrome://settings",
         ] {
             assert!(http_url(bad).is_err(), "{bad} passed");
+        }
+    }
+
+    /// Issue 8: `policy.schemes` was parsed but http and https were
+    /// hard-coded, so `schemes = ["https"]` still opened http URLs.
+    #[test]
+    fn a_scheme_outside_policy_schemes_is_refused_naming_it_and_the_allowed_ones() {
+        let https_only = vec!["https".to_owned()];
+        assert!(url("https://example.com/", &https_only).is_ok());
+        let e = url("http://example.com/", &https_only).unwrap_err();
+        assert_eq!(e.code, crate::ErrorCode::InvalidArgument);
+        assert!(
+            e.message.contains("http:") && e.message.contains("allowed schemes: https"),
+            "{e}"
+        );
+        for (bad, scheme) in [
+            ("javascript:alert(1)", "javascript:"),
+            ("data:text/html,hi", "data:"),
+            ("file:///etc/passwd", "file:"),
+            ("view-source:https://example.com", "view-source:"),
+            ("Chrome://settings", "chrome:"),
+        ] {
+            let e = url(bad, &default_schemes()).unwrap_err();
+            assert!(
+                e.message.contains(scheme) && e.message.contains("allowed schemes: http, https"),
+                "{bad}: {e}"
+            );
         }
     }
 

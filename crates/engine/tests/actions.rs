@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{call, engine, ok, open, ref_of, title};
+use common::{call, engine, engine_with, ok, open, ref_of, title};
 use engine::ErrorCode;
 use serde_json::json;
 use testkit::TestSite;
@@ -89,6 +89,91 @@ async fn navigate_failures_have_contract_codes_and_the_session_survives() {
     assert!(e.message.contains("ERR_CONNECTION_REFUSED"), "{e}");
     let out = ok(&engine, "browser_navigate", json!({"url": site.url("/")})).await;
     assert_eq!(out.data["title"], "cdpilot test home");
+    engine.shutdown().await;
+}
+
+/// Issue 8: `policy.schemes` was parsed but http and https were hard-coded,
+/// so `schemes = ["https"]` still opened http pages.
+#[tokio::test]
+async fn a_url_outside_policy_schemes_is_refused_by_navigate_and_tabs_new() {
+    let site = TestSite::start().await;
+    let https_only = engine_with(|c| c.policy.schemes = vec!["https".into()]);
+    let engine = &https_only;
+    let e = call(engine, "browser_navigate", json!({"url": site.url("/")}))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, ErrorCode::InvalidArgument, "{e}");
+    assert!(
+        e.message.contains("http:") && e.message.contains("allowed schemes: https"),
+        "{e}"
+    );
+    let e = call(
+        engine,
+        "browser_tabs",
+        json!({"action": "new", "url": site.url("/")}),
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(e.code, ErrorCode::InvalidArgument, "{e}");
+    // Refused before anything was sent: no tab was opened, none navigated.
+    let list = ok(engine, "browser_tabs", json!({"action": "list"})).await;
+    let tabs = list.data["tabs"].as_array().unwrap();
+    assert_eq!(tabs.len(), 1, "{tabs:?}");
+    assert!(!tabs[0]["url"].as_str().unwrap().starts_with("http"), "{tabs:?}");
+    https_only.shutdown().await;
+
+    // The default (http, https) refuses the schemes that run or read
+    // things instead of loading a page.
+    let defaults = common::engine();
+    let engine = &defaults;
+    for url in [
+        "data:text/html,<h1>hi</h1>",
+        "file:///etc/passwd",
+        "javascript:alert(1)",
+        "view-source:http://127.0.0.1/",
+    ] {
+        let scheme = url.split(':').next().unwrap();
+        for (tool, args) in [
+            ("browser_navigate", json!({"url": url})),
+            ("browser_tabs", json!({"action": "new", "url": url})),
+        ] {
+            let e = call(engine, tool, args).await.unwrap_err();
+            assert_eq!(e.code, ErrorCode::InvalidArgument, "{tool} {url}: {e}");
+            assert!(
+                e.message.contains(&format!("{scheme}:"))
+                    && e.message.contains("allowed schemes: http, https"),
+                "{tool} {url}: {e}"
+            );
+        }
+    }
+    defaults.shutdown().await;
+}
+
+/// Issue 8: a `visibility: visible` child of a `visibility: hidden` parent
+/// (menus, tooltips, carousels) was left out of the snapshot with its
+/// parent, so it had no ref although it is visible and clickable.
+#[tokio::test]
+async fn a_visible_child_of_a_visibility_hidden_parent_gets_a_ref_and_clicks() {
+    let (_site, engine) = open("/visibility.html").await;
+    let snap = ok(&engine, "browser_snapshot", json!({})).await;
+    let button = ref_of(&snap.text, "button \"Next slide\"");
+    assert!(snap.text.contains("text: Shown tooltip words"), "{}", snap.text);
+    for gone in [
+        "Hidden menu words",
+        "Hidden menu button",
+        "navigation",
+        "Skipped words",
+        "Skipped button",
+    ] {
+        assert!(!snap.text.contains(gone), "{gone:?} in:\n{}", snap.text);
+    }
+    ok(&engine, "browser_click", json!({"ref": button})).await;
+    let after = ok(&engine, "browser_snapshot", json!({})).await;
+    assert!(
+        after.text.contains("text: clicked trusted=true"),
+        "{}",
+        after.text
+    );
     engine.shutdown().await;
 }
 

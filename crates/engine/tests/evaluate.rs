@@ -285,3 +285,36 @@ async fn waits_for_text_selector_url_and_time() {
     assert_eq!(e.code, ErrorCode::InvalidArgument);
     engine.shutdown().await;
 }
+
+/// Issue 8: values JSON cannot hold (`Infinity`, `NaN`, `-0`, BigInt) came
+/// back as `null`, because Chrome sends them as `unserializableValue`.
+#[tokio::test]
+async fn evaluate_of_infinity_nan_negative_zero_and_bigint_is_not_null() {
+    let (_site, engine) = open("/").await;
+    for (expression, value, kind) in [
+        ("Infinity", "Infinity", "number"),
+        ("-Infinity", "-Infinity", "number"),
+        ("0 / 0", "NaN", "number"),
+        ("-0", "-0", "number"),
+        ("2n ** 70n", "1180591620717411303424n", "bigint"),
+        ("-5n", "-5n", "bigint"),
+    ] {
+        let out = ok(&engine, "browser_evaluate", json!({"expression": expression})).await;
+        assert_eq!(
+            out.data,
+            json!({"value": value, "type": kind, "truncated": false}),
+            "{expression}"
+        );
+        assert_eq!(out.text, format!("Result ({kind}): {value}"), "{expression}");
+    }
+    // Inside an object or array the value travels as JSON, where NaN and
+    // the infinities are null (as JSON.stringify makes them).
+    let nested = ok(
+        &engine,
+        "browser_evaluate",
+        json!({"expression": "({a: NaN, b: [Infinity, 1], c: -0})"}),
+    )
+    .await;
+    assert_eq!(nested.data["value"], json!({"a": null, "b": [null, 1], "c": 0}));
+    engine.shutdown().await;
+}

@@ -44,7 +44,10 @@ async fn hover_keys_and_select_options() {
         json!({"ref": size, "values": ["Large"]}),
     )
     .await;
-    assert_eq!(out.data["selected"], json!(["Large"]));
+    // The contract changed (TOOLS.md v2, issue 8): `selected` lists values,
+    // `labels` the labels beside them (this asserted `selected: ["Large"]`).
+    assert_eq!(out.data["selected"], json!(["l"]));
+    assert_eq!(out.data["labels"], json!(["Large"]));
     let log = ok(&engine, "browser_evaluate", json!({"expression": "window.log"})).await;
     assert_eq!(log.data["value"], json!(["input:l", "change:l"]));
     ok(
@@ -60,7 +63,8 @@ async fn hover_keys_and_select_options() {
         json!({"ref": toppings, "values": ["c", "Olives"]}),
     )
     .await;
-    assert_eq!(out.data["selected"], json!(["Cheese", "Olives"]));
+    assert_eq!(out.data["selected"], json!(["c", "o"]));
+    assert_eq!(out.data["labels"], json!(["Cheese", "Olives"]));
 
     let e = call(
         &engine,

@@ -62,6 +62,9 @@ pub struct RemoteObject {
     pub kind: String,
     pub subtype: Option<String>,
     pub value: Option<Value>,
+    /// Primitives JSON cannot hold, as their JS literal: `Infinity`,
+    /// `-Infinity`, `NaN`, `-0`, `123n` (then `value` is absent).
+    pub unserializable_value: Option<String>,
     pub description: Option<String>,
     pub object_id: Option<String>,
 }

@@ -299,6 +299,15 @@ fn output(result: runtime::RemoteObject) -> ActionOutput {
         Some(subtype) if result.kind == "object" => subtype.to_owned(),
         _ => result.kind.clone(),
     };
+    // Infinity, -Infinity, NaN, -0 and BigInts have no JSON form: Chrome
+    // sends their JS literal (`-0`, `123n`) instead of a value. They come
+    // back as that string, `type` saying number or bigint (issue 8).
+    if let Some(literal) = result.unserializable_value {
+        return ActionOutput::new(
+            format!("Result ({kind}): {literal}"),
+            json!({ "value": literal, "type": kind, "truncated": false }),
+        );
+    }
     let value = result.value.unwrap_or(Value::Null);
     let json = serde_json::to_string(&value).unwrap_or_default();
     let (shown, truncated) = if json.len() > MAX_VALUE_CHARS {

@@ -8,7 +8,8 @@ use crate::actions::element;
 use crate::tab::Tab;
 use crate::{ActionError, ActionOutput, Budget, ErrorCode};
 
-/// Returns the chosen options' labels, or `{missing}` / `{not_select}`.
+/// Returns the chosen options' values and labels, or `{missing}` /
+/// `{not_select}` / `{too_many}`.
 const SELECT: &str = r#"function (wanted) {
   if (!(this instanceof HTMLSelectElement)) return { not_select: this.tagName.toLowerCase() };
   const options = Array.from(this.options);
@@ -22,7 +23,7 @@ const SELECT: &str = r#"function (wanted) {
   for (const o of options) o.selected = picks.includes(o);
   this.dispatchEvent(new Event('input', { bubbles: true }));
   this.dispatchEvent(new Event('change', { bubbles: true }));
-  return { selected: picks.map((o) => o.label) };
+  return { selected: picks.map((o) => o.value), labels: picks.map((o) => o.label) };
 }"#;
 
 pub async fn run(tab: &Tab, args: &SelectOptionArgs, budget: &Budget) -> Result<ActionOutput, ActionError> {
@@ -56,9 +57,12 @@ pub async fn run(tab: &Tab, args: &SelectOptionArgs, budget: &Budget) -> Result<
             "Pass one value.",
         ));
     }
+    // The contract (v2): `selected` holds the options' values, the value a
+    // form submits and a later call can pass back; `labels` what a person sees.
     let selected = result["selected"].clone();
+    let labels = result["labels"].clone();
     Ok(ActionOutput::new(
-        format!("Selected {selected} in {}.", element.label),
-        json!({ "ok": true, "selected": selected }),
+        format!("Selected {labels} (values {selected}) in {}.", element.label),
+        json!({ "ok": true, "selected": selected, "labels": labels }),
     ))
 }

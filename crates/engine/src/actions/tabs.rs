@@ -6,7 +6,7 @@ use serde_json::json;
 use crate::action::{NavigateArgs, TabsAction, TabsArgs};
 use crate::actions::navigate;
 use crate::session::Context;
-use crate::{validate, ActionError, ActionOutput, Budget};
+use crate::{ActionError, ActionOutput, Budget};
 
 pub async fn run(context: &Context, args: &TabsArgs, budget: &Budget) -> Result<ActionOutput, ActionError> {
     let tab_id = || {
@@ -23,8 +23,8 @@ pub async fn run(context: &Context, args: &TabsArgs, budget: &Budget) -> Result<
         TabsAction::New => {
             let (id, tab) = context.open_tab(budget).await?;
             said = format!("Opened tab {id}. ");
+            // The URL's scheme was checked by the engine before the tab opened.
             if let Some(url) = &args.url {
-                validate::http_url(url)?;
                 let nav = NavigateArgs {
                     url: Some(url.clone()),
                     ..Default::default()

@@ -96,6 +96,7 @@ impl Session {
                 "Use the other tools.",
             ));
         }
+        crate::validate::urls(action, &self.config.policy.schemes)?;
         let (context, restarted) = self.context(budget).await?;
         let result = match action {
             Action::Tabs(args) => actions::tabs::run(&context, args, budget).await,

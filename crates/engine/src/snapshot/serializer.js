@@ -138,13 +138,35 @@
     return s;
   }
 
-  function hidden(el) {
-    if (el.hidden || el.getAttribute('aria-hidden') === 'true') return true;
-    if (el.tagName === 'INPUT' && el.type === 'hidden') return true;
-    if (el.checkVisibility({ visibilityProperty: true })) return false;
+  // How an element shows. SHOWN: printed, children walked. INVISIBLE
+  // (`visibility: hidden` or `collapse`, its own or inherited): not printed,
+  // but visibility is inherited and a descendant that sets
+  // `visibility: visible` shows (menus, tooltips, carousels do this), so its
+  // children are still walked. PRUNED: nothing below can show (`hidden`,
+  // `aria-hidden`, `display: none`, inside `content-visibility: hidden`).
+  const SHOWN = 0, INVISIBLE = 1, PRUNED = 2;
+
+  function shows(el) {
+    if (el.hidden || el.getAttribute('aria-hidden') === 'true') return PRUNED;
+    if (el.tagName === 'INPUT' && el.type === 'hidden') return PRUNED;
+    // The common case costs one call; the second tells visibility apart
+    // from having no box at all.
+    if (el.checkVisibility({ visibilityProperty: true })) return SHOWN;
+    if (el.checkVisibility()) return INVISIBLE;
     // display:contents (slots, some wrappers) has no box of its own, but its
     // children are rendered: they are judged one by one.
-    return getComputedStyle(el).display !== 'contents';
+    const style = getComputedStyle(el);
+    if (style.display !== 'contents') return PRUNED;
+    return style.visibility === 'visible' ? SHOWN : INVISIBLE;
+  }
+
+  // Whether a node's own text is rendered: not under `visibility: hidden`
+  // (text inherits it from its parent) nor inside `content-visibility:
+  // hidden` (the element shows, its content is skipped). Asked only of
+  // nodes that have text to print.
+  function textShows(node) {
+    const style = getComputedStyle(node);
+    return style.visibility === 'visible' && style.contentVisibility !== 'hidden';
   }
 
   function refFor(el) {
@@ -227,12 +249,13 @@
     function walk(node, depth) {
       // A label's words are already the name of the control it labels.
       const labelText = node.tagName === 'LABEL' && node.control;
+      let textShown;  // asked once, at the first text to print
       for (const child of children(node)) {
         if (truncated) return;
         if (child.nodeType === 3) {
           if (labelText) continue;
           const text = clean(child.data, 200);
-          if (text) lines.push('  '.repeat(depth) + 'text: ' + text);
+          if (text && (textShown ??= textShows(node))) lines.push('  '.repeat(depth) + 'text: ' + text);
           continue;
         }
         if (child.nodeType !== 1 || SKIP.has(child.tagName)) continue;
@@ -241,7 +264,15 @@
     }
 
     function visit(el, depth) {
-      if (hidden(el)) return;
+      const how = shows(el);
+      if (how === PRUNED) return;
+      if (how === INVISIBLE) {
+        // A frame's document and a select's options are not its children
+        // in the page's layout: nothing there can show.
+        if (el.tagName === 'IFRAME' || el.tagName === 'FRAME' || el.tagName === 'SELECT') return;
+        walk(el, depth);
+        return;
+      }
       const role = roleOf(el);
       if (role === null) return;
       if (TRANSPARENT.has(role) && !interactive(el, role)) {
