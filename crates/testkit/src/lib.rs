@@ -3,6 +3,8 @@
 //! - [`TestSite`]: fixture pages served on two loopback origins
 //!   (`127.0.0.1:P1` and `localhost:P2`), so cross-origin iframes are real.
 //! - [`chromium`]: where the test browser is and the flags tests add.
+//! - [`processes`]: which processes live, and bounded waiting for a
+//!   condition that has no event (a process we did not spawn exiting).
 //! - [`TcpProxy`]: a loopback proxy a test can cut, for dropped sockets.
 //! - [`McpClient`]: spawns a binary and speaks MCP to it over stdio, as a
 //!   client would, asserting on exactly what crosses the pipe.
@@ -12,6 +14,7 @@
 
 pub mod chromium;
 mod mcp;
+pub mod processes;
 mod proxy;
 pub mod site;
 

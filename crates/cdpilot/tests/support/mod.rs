@@ -51,12 +51,12 @@ pub fn ref_on_line(snapshot: &str, needle: &str) -> String {
 
 /// Pids of live processes whose command line mentions `dir`.
 pub fn chromium_processes(dir: &Path) -> Vec<u32> {
-    processes_matching(|cmdline| cmdline.contains(dir.to_str().unwrap()))
+    testkit::processes::mentioning(dir)
 }
 
 /// Pids of Chromium browser (not helper) processes using a profile in `dir`.
 pub fn browser_main_processes(dir: &Path) -> Vec<u32> {
-    processes_matching(|cmdline| {
+    testkit::processes::matching(|cmdline, _| {
         cmdline.contains(dir.to_str().unwrap())
             && cmdline.contains("--remote-debugging-port")
             && !cmdline.contains("--type=")
@@ -65,33 +65,4 @@ pub fn browser_main_processes(dir: &Path) -> Vec<u32> {
     })
 }
 
-fn processes_matching(matches: impl Fn(&str) -> bool) -> Vec<u32> {
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    entries
-        .filter_map(|e| e.ok())
-        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|pid| {
-            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-            let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
-            !cmdline.is_empty() && matches(&cmdline)
-        })
-        .collect()
-}
-
-/// Re-checks `condition` every 50 ms until it holds or `limit` passes.
-/// (Processes we did not spawn offer no exit event to await.)
-pub async fn wait_until(limit: Duration, condition: impl Fn() -> bool) -> bool {
-    let mut tick = tokio::time::interval(Duration::from_millis(50));
-    let deadline = tokio::time::Instant::now() + limit;
-    loop {
-        tick.tick().await;
-        if condition() {
-            return true;
-        }
-        if tokio::time::Instant::now() >= deadline {
-            return false;
-        }
-    }
-}
+pub use testkit::processes::wait_until;

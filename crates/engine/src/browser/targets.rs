@@ -8,8 +8,10 @@
 //! callers join one attach, so no target is attached twice and no session is
 //! left behind. Sessions ask it for the pages of their browser context.
 //!
-//! Owns: the target list and the attached tabs of one connection. Its event
-//! reader only updates the list under a lock held for microseconds.
+//! Owns: the target list and the attached tabs of one connection. The list
+//! is brought up to date from the browser session's event stream whenever
+//! it is read (the connection's reader has already queued the events in
+//! order), so there is no task to race with or to stop.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -30,19 +32,39 @@ pub struct TargetManager {
     conn: Connection,
     /// Given to every tab and frame before it runs.
     setup: Arc<TabSetup>,
-    /// Every target the browser announced, in the order it did.
-    known: Arc<Mutex<Vec<TargetInfo>>>,
+    /// Every target the browser announced, in the order it did, and the
+    /// browser session's events not yet applied to it.
+    known: Mutex<Known>,
     /// One attach per page target; the finished ones hold the tab.
     attached: Mutex<HashMap<String, Arc<SingleFlight<Arc<Tab>>>>>,
     /// Attached tabs, by target id (what the flights produced).
     tabs: Arc<Mutex<HashMap<String, Arc<Tab>>>>,
-    /// The event reader; stopped when the manager is dropped.
-    reader: tokio::task::JoinHandle<()>,
 }
 
-impl Drop for TargetManager {
-    fn drop(&mut self) {
-        self.reader.abort();
+struct Known {
+    targets: Vec<TargetInfo>,
+    events: cdp::EventStream,
+}
+
+impl Known {
+    /// Applies every target event received so far.
+    fn catch_up(&mut self, tabs: &Mutex<HashMap<String, Arc<Tab>>>) {
+        while let Ok(event) = self.events.try_recv() {
+            if let Some(created) = event.decode::<TargetCreated>() {
+                let id = &created.target_info.target_id;
+                if !self.targets.iter().any(|t| &t.target_id == id) {
+                    self.targets.push(created.target_info);
+                }
+            } else if let Some(changed) = event.decode::<TargetInfoChanged>() {
+                let id = &changed.target_info.target_id;
+                if let Some(t) = self.targets.iter_mut().find(|t| &t.target_id == id) {
+                    *t = changed.target_info;
+                }
+            } else if let Some(gone) = event.decode::<TargetDestroyed>() {
+                self.targets.retain(|t| t.target_id != gone.target_id);
+                tabs.lock().unwrap().remove(&gone.target_id);
+            }
+        }
     }
 }
 
@@ -54,34 +76,7 @@ impl TargetManager {
         setup: Arc<TabSetup>,
         budget: &Budget,
     ) -> Result<TargetManager, ActionError> {
-        let known: Arc<Mutex<Vec<TargetInfo>>> = Arc::default();
-        let tabs: Arc<Mutex<HashMap<String, Arc<Tab>>>> = Arc::default();
-        let mut events = conn.events(Some(""));
-        let reader = {
-            let known = known.clone();
-            let tabs = tabs.clone();
-            tokio::spawn(async move {
-                while let Some(event) = events.recv().await {
-                    if let Some(created) = event.decode::<TargetCreated>() {
-                        let mut known = known.lock().unwrap();
-                        if !known.iter().any(|t| t.target_id == created.target_info.target_id) {
-                            known.push(created.target_info);
-                        }
-                    } else if let Some(changed) = event.decode::<TargetInfoChanged>() {
-                        let mut known = known.lock().unwrap();
-                        if let Some(t) = known
-                            .iter_mut()
-                            .find(|t| t.target_id == changed.target_info.target_id)
-                        {
-                            *t = changed.target_info;
-                        }
-                    } else if let Some(gone) = event.decode::<TargetDestroyed>() {
-                        known.lock().unwrap().retain(|t| t.target_id != gone.target_id);
-                        tabs.lock().unwrap().remove(&gone.target_id);
-                    }
-                }
-            })
-        };
+        let events = conn.events(Some(""));
         budget
             .cdp(
                 "following the browser's targets",
@@ -92,10 +87,12 @@ impl TargetManager {
         Ok(TargetManager {
             conn,
             setup,
-            known,
+            known: Mutex::new(Known {
+                targets: Vec::new(),
+                events,
+            }),
             attached: Mutex::new(HashMap::new()),
-            tabs,
-            reader,
+            tabs: Arc::default(),
         })
     }
 
@@ -106,9 +103,10 @@ impl TargetManager {
     /// Page targets (tabs) whose browser context `owns`, in the order the
     /// browser announced them.
     pub fn pages(&self, owns: impl Fn(Option<&str>) -> bool) -> Vec<TargetInfo> {
-        self.known
-            .lock()
-            .unwrap()
+        let mut known = self.known.lock().unwrap();
+        known.catch_up(&self.tabs);
+        known
+            .targets
             .iter()
             .filter(|t| t.kind == "page" && owns(t.browser_context_id.as_deref()))
             .cloned()
@@ -117,9 +115,10 @@ impl TargetManager {
 
     /// What the browser last said about a target.
     pub fn info(&self, target_id: &str) -> Option<TargetInfo> {
-        self.known
-            .lock()
-            .unwrap()
+        let mut known = self.known.lock().unwrap();
+        known.catch_up(&self.tabs);
+        known
+            .targets
             .iter()
             .find(|t| t.target_id == target_id)
             .cloned()
@@ -129,8 +128,9 @@ impl TargetManager {
     /// `targetCreated` may still be on its way).
     pub fn note_created(&self, info: TargetInfo) {
         let mut known = self.known.lock().unwrap();
-        if !known.iter().any(|t| t.target_id == info.target_id) {
-            known.push(info);
+        known.catch_up(&self.tabs);
+        if !known.targets.iter().any(|t| t.target_id == info.target_id) {
+            known.targets.push(info);
         }
     }
 
@@ -186,11 +186,70 @@ impl TargetManager {
     pub fn forget(&self, target_id: &str) {
         self.tabs.lock().unwrap().remove(target_id);
         self.attached.lock().unwrap().remove(target_id);
-        self.known.lock().unwrap().retain(|t| t.target_id != target_id);
+        let mut known = self.known.lock().unwrap();
+        known.catch_up(&self.tabs);
+        known.targets.retain(|t| t.target_id != target_id);
     }
 
     /// Every attached tab (for a shutdown that must stop their tasks).
     pub fn all_tabs(&self) -> Vec<Arc<Tab>> {
         self.tabs.lock().unwrap().values().cloned().collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cdp::protocol::target::AttachedToTarget;
+
+    /// Issue 8: "Two concurrent calls can attach the same new target twice;
+    /// the loser's session is never detached." Six callers at once get one
+    /// tab and Chrome reports one attachment.
+    #[tokio::test]
+    async fn concurrent_callers_attach_a_new_target_once() {
+        let options = cdp::launch::LaunchOptions {
+            executable: Some(testkit::chromium::executable()),
+            headless: true,
+            args: testkit::chromium::TEST_FLAGS.iter().map(|s| s.to_string()).collect(),
+            user_data_dir: None,
+        };
+        let process = cdp::launch::launch(&options, std::time::Duration::from_secs(30))
+            .await
+            .unwrap();
+        let conn = Connection::connect(process.ws_url()).await.unwrap();
+        let budget = Budget::with_timeout(std::time::Duration::from_secs(20));
+        let targets = TargetManager::start(conn.clone(), Arc::default(), &budget).await.unwrap();
+        let created = budget
+            .cdp(
+                "opening a tab",
+                &conn.browser(),
+                target::CreateTarget {
+                    url: "about:blank".into(),
+                    browser_context_id: None,
+                },
+            )
+            .await
+            .unwrap();
+        let mut attached_events = conn.events(Some(""));
+        let calls = (0..6).map(|_| targets.tab(&created.target_id, None, &budget));
+        let tabs: Vec<Arc<Tab>> = futures_util::future::try_join_all(calls).await.unwrap();
+        assert!(tabs.iter().all(|t| Arc::ptr_eq(t, &tabs[0])), "one tab for all callers");
+        // A marker command: every attach event was sent before its answer.
+        budget
+            .cdp("marker", &conn.browser(), cdp::protocol::browser::GetVersion {})
+            .await
+            .unwrap();
+        let mut attachments = 0;
+        while let Ok(event) = attached_events.try_recv() {
+            if event
+                .decode::<AttachedToTarget>()
+                .is_some_and(|a| a.target_info.target_id == created.target_id)
+            {
+                attachments += 1;
+            }
+        }
+        assert_eq!(attachments, 1, "the target was attached once");
+        conn.close();
+        process.shutdown(std::time::Duration::from_secs(5)).await;
     }
 }

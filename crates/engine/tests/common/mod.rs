@@ -71,3 +71,14 @@ pub async fn title(engine: &Engine) -> String {
 pub fn budget() -> Budget {
     Budget::with_timeout(Duration::from_secs(20))
 }
+
+/// Runs a call in `session` exactly as a transport would (the one dispatch).
+pub async fn call_in(session: &engine::Session, tool: &str, args: Value) -> Result<ActionOutput, ActionError> {
+    engine::dispatch::call(session, tool, args, Default::default()).await
+}
+
+pub async fn ok_in(session: &engine::Session, tool: &str, args: Value) -> ActionOutput {
+    call_in(session, tool, args.clone())
+        .await
+        .unwrap_or_else(|e| panic!("{tool} {args} failed: {e}"))
+}

@@ -1,0 +1,87 @@
+//! Sessions on one shared browser (issue 8): each has a browser context of
+//! its own, so cookies, storage and tabs do not cross between them; the
+//! engine's stop leaves no task and no Chromium behind.
+
+mod common;
+
+use std::time::Duration;
+
+use common::{ok, ok_in};
+use serde_json::json;
+
+/// What the page's cookie jar and localStorage say, through one session.
+async fn jar(session: &engine::Session) -> String {
+    let out = ok_in(
+        session,
+        "browser_evaluate",
+        json!({"expression": "document.cookie + '|' + (localStorage.getItem('who') || '')"}),
+    )
+    .await;
+    out.data["value"].as_str().unwrap_or_default().to_owned()
+}
+
+#[tokio::test]
+async fn two_sessions_in_one_browser_each_see_only_their_own_cookies_storage_and_tabs() {
+    let site = testkit::TestSite::start().await;
+    let engine = common::engine();
+    let (a, b) = (engine.new_session(), engine.new_session());
+    for (session, who) in [(&a, "alpha"), (&b, "beta")] {
+        ok_in(session, "browser_navigate", json!({"url": site.url("index.html")})).await;
+        let write = format!("document.cookie = 'who={who}; max-age=86400'; localStorage.setItem('who', '{who}'); 1");
+        ok_in(session, "browser_evaluate", json!({"expression": write})).await;
+    }
+    assert_eq!(jar(&a).await, "who=alpha|alpha");
+    assert_eq!(jar(&b).await, "who=beta|beta");
+
+    // The default session (the browser's own context) saw neither.
+    ok(&engine, "browser_navigate", json!({"url": site.url("index.html")})).await;
+    assert_eq!(jar(engine.session()).await, "|");
+
+    // Each session lists only its own tab, however many the browser has.
+    ok_in(&a, "browser_tabs", json!({"action": "new"})).await;
+    let count = |out: engine::ActionOutput| out.data["tabs"].as_array().map(Vec::len);
+    assert_eq!(count(ok_in(&a, "browser_tabs", json!({})).await), Some(2));
+    assert_eq!(count(ok_in(&b, "browser_tabs", json!({})).await), Some(1));
+    assert_eq!(count(ok(&engine, "browser_tabs", json!({})).await), Some(1));
+
+    // Ending a session closes its context; the others go on.
+    a.close(&common::budget()).await;
+    assert_eq!(jar(&b).await, "who=beta|beta");
+    engine.shutdown().await;
+}
+
+/// Issue 8: "Tasks (watchdog, child preparation) outlive a tab's or the
+/// server's shutdown: a test shows that stopping leaves no task and no
+/// Chromium."
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stopping_the_engine_leaves_no_task_and_no_chromium() {
+    let site = testkit::TestSite::start().await;
+    let tasks = tokio::runtime::Handle::current().metrics();
+    let before = tasks.num_alive_tasks();
+    let engine = common::engine();
+    // A cross-origin iframe (its own session, prepared by a task) and a
+    // dialog under must_respond (a watchdog waiting 300 s).
+    ok(&engine, "browser_navigate", json!({"url": site.url("frames.html")})).await;
+    let opened = ok(&engine, "browser_evaluate", json!({"expression": "alert('stay'); 1"})).await;
+    assert!(opened.data["dialog_opened"].is_object(), "{}", opened.data);
+    let guard = engine.current_browser_guard_pid().await.expect("we launched it");
+    let chromium = testkit::processes::children_of(guard);
+    assert_eq!(chromium.len(), 1, "the guard runs one Chromium: {chromium:?}");
+    let chromium = chromium[0];
+
+    engine.shutdown().await;
+    drop(engine);
+
+    let gone = testkit::processes::wait_until(Duration::from_secs(10), || {
+        testkit::processes::in_session(chromium).is_empty()
+            && !std::path::Path::new(&format!("/proc/{guard}")).exists()
+    })
+    .await;
+    assert!(gone, "Chromium is still running: {:?}", testkit::processes::in_session(chromium));
+    let idle = testkit::processes::wait_until(Duration::from_secs(10), || tasks.num_alive_tasks() <= before).await;
+    assert!(
+        idle,
+        "{} tasks still alive after the stop (before: {before})",
+        tasks.num_alive_tasks()
+    );
+}
