@@ -61,12 +61,14 @@ impl Browser {
                 .run("finding the browser endpoint", async {
                     endpoint::resolve(&config.cdp_url).await.map_err(start_failed)
                 })
-                .await?;
+                .await
+                .map_err(attach_timed_out)?;
             let conn = budget
                 .run("attaching to the browser", async {
                     Connection::connect(&ws_url).await.map_err(start_failed)
                 })
-                .await?;
+                .await
+                .map_err(attach_timed_out)?;
             (conn, None, ws_url)
         };
         let targets = budget
@@ -334,6 +336,18 @@ impl Browser {
             self.conn.close();
         }
     }
+}
+
+/// A timeout while attaching is about the address, not the page: the
+/// budget's usual advice (take a snapshot) cannot help.
+fn attach_timed_out(mut error: ActionError) -> ActionError {
+    if error.code == ErrorCode::Timeout {
+        error.next_step = "Check that cdp_url is the DevTools address of a running Chromium \
+                           (http://host:port of its --remote-debugging-port, or the ws://… URL it \
+                           printed) and that it answers from here, then retry."
+            .into();
+    }
+    error
 }
 
 fn start_failed(error: cdp::CdpError) -> ActionError {
