@@ -315,26 +315,42 @@ impl Browser {
             .and_then(BrowserProcess::guard_pid)
     }
 
-    /// Closes a launched browser (and removes its temporary profile); for an
-    /// attached one, only disconnects.
+    /// Closes a launched browser as a normal quit would, so a persistent
+    /// profile keeps everything the session wrote (Chromium writes cookies
+    /// and localStorage out only every ~30 s, and on quit), then lets the
+    /// guard clean up (and remove a temporary profile). For an attached
+    /// browser, only disconnects. Each step has a cleanup budget of its own.
     pub async fn shutdown(&self) {
+        /// For Chromium to answer `Browser.close`.
+        const CLOSE_BUDGET: Duration = Duration::from_secs(2);
+        /// For Chromium to write out its profile and exit after that.
+        const QUIT_BUDGET: Duration = Duration::from_secs(10);
+        /// For the guard to kill what is left and remove the run directory.
+        const CLEANUP_BUDGET: Duration = Duration::from_secs(5);
+
         let process = self.process.lock().unwrap().take();
-        if let Some(process) = process {
-            if self.is_alive() {
-                let _ = self
-                    .conn
+        let Some(mut process) = process else {
+            self.conn.close();
+            return;
+        };
+        // Chromium may drop the socket as it quits, before answering; only
+        // silence means it is not quitting.
+        let quitting = self.is_alive()
+            && !matches!(
+                self.conn
                     .browser()
-                    .call_until(
-                        browser::Close {},
-                        tokio::time::Instant::now() + Duration::from_secs(2),
-                    )
-                    .await;
-            }
-            self.conn.close();
-            process.shutdown(Duration::from_secs(5)).await;
-        } else {
-            self.conn.close();
+                    .call_until(browser::Close {}, tokio::time::Instant::now() + CLOSE_BUDGET)
+                    .await,
+                Err(cdp::CdpError::Timeout { .. })
+            );
+        self.conn.close();
+        if quitting && !process.exited(QUIT_BUDGET).await {
+            tracing::warn!(
+                "Chromium did not quit within {}s of Browser.close; killing it",
+                QUIT_BUDGET.as_secs()
+            );
         }
+        process.shutdown(CLEANUP_BUDGET).await;
     }
 }
 
