@@ -6,6 +6,13 @@
 //! then kills Chromium's process group and removes the temporary profile.
 //! Chromium itself also gets `PR_SET_PDEATHSIG` (through `setpriv`) tied to
 //! the guard, so killing the guard alone cannot orphan it either.
+//!
+//! Killing is the last resort: a clean stop asks Chromium to quit
+//! (`Browser.close`, sent by the caller) and waits for it to exit by itself
+//! ([`BrowserProcess::exited`]), because only a normal quit writes out what
+//! Chromium batches in memory (cookies, localStorage) to a persistent
+//! profile. Chromium's exit is seen as the end of its stderr pipe, which
+//! the guard does not hold open.
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -13,6 +20,7 @@ use std::time::Duration;
 
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, ChildStdin, Command};
+use tokio::task::JoinHandle;
 
 use crate::CdpError;
 
@@ -60,6 +68,10 @@ pub struct BrowserProcess {
     guard: Child,
     /// Write end of the guard's stdin: closing it is the shutdown signal.
     lifeline: Option<ChildStdin>,
+    /// The task draining Chromium's stderr. It ends when every Chromium
+    /// process has closed the pipe, which is the event that says Chromium
+    /// exited (`None` until DevTools is up, and once awaited to the end).
+    stderr_drain: Option<JoinHandle<()>>,
     ws_url: String,
     user_data_dir: PathBuf,
 }
@@ -78,7 +90,22 @@ impl BrowserProcess {
         self.guard.id()
     }
 
-    /// Ends Chromium and waits (up to `wait`) until the guard has cleaned up.
+    /// Waits (up to `wait`) for Chromium to exit by itself, as it does after
+    /// `Browser.close` once it has written out its profile. True if it did;
+    /// the guard still has to clean up ([`BrowserProcess::shutdown`]).
+    pub async fn exited(&mut self, wait: Duration) -> bool {
+        let Some(drain) = self.stderr_drain.as_mut() else {
+            return false;
+        };
+        if tokio::time::timeout(wait, drain).await.is_err() {
+            return false;
+        }
+        self.stderr_drain = None;
+        true
+    }
+
+    /// Ends Chromium (killing what is left of it) and waits (up to `wait`)
+    /// until the guard has cleaned up.
     pub async fn shutdown(mut self, wait: Duration) {
         self.lifeline.take();
         let _ = tokio::time::timeout(wait, self.guard.wait()).await;
@@ -137,6 +164,9 @@ run_dir=$1; shift
 trap '' INT HUP
 "$@" </dev/null &
 browser=$!
+# Chromium's stderr reaches EOF when Chromium has exited only if the guard
+# lets go of its own copy.
+exec 2>/dev/null
 while read -r _; do :; done
 kill -TERM -"$browser" 2>/dev/null || kill -TERM "$browser" 2>/dev/null
 i=0
@@ -229,6 +259,7 @@ pub async fn launch(options: &LaunchOptions, timeout: Duration) -> Result<Browse
     let process = BrowserProcess {
         guard,
         lifeline,
+        stderr_drain: None,
         ws_url: String::new(),
         user_data_dir,
     };
@@ -248,10 +279,20 @@ pub async fn launch(options: &LaunchOptions, timeout: Duration) -> Result<Browse
         }
     };
     // Keep draining Chromium's stderr so it never blocks on a full pipe.
-    tokio::spawn(async move {
-        while let Ok(Some(line)) = lines.next_line().await {
-            tracing::trace!(target: "chromium", "{line}");
+    // Bytes, not `lines`: a line that is not UTF-8 must not end the drain,
+    // whose end means that Chromium exited.
+    let mut stderr = lines.into_inner();
+    let stderr_drain = tokio::spawn(async move {
+        let mut line = Vec::new();
+        while stderr.read_until(b'\n', &mut line).await.is_ok_and(|n| n > 0) {
+            let text = String::from_utf8_lossy(&line);
+            tracing::trace!(target: "chromium", "{}", text.trim_end());
+            line.clear();
         }
     });
-    Ok(BrowserProcess { ws_url, ..process })
+    Ok(BrowserProcess {
+        ws_url,
+        stderr_drain: Some(stderr_drain),
+        ..process
+    })
 }

@@ -1,8 +1,9 @@
 //! The `cdpilot` binary: argument parsing and wiring only.
 //!
 //! `cdpilot mcp` serves MCP over stdio until the client closes stdin or a
-//! SIGINT/SIGTERM arrives, then closes the browser. Logs go to stderr: in
-//! stdio mode stdout carries the protocol and nothing else.
+//! SIGINT/SIGTERM arrives, then closes the browser as a normal quit would
+//! (a second signal stops waiting for that). Logs go to stderr: in stdio
+//! mode stdout carries the protocol and nothing else.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -126,7 +127,14 @@ async fn serve_mcp(config: Config, log_metrics: bool) -> Result<()> {
         _ = tokio::signal::ctrl_c() => { tracing::info!("SIGINT: shutting down"); Ok(()) }
         _ = terminate.recv() => { tracing::info!("SIGTERM: shutting down"); Ok(()) }
     };
-    engine.shutdown().await;
+    // Closing waits for Chromium to write out its profile; someone who
+    // signals again does not want to wait. Dropping the shutdown still ends
+    // Chromium: the launch guard kills it when this process exits.
+    tokio::select! {
+        _ = engine.shutdown() => {}
+        _ = tokio::signal::ctrl_c() => tracing::warn!("SIGINT again: not waiting for the browser to quit"),
+        _ = terminate.recv() => tracing::warn!("SIGTERM again: not waiting for the browser to quit"),
+    }
     if log_metrics {
         eprintln!("cdpilot metrics: {}", engine.metrics().to_json());
     }

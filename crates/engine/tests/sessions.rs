@@ -26,15 +26,26 @@ async fn two_sessions_in_one_browser_each_see_only_their_own_cookies_storage_and
     let engine = common::engine();
     let (a, b) = (engine.new_session(), engine.new_session());
     for (session, who) in [(&a, "alpha"), (&b, "beta")] {
-        ok_in(session, "browser_navigate", json!({"url": site.url("index.html")})).await;
-        let write = format!("document.cookie = 'who={who}; max-age=86400'; localStorage.setItem('who', '{who}'); 1");
+        ok_in(
+            session,
+            "browser_navigate",
+            json!({"url": site.url("index.html")}),
+        )
+        .await;
+        let write =
+            format!("document.cookie = 'who={who}; max-age=86400'; localStorage.setItem('who', '{who}'); 1");
         ok_in(session, "browser_evaluate", json!({"expression": write})).await;
     }
     assert_eq!(jar(&a).await, "who=alpha|alpha");
     assert_eq!(jar(&b).await, "who=beta|beta");
 
     // The default session (the browser's own context) saw neither.
-    ok(&engine, "browser_navigate", json!({"url": site.url("index.html")})).await;
+    ok(
+        &engine,
+        "browser_navigate",
+        json!({"url": site.url("index.html")}),
+    )
+    .await;
     assert_eq!(jar(engine.session()).await, "|");
 
     // Each session lists only its own tab, however many the browser has.
@@ -61,8 +72,18 @@ async fn stopping_the_engine_leaves_no_task_and_no_chromium() {
     let engine = common::engine();
     // A cross-origin iframe (its own session, prepared by a task) and a
     // dialog under must_respond (a watchdog waiting 300 s).
-    ok(&engine, "browser_navigate", json!({"url": site.url("frames.html")})).await;
-    let opened = ok(&engine, "browser_evaluate", json!({"expression": "alert('stay'); 1"})).await;
+    ok(
+        &engine,
+        "browser_navigate",
+        json!({"url": site.url("frames.html")}),
+    )
+    .await;
+    let opened = ok(
+        &engine,
+        "browser_evaluate",
+        json!({"expression": "alert('stay'); 1"}),
+    )
+    .await;
     assert!(opened.data["dialog_opened"].is_object(), "{}", opened.data);
     let guard = engine.current_browser_guard_pid().await.expect("we launched it");
     let chromium = testkit::processes::children_of(guard);
@@ -77,8 +98,13 @@ async fn stopping_the_engine_leaves_no_task_and_no_chromium() {
             && !std::path::Path::new(&format!("/proc/{guard}")).exists()
     })
     .await;
-    assert!(gone, "Chromium is still running: {:?}", testkit::processes::in_session(chromium));
-    let idle = testkit::processes::wait_until(Duration::from_secs(10), || tasks.num_alive_tasks() <= before).await;
+    assert!(
+        gone,
+        "Chromium is still running: {:?}",
+        testkit::processes::in_session(chromium)
+    );
+    let idle =
+        testkit::processes::wait_until(Duration::from_secs(10), || tasks.num_alive_tasks() <= before).await;
     assert!(
         idle,
         "{} tasks still alive after the stop (before: {before})",

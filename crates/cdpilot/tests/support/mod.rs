@@ -12,14 +12,20 @@ use testkit::McpClient;
 /// Spawns `cdpilot mcp` with TMPDIR set to a fresh directory: the temporary
 /// profile, and so every Chromium process's command line, lives under it.
 pub fn spawn_cdpilot() -> (McpClient, tempfile::TempDir) {
+    spawn_cdpilot_with(&[])
+}
+
+/// Like [`spawn_cdpilot`], with `flags` after `mcp`.
+pub fn spawn_cdpilot_with(flags: &[&str]) -> (McpClient, tempfile::TempDir) {
     let tmp = tempfile::Builder::new()
         .prefix("cdpilot-test-")
         .tempdir()
         .expect("tempdir");
     let chrome = testkit::chromium::executable();
+    let args: Vec<&str> = ["mcp"].iter().chain(flags).copied().collect();
     let client = McpClient::spawn(
         env!("CARGO_BIN_EXE_cdpilot"),
-        &["mcp"],
+        &args,
         &[
             ("TMPDIR", tmp.path().to_str().unwrap()),
             ("CDPILOT_CHROME", chrome.to_str().unwrap()),

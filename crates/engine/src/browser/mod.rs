@@ -28,10 +28,6 @@ use crate::{ActionError, Budget, ErrorCode};
 
 pub use targets::TargetManager;
 
-/// How long a polite `Browser.close` may take before the process is
-/// stopped the hard way.
-const CLOSE_BUDGET: Duration = Duration::from_secs(5);
-
 pub struct Browser {
     /// The Chromium we launched; `None` when attached to someone else's,
     /// and after shutdown. Locked only to take it or read its pid.
@@ -81,14 +77,17 @@ impl Browser {
                 .run("finding the browser endpoint", async {
                     endpoint::resolve(&config.cdp_url).await.map_err(start_failed)
                 })
-                .await?;
+                .await
+                .map_err(attach_timed_out)?;
             (Arc::new(WebSocket::new(ws_url)), None)
         };
+        let attached = process.is_none();
         let conn = budget
             .run("connecting to the browser", async {
                 Connection::open(transport.clone()).await.map_err(start_failed)
             })
-            .await?;
+            .await
+            .map_err(|e| if attached { attach_timed_out(e) } else { e })?;
         let version = budget
             .cdp(
                 "reading the browser version",
@@ -229,26 +228,60 @@ impl Browser {
             .and_then(BrowserProcess::guard_pid)
     }
 
-    /// Closes a launched browser (and removes its temporary profile); for an
-    /// attached one, only disconnects. Every tab's tasks stop.
+    /// Closes a launched browser as a normal quit would, so a persistent
+    /// profile keeps everything the session wrote (Chromium writes cookies
+    /// and localStorage out only every ~30 s, and on quit), then lets the
+    /// guard clean up (and remove a temporary profile). For an attached
+    /// browser, only disconnects. Every tab's tasks stop first. Each step
+    /// has a cleanup budget of its own.
     pub async fn shutdown(&self) {
+        /// For Chromium to answer `Browser.close`.
+        const CLOSE_BUDGET: Duration = Duration::from_secs(2);
+        /// For Chromium to write out its profile and exit after that.
+        const QUIT_BUDGET: Duration = Duration::from_secs(10);
+        /// For the guard to kill what is left and remove the run directory.
+        const CLEANUP_BUDGET: Duration = Duration::from_secs(5);
+
         let link = self.link();
         for tab in link.targets.all_tabs() {
             tab.stop();
         }
         let conn = link.targets.connection().clone();
         let process = self.process.lock().unwrap().take();
-        if let Some(process) = process {
-            if !conn.is_closed() {
-                let deadline = tokio::time::Instant::now() + CLOSE_BUDGET;
-                let _ = conn.browser().call(browser::Close {}, deadline).await;
-            }
+        let Some(mut process) = process else {
             conn.close();
-            process.shutdown(CLOSE_BUDGET).await;
-        } else {
-            conn.close();
+            return;
+        };
+        // Chromium may drop the socket as it quits, before answering; only
+        // silence means it is not quitting.
+        let quitting = !conn.is_closed()
+            && !matches!(
+                conn.browser()
+                    .call(browser::Close {}, tokio::time::Instant::now() + CLOSE_BUDGET)
+                    .await,
+                Err(cdp::CdpError::Timeout { .. })
+            );
+        conn.close();
+        if quitting && !process.exited(QUIT_BUDGET).await {
+            tracing::warn!(
+                "Chromium did not quit within {}s of Browser.close; killing it",
+                QUIT_BUDGET.as_secs()
+            );
         }
+        process.shutdown(CLEANUP_BUDGET).await;
     }
+}
+
+/// A timeout while attaching is about the address, not the page: the
+/// budget's usual advice (take a snapshot) cannot help.
+fn attach_timed_out(mut error: ActionError) -> ActionError {
+    if error.code == ErrorCode::Timeout {
+        error.next_step = "Check that cdp_url is the DevTools address of a running Chromium \
+                           (http://host:port of its --remote-debugging-port, or the ws://… URL it \
+                           printed) and that it answers from here, then retry."
+            .into();
+    }
+    error
 }
 
 fn start_failed(error: cdp::CdpError) -> ActionError {

@@ -19,6 +19,8 @@ use super::Browser;
 
 /// How long a launch (or attach) may take, whoever waits for it.
 const START_BUDGET: Duration = Duration::from_secs(30);
+/// Kept back from the first caller's budget for the start (see `get`).
+const START_MARGIN: Duration = Duration::from_millis(100);
 /// How long a reconnect to a live browser keeps retrying.
 const RECONNECT_BUDGET: Duration = Duration::from_secs(10);
 
@@ -50,9 +52,13 @@ impl BrowserSlot {
             return Ok(browser);
         }
         let this = self.clone();
+        // The start runs as its own task with the first caller's time (less
+        // a margin, so that when that runs out the caller hears which step
+        // of the start was slow rather than only that the start was).
+        let time = budget.remaining().saturating_sub(START_MARGIN).min(START_BUDGET);
         self.starting
             .run("starting the browser", budget, move || async move {
-                this.recover().await
+                this.recover(time).await
             })
             .await
     }
@@ -64,7 +70,7 @@ impl BrowserSlot {
 
     /// Runs as the single flight: reconnect to the browser we had, or
     /// start one.
-    async fn recover(&self) -> Result<Arc<Browser>, ActionError> {
+    async fn recover(&self, time: Duration) -> Result<Arc<Browser>, ActionError> {
         if let Some(browser) = self.live() {
             return Ok(browser);
         }
@@ -85,7 +91,7 @@ impl BrowserSlot {
         }
         let rules = dialog_rules(&self.config);
         let bridge = self.config.dialogs.bridge == "on";
-        let budget = Budget::with_timeout(START_BUDGET);
+        let budget = Budget::with_timeout(time);
         let browser = Arc::new(Browser::start(&self.config.browser, rules, bridge, &budget).await?);
         *self.current.lock().unwrap() = Some(browser.clone());
         Ok(browser)

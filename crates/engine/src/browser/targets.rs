@@ -117,11 +117,7 @@ impl TargetManager {
     pub fn info(&self, target_id: &str) -> Option<TargetInfo> {
         let mut known = self.known.lock().unwrap();
         known.catch_up(&self.tabs);
-        known
-            .targets
-            .iter()
-            .find(|t| t.target_id == target_id)
-            .cloned()
+        known.targets.iter().find(|t| t.target_id == target_id).cloned()
     }
 
     /// Remembers a target the browser just created for us (its
@@ -210,7 +206,10 @@ mod tests {
         let options = cdp::launch::LaunchOptions {
             executable: Some(testkit::chromium::executable()),
             headless: true,
-            args: testkit::chromium::TEST_FLAGS.iter().map(|s| s.to_string()).collect(),
+            args: testkit::chromium::TEST_FLAGS
+                .iter()
+                .map(|s| s.to_string())
+                .collect(),
             user_data_dir: None,
         };
         let process = cdp::launch::launch(&options, std::time::Duration::from_secs(30))
@@ -218,7 +217,9 @@ mod tests {
             .unwrap();
         let conn = Connection::connect(process.ws_url()).await.unwrap();
         let budget = Budget::with_timeout(std::time::Duration::from_secs(20));
-        let targets = TargetManager::start(conn.clone(), Arc::default(), &budget).await.unwrap();
+        let targets = TargetManager::start(conn.clone(), Arc::default(), &budget)
+            .await
+            .unwrap();
         let created = budget
             .cdp(
                 "opening a tab",
@@ -233,7 +234,10 @@ mod tests {
         let mut attached_events = conn.events(Some(""));
         let calls = (0..6).map(|_| targets.tab(&created.target_id, None, &budget));
         let tabs: Vec<Arc<Tab>> = futures_util::future::try_join_all(calls).await.unwrap();
-        assert!(tabs.iter().all(|t| Arc::ptr_eq(t, &tabs[0])), "one tab for all callers");
+        assert!(
+            tabs.iter().all(|t| Arc::ptr_eq(t, &tabs[0])),
+            "one tab for all callers"
+        );
         // A marker command: every attach event was sent before its answer.
         budget
             .cdp("marker", &conn.browser(), cdp::protocol::browser::GetVersion {})

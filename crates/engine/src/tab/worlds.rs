@@ -84,7 +84,7 @@ impl FrameRef {
         budget
             .run(step, async {
                 self.session
-                    .call_until(command, budget.deadline())
+                    .call(command, budget.deadline())
                     .await
                     .map_err(|e| self.map_cdp(budget, step, e))
             })
@@ -295,7 +295,7 @@ impl Tab {
                         await_promise,
                         user_gesture: false,
                     };
-                    Ok(frame.session.call_until(command, budget.deadline()).await)
+                    Ok(frame.session.call(command, budget.deadline()).await)
                 })
                 .await?;
             let error = match sent {

@@ -73,7 +73,11 @@ pub fn budget() -> Budget {
 }
 
 /// Runs a call in `session` exactly as a transport would (the one dispatch).
-pub async fn call_in(session: &engine::Session, tool: &str, args: Value) -> Result<ActionOutput, ActionError> {
+pub async fn call_in(
+    session: &engine::Session,
+    tool: &str,
+    args: Value,
+) -> Result<ActionOutput, ActionError> {
     engine::dispatch::call(session, tool, args, Default::default()).await
 }
 

@@ -1,0 +1,45 @@
+//! A launched Chromium asked to quit is seen exiting by itself, and the
+//! guard then removes the run directory.
+
+use std::time::Duration;
+
+use cdp::launch::{launch, LaunchOptions};
+use cdp::protocol::browser;
+use cdp::Connection;
+
+// Issue 8: a clean stop killed Chromium before it had written out its
+// profile; the stop now waits for this exit, so it must be observable.
+#[tokio::test]
+async fn a_browser_asked_to_close_is_seen_exiting_by_itself() {
+    let options = LaunchOptions {
+        executable: Some(testkit::chromium::executable()),
+        headless: true,
+        args: Vec::new(),
+        user_data_dir: None,
+    };
+    let mut chromium = launch(&options, Duration::from_secs(30)).await.expect("launch");
+    let profile = chromium.user_data_dir().to_owned();
+    let conn = Connection::connect(chromium.ws_url()).await.expect("connect");
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    let _ = conn.browser().call_until(browser::Close {}, deadline).await;
+    // Generous: Chromium's quit takes well under a second when idle.
+    assert!(
+        chromium.exited(Duration::from_secs(20)).await,
+        "Chromium's exit after Browser.close was not observed"
+    );
+    chromium.shutdown(Duration::from_secs(10)).await;
+    assert!(!profile.exists(), "the temporary profile was removed");
+}
+
+#[tokio::test]
+async fn a_running_browser_is_not_taken_for_exited() {
+    let options = LaunchOptions {
+        executable: Some(testkit::chromium::executable()),
+        headless: true,
+        args: Vec::new(),
+        user_data_dir: None,
+    };
+    let mut chromium = launch(&options, Duration::from_secs(30)).await.expect("launch");
+    assert!(!chromium.exited(Duration::from_millis(300)).await);
+    chromium.shutdown(Duration::from_secs(10)).await;
+}
