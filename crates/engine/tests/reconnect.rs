@@ -57,10 +57,13 @@ async fn a_cut_connection_is_reopened_and_the_pending_dialog_survives() {
     proxy.cut();
 
     // The first call that talks to the browser may be the one that notices
-    // the drop (browser_disconnected); the next one reconnects.
-    if let Err(e) = call(&engine, "browser_tabs", json!({"action": "list"})).await {
+    // the drop (browser_disconnected); the next one reconnects. (A raw CDP
+    // command: browser_tabs lists what the target manager already knows and
+    // sends nothing.)
+    let talk = json!({"method": "Target.getTargets"});
+    if let Err(e) = call(&engine, "browser_cdp", talk.clone()).await {
         assert_eq!(e.code, ErrorCode::BrowserDisconnected, "{e}");
-        ok(&engine, "browser_tabs", json!({"action": "list"})).await;
+        ok(&engine, "browser_cdp", talk).await;
     }
     let after = ok(&engine, "browser_snapshot", json!({})).await;
     assert_eq!(
