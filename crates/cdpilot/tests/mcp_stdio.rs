@@ -121,6 +121,8 @@ async fn bad_calls_get_contract_errors_and_the_server_keeps_serving() {
             "invalid_argument",
         ),
         ("browser_fly", json!({}), "invalid_argument"),
+        // Issue 8: the schema says string, so null is refused too.
+        ("browser_snapshot", json!({"selector": null}), "invalid_argument"),
     ];
     for (tool, args, code) in cases {
         let result = client.call(tool, args.clone()).await;
