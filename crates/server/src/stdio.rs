@@ -18,10 +18,10 @@
 use std::borrow::Cow;
 use std::future::Future;
 
+use rmcp::model::{ErrorCode, ErrorData, RequestId};
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use rmcp::RoleServer;
-use serde_json::{json, Value};
 use tokio::io::{
     AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader,
 };
@@ -32,11 +32,6 @@ use tokio::task::JoinHandle;
 /// rmcp's own cap: without one, a client that never sends a newline grows
 /// the buffer until memory runs out.
 const MAX_LINE: usize = 16 * 1024 * 1024;
-
-/// JSON-RPC error codes used for lines that never reach rmcp.
-const PARSE_ERROR: i64 = -32700;
-const INVALID_REQUEST: i64 = -32600;
-const INVALID_PARAMS: i64 = -32602;
 
 /// The server side of MCP over a byte stream pair (stdin/stdout in
 /// production, pipes in tests).
@@ -231,45 +226,36 @@ fn decode(line: &[u8]) -> Line {
 
 /// The JSON-RPC answer to a line rmcp will not see.
 fn refuse(line: &[u8], problem: Problem) -> Line {
-    let reason = match &problem {
-        Problem::Unreadable(e) | Problem::Shape(e) => e.to_string(),
-        Problem::TooLong => format!("the message is longer than {MAX_LINE} bytes"),
-    };
-    tracing::debug!("undecodable line: {reason}");
     let envelope = Envelope::scan(line).unwrap_or_default();
     // JSON-RPC never answers a response or a notification.
     if envelope.is_response || (envelope.has_method && !envelope.has_id) {
         return Line::Skip;
     }
-    let (id, code, message) = match (envelope.id, envelope.has_method, problem) {
-        // A request whose envelope reads: what failed is its params.
-        (Some(id), true, _) => (
-            id,
-            INVALID_PARAMS,
-            format!("invalid params: {reason}. Send params as a JSON object nested at most 128 deep, with valid Unicode strings."),
-        ),
-        (Some(id), false, _) => (
-            id,
-            INVALID_REQUEST,
-            format!("invalid request: {reason}. Send a JSON-RPC 2.0 request with a method."),
-        ),
-        (None, _, Problem::Unreadable(_)) => (
-            Value::Null,
-            PARSE_ERROR,
-            format!("parse error: {reason}. Send one JSON-RPC message per line."),
-        ),
-        (None, _, _) => (
-            Value::Null,
-            INVALID_REQUEST,
-            format!("invalid request: {reason}. Send a JSON-RPC 2.0 request with a number or string id."),
-        ),
+    let (id, code) = match (envelope.id, envelope.has_method, &problem) {
+        // A request whose envelope reads: what failed is in its params.
+        (Some(id), true, _) => (Some(id), ErrorCode::INVALID_PARAMS),
+        (Some(id), false, _) => (Some(id), ErrorCode::INVALID_REQUEST),
+        (None, _, Problem::Unreadable(_)) => (None, ErrorCode::PARSE_ERROR),
+        (None, _, _) => (None, ErrorCode::INVALID_REQUEST),
     };
-    Line::Answer(json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}}).to_string())
+    let message = match problem {
+        Problem::Unreadable(e) => format!(
+            "{e}. Send plain JSON, one message per line: nested at most 128 deep, strings valid Unicode (no lone surrogate escapes)."
+        ),
+        Problem::Shape(e) => format!(
+            "{e}. Send a JSON-RPC 2.0 request: an integer or string id, a method, and params as the method defines them."
+        ),
+        Problem::TooLong => format!("the message is longer than {MAX_LINE} bytes. Send less per call."),
+    };
+    tracing::debug!("answered an undecodable line: {message}");
+    let answer = TxJsonRpcMessage::<RoleServer>::error(ErrorData::new(code, message, None), id);
+    Line::Answer(serde_json::to_string(&answer).expect("a JSON-RPC error serializes"))
 }
 
 /// What a lenient scan reads from the top level of a JSON object that did
-/// not decode: its `id` (when it is a number or a string serde_json reads)
-/// and which of the keys that make it a request or a response it has.
+/// not decode: its `id` (when it reads as an MCP id: an integer or a
+/// string) and which of the keys that make it a request or a response it
+/// has.
 ///
 /// The scan steps over nested values by counting brackets outside strings
 /// and skips escapes without judging them, so neither depth nor a lone
@@ -277,7 +263,7 @@ fn refuse(line: &[u8], problem: Problem) -> Line {
 /// It stops at the first thing that is not JSON and keeps what it had read.
 #[derive(Debug, Default, PartialEq)]
 struct Envelope {
-    id: Option<Value>,
+    id: Option<RequestId>,
     has_id: bool,
     has_method: bool,
     is_response: bool,
@@ -320,9 +306,7 @@ impl Scan<'_> {
             match key {
                 b"id" => {
                     envelope.has_id = true;
-                    envelope.id = serde_json::from_slice::<Value>(value)
-                        .ok()
-                        .filter(|id| id.is_number() || id.is_string());
+                    envelope.id = serde_json::from_slice(value).ok();
                 }
                 b"method" => envelope.has_method = true,
                 b"result" | b"error" => envelope.is_response = true,
@@ -405,6 +389,7 @@ impl Scan<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::Value;
 
     fn answer(line: &str) -> Value {
         match decode(line.as_bytes()) {
@@ -430,11 +415,11 @@ mod tests {
         ] {
             let answer = answer(&line);
             assert_eq!(answer["id"], 7, "{answer}");
-            assert_eq!(answer["error"]["code"], INVALID_PARAMS, "{answer}");
+            assert_eq!(answer["error"]["code"], ErrorCode::INVALID_PARAMS.0, "{answer}");
         }
         let answer = answer(r#"{"id":"a-1","params":{"x":"\ud800"}}"#);
         assert_eq!(answer["id"], "a-1", "{answer}");
-        assert_eq!(answer["error"]["code"], INVALID_REQUEST, "{answer}");
+        assert_eq!(answer["error"]["code"], ErrorCode::INVALID_REQUEST.0, "{answer}");
     }
 
     #[test]
@@ -442,10 +427,10 @@ mod tests {
         for line in ["this is not json", "[[[", r#"{"id":"\ud800","method":"ping""#] {
             let answer = answer(line);
             assert_eq!(answer["id"], Value::Null, "{answer}");
-            assert_eq!(answer["error"]["code"], PARSE_ERROR, "{answer}");
+            assert_eq!(answer["error"]["code"], ErrorCode::PARSE_ERROR.0, "{answer}");
         }
         let answer = answer(r#"{"jsonrpc":"2.0","id":{"no":1},"method":"ping"}"#);
-        assert_eq!(answer["error"]["code"], INVALID_REQUEST, "{answer}");
+        assert_eq!(answer["error"]["code"], ErrorCode::INVALID_REQUEST.0, "{answer}");
         assert_eq!(answer["id"], Value::Null, "{answer}");
     }
 
@@ -463,14 +448,52 @@ mod tests {
         assert!(matches!(decode(ping.as_bytes()), Line::Message(_)));
     }
 
+    /// Through the transport itself: an over-long request is answered with
+    /// its id, and the next line still reaches rmcp.
+    #[tokio::test]
+    async fn an_over_long_line_is_answered_and_reading_goes_on() {
+        let (mut client, server) = tokio::io::duplex(64 * 1024);
+        let (read, write) = tokio::io::split(server);
+        let mut transport = StdioTransport::new(read, write);
+        let (client_read, mut client_write) = tokio::io::split(&mut client);
+        let long = format!(
+            r#"{{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{{"x":"{}"}}}}"#,
+            "a".repeat(MAX_LINE)
+        );
+        let sent = async {
+            client_write.write_all(long.as_bytes()).await.unwrap();
+            client_write
+                .write_all(b"\n{\"jsonrpc\":\"2.0\",\"id\":10,\"method\":\"ping\"}\n")
+                .await
+                .unwrap();
+        };
+        let mut answers = BufReader::new(client_read).lines();
+        let (_, answer, ping) = tokio::join!(sent, answers.next_line(), transport.receive());
+        let answer: Value = serde_json::from_str(&answer.unwrap().unwrap()).unwrap();
+        assert_eq!(answer["id"], 9, "{answer}");
+        assert!(
+            answer["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("longer than"),
+            "{answer}"
+        );
+        assert!(format!("{:?}", ping.unwrap()).contains("Ping"));
+    }
+
     #[test]
     fn the_scan_reads_the_top_level_id_only() {
         let scan = |line: &str| Envelope::scan(line.as_bytes());
         let envelope = scan(r#" { "params" : {"id": 1, "s": "}\"]"}, "id" : 42 , "method":"m"} "#).unwrap();
-        assert_eq!(envelope.id, Some(json!(42)));
+        assert_eq!(envelope.id, Some(RequestId::Number(42)));
         assert!(envelope.has_method && !envelope.is_response);
         assert_eq!(scan("[1]"), None);
-        assert_eq!(scan(r#"{"id":1.5e3"#).unwrap().id, Some(json!(1500.0)));
+        assert_eq!(scan(r#"{"id":true,"#).unwrap().id, None);
+        assert_eq!(scan(r#"{"id":-3,"#).unwrap().id, Some(RequestId::Number(-3)));
+        assert_eq!(
+            scan(r#"{"id":"a","#).unwrap().id,
+            Some(RequestId::String("a".into()))
+        );
         assert_eq!(scan(r#"{"id":null,"#).unwrap().id, None);
     }
 }
