@@ -121,6 +121,8 @@ async fn bad_calls_get_contract_errors_and_the_server_keeps_serving() {
             "invalid_argument",
         ),
         ("browser_fly", json!({}), "invalid_argument"),
+        // Issue 8: the schema says string, so null is refused too.
+        ("browser_snapshot", json!({"selector": null}), "invalid_argument"),
     ];
     for (tool, args, code) in cases {
         let result = client.call(tool, args.clone()).await;
@@ -143,6 +145,95 @@ async fn bad_calls_get_contract_errors_and_the_server_keeps_serving() {
     );
     let ok = client.call("browser_snapshot", json!({})).await;
     assert_eq!(ok["isError"], false, "the server stopped serving: {ok}");
+}
+
+/// Issue 8: lines rmcp could not decode (JSON nested 1,000 deep, a lone
+/// `\ud800` escape, params of the wrong shape, a line that is not JSON) were
+/// never answered, and the client waited out its own timeout. Each request
+/// whose id can be read gets exactly one answer with that id; the non-JSON
+/// line gets a parse error; the server keeps serving.
+#[tokio::test]
+async fn undecodable_requests_are_answered_and_the_server_keeps_serving() {
+    let (mut client, _tmp) = spawn_cdpilot();
+    client.initialize().await;
+    let call = |id: u64, arguments: &str| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"browser_snapshot","arguments":{arguments}}}}}"#
+        )
+    };
+    let deep = format!(r#"{{"selector":{}{}}}"#, "[".repeat(1000), "]".repeat(1000));
+    let many_keys = serde_json::to_string(
+        &(0..10_000)
+            .map(|i| (format!("k{i}"), json!(i)))
+            .collect::<serde_json::Map<_, _>>(),
+    )
+    .unwrap();
+    let mut pending = Vec::new();
+    for arguments in [deep.as_str(), r#"{"selector":"a\ud800b"}"#, &many_keys] {
+        let id = client.fresh_id();
+        client.send_line(&call(id, arguments)).await;
+        pending.push(id);
+    }
+    client.send_line("this is not json").await;
+    let garbage = client.fresh_id();
+    client
+        .send_line(&format!(
+            r#"{{"jsonrpc":"2.0","id":{garbage},"method":"tools/call","params":"garbage"}}"#
+        ))
+        .await;
+    pending.push(garbage);
+    let normal = client
+        .send_request("tools/call", json!({"name": "browser_snapshot", "arguments": {}}))
+        .await;
+
+    let mut answers: Vec<Value> = Vec::new();
+    let answered = |answers: &[Value], id: Value| answers.iter().filter(|a| a["id"] == id).count();
+    while pending
+        .iter()
+        .chain([&normal])
+        .any(|id| answered(&answers, json!(id)) == 0)
+        || answered(&answers, Value::Null) == 0
+    {
+        // A generous bound per answer: these need no browser but the last.
+        let message = client
+            .next_message(Duration::from_secs(10))
+            .await
+            .unwrap_or_else(|| panic!("no answer within 10 s; answers so far: {answers:?}"));
+        answers.push(message);
+    }
+    // One more round trip, so that a late duplicate answer would be seen.
+    let last = client.send_request("tools/list", json!({})).await;
+    while answered(&answers, json!(last)) == 0 {
+        answers.push(
+            client
+                .next_message(Duration::from_secs(10))
+                .await
+                .expect("tools/list answer"),
+        );
+    }
+
+    for id in &pending {
+        let of_id: Vec<&Value> = answers.iter().filter(|a| a["id"] == json!(id)).collect();
+        assert_eq!(
+            of_id.len(),
+            1,
+            "request {id} answered {} times: {of_id:?}",
+            of_id.len()
+        );
+        let answer = of_id[0];
+        let refused = answer["error"]["code"].is_i64()
+            || (answer["result"]["isError"] == true
+                && answer["result"]["structuredContent"]["error"]["code"] == "invalid_argument");
+        assert!(refused, "request {id}: {answer}");
+    }
+    let parse_errors: Vec<&Value> = answers.iter().filter(|a| a["id"].is_null()).collect();
+    assert_eq!(parse_errors.len(), 1, "{parse_errors:?}");
+    assert_eq!(parse_errors[0]["error"]["code"], -32700, "{}", parse_errors[0]);
+    let normal = answers.iter().find(|a| a["id"] == json!(normal)).unwrap();
+    assert_eq!(
+        normal["result"]["isError"], false,
+        "the server stopped serving: {normal}"
+    );
 }
 
 /// Starts cdpilot with a browser running, then ends it with `end`, and

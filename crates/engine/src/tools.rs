@@ -150,6 +150,29 @@ impl ToolSpec {
                 format!("Use only: {}.", names.join(", ")),
             ));
         }
+        // The schemas leave `null` out of every argument's type (saying it
+        // for each optional argument would cost about 700 characters of
+        // tool definitions per session), so the parser refuses it too,
+        // naming the argument, rather than quietly reading it as "not given".
+        if let Some((name, _)) = arguments
+            .as_object()
+            .into_iter()
+            .flatten()
+            .find(|(_, value)| value.is_null())
+        {
+            let required = schema
+                .get("required")
+                .and_then(Value::as_array)
+                .is_some_and(|r| r.iter().any(|n| n == name.as_str()));
+            return Err(ActionError::invalid(
+                format!("{} got null for `{name}`; no argument takes null", self.name),
+                if required {
+                    format!("Pass a value for `{name}`.")
+                } else {
+                    format!("Leave `{name}` out to use its default.")
+                },
+            ));
+        }
         let action = (self.parse)(arguments).map_err(|e| {
             ActionError::invalid(
                 format!("bad arguments for {}: {e}", self.name),
@@ -259,6 +282,49 @@ mod tests {
             })
             .sum();
         assert!(total < 8000, "tool definitions take {total} chars");
+    }
+
+    /// Whether a property's schema lets `null` through.
+    fn allows_null(schema: &Value) -> bool {
+        let null = Value::from("null");
+        schema["type"] == null
+            || schema["type"].as_array().is_some_and(|t| t.contains(&null))
+            || schema["enum"]
+                .as_array()
+                .is_some_and(|e| e.contains(&Value::Null))
+            || ["anyOf", "oneOf"]
+                .iter()
+                .any(|k| schema[*k].as_array().is_some_and(|o| o.iter().any(allows_null)))
+    }
+
+    /// Issue 8: `{"selector": null}` was read as "not given" while every
+    /// schema said the argument is a string. The schema and the parser must
+    /// agree on null for every argument of every tool.
+    #[test]
+    fn schema_and_parser_agree_on_null_for_every_argument() {
+        for tool in tools() {
+            let schema = tool.input_schema();
+            let properties = schema["properties"].as_object().expect("properties");
+            assert!(properties.contains_key("tab") && properties.contains_key("timeout_ms"));
+            for (name, property) in properties {
+                let refused = tool
+                    .parse(json!({ name: null }))
+                    .err()
+                    .filter(|e| e.message.contains(&format!("null for `{name}`")));
+                if allows_null(property) {
+                    assert!(
+                        refused.is_none(),
+                        "{} {name}: schema allows null, parser refuses it",
+                        tool.name
+                    );
+                } else {
+                    let e = refused.unwrap_or_else(|| {
+                        panic!("{} {name}: schema refuses null, parser takes it", tool.name)
+                    });
+                    assert_eq!(e.code, ErrorCode::InvalidArgument);
+                }
+            }
+        }
     }
 
     #[test]

@@ -4,5 +4,7 @@
 //! them reaches around the Action enum.
 //!
 //! - [`mcp`]: the Model Context Protocol over stdio, with the official SDK.
+//! - [`stdio`]: MCP's line framing on stdin/stdout, answering every line.
 
 pub mod mcp;
+pub mod stdio;

@@ -57,10 +57,11 @@ impl McpServer {
         }
     }
 
-    /// Serves MCP on stdin/stdout until the client closes stdin.
+    /// Serves MCP on stdin/stdout until the client closes stdin. Lines are
+    /// read by [`crate::stdio`], which answers those rmcp could not decode.
     pub async fn serve_stdio(self) -> Result<(), String> {
         let running = self
-            .serve(rmcp::transport::stdio())
+            .serve(crate::stdio::stdio())
             .await
             .map_err(|e| format!("MCP initialize failed: {e}"))?;
         running

@@ -113,6 +113,35 @@ impl McpClient {
             .expect("no MCP response within 60 s")
     }
 
+    /// An id no request of this client has used (for hand-written lines).
+    pub fn fresh_id(&mut self) -> u64 {
+        self.next_id += 1;
+        self.next_id - 1
+    }
+
+    /// Sends `line` exactly as given (a newline is added): for lines no
+    /// well-behaved client would write.
+    pub async fn send_line(&mut self, line: &str) {
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        stdin.write_all(line.as_bytes()).await.expect("write stdin");
+        stdin.write_all(b"\n").await.expect("write stdin");
+        stdin.flush().await.expect("flush stdin");
+    }
+
+    /// The next message the server writes, whatever it is; `None` when
+    /// nothing comes within `within`.
+    pub async fn next_message(&mut self, within: Duration) -> Option<Value> {
+        let line = tokio::time::timeout(within, self.stdout.next_line())
+            .await
+            .ok()?
+            .expect("read stdout")
+            .expect("server closed stdout");
+        Some(
+            serde_json::from_str(&line)
+                .unwrap_or_else(|e| panic!("server wrote a non-JSON line ({e}): {line}")),
+        )
+    }
+
     pub async fn notify(&mut self, method: &str, params: Value) {
         self.write(json!({"jsonrpc": "2.0", "method": method, "params": params}))
             .await;
@@ -124,10 +153,6 @@ impl McpClient {
     }
 
     async fn write(&mut self, message: Value) {
-        let stdin = self.stdin.as_mut().expect("stdin open");
-        let mut line = message.to_string();
-        line.push('\n');
-        stdin.write_all(line.as_bytes()).await.expect("write stdin");
-        stdin.flush().await.expect("flush stdin");
+        self.send_line(&message.to_string()).await;
     }
 }
