@@ -31,9 +31,9 @@ pub struct Tab {
     pub session: Session,
     /// The browser endpoint, for connections of our own to this tab.
     pub ws_url: String,
-    /// browser_evaluate's own connection to this tab, kept warm between
-    /// calls and dropped after a script had to be terminated.
-    pub evaluate_lane: tokio::sync::Mutex<Option<crate::actions::evaluate::Lane>>,
+    /// browser_evaluate's own connections to this tab: each call holds one
+    /// of its own; clean ones are kept warm for the next call.
+    pub evaluate_lanes: crate::actions::evaluate::Lanes,
     state: Arc<Mutex<TabState>>,
     /// Ticks (after the state is updated) each time a dialog opens, so an
     /// action blocked by one can return at once saying so.
@@ -117,7 +117,7 @@ impl Tab {
             target_id: target_id.to_owned(),
             session,
             ws_url: ws_url.to_owned(),
-            evaluate_lane: tokio::sync::Mutex::new(None),
+            evaluate_lanes: Default::default(),
             dialog_opened: dialog_rx,
             state,
             pump,
