@@ -1,5 +1,12 @@
 //! `browser_navigate`: open a URL or step through history, wait for the
 //! chosen lifecycle point, and report where the tab really ended up.
+//!
+//! A navigation still going when the call's budget is spent (or the call is
+//! cancelled) is stopped with `Page.stopLoading`, so the tab answers the
+//! next call at once instead of waiting behind a document that has not
+//! answered; the error says where the tab stays.
+
+use std::time::Duration;
 
 use cdp::protocol::page;
 use cdp::EventStream;
@@ -9,16 +16,30 @@ use crate::action::{History, NavigateArgs, WaitUntil};
 use crate::tab::Tab;
 use crate::{ActionError, ActionOutput, Budget, ErrorCode};
 
+/// The cleanup budget of stopping a load the call had no time left for.
+const STOP_LOADING_BUDGET: Duration = Duration::from_secs(2);
+
 pub async fn run(tab: &Tab, args: &NavigateArgs, budget: &Budget) -> Result<ActionOutput, ActionError> {
     let wait_until = args.wait_until.unwrap_or_default();
     // Subscribe before acting, so no lifecycle event can slip past.
     let mut events = tab.session.events();
-    let loader = match (&args.url, args.history) {
-        (Some(url), _) => Some(open(tab, url, budget).await?),
-        (None, Some(step)) => history(tab, step, budget).await?,
-        (None, None) => return Err(ActionError::invalid("no url given", "Pass url.")),
+    let navigated = async {
+        let loader = match (&args.url, args.history) {
+            (Some(url), _) => Some(open(tab, url, budget).await?),
+            (None, Some(step)) => history(tab, step, budget).await?,
+            (None, None) => return Err(ActionError::invalid("no url given", "Pass url.")),
+        };
+        wait_for_load(tab, &mut events, loader, wait_until, budget).await
     };
-    let loader = wait_for_load(tab, &mut events, loader, wait_until, budget).await?;
+    let loader = match navigated.await {
+        Ok(loader) => loader,
+        // The budget is spent (or the call cancelled) while the tab may
+        // still be loading: stop it, or the next call waits behind it.
+        Err(error) if budget.remaining().is_zero() || budget.is_canceled() => {
+            return Err(stop_loading(tab, budget, error).await)
+        }
+        Err(error) => return Err(error),
+    };
     let (url, title) = location(tab, budget).await?;
     let response = loader
         .as_deref()
@@ -46,6 +67,32 @@ pub async fn run(tab: &Tab, args: &NavigateArgs, budget: &Budget) -> Result<Acti
         data["obstacle"] = json!(obstacle);
     }
     Ok(ActionOutput::new(text, data))
+}
+
+/// Stops the tab's loading after the call ran out of budget, under a
+/// cleanup budget of its own, and says so in `error`: a navigation still
+/// waiting for its document is cancelled and the tab stays on the document
+/// it had; a committed one keeps what has loaded so far.
+async fn stop_loading(tab: &Tab, budget: &Budget, mut error: ActionError) -> ActionError {
+    let cleanup = Budget::with_timeout(STOP_LOADING_BUDGET);
+    match cleanup
+        .cdp("stopping the load", &tab.session, page::StopLoading {})
+        .await
+    {
+        Ok(_) => {
+            let url = tab.state(|s| s.url.clone());
+            error.message += &format!("; the load was stopped; the tab stays on {url}");
+            if budget.is_canceled() {
+                // Its usual next step says nothing more was sent for it.
+                error.next_step = "The tab is usable.".to_owned();
+            }
+        }
+        Err(stop_failed) => {
+            tracing::warn!("stopping a navigation past its budget: {stop_failed}");
+            error.message += "; stopping the load failed too, so the tab may still be loading";
+        }
+    }
+    error
 }
 
 /// Starts a navigation to `url`; returns the new document's loader id.
