@@ -1,5 +1,6 @@
 //! browser_navigate against real Chromium when the page does not simply
-//! load: a document slower than the budget.
+//! load: a document slower than the budget, and a response that is a
+//! download rather than a page.
 
 mod common;
 
@@ -93,5 +94,34 @@ async fn a_load_past_its_budget_is_stopped_on_the_new_document() {
     )
     .await;
     assert_eq!(title.data["value"], "Slow image");
+    engine.shutdown().await;
+}
+
+/// Issue 8: a URL answered with `Content-Disposition: attachment` was
+/// reported as `net::ERR_ABORTED … the site may be down`.
+#[tokio::test]
+async fn a_download_is_reported_as_a_download_not_as_a_site_down() {
+    let (site, engine) = open("/form.html").await;
+    let e = call(
+        &engine,
+        "browser_navigate",
+        json!({"url": site.url("/download?name=report.csv")}),
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(e.code, ErrorCode::NavigationFailed, "{e}");
+    assert!(e.message.contains("download"), "{e}");
+    assert!(e.message.contains("report.csv"), "{e}");
+    assert!(!e.message.contains("may be down"), "{e}");
+    assert!(!e.next_step.contains("may be down"), "{e}");
+
+    // The tab stays on its page.
+    let where_ = ok(
+        &engine,
+        "browser_evaluate",
+        json!({"expression": "location.href"}),
+    )
+    .await;
+    assert_eq!(where_.data["value"], site.url("/form.html"));
     engine.shutdown().await;
 }

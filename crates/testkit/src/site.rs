@@ -1,7 +1,7 @@
 //! The two-origin test site. Pages live in `site/*.html`; `{{A}}` and
 //! `{{B}}` in them become the two origins, so a page on one origin can frame
-//! or link the other. A few dynamic routes produce redirects, statuses and a
-//! slow answer.
+//! or link the other. A few dynamic routes produce redirects, statuses, a
+//! slow answer and a download.
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -117,6 +117,7 @@ fn router(origins: Origins) -> Router {
         .route("/status/{code}", get(status))
         .route("/controls/{count}", get(controls))
         .route("/slow", get(slow))
+        .route("/download", get(download))
         .route("/", get(|s: State<Origins>| page(s, Path("index.html".into()))))
         .route("/{*path}", get(page))
         .with_state(origins)
@@ -157,6 +158,21 @@ async fn slow(Query(q): Query<HashMap<String, String>>) -> Response {
     tokio::time::sleep(Duration::from_millis(ms).min(SLOWEST)).await;
     let body = "<!doctype html><title>Slow</title><h1>Finally here</h1>";
     ([(header::CONTENT_TYPE, "text/html")], body).into_response()
+}
+
+/// `/download?name=F`: a file the browser downloads rather than shows
+/// (`Content-Disposition: attachment`).
+async fn download(Query(q): Query<HashMap<String, String>>) -> Response {
+    let name = q.get("name").cloned().unwrap_or_else(|| "report.csv".into());
+    let disposition = format!("attachment; filename=\"{name}\"");
+    (
+        [
+            (header::CONTENT_TYPE, "text/csv".to_owned()),
+            (header::CONTENT_DISPOSITION, disposition),
+        ],
+        "id,name\n1,Ada\n",
+    )
+        .into_response()
 }
 
 /// A page of `count` controls (links, buttons and inputs in a table, with
