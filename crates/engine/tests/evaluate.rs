@@ -318,3 +318,72 @@ async fn evaluate_of_infinity_nan_negative_zero_and_bigint_is_not_null() {
     assert_eq!(nested.data["value"], json!({"a": null, "b": [null, 1], "c": 0}));
     engine.shutdown().await;
 }
+
+/// Issue 8: two evaluates on one tab shared one lane, and the one that timed
+/// out closed it under the other, which then reported
+/// `browser_disconnected`. Here A awaits a promise that never settles and
+/// runs out of its 1.5 s; B awaits one that settles after 2 s, within its
+/// larger budget, and must return its value.
+#[tokio::test]
+async fn concurrent_evaluates_one_timing_out_the_other_returns_its_value() {
+    let (_site, engine) = open("/").await;
+    let a = call(
+        &engine,
+        "browser_evaluate",
+        json!({"expression": "new Promise(() => {})", "timeout_ms": 1500}),
+    );
+    let b = call(
+        &engine,
+        "browser_evaluate",
+        json!({
+            "expression": "new Promise(r => setTimeout(() => r('b done'), 2000))",
+            "timeout_ms": 8000
+        }),
+    );
+    let (a, b) = tokio::join!(a, b);
+    let a = a.unwrap_err();
+    assert_eq!(a.code, ErrorCode::Timeout, "{a}");
+    let b = b.unwrap_or_else(|e| panic!("B failed: {e}"));
+    assert_eq!(b.data["value"], "b done");
+
+    // And the tab goes on answering.
+    let again = ok(&engine, "browser_evaluate", json!({"expression": "1 + 1"})).await;
+    assert_eq!(again.data["value"], 2);
+    engine.shutdown().await;
+}
+
+/// Issue 8: a script that spins is terminated at its budget; an evaluate
+/// started right after (while another keeps its lane busy) works.
+#[tokio::test]
+async fn an_evaluate_after_a_terminated_loop_works_beside_a_busy_one() {
+    let (_site, engine) = open("/").await;
+    // C holds a lane of its own for the whole test: a terminated call must
+    // not take it down.
+    let c = call(
+        &engine,
+        "browser_evaluate",
+        json!({
+            "expression": "new Promise(r => setTimeout(() => r('c done'), 2500))",
+            "timeout_ms": 9000
+        }),
+    );
+    let a_then_b = async {
+        let a = call(
+            &engine,
+            "browser_evaluate",
+            json!({"expression": "while(true){}", "timeout_ms": 1500}),
+        )
+        .await
+        .unwrap_err();
+        assert_eq!(a.code, ErrorCode::Timeout, "{a}");
+        call(&engine, "browser_evaluate", json!({"expression": "6 * 7"})).await
+    };
+    let (c, b) = tokio::join!(c, a_then_b);
+    let b = b.unwrap_or_else(|e| panic!("B failed: {e}"));
+    assert_eq!(b.data["value"], 42);
+    let c = c.unwrap_or_else(|e| panic!("C failed: {e}"));
+    assert_eq!(c.data["value"], "c done");
+    let metrics = engine.metrics().to_json();
+    assert_eq!(metrics["terminate_execution"], 1, "{metrics}");
+    engine.shutdown().await;
+}

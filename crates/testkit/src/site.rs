@@ -1,9 +1,11 @@
 //! The two-origin test site. Pages live in `site/*.html`; `{{A}}` and
 //! `{{B}}` in them become the two origins, so a page on one origin can frame
-//! or link the other. A few dynamic routes produce redirects and statuses.
+//! or link the other. A few dynamic routes produce redirects, statuses, a
+//! slow answer and a download.
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
+use std::time::Duration;
 
 use axum::extract::{Path, Query, State};
 use axum::http::{header, StatusCode};
@@ -28,6 +30,7 @@ const PAGES: &[(&str, &str)] = &[
     ("login.html", include_str!("../site/login.html")),
     ("leave.html", include_str!("../site/leave.html")),
     ("visibility.html", include_str!("../site/visibility.html")),
+    ("slow-image.html", include_str!("../site/slow-image.html")),
 ];
 
 /// A reserved loopback port on which connections are refused.
@@ -114,6 +117,8 @@ fn router(origins: Origins) -> Router {
         .route("/redirect", get(redirect))
         .route("/status/{code}", get(status))
         .route("/controls/{count}", get(controls))
+        .route("/slow", get(slow))
+        .route("/download", get(download))
         .route("/", get(|s: State<Origins>| page(s, Path("index.html".into()))))
         .route("/{*path}", get(page))
         .with_state(origins)
@@ -140,6 +145,35 @@ async fn status(Path(code): Path<u16>) -> Response {
         code.as_u16()
     );
     (code, [(header::CONTENT_TYPE, "text/html")], body).into_response()
+}
+
+/// The longest `/slow` waits, whatever it is asked: a test that forgets to
+/// stop the load cannot hold the server (or the test process) much longer.
+const SLOWEST: Duration = Duration::from_secs(30);
+
+/// `/slow?ms=N`: answers with a small page after `N` ms (at most
+/// [`SLOWEST`]). The wait is a timer, so the server keeps answering other
+/// requests meanwhile.
+async fn slow(Query(q): Query<HashMap<String, String>>) -> Response {
+    let ms = q.get("ms").and_then(|ms| ms.parse().ok()).unwrap_or(15_000);
+    tokio::time::sleep(Duration::from_millis(ms).min(SLOWEST)).await;
+    let body = "<!doctype html><title>Slow</title><h1>Finally here</h1>";
+    ([(header::CONTENT_TYPE, "text/html")], body).into_response()
+}
+
+/// `/download?name=F`: a file the browser downloads rather than shows
+/// (`Content-Disposition: attachment`).
+async fn download(Query(q): Query<HashMap<String, String>>) -> Response {
+    let name = q.get("name").cloned().unwrap_or_else(|| "report.csv".into());
+    let disposition = format!("attachment; filename=\"{name}\"");
+    (
+        [
+            (header::CONTENT_TYPE, "text/csv".to_owned()),
+            (header::CONTENT_DISPOSITION, disposition),
+        ],
+        "id,name\n1,Ada\n",
+    )
+        .into_response()
 }
 
 /// A page of `count` controls (links, buttons and inputs in a table, with

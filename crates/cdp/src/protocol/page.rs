@@ -30,6 +30,12 @@ pub struct Navigated {
 }
 command!(Navigate => "Page.navigate", Navigated);
 
+/// Stops the tab's loading: a navigation still waiting for its response is
+/// cancelled, a committed document stops fetching.
+#[derive(Debug, Default, Serialize)]
+pub struct StopLoading {}
+command!(StopLoading => "Page.stopLoading", Empty);
+
 #[derive(Debug, Default, Serialize)]
 pub struct GetFrameTree {}
 #[derive(Debug, Default, Deserialize)]

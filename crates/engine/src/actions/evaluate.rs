@@ -1,13 +1,19 @@
-//! `browser_evaluate` on a connection of its own, so a script that never
+//! `browser_evaluate` on connections of its own, so a script that never
 //! returns cannot block the main connection's commands.
 //!
-//! Each tab keeps one warm [`Lane`]: a second WebSocket to the browser with a
-//! flattened session on the tab's target. A call that runs past its budget
+//! Owns the tab's [`Lanes`]: second WebSockets to the browser, each with a
+//! flattened session on the tab's target. A call takes a warm lane or opens
+//! one, so concurrent calls on one tab never share a lane, and gives it back
+//! after a call whose command was answered. A call that runs past its budget
 //! (or is cancelled) sends `Runtime.terminateExecution` through the main
-//! session, which Chrome answers even while the script spins, then drops the
-//! lane; the next call opens a fresh one. (A script that opens a dialog
-//! returns at once with `dialog_opened`: the engine does that for every
-//! action.)
+//! session, which Chrome answers even while the script spins, and discards
+//! only its own lane. The termination ends whatever the page's main thread
+//! runs; a call that was only awaiting a promise leaves nothing running, and
+//! another call's promise on the tab goes on (tests/evaluate.rs checks both). (A script that opens a dialog returns at once with
+//! `dialog_opened`: the engine does that for every action.)
+
+use std::sync::Mutex;
+use std::time::Duration;
 
 use cdp::protocol::{dom, runtime, target};
 use cdp::{Connection, Session};
@@ -22,11 +28,96 @@ use crate::{ActionError, ActionOutput, Budget, ErrorCode};
 /// Values whose JSON is longer than this come back as a preview.
 pub const MAX_VALUE_CHARS: usize = 8 * 1024;
 
+/// Warm lanes kept per tab; more are opened while more calls run at once,
+/// and those beyond this many are closed when given back.
+const WARM_LANES: usize = 2;
+
+/// The cleanup budget of `Runtime.terminateExecution`, sent after the
+/// call's own budget has run out (Chrome answers it even while the script
+/// spins, so this is slack, not a wait).
+const TERMINATE_BUDGET: Duration = Duration::from_secs(2);
+
 /// browser_evaluate's own connection to one tab.
 pub struct Lane {
-    /// Kept so the socket lives as long as the lane.
-    _conn: Connection,
+    /// The lane's own connection, kept so the socket lives as long as the
+    /// lane; `None` when the transport allows one pipe only and the lane is
+    /// the tab's own session (which a discarded lane must not close).
+    own: Option<Connection>,
     session: Session,
+}
+
+impl Lane {
+    fn close(self) {
+        if let Some(conn) = self.own {
+            conn.close();
+        }
+    }
+}
+
+/// The tab's idle evaluate lanes. A lane in use is owned by its call (a
+/// [`Leased`]), never shared, so a call that must discard its lane cannot
+/// close one another call is waiting on.
+#[derive(Default)]
+pub struct Lanes {
+    /// Lanes waiting for a call; locked for microseconds, never across an
+    /// await.
+    idle: Mutex<Vec<Lane>>,
+}
+
+impl Lanes {
+    /// A warm lane whose socket is still open, if there is one.
+    fn take(&self) -> Option<Lane> {
+        let mut idle = self.idle.lock().unwrap();
+        while let Some(lane) = idle.pop() {
+            if !lane.session.connection().is_closed() {
+                return Some(lane);
+            }
+        }
+        None
+    }
+
+    fn give_back(&self, lane: Lane) {
+        let mut idle = self.idle.lock().unwrap();
+        if idle.len() < WARM_LANES && !lane.session.connection().is_closed() {
+            idle.push(lane);
+        } else {
+            drop(idle);
+            lane.close();
+        }
+    }
+}
+
+/// A lane lent to one call. Dropped without [`Leased::give_back`] (the
+/// call failed, timed out, was cancelled, or a dialog ended it), the lane
+/// is closed: its command may still be pending in the page.
+struct Leased<'a> {
+    lanes: &'a Lanes,
+    lane: Option<Lane>,
+}
+
+impl Leased<'_> {
+    fn session(&self) -> &Session {
+        &self
+            .lane
+            .as_ref()
+            .expect("a leased lane until given back")
+            .session
+    }
+
+    /// The call's command was answered: the lane is clean for the next call.
+    fn give_back(mut self) {
+        if let Some(lane) = self.lane.take() {
+            self.lanes.give_back(lane);
+        }
+    }
+}
+
+impl Drop for Leased<'_> {
+    fn drop(&mut self) {
+        if let Some(lane) = self.lane.take() {
+            lane.close();
+        }
+    }
 }
 
 pub async fn run(
@@ -54,7 +145,8 @@ pub async fn run(
             return in_frame_context(tab, &frame, args, budget).await;
         }
     }
-    let session = lane(tab, budget).await?;
+    let lane = lease(tab, budget).await?;
+    let session = lane.session();
     let await_promise = args.await_promise.unwrap_or(true);
     let work = async {
         let evaluated = match (&args.expression, &args.function, element) {
@@ -124,13 +216,17 @@ pub async fn run(
     let evaluated = match outcome {
         Ok(evaluated) => evaluated,
         Err(error) => {
-            if matches!(error.code, ErrorCode::Timeout | ErrorCode::Canceled) {
+            // The lane is discarded (dropped unreturned); other calls keep theirs.
+            drop(lane);
+            // Out of budget or cancelled: the script may still be running.
+            if budget.remaining().is_zero() || budget.is_canceled() {
                 terminate(tab).await;
                 metrics.script_terminated();
             }
             return Err(error);
         }
     };
+    lane.give_back();
     finish(evaluated)
 }
 
@@ -211,19 +307,29 @@ async fn in_frame_context(
     finish(evaluated)
 }
 
-/// The tab's warm evaluate session, opening a connection if there is none.
-async fn lane(tab: &Tab, budget: &Budget) -> Result<Session, ActionError> {
+/// A lane for one call: a warm one of the tab's, or a new one.
+async fn lease<'t>(tab: &'t Tab, budget: &Budget) -> Result<Leased<'t>, ActionError> {
+    let lane = match tab.evaluate_lanes.take() {
+        Some(lane) => lane,
+        None => open_lane(tab, budget).await?,
+    };
+    Ok(Leased {
+        lanes: &tab.evaluate_lanes,
+        lane: Some(lane),
+    })
+}
+
+/// Opens a connection of its own to the tab and attaches a flattened
+/// session to the tab's target. The one place a lane's socket is made.
+async fn open_lane(tab: &Tab, budget: &Budget) -> Result<Lane, ActionError> {
     let transport = tab.session.connection().transport().clone();
     if !transport.capabilities().parallel_pipes {
         // A transport with one pipe (a relay) has no second lane: scripts
         // share the tab's session and are still terminated past the budget.
-        return Ok(tab.session.clone());
-    }
-    let mut slot = tab.evaluate_lane.lock().await;
-    if let Some(lane) = slot.as_ref() {
-        if !lane.session.connection().is_closed() {
-            return Ok(lane.session.clone());
-        }
+        return Ok(Lane {
+            own: None,
+            session: tab.session.clone(),
+        });
     }
     let step = "opening the evaluate connection";
     let conn = budget
@@ -244,19 +350,14 @@ async fn lane(tab: &Tab, budget: &Budget) -> Result<Session, ActionError> {
         )
         .await?;
     let session = conn.session(attached.session_id);
-    *slot = Some(Lane {
-        _conn: conn,
-        session: session.clone(),
-    });
-    Ok(session)
+    Ok(Lane {
+        own: Some(conn),
+        session,
+    })
 }
 
-/// How long `Runtime.terminateExecution` may take once the call's own
-/// budget is spent (Chrome answers it while the script spins).
-const TERMINATE_BUDGET: std::time::Duration = std::time::Duration::from_secs(2);
-
-/// Stops whatever the page's main thread is running and drops the lane
-/// whose command was waiting on it.
+/// Stops whatever the page's main thread is running (the timed-out call's
+/// lane is already discarded by its caller).
 async fn terminate(tab: &Tab) {
     let sent = tab
         .session
@@ -268,9 +369,6 @@ async fn terminate(tab: &Tab) {
         .await;
     if let Err(error) = sent {
         tracing::warn!("Runtime.terminateExecution failed: {error}");
-    }
-    if let Some(lane) = tab.evaluate_lane.lock().await.take() {
-        lane.session.connection().close();
     }
 }
 

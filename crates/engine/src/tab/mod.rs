@@ -29,9 +29,9 @@ pub use worlds::FrameRef;
 pub struct Tab {
     pub target_id: String,
     pub session: Session,
-    /// browser_evaluate's own connection to this tab, kept warm between
-    /// calls and dropped after a script had to be terminated.
-    pub evaluate_lane: tokio::sync::Mutex<Option<crate::actions::evaluate::Lane>>,
+    /// browser_evaluate's own connections to this tab: each call holds one
+    /// of its own; clean ones are kept warm for the next call.
+    pub evaluate_lanes: crate::actions::evaluate::Lanes,
     state: Arc<Mutex<TabState>>,
     /// Ticks (after the state is updated) each time a dialog opens, so an
     /// action blocked by one can return at once saying so.
@@ -104,7 +104,7 @@ impl Tab {
         let tab = Tab {
             target_id: target_id.to_owned(),
             session,
-            evaluate_lane: tokio::sync::Mutex::new(None),
+            evaluate_lanes: Default::default(),
             dialog_opened: dialog_rx,
             state,
             pump,
