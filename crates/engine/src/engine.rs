@@ -110,9 +110,10 @@ impl Engine {
     }
 
     /// Runs an action in a tab under the dialog rules: while a dialog blocks
-    /// the page, actions that need the page get `dialog_pending`; a dialog
-    /// that opens during an action (must_respond) ends it at once with
-    /// `dialog_opened`, instead of letting it hang on the blocked page.
+    /// the page, actions that need the page get `dialog_pending`; under
+    /// must_respond, `dialogs::during` ends an action at the first dialog
+    /// that opens (`dialog_opened`) instead of letting it hang on the blocked
+    /// page, and adds to a result the dialogs that opened before it returned.
     async fn supervised(
         &self,
         tab: &Tab,
@@ -121,7 +122,7 @@ impl Engine {
     ) -> Result<ActionOutput, ActionError> {
         let may_run_blocked = tools::find(action.tool_name()).is_some_and(|t| t.runs_during_dialog);
         if !may_run_blocked {
-            if let Some(dialog) = tab.state(|s| s.dialogs.pending.first().cloned()) {
+            if let Some(dialog) = tab.dialogs().blocking() {
                 // Leaving the page is the way out of a dialog nobody can answer.
                 let escape = dialog.orphaned && matches!(action, Action::Navigate(_));
                 if !escape {
@@ -133,11 +134,10 @@ impl Engine {
             // The supervisor answers dialogs at once; the action goes on.
             return self.in_tab(tab, action, budget).await;
         }
-        let opened = tab.next_dialog();
-        tokio::select! {
-            result = self.in_tab(tab, action, budget) => result,
-            Some(dialog) = opened => Ok(dialogs::opened_output(&dialog)),
-        }
+        // Boxed: the action's future is large, and moving it by value into
+        // another future overflowed the stack of debug builds.
+        let run = Box::pin(self.in_tab(tab, action, budget));
+        dialogs::during(tab, action, budget, run).await
     }
 
     /// Runs an action that acts in one tab.

@@ -295,3 +295,53 @@ async fn a_beforeunload_dialog_is_surfaced_and_accepting_it_leaves() {
     assert_eq!(snap.data["title"], "Form");
     engine.shutdown().await;
 }
+
+// Issue 8: a failed or cancelled `browser_dialog` answer left the dialog
+// marked as being answered, and the watchdog then skipped it forever.
+#[tokio::test]
+async fn a_cancelled_answer_leaves_the_dialog_to_the_watchdog() {
+    let site = TestSite::start().await;
+    let engine = engine_with(|c| c.dialogs.timeout_s = 2);
+    ok(&engine, "browser_navigate", json!({"url": site.url("/")})).await;
+    let snap = ok(&engine, "browser_snapshot", json!({})).await;
+    let out = ok(
+        &engine,
+        "browser_click",
+        json!({"ref": ref_of(&snap.text, "button \"Ask\"")}),
+    )
+    .await;
+    assert_eq!(out.data["dialog_opened"]["type"], "confirm", "{}", out.text);
+    let clicked = Instant::now();
+
+    // The client cancels the answer: it gets `canceled`, the dialog stays.
+    let action = engine::tools::find("browser_dialog")
+        .unwrap()
+        .parse(json!({"action": "accept"}))
+        .unwrap();
+    let cancel = tokio_util::sync::CancellationToken::new();
+    cancel.cancel();
+    let budget = engine.budget_for(&action, cancel);
+    let e = engine.perform(&action, &budget).await.unwrap_err();
+    assert_eq!(e.code, ErrorCode::Canceled, "{e}");
+    let still = ok(&engine, "browser_snapshot", json!({})).await;
+    assert_eq!(
+        still.data["pending_dialogs"][0]["message"], "Proceed?",
+        "{}",
+        still.text
+    );
+
+    // The watchdog's timeout (2 s) plus generous slack.
+    let after = loop {
+        let snap = ok(&engine, "browser_snapshot", json!({})).await;
+        if snap.data.get("pending_dialogs").is_none() || clicked.elapsed() > Duration::from_secs(20) {
+            break snap;
+        }
+    };
+    assert_eq!(
+        after.data["recent_dialogs"][0]["closed_by"], "watchdog",
+        "{}",
+        after.text
+    );
+    assert!(after.text.contains("text: confirmed false"), "{}", after.text);
+    engine.shutdown().await;
+}

@@ -19,7 +19,6 @@ pub const WORLD: &str = "__cdpilot_world";
 pub use pump::{DialogPolicy, DialogRules, TabSetup};
 pub use state::TabState;
 
-mod bridge;
 mod pump;
 mod state;
 mod worlds;
@@ -35,9 +34,6 @@ pub struct Tab {
     /// calls and dropped after a script had to be terminated.
     pub evaluate_lane: tokio::sync::Mutex<Option<crate::actions::evaluate::Lane>>,
     state: Arc<Mutex<TabState>>,
-    /// Ticks (after the state is updated) each time a dialog opens, so an
-    /// action blocked by one can return at once saying so.
-    dialog_opened: tokio::sync::watch::Receiver<u64>,
     /// The event reader; aborted when the tab is dropped.
     pump: tokio::task::JoinHandle<()>,
 }
@@ -105,12 +101,10 @@ impl Tab {
             )
             .await?;
         let session = conn.session(attached.session_id);
-        let (dialog_tx, dialog_rx) = tokio::sync::watch::channel(0u64);
         let pump = pump::spawn(
             conn.clone(),
             session.id().to_owned(),
             state.clone(),
-            dialog_tx,
             setup.clone(),
         );
         let tab = Tab {
@@ -118,12 +112,11 @@ impl Tab {
             session,
             ws_url: ws_url.to_owned(),
             evaluate_lane: tokio::sync::Mutex::new(None),
-            dialog_opened: dialog_rx,
             state,
             pump,
         };
 
-        if tab.state(|s| !s.dialogs.pending.is_empty()) {
+        if tab.state(|s| s.dialogs.is_blocked()) {
             // A dialog that opened before the connection dropped still
             // blocks the page, and every command its renderer must answer
             // (Page.enable and Runtime.enable among them) waits behind it.
@@ -159,27 +152,9 @@ impl Tab {
         Ok(tab)
     }
 
-    /// Resolves with the dialog that opens next on this tab. Create the
-    /// future before starting the work that may open one.
-    pub fn next_dialog(&self) -> impl std::future::Future<Output = Option<crate::dialogs::Dialog>> + 'static {
-        let mut watch = self.dialog_opened.clone();
-        watch.mark_unchanged();
-        let state = self.state.clone();
-        async move {
-            watch.changed().await.ok()?;
-            state.lock().unwrap().dialogs.pending.last().cloned()
-        }
-    }
-
-    /// Answers a pending dialog (native or bridged) on its session.
-    pub async fn answer_dialog(
-        &self,
-        session: &Session,
-        dialog: &crate::dialogs::Dialog,
-        accept: bool,
-        prompt_text: Option<&str>,
-    ) -> Result<(), cdp::CdpError> {
-        pump::answer_dialog(&self.state, session, dialog, accept, prompt_text).await
+    /// The tab's dialog book (a handle; see `crate::dialogs`).
+    pub fn dialogs(&self) -> crate::dialogs::DialogBook {
+        self.state(|s| s.dialogs.clone())
     }
 
     /// Reads the tab's state under its lock (never held across an await).
