@@ -66,9 +66,9 @@ pub enum Unclaimed {
     /// No pending dialog has this id.
     NoSuchId(String),
     /// It opened before the connection dropped and can no longer be answered.
-    Orphaned(Dialog),
+    Orphaned(Box<Dialog>),
     /// Someone else is answering it right now.
-    Busy(Dialog, Closer),
+    Busy(Box<Dialog>, Closer),
 }
 
 impl DialogBook {
@@ -298,10 +298,10 @@ impl Book {
         };
         let dialog = &mut self.pending[index];
         if dialog.orphaned {
-            return Err(Unclaimed::Orphaned(dialog.clone()));
+            return Err(Unclaimed::Orphaned(Box::new(dialog.clone())));
         }
         if let Some(other) = dialog.answering {
-            return Err(Unclaimed::Busy(dialog.clone(), other));
+            return Err(Unclaimed::Busy(Box::new(dialog.clone()), other));
         }
         dialog.answering = Some(by);
         Ok(dialog.clone())
@@ -444,7 +444,7 @@ mod tests {
         let claim = book.claim(Some(&dialog.id), Closer::Agent).unwrap();
         assert_eq!(
             book.claim(None, Closer::Watchdog).err(),
-            Some(Unclaimed::Busy(claim.dialog().clone(), Closer::Agent))
+            Some(Unclaimed::Busy(Box::new(claim.dialog().clone()), Closer::Agent))
         );
         drop(claim);
         let watchdog = book.claim(None, Closer::Watchdog).expect("free again");

@@ -136,12 +136,15 @@ mod tests {
         (book, dialog)
     }
 
+    /// The answers an answerer gave (accept or not), in order.
+    type Answers = Arc<Mutex<Vec<bool>>>;
+
     /// An answerer that records its answers and closes the dialog as the
     /// browser would.
     fn recording(
         book: &DialogBook,
     ) -> (
-        Arc<Mutex<Vec<bool>>>,
+        Answers,
         impl FnOnce(Dialog, bool) -> std::future::Ready<Result<(), cdp::CdpError>> + Send + 'static,
     ) {
         let answers = Arc::new(Mutex::new(Vec::new()));
