@@ -137,7 +137,7 @@ impl Engine {
         // Boxed: the action's future is large, and moving it by value into
         // another future overflowed the stack of debug builds.
         let run = Box::pin(self.in_tab(tab, action, budget));
-        dialogs::during(tab, action, budget, run).await
+        dialogs::during(tab, action, run).await
     }
 
     /// Runs an action that acts in one tab.

@@ -345,3 +345,49 @@ async fn a_cancelled_answer_leaves_the_dialog_to_the_watchdog() {
     assert!(after.text.contains("text: confirmed false"), "{}", after.text);
     engine.shutdown().await;
 }
+
+// Issue 8: the answer to a dialog did not mention the dialog the page opened
+// in reaction to it; only the next call did.
+#[tokio::test]
+async fn an_answer_names_the_dialog_the_page_opened_in_reaction() {
+    let site = TestSite::start().await;
+    for bridge in ["off", "on"] {
+        let engine = engine_with(|c| c.dialogs.bridge = bridge.into());
+        answers_name_the_next_dialog(&site, &engine).await;
+        engine.shutdown().await;
+    }
+}
+
+async fn answers_name_the_next_dialog(site: &TestSite, engine: &engine::Engine) {
+    ok(
+        engine,
+        "browser_navigate",
+        json!({"url": site.url("/dialogs.html")}),
+    )
+    .await;
+    let snap = ok(engine, "browser_snapshot", json!({})).await;
+    let chain = ref_of(&snap.text, "button \"Chain\"");
+    for round in 0..3 {
+        let out = ok(engine, "browser_click", json!({"ref": chain})).await;
+        assert_eq!(out.data["dialog_opened"]["message"], "first", "{}", out.text);
+        let first = out.data["dialog_opened"]["id"].as_str().unwrap().to_owned();
+
+        let answer = ok(engine, "browser_dialog", json!({"action": "accept"})).await;
+        assert_eq!(answer.data["dialog"]["id"], first.as_str(), "{}", answer.text);
+        let next = &answer.data["dialog_opened"];
+        assert_eq!(next["type"], "confirm", "round {round}: {}", answer.text);
+        assert_eq!(next["message"], "Second?", "{}", answer.text);
+        assert_ne!(next["id"], first.as_str(), "{}", answer.text);
+        assert!(answer.text.contains("Second?"), "{}", answer.text);
+
+        let last = ok(
+            engine,
+            "browser_dialog",
+            json!({"action": "accept", "dialog_id": next["id"]}),
+        )
+        .await;
+        assert!(last.data.get("dialog_opened").is_none(), "{}", last.text);
+        let after = ok(engine, "browser_snapshot", json!({})).await;
+        assert!(after.text.contains("text: second true"), "{}", after.text);
+    }
+}

@@ -27,6 +27,7 @@ const PAGES: &[(&str, &str)] = &[
     ("captcha.html", include_str!("../site/captcha.html")),
     ("login.html", include_str!("../site/login.html")),
     ("leave.html", include_str!("../site/leave.html")),
+    ("dialogs.html", include_str!("../site/dialogs.html")),
 ];
 
 /// A reserved loopback port on which connections are refused.

@@ -1,5 +1,7 @@
 //! Answering one dialog: a native one with `Page.handleJavaScriptDialog`,
-//! a bridged one by fulfilling its paused request.
+//! a bridged one by fulfilling its paused request; and, for the agent's
+//! answer, waiting for the page's reaction so that the result can name a
+//! dialog the answer made the page open.
 //!
 //! Whoever answers holds a [`Claim`](super::book::Claim) from the book for the
 //! whole call: a failure, a timeout or a cancellation drops it and hands the
@@ -12,6 +14,11 @@ use serde_json::json;
 
 use super::{bridge, report, Closer, Dialog, DialogBook, Unclaimed};
 use crate::{ActionError, Budget, ErrorCode};
+
+/// The longest an answer waits for the page's reaction (the answered code
+/// running on until it returns or opens the next dialog). Past it the
+/// answer is reported as it is: it went through.
+const REACTION: Duration = Duration::from_secs(2);
 
 /// Sends the answer for `dialog` on `session`, within `timeout`.
 pub(super) async fn send(
@@ -43,7 +50,8 @@ pub(super) async fn send(
 }
 
 /// `browser_dialog`: answers a pending dialog (`id`, or the oldest) on the
-/// connection `conn`. Returns the dialog it answered.
+/// connection `conn`, then waits (briefly) for the page's reaction. Returns
+/// the dialog it answered.
 pub async fn by_agent(
     book: &DialogBook,
     conn: &Connection,
@@ -54,6 +62,7 @@ pub async fn by_agent(
 ) -> Result<Dialog, ActionError> {
     let claim = book.claim(id, Closer::Agent).map_err(unclaimed)?;
     let session = conn.session(claim.dialog().session.clone());
+    let mark = book.opened_count();
     let step = "answering the dialog";
     budget
         .run(step, async {
@@ -69,7 +78,36 @@ pub async fn by_agent(
             .map_err(|e| budget.map_cdp(step, e))
         })
         .await?;
-    Ok(claim.answered())
+    let dialog = claim.answered();
+    // The answer went through; what follows only makes the result complete,
+    // so running out of time here is not an error.
+    let _ = budget
+        .run("waiting for the page to take the answer", async {
+            let _ = tokio::time::timeout(REACTION, reaction(book, &session, &dialog.id, mark)).await;
+            Ok(())
+        })
+        .await;
+    Ok(dialog)
+}
+
+/// The page's reaction to an answer: the dialog closes, and the page runs
+/// the code the dialog held up. One round trip to the page on the dialog's
+/// session shows it ran: the page answers only after that code returned,
+/// and not at all if the code opened another dialog (which the book then
+/// shows: dialogs past `mark`).
+async fn reaction(book: &DialogBook, session: &Session, id: &str, mark: u64) {
+    let another = book.until(|b| b.opened_count() > mark);
+    let ran_on = async {
+        book.until(|b| !b.is_pending(id)).await;
+        let ping = session.send_with_timeout("Runtime.evaluate", json!({ "expression": "0" }), REACTION);
+        if let Err(error) = ping.await {
+            tracing::debug!("the round trip after an answer failed: {error}");
+        }
+    };
+    tokio::select! {
+        _ = another => {}
+        _ = ran_on => {}
+    }
 }
 
 /// Why `browser_dialog` found nothing to answer.

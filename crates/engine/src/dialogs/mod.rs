@@ -7,8 +7,9 @@
 //!   dialog that opened (answer at once, or the must_respond watchdog).
 //! - `bridge`: the dialog bridge, for backends that dismiss native dialogs.
 //! - `answer`: answering one dialog (a claim whose drop undoes it unless the
-//!   answer went through, then the CDP call).
-//! - `supervise`: one action under must_respond.
+//!   answer went through, the CDP call, waiting for the page's reaction).
+//! - `supervise`: one action under must_respond, and what its result says
+//!   about the dialogs that opened during it.
 //!
 //! The tab's event reader forwards events to the book and spawns the policy
 //! tasks it is asked to; actions call the book's and `answer`'s methods.

@@ -55,6 +55,31 @@ fn described(dialogs: &[Dialog]) -> String {
         .join(", and ")
 }
 
+/// Adds `dialogs` (those that opened during the action and still block the
+/// page, oldest first; none is fine) to an action's result:
+/// `dialog_opened` names the first, `dialogs_opened` all when there are
+/// several.
+pub fn with_opened(mut output: ActionOutput, dialogs: &[Dialog]) -> ActionOutput {
+    let Some(first) = dialogs.first() else {
+        return output;
+    };
+    let it = if dialogs.len() == 1 {
+        "It blocks"
+    } else {
+        "They block"
+    };
+    output.text = format!(
+        "{}\nThe page then opened {}. {it} the page until answered: use browser_dialog.",
+        output.text,
+        described(dialogs)
+    );
+    output.data["dialog_opened"] = summary(first);
+    if dialogs.len() > 1 {
+        output.data["dialogs_opened"] = dialogs.iter().map(summary).collect();
+    }
+    output
+}
+
 /// The result of an action that a dialog interrupted: the action was done
 /// up to the point where the page opened `dialogs` (at least one), which now
 /// block it.
