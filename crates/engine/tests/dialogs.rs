@@ -295,3 +295,99 @@ async fn a_beforeunload_dialog_is_surfaced_and_accepting_it_leaves() {
     assert_eq!(snap.data["title"], "Form");
     engine.shutdown().await;
 }
+
+// Issue 8: a failed or cancelled `browser_dialog` answer left the dialog
+// marked as being answered, and the watchdog then skipped it forever.
+#[tokio::test]
+async fn a_cancelled_answer_leaves_the_dialog_to_the_watchdog() {
+    let site = TestSite::start().await;
+    let engine = engine_with(|c| c.dialogs.timeout_s = 2);
+    ok(&engine, "browser_navigate", json!({"url": site.url("/")})).await;
+    let snap = ok(&engine, "browser_snapshot", json!({})).await;
+    let out = ok(
+        &engine,
+        "browser_click",
+        json!({"ref": ref_of(&snap.text, "button \"Ask\"")}),
+    )
+    .await;
+    assert_eq!(out.data["dialog_opened"]["type"], "confirm", "{}", out.text);
+    let clicked = Instant::now();
+
+    // The client cancels the answer: it gets `canceled`, the dialog stays.
+    let action = engine::tools::find("browser_dialog")
+        .unwrap()
+        .parse(json!({"action": "accept"}))
+        .unwrap();
+    let cancel = tokio_util::sync::CancellationToken::new();
+    cancel.cancel();
+    let budget = engine.budget_for(&action, cancel);
+    let e = engine.perform(&action, &budget).await.unwrap_err();
+    assert_eq!(e.code, ErrorCode::Canceled, "{e}");
+    let still = ok(&engine, "browser_snapshot", json!({})).await;
+    assert_eq!(
+        still.data["pending_dialogs"][0]["message"], "Proceed?",
+        "{}",
+        still.text
+    );
+
+    // The watchdog's timeout (2 s) plus generous slack.
+    let after = loop {
+        let snap = ok(&engine, "browser_snapshot", json!({})).await;
+        if snap.data.get("pending_dialogs").is_none() || clicked.elapsed() > Duration::from_secs(20) {
+            break snap;
+        }
+    };
+    assert_eq!(
+        after.data["recent_dialogs"][0]["closed_by"], "watchdog",
+        "{}",
+        after.text
+    );
+    assert!(after.text.contains("text: confirmed false"), "{}", after.text);
+    engine.shutdown().await;
+}
+
+// Issue 8: the answer to a dialog did not mention the dialog the page opened
+// in reaction to it; only the next call did.
+#[tokio::test]
+async fn an_answer_names_the_dialog_the_page_opened_in_reaction() {
+    let site = TestSite::start().await;
+    for bridge in ["off", "on"] {
+        let engine = engine_with(|c| c.dialogs.bridge = bridge.into());
+        answers_name_the_next_dialog(&site, &engine).await;
+        engine.shutdown().await;
+    }
+}
+
+async fn answers_name_the_next_dialog(site: &TestSite, engine: &engine::Engine) {
+    ok(
+        engine,
+        "browser_navigate",
+        json!({"url": site.url("/dialogs.html")}),
+    )
+    .await;
+    let snap = ok(engine, "browser_snapshot", json!({})).await;
+    let chain = ref_of(&snap.text, "button \"Chain\"");
+    for round in 0..3 {
+        let out = ok(engine, "browser_click", json!({"ref": chain})).await;
+        assert_eq!(out.data["dialog_opened"]["message"], "first", "{}", out.text);
+        let first = out.data["dialog_opened"]["id"].as_str().unwrap().to_owned();
+
+        let answer = ok(engine, "browser_dialog", json!({"action": "accept"})).await;
+        assert_eq!(answer.data["dialog"]["id"], first.as_str(), "{}", answer.text);
+        let next = &answer.data["dialog_opened"];
+        assert_eq!(next["type"], "confirm", "round {round}: {}", answer.text);
+        assert_eq!(next["message"], "Second?", "{}", answer.text);
+        assert_ne!(next["id"], first.as_str(), "{}", answer.text);
+        assert!(answer.text.contains("Second?"), "{}", answer.text);
+
+        let last = ok(
+            engine,
+            "browser_dialog",
+            json!({"action": "accept", "dialog_id": next["id"]}),
+        )
+        .await;
+        assert!(last.data.get("dialog_opened").is_none(), "{}", last.text);
+        let after = ok(engine, "browser_snapshot", json!({})).await;
+        assert!(after.text.contains("text: second true"), "{}", after.text);
+    }
+}

@@ -31,6 +31,7 @@ const PAGES: &[(&str, &str)] = &[
     ("leave.html", include_str!("../site/leave.html")),
     ("visibility.html", include_str!("../site/visibility.html")),
     ("slow-image.html", include_str!("../site/slow-image.html")),
+    ("dialogs.html", include_str!("../site/dialogs.html")),
 ];
 
 /// A reserved loopback port on which connections are refused.

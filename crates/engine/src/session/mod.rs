@@ -149,9 +149,10 @@ impl Session {
     }
 
     /// Runs an action in a tab under the dialog rules: while a dialog blocks
-    /// the page, actions that need the page get `dialog_pending`; a dialog
-    /// that opens during an action (must_respond) ends it at once with
-    /// `dialog_opened`, instead of letting it hang on the blocked page.
+    /// the page, actions that need the page get `dialog_pending`; under
+    /// must_respond, `dialogs::during` ends an action at the first dialog
+    /// that opens (`dialog_opened`) instead of letting it hang on the blocked
+    /// page, and reports every dialog that opened during it.
     async fn supervised(
         &self,
         tab: &Tab,
@@ -160,7 +161,7 @@ impl Session {
     ) -> Result<ActionOutput, ActionError> {
         let may_run_blocked = tools::find(action.tool_name()).is_some_and(|t| t.runs_during_dialog);
         if !may_run_blocked {
-            if let Some(dialog) = tab.state(|s| s.dialogs.pending.first().cloned()) {
+            if let Some(dialog) = tab.dialogs().blocking() {
                 // Leaving the page is the way out of a dialog nobody can answer.
                 let escape = dialog.orphaned && matches!(action, Action::Navigate(_));
                 if !escape {
@@ -172,11 +173,10 @@ impl Session {
             // The supervisor answers dialogs at once; the action goes on.
             return self.in_tab(tab, action, budget).await;
         }
-        let opened = tab.next_dialog();
-        tokio::select! {
-            result = self.in_tab(tab, action, budget) => result,
-            Some(dialog) = opened => Ok(dialogs::opened_output(&dialog)),
-        }
+        // Boxed: the action's future is large, and moving it by value into
+        // another future overflowed the stack of debug builds.
+        let run = Box::pin(self.in_tab(tab, action, budget));
+        dialogs::during(tab, action, run).await
     }
 
     /// The one dispatch from an action to the code that performs it in a tab.

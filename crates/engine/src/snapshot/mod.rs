@@ -121,7 +121,7 @@ pub async fn run(
 /// While a dialog blocks the page its scripts cannot run, so the snapshot
 /// is only what the supervisor knows: the address, the dialog, the frames.
 fn blocked_by_dialog(tab: &Tab) -> Option<ActionOutput> {
-    let url = tab.state(|s| (!s.dialogs.pending.is_empty()).then(|| s.url.clone()))?;
+    let url = tab.state(|s| s.dialogs.is_blocked().then(|| s.url.clone()))?;
     let mut text = format!(
         "URL: {url}\n\n(The page is blocked by a dialog: answer it with browser_dialog to see the page.)"
     );

@@ -20,8 +20,8 @@ pub fn render(tab: &Tab) -> (String, Vec<(&'static str, Value)>) {
             .collect();
         let skip = errors.len().saturating_sub(CONSOLE_ERRORS);
         (
-            s.dialogs.pending.clone(),
-            s.dialogs.recent.iter().cloned().collect::<Vec<_>>(),
+            s.dialogs.pending(),
+            s.dialogs.recent(),
             s.frames.view(),
             s.frames.child_count(),
             errors.into_iter().skip(skip).collect::<Vec<_>>(),
@@ -44,7 +44,7 @@ pub fn render(tab: &Tab) -> (String, Vec<(&'static str, Value)>) {
                 d.id,
                 d.kind,
                 d.message,
-                d.closed_by.as_deref().unwrap_or("?")
+                d.closed_by.map_or("?", |c| c.as_str())
             );
         }
         data.push(("recent_dialogs", json!(recent)));

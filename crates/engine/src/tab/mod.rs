@@ -19,7 +19,6 @@ pub const WORLD: &str = "__cdpilot_world";
 pub use pump::{DialogPolicy, DialogRules, TabSetup};
 pub use state::TabState;
 
-mod bridge;
 mod pump;
 mod state;
 mod worlds;
@@ -33,9 +32,6 @@ pub struct Tab {
     /// of its own; clean ones are kept warm for the next call.
     pub evaluate_lanes: crate::actions::evaluate::Lanes,
     state: Arc<Mutex<TabState>>,
-    /// Ticks (after the state is updated) each time a dialog opens, so an
-    /// action blocked by one can return at once saying so.
-    dialog_opened: tokio::sync::watch::Receiver<u64>,
     /// The event reader; aborted when the tab is dropped.
     pump: tokio::task::JoinHandle<()>,
 }
@@ -93,24 +89,21 @@ impl Tab {
             )
             .await?;
         let session = conn.session(attached.session_id);
-        let (dialog_tx, dialog_rx) = tokio::sync::watch::channel(0u64);
         let pump = pump::spawn(
             conn.clone(),
             session.id().to_owned(),
             state.clone(),
-            dialog_tx,
             setup.clone(),
         );
         let tab = Tab {
             target_id: target_id.to_owned(),
             session,
             evaluate_lanes: Default::default(),
-            dialog_opened: dialog_rx,
             state,
             pump,
         };
 
-        if tab.state(|s| !s.dialogs.pending.is_empty()) {
+        if tab.state(|s| s.dialogs.is_blocked()) {
             // A dialog that opened before the connection dropped still
             // blocks the page, and every command its renderer must answer
             // (Page.enable and Runtime.enable among them) waits behind it.
@@ -130,32 +123,13 @@ impl Tab {
         Ok(tab)
     }
 
-    /// Resolves with the dialog that opens next on this tab. Create the
-    /// future before starting the work that may open one.
-    pub fn next_dialog(&self) -> impl std::future::Future<Output = Option<crate::dialogs::Dialog>> + 'static {
-        let mut watch = self.dialog_opened.clone();
-        watch.mark_unchanged();
-        let state = self.state.clone();
-        async move {
-            watch.changed().await.ok()?;
-            state.lock().unwrap().dialogs.pending.last().cloned()
-        }
-    }
-
-    /// Answers a pending dialog (native or bridged) on its session.
-    pub async fn answer_dialog(
-        &self,
-        session: &Session,
-        dialog: &crate::dialogs::Dialog,
-        accept: bool,
-        prompt_text: Option<&str>,
-        deadline: tokio::time::Instant,
-    ) -> Result<(), cdp::CdpError> {
-        pump::answer_dialog(&self.state, session, dialog, accept, prompt_text, deadline).await
+    /// The tab's dialog book (a handle; see `crate::dialogs`).
+    pub fn dialogs(&self) -> crate::dialogs::DialogBook {
+        self.state(|s| s.dialogs.clone())
     }
 
     /// Stops the tab's event reader (the tab was closed, or the session or
-    /// the server is ending); the tab answers no more events.
+    /// the server is ending): its watchdogs and child preparations end too.
     pub fn stop(&self) {
         self.pump.abort();
     }

@@ -2,6 +2,10 @@
 //! session attached under it (cross-origin iframes, workers), so their
 //! console, dialogs and frames reach the tab's state.
 //!
+//! Dialog events go to the tab's dialog book (`crate::dialogs`); the reader
+//! spawns the policy task the book asks for, in the tab's [`Watchdogs`],
+//! which end with the reader.
+//!
 //! Children are auto-attached paused (`waitForDebuggerOnStart`); a spawned
 //! task prepares each one (user agent, the no-webdriver script, domains,
 //! nested auto-attach) and only then lets it run, so even an iframe's first
@@ -13,16 +17,15 @@ use std::sync::{Arc, Mutex};
 
 use cdp::{Connection, Session};
 use serde_json::json;
-use tokio::sync::watch;
 use tokio::time::Instant;
 
 /// How long preparing a paused iframe or worker may take (its own budget:
 /// no caller waits on it, and the child runs only once it is done).
 const CHILD_SETUP_BUDGET: std::time::Duration = std::time::Duration::from_secs(10);
-/// How long the policy or the watchdog waits for Chrome to close a dialog.
-const ANSWER_BUDGET: std::time::Duration = std::time::Duration::from_secs(5);
 
 use super::TabState;
+use crate::dialogs::{self, Watchdogs};
+pub use crate::dialogs::{DialogPolicy, DialogRules};
 
 /// Installed in every document of the tab and its frames before any page
 /// script runs: automation must not announce itself.
@@ -40,30 +43,6 @@ pub struct TabSetup {
     pub bridge: bool,
 }
 
-/// The dialog policy (`[dialogs]` in the configuration).
-#[derive(Debug, Clone)]
-pub struct DialogRules {
-    pub policy: DialogPolicy,
-    /// must_respond: a dialog nobody answered is dismissed after this.
-    pub timeout: std::time::Duration,
-}
-
-impl Default for DialogRules {
-    fn default() -> Self {
-        DialogRules {
-            policy: DialogPolicy::MustRespond,
-            timeout: std::time::Duration::from_secs(300),
-        }
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DialogPolicy {
-    MustRespond,
-    AutoDismiss,
-    AutoAccept,
-}
-
 impl TabSetup {
     /// Disguises one page or iframe session (user agent, no webdriver) and,
     /// with the bridge on, installs the dialog override and its interception.
@@ -71,10 +50,10 @@ impl TabSetup {
         if self.bridge {
             let install = session.send(
                 "Page.addScriptToEvaluateOnNewDocument",
-                json!({ "source": super::bridge::OVERRIDE, "runImmediately": true }),
+                json!({ "source": dialogs::bridge::OVERRIDE, "runImmediately": true }),
                 deadline,
             );
-            let intercept = session.send("Fetch.enable", super::bridge::fetch_patterns(), deadline);
+            let intercept = session.send("Fetch.enable", dialogs::bridge::fetch_patterns(), deadline);
             let (a, b) = tokio::join!(install, intercept);
             a?;
             b?;
@@ -103,11 +82,13 @@ pub(super) fn spawn(
     conn: Connection,
     tab_session: String,
     state: Arc<Mutex<TabState>>,
-    dialog_opened: watch::Sender<u64>,
     setup: Arc<TabSetup>,
 ) -> tokio::task::JoinHandle<()> {
     let mut events = conn.events(None);
+    let book = state.lock().unwrap().dialogs.clone();
     tokio::spawn(async move {
+        // Dropped with this task (the tab aborts it), ending the policy tasks.
+        let watchdogs = Watchdogs::new(setup.dialogs.clone());
         // The tab's session and every session attached beneath it.
         let mut ours: HashSet<String> = HashSet::from([tab_session.clone()]);
         while let Some(event) = events.recv().await {
@@ -146,91 +127,16 @@ pub(super) fn spawn(
                 }
                 _ => {
                     let from_tab = event.session_id == tab_session;
-                    let opened = {
-                        let mut state = state.lock().unwrap();
-                        let before = state.dialogs.opened_count();
-                        state.apply_from(&event, from_tab);
-                        (state.dialogs.opened_count() > before)
-                            .then(|| state.dialogs.pending.last().cloned())
-                            .flatten()
-                    };
-                    if opened.is_some() {
-                        dialog_opened.send_modify(|n| *n += 1);
-                        if let Some(dialog) = opened {
-                            let session = conn.session(dialog.session.clone());
-                            tokio::spawn(handle_dialog(
-                                state.clone(),
-                                session,
-                                dialog.id,
-                                setup.dialogs.clone(),
-                            ));
-                        }
+                    let opened = book.apply(&event);
+                    state.lock().unwrap().apply_from(&event, from_tab);
+                    if let Some(dialog) = opened {
+                        let session = conn.session(dialog.session.clone());
+                        watchdogs.opened(&book, session, dialog);
                     }
                 }
             }
         }
     })
-}
-
-/// Applies the dialog policy to a dialog that just opened: answer it at
-/// once (auto policies), or dismiss it if still unanswered after the
-/// timeout (must_respond's watchdog). Spawned: it sends commands.
-async fn handle_dialog(state: Arc<Mutex<TabState>>, session: Session, id: String, rules: DialogRules) {
-    let (accept, by) = match rules.policy {
-        DialogPolicy::AutoAccept => (true, "auto_policy"),
-        DialogPolicy::AutoDismiss => (false, "auto_policy"),
-        DialogPolicy::MustRespond => {
-            tokio::time::sleep(rules.timeout).await;
-            (false, "watchdog")
-        }
-    };
-    let dialog = {
-        let mut state = state.lock().unwrap();
-        state
-            .dialogs
-            .pending
-            .iter_mut()
-            .find(|d| d.id == id && d.answering.is_none())
-            .map(|dialog| {
-                dialog.answering = Some(by.to_owned());
-                dialog.clone()
-            })
-    };
-    if let Some(dialog) = dialog {
-        let deadline = Instant::now() + ANSWER_BUDGET;
-        if let Err(error) = answer_dialog(&state, &session, &dialog, accept, None, deadline).await {
-            tracing::debug!("answering dialog {id} ({by}) failed: {error}");
-        }
-    }
-}
-
-/// Answers `dialog` on `session`: a native one with
-/// `Page.handleJavaScriptDialog`, a bridged one by fulfilling its request.
-pub async fn answer_dialog(
-    state: &Mutex<TabState>,
-    session: &Session,
-    dialog: &crate::dialogs::Dialog,
-    accept: bool,
-    prompt_text: Option<&str>,
-    deadline: Instant,
-) -> Result<(), cdp::CdpError> {
-    match &dialog.bridge_request {
-        Some(request) => {
-            super::bridge::answer(session, request, accept, prompt_text, deadline).await?;
-            state.lock().unwrap().dialogs.closed_by_id(&dialog.id);
-            Ok(())
-        }
-        None => {
-            let mut params = json!({ "accept": accept });
-            if let Some(text) = prompt_text {
-                params["promptText"] = json!(text);
-            }
-            session
-                .send("Page.handleJavaScriptDialog", params, deadline)
-                .await
-                .map(|_| ())
-        }
-    }
 }
 
 /// Prepares a paused child target, then lets it run.

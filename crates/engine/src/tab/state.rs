@@ -28,7 +28,8 @@ pub struct TabState {
     pub frames: crate::frames::FrameTree,
     /// Console messages and uncaught exceptions of the tab and its frames.
     pub console: crate::console::Console,
-    /// Native dialogs: pending and recently closed.
+    /// Native dialogs: pending and recently closed. A handle on the book,
+    /// which the event reader feeds directly (it has its own lock).
     pub dialogs: crate::dialogs::DialogBook,
     /// Responses of recent main-frame documents, newest last.
     documents: VecDeque<DocumentResponse>,
@@ -51,16 +52,6 @@ impl TabState {
         match event.method.as_str() {
             "Runtime.consoleAPICalled" | "Runtime.exceptionThrown" => {
                 self.console.record(&event.method, &event.params)
-            }
-            "Page.javascriptDialogOpening" => {
-                self.dialogs.opened(&event.session_id, &event.params);
-            }
-            "Page.javascriptDialogClosed" => self.dialogs.closed(&event.session_id),
-            "Fetch.requestPaused" => {
-                if let Some(fields) = super::bridge::dialog_of(&event.params) {
-                    let request = event.params["requestId"].as_str().unwrap_or_default();
-                    self.dialogs.bridged(&event.session_id, request, &fields);
-                }
             }
             _ => {}
         }

@@ -5,6 +5,11 @@
 //! a pending dialog, and the answer goes back as the request's response,
 //! which the override returns to the page. The page waits as it would for a
 //! native dialog. Native dialog detection stays on as the fallback.
+//!
+//! Owns the override script, the request pattern and the answer's shape;
+//! the book records bridged dialogs like native ones.
+
+use std::time::Duration;
 
 use base64::Engine as _;
 use cdp::Session;
@@ -60,7 +65,7 @@ pub async fn answer(
     request_id: &str,
     accept: bool,
     prompt_text: Option<&str>,
-    deadline: tokio::time::Instant,
+    timeout: Duration,
 ) -> Result<(), cdp::CdpError> {
     let body = json!({ "accept": accept, "prompt_text": prompt_text }).to_string();
     session
@@ -75,7 +80,7 @@ pub async fn answer(
                 ],
                 "body": base64::engine::general_purpose::STANDARD.encode(body),
             }),
-            deadline,
+            tokio::time::Instant::now() + timeout,
         )
         .await
         .map(|_| ())
