@@ -21,7 +21,7 @@ async fn a_browser_asked_to_close_is_seen_exiting_by_itself() {
     let profile = chromium.user_data_dir().to_owned();
     let conn = Connection::connect(chromium.ws_url()).await.expect("connect");
     let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-    let _ = conn.browser().call_until(browser::Close {}, deadline).await;
+    let _ = conn.browser().call(browser::Close {}, deadline).await;
     // Generous: Chromium's quit takes well under a second when idle.
     assert!(
         chromium.exited(Duration::from_secs(20)).await,

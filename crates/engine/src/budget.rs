@@ -13,7 +13,10 @@ use cdp::{CdpError, Command, Session};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use crate::{ActionError, ErrorCode};
+use crate::error::Failure;
+use crate::ActionError;
+#[cfg(test)]
+use crate::ErrorCode;
 
 #[derive(Debug, Clone)]
 pub struct Budget {
@@ -126,8 +129,11 @@ impl Budget {
     }
 
     pub fn timed_out(&self, step: &str) -> ActionError {
-        ActionError::new(
-            ErrorCode::Timeout,
+        ActionError::of(
+            Failure::Timeout {
+                step: step.to_owned(),
+                after: self.elapsed(),
+            },
             format!(
                 "{step} did not finish; the call waited {}ms of its {}ms budget",
                 self.elapsed().as_millis(),
@@ -138,8 +144,10 @@ impl Budget {
     }
 
     pub fn canceled(&self, step: &str) -> ActionError {
-        ActionError::new(
-            ErrorCode::Canceled,
+        ActionError::of(
+            Failure::Canceled {
+                step: step.to_owned(),
+            },
             format!("the call was cancelled by the client during {step}"),
             "Nothing more was sent for it; the tab is usable.",
         )

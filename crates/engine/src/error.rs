@@ -1,9 +1,14 @@
-//! The contract's error codes and the error every action returns.
+//! The error every action returns: inside the engine a [`Failure`] (what
+//! went wrong, for control flow), at the edge the contract's [`ErrorCode`]
+//! (mapped from the failure in ONE place, [`Failure::code`]) and the text a
+//! model reads.
 //!
 //! Every error that reaches a model says what happened and what to do next:
-//! its text is `"<code>: <what happened>. <what to do next>"`.
+//! its text is `"<code>: <what happened>. <what to do next>"`. Code in the
+//! engine branches on `failure`, never on `code` (the model-facing wording).
 
 use std::fmt;
+use std::time::Duration;
 
 use cdp::{CdpError, ProtocolErrorKind};
 use serde::Serialize;
@@ -59,10 +64,64 @@ impl fmt::Display for ErrorCode {
     }
 }
 
-/// An action's failure: a code, what happened, and the model's next step.
+/// Why an action failed, as the engine's own control flow sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Failure {
+    /// The call's budget ran out during `step`, after `after`.
+    Timeout { step: String, after: Duration },
+    /// The client cancelled the call during `step`.
+    Canceled { step: String },
+    /// The connection to the browser is gone.
+    Disconnected,
+    /// The tab's target (or the session an action used) went away.
+    TargetClosed,
+    /// A frame's session went away (the frame moved or was removed): the
+    /// tab is still there.
+    FrameGone,
+    /// The document or script world the action used was replaced (the page
+    /// navigated).
+    ContextGone,
+    /// The DOM node left the document.
+    NodeGone,
+    /// The node has no box (hidden, detached, zero size).
+    NoLayout,
+    /// A dialog blocks the page.
+    DialogPending { dialog: String },
+    /// Reported straight with a contract code (bad input, not found, …).
+    Reported(ErrorCode),
+}
+
+impl Failure {
+    /// The contract's code for this failure: the one mapping.
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            Failure::Timeout { .. } => ErrorCode::Timeout,
+            Failure::Canceled { .. } => ErrorCode::Canceled,
+            Failure::Disconnected => ErrorCode::BrowserDisconnected,
+            Failure::TargetClosed => ErrorCode::TabNotFound,
+            Failure::FrameGone => ErrorCode::FrameNotFound,
+            Failure::ContextGone => ErrorCode::ElementStale,
+            Failure::NodeGone => ErrorCode::ElementNotFound,
+            Failure::NoLayout => ErrorCode::ElementNotInteractable,
+            Failure::DialogPending { .. } => ErrorCode::DialogPending,
+            Failure::Reported(code) => *code,
+        }
+    }
+
+    /// The call may not go on: its budget ran out or it was cancelled.
+    pub fn ends_the_call(&self) -> bool {
+        matches!(self, Failure::Timeout { .. } | Failure::Canceled { .. })
+    }
+}
+
+/// An action's failure: what went wrong, its contract code, what happened,
+/// and the model's next step.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ActionError {
+    /// The contract's code, always `failure.code()`.
     pub code: ErrorCode,
+    /// What went wrong, for the engine's control flow.
+    pub failure: Failure,
     /// What happened, without a trailing period.
     pub message: String,
     /// What to do next, a full sentence.
@@ -70,9 +129,16 @@ pub struct ActionError {
 }
 
 impl ActionError {
+    /// An error reported straight with a contract code.
     pub fn new(code: ErrorCode, message: impl Into<String>, next_step: impl Into<String>) -> Self {
+        Self::of(Failure::Reported(code), message, next_step)
+    }
+
+    /// An error for `failure`; its code comes from [`Failure::code`].
+    pub fn of(failure: Failure, message: impl Into<String>, next_step: impl Into<String>) -> Self {
         ActionError {
-            code,
+            code: failure.code(),
+            failure,
             message: message.into(),
             next_step: next_step.into(),
         }
@@ -91,16 +157,16 @@ impl ActionError {
     }
 
     pub fn stale(reference: &str) -> Self {
-        Self::new(
-            ErrorCode::ElementStale,
+        Self::of(
+            Failure::ContextGone,
             format!("ref {reference} is from a page that has since navigated away"),
             "Take a new browser_snapshot and use a ref from it.",
         )
     }
 
     pub fn disconnected() -> Self {
-        Self::new(
-            ErrorCode::BrowserDisconnected,
+        Self::of(
+            Failure::Disconnected,
             "the connection to the browser was lost",
             "Retry the call: the browser is restarted or reconnected on the next call (tabs and refs from before are gone).",
         )
@@ -111,31 +177,34 @@ impl ActionError {
     pub fn from_cdp(step: &str, error: CdpError) -> Self {
         match (&error, error.kind()) {
             (CdpError::Disconnected, _) => Self::disconnected(),
-            (CdpError::Timeout { after, .. }, _) => Self::new(
-                ErrorCode::Timeout,
+            (CdpError::Timeout { after, .. }, _) => Self::of(
+                Failure::Timeout {
+                    step: step.to_owned(),
+                    after: *after,
+                },
                 format!(
                     "{step} got no answer from the browser within {}ms",
                     after.as_millis()
                 ),
                 "The page may be busy; take a browser_snapshot, then retry with a larger timeout_ms.",
             ),
-            (_, ProtocolErrorKind::TargetGone) => Self::new(
-                ErrorCode::TabNotFound,
+            (_, ProtocolErrorKind::TargetGone) => Self::of(
+                Failure::TargetClosed,
                 format!("the tab went away during {step}"),
                 "List tabs with browser_tabs and pick another one.",
             ),
-            (_, ProtocolErrorKind::NodeGone) => Self::new(
-                ErrorCode::ElementNotFound,
+            (_, ProtocolErrorKind::NodeGone) => Self::of(
+                Failure::NodeGone,
                 format!("the element left the page during {step}"),
                 "Take a new browser_snapshot and use a fresh ref.",
             ),
-            (_, ProtocolErrorKind::ContextGone) => Self::new(
-                ErrorCode::ElementStale,
+            (_, ProtocolErrorKind::ContextGone) => Self::of(
+                Failure::ContextGone,
                 format!("the page navigated during {step}"),
                 "Take a new browser_snapshot and use a fresh ref.",
             ),
-            (_, ProtocolErrorKind::NoLayout) => Self::new(
-                ErrorCode::ElementNotInteractable,
+            (_, ProtocolErrorKind::NoLayout) => Self::of(
+                Failure::NoLayout,
                 format!("the element has no visible box ({step})"),
                 "It may be hidden or collapsed; take a browser_snapshot and pick a visible element.",
             ),
@@ -162,6 +231,36 @@ mod tests {
         assert_eq!(
             e.to_string(),
             "element_stale: ref e3 is from a page that has since navigated away. Take a new browser_snapshot and use a ref from it."
+        );
+    }
+
+    #[test]
+    fn the_engine_branches_on_failures_and_the_edge_reads_their_codes() {
+        let gone = ActionError::from_cdp(
+            "x",
+            CdpError::Protocol {
+                method: "Runtime.callFunctionOn".into(),
+                code: -32000,
+                message: "Cannot find context with specified id".into(),
+            },
+        );
+        assert_eq!(
+            (gone.failure.clone(), gone.code),
+            (Failure::ContextGone, ErrorCode::ElementStale)
+        );
+        let timeout = ActionError::from_cdp(
+            "loading",
+            CdpError::Timeout {
+                method: "Page.navigate".into(),
+                after: Duration::from_secs(2),
+            },
+        );
+        assert!(timeout.failure.ends_the_call());
+        assert_eq!(timeout.code, ErrorCode::Timeout);
+        assert_eq!(Failure::FrameGone.code(), ErrorCode::FrameNotFound);
+        assert_eq!(
+            ActionError::new(ErrorCode::NoDialog, "none", "go on").failure,
+            Failure::Reported(ErrorCode::NoDialog)
         );
     }
 

@@ -34,5 +34,5 @@ pub use action::{Action, ActionOutput, Image};
 pub use budget::Budget;
 pub use config::Config;
 pub use engine::Engine;
-pub use error::{ActionError, ErrorCode};
+pub use error::{ActionError, ErrorCode, Failure};
 pub use session::Session;

@@ -6,8 +6,9 @@ use serde_json::json;
 
 use crate::action::{ClickArgs, WaitUntil};
 use crate::actions::{element, input, navigate};
+use crate::error::Failure;
 use crate::tab::Tab;
-use crate::{ActionError, ActionOutput, Budget, ErrorCode};
+use crate::{ActionError, ActionOutput, Budget};
 
 /// Arms a one-shot flag in cdpilot's world that the page's `navigate` event
 /// (Navigation API) sets when a cross-document navigation starts. It fires
@@ -58,7 +59,7 @@ pub async fn run(tab: &Tab, args: &ClickArgs, budget: &Budget) -> Result<ActionO
         .await
     {
         Ok(checked) => checked.result.value.is_some_and(|v| v.is_string()),
-        Err(e) if e.code == ErrorCode::ElementStale => true,
+        Err(e) if e.failure == Failure::ContextGone => true,
         Err(e) => return Err(e),
     };
     if started {

@@ -10,6 +10,7 @@ use serde_json::json;
 
 use crate::action::ElementTarget;
 use crate::actions::geometry;
+use crate::error::Failure;
 use crate::tab::{FrameRef, Tab};
 use crate::{ActionError, Budget, ErrorCode};
 
@@ -115,9 +116,9 @@ pub async fn by_ref(tab: &Tab, reference: &str, budget: &Budget) -> Result<Eleme
     element_or_error(object, format!("ref {reference}"), frame, not_found).map_err(|e| {
         // A frame's new document has a fresh world: its old refs are gone,
         // not stale in the contract's sense (the tab did not navigate).
-        match (e.code, main) {
-            (ErrorCode::ElementStale, true) => ActionError::stale(reference),
-            (ErrorCode::ElementStale, false) => not_found(),
+        match (&e.failure, main) {
+            (Failure::ContextGone, true) => ActionError::stale(reference),
+            (Failure::ContextGone, false) => not_found(),
             _ => e,
         }
     })
@@ -160,7 +161,7 @@ fn element_or_error(
 ) -> Result<Element, ActionError> {
     if object.value.as_ref().and_then(|v| v.as_str()) == Some("no-world") {
         // The isolated world has no serializer: a document the refs were not issued in.
-        return Err(ActionError::new(ErrorCode::ElementStale, label, ""));
+        return Err(ActionError::of(Failure::ContextGone, label, ""));
     }
     match object.object_id {
         Some(object_id) if object.subtype.as_deref() == Some("node") => Ok(Element {

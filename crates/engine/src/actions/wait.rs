@@ -6,6 +6,7 @@
 use serde_json::json;
 
 use crate::action::WaitArgs;
+use crate::error::Failure;
 use crate::tab::Tab;
 use crate::{ActionError, ActionOutput, Budget, ErrorCode};
 
@@ -76,9 +77,11 @@ pub async fn run(tab: &Tab, args: &WaitArgs, budget: &Budget) -> Result<ActionOu
                 ))
             }
             Ok(_) => return Err(never_happened(budget, &never)),
-            Err(e) if e.code == ErrorCode::Timeout => return Err(never_happened(budget, &never)),
+            Err(e) if matches!(e.failure, Failure::Timeout { .. }) => {
+                return Err(never_happened(budget, &never))
+            }
             // The page navigated under the wait: check again in the new document.
-            Err(e) if e.code == ErrorCode::ElementStale => continue,
+            Err(e) if e.failure == Failure::ContextGone => continue,
             Err(e) => return Err(e),
         }
     }
@@ -130,7 +133,7 @@ async fn wait_for_url(tab: &Tab, glob: &str, budget: &Budget) -> Result<ActionOu
         .await;
     match reached {
         Ok(url) => Ok(done(budget, format!("The URL {url} matches {glob:?}."))),
-        Err(e) if e.code == ErrorCode::Timeout => Err(never_happened(budget, &never)),
+        Err(e) if matches!(e.failure, Failure::Timeout { .. }) => Err(never_happened(budget, &never)),
         Err(e) => Err(e),
     }
 }

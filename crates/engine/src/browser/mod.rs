@@ -275,7 +275,7 @@ impl Browser {
 /// A timeout while attaching is about the address, not the page: the
 /// budget's usual advice (take a snapshot) cannot help.
 fn attach_timed_out(mut error: ActionError) -> ActionError {
-    if error.code == ErrorCode::Timeout {
+    if matches!(error.failure, crate::error::Failure::Timeout { .. }) {
         error.next_step = "Check that cdp_url is the DevTools address of a running Chromium \
                            (http://host:port of its --remote-debugging-port, or the ws://… URL it \
                            printed) and that it answers from here, then retry."

@@ -5,7 +5,8 @@
 use serde_json::{json, Value};
 
 use super::Dialog;
-use crate::{ActionError, ActionOutput, ErrorCode};
+use crate::Failure;
+use crate::{ActionError, ActionOutput};
 
 /// "an alert", "a confirm", …
 fn with_article(kind: &str) -> String {
@@ -20,8 +21,10 @@ fn with_article(kind: &str) -> String {
 /// `dialog_pending`: the page is blocked by `dialog`.
 pub fn pending_error(dialog: &Dialog) -> ActionError {
     if dialog.orphaned {
-        return ActionError::new(
-            ErrorCode::DialogPending,
+        return ActionError::of(
+            Failure::DialogPending {
+                dialog: dialog.id.clone(),
+            },
             format!(
                 "{} dialog ({}) {:?} blocks the page; it opened before the connection to the browser dropped, so it can no longer be answered",
                 with_article(&dialog.kind), dialog.id, dialog.message
@@ -29,8 +32,10 @@ pub fn pending_error(dialog: &Dialog) -> ActionError {
             "Leave the page with browser_navigate (a URL, or history: reload); the dialog closes with it.",
         );
     }
-    ActionError::new(
-        ErrorCode::DialogPending,
+    ActionError::of(
+        Failure::DialogPending {
+            dialog: dialog.id.clone(),
+        },
         format!(
             "{} dialog ({}) {:?} is blocking the page",
             with_article(&dialog.kind),

@@ -13,6 +13,7 @@ use std::sync::{Arc, Mutex};
 use cdp::protocol::target::{self, TargetInfo};
 
 use crate::browser::Browser;
+use crate::error::Failure;
 use crate::tab::Tab;
 use crate::tabs::TabSet;
 use crate::{ActionError, Budget, ErrorCode};
@@ -65,7 +66,7 @@ impl Context {
         for (id, tab) in old {
             match link.targets.tab(&tab.target_id, Some(tab.clone()), budget).await {
                 Ok(new) => again.push((id, new)),
-                Err(e) if e.code == ErrorCode::TabNotFound => {}
+                Err(e) if e.failure == Failure::TargetClosed => {}
                 Err(e) => return Err(e),
             }
         }
@@ -129,7 +130,7 @@ impl Context {
                     self.tabs.lock().unwrap().add(tab);
                 }
                 // Closed while we were attaching: nothing to list.
-                Err(e) if e.code == ErrorCode::TabNotFound && link.targets.info(&target_id).is_none() => {}
+                Err(e) if e.failure == Failure::TargetClosed && link.targets.info(&target_id).is_none() => {}
                 Err(e) => return Err(e),
             }
         }

@@ -217,15 +217,11 @@ impl Walk<'_> {
                         match self.child(frame, &reference).await {
                             Ok(Some(child)) => match self.frame(&child, None, depth + 1).await {
                                 Ok(inner) => inner.text,
-                                Err(e) if e.code == ErrorCode::Timeout || e.code == ErrorCode::Canceled => {
-                                    return Err(e)
-                                }
+                                Err(e) if e.failure.ends_the_call() => return Err(e),
                                 Err(e) => format!("(frame content unavailable: {})", e.message),
                             },
                             Ok(None) => String::new(),
-                            Err(e) if e.code == ErrorCode::Timeout || e.code == ErrorCode::Canceled => {
-                                return Err(e)
-                            }
+                            Err(e) if e.failure.ends_the_call() => return Err(e),
                             Err(e) => format!("(frame content unavailable: {})", e.message),
                         }
                     } else {

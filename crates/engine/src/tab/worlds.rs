@@ -54,8 +54,8 @@ impl FrameRef {
 
     /// The frame's session went away under `step`.
     pub fn gone(&self, step: &str) -> ActionError {
-        ActionError::new(
-            ErrorCode::FrameNotFound,
+        ActionError::of(
+            crate::Failure::FrameGone,
             format!(
                 "frame {} went away during {step} (it was removed, or its cross-origin process was replaced)",
                 self.name()
