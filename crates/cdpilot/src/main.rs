@@ -59,6 +59,9 @@ struct BrowserArgs {
     /// Dialog policy: must_respond, auto_dismiss or auto_accept.
     #[arg(long)]
     dialog_policy: Option<String>,
+    /// Tool groups beyond core to offer: network, storage, pdf, emulation, all.
+    #[arg(long, value_delimiter = ',')]
+    caps: Vec<String>,
     /// Print the metrics (as JSON, on stderr) when the server exits.
     #[arg(long)]
     log_metrics: bool,
@@ -85,6 +88,9 @@ impl BrowserArgs {
         }
         if let Some(dir) = &self.user_data_dir {
             config.browser.user_data_dir = dir.display().to_string();
+        }
+        if !self.caps.is_empty() {
+            config.tools.caps = self.caps.clone();
         }
         if let Some(policy) = &self.dialog_policy {
             config.dialogs.policy = policy.clone();
@@ -161,7 +167,7 @@ fn print_tools(json: bool) -> Result<()> {
         return Ok(());
     }
     for tool in tools::tools() {
-        println!("{}\n  {}", tool.name, tool.description);
+        println!("{} ({})\n  {}", tool.name, tool.group.name(), tool.description);
         let schema = tool.input_schema();
         let required: Vec<&str> = schema
             .get("required")

@@ -94,6 +94,9 @@ pub struct Rule {
 pub struct ToolsConfig {
     pub evaluate: bool,
     pub cdp: bool,
+    /// Tool groups beyond `core` (`network`, `storage`, `pdf`,
+    /// `emulation`, `all`).
+    pub caps: Vec<String>,
 }
 
 impl Default for ToolsConfig {
@@ -101,6 +104,7 @@ impl Default for ToolsConfig {
         ToolsConfig {
             evaluate: true,
             cdp: true,
+            caps: Vec::new(),
         }
     }
 }
@@ -172,6 +176,15 @@ impl Config {
         // Enforced by `validate::urls` for every URL a tool opens. Only http
         // and https may be listed: `javascript:`, `data:`, `file:`, `chrome:`
         // and `view-source:` run code or read local state, never load a page.
+        let groups: Vec<&str> = crate::tools::Group::ALL
+            .iter()
+            .map(|g| g.name())
+            .filter(|g| *g != "core")
+            .chain(["all"])
+            .collect();
+        for cap in &self.tools.caps {
+            one_of("tools.caps", cap, &groups)?;
+        }
         for scheme in &self.policy.schemes {
             one_of("policy.schemes", scheme, &["http", "https"])?;
         }

@@ -19,7 +19,19 @@ pub async fn call(
     cancel: CancellationToken,
 ) -> Result<ActionOutput, ActionError> {
     let config = session.config();
-    let Some(spec) = tools::find(name).filter(|t| t.enabled(config)) else {
+    if let Some(why) = tools::find(name).and_then(|t| t.why_off(config)) {
+        return Err(ActionError::invalid(
+            format!("{name} is turned off in this server's configuration: {why}"),
+            format!(
+                "Use one of: {}.",
+                tools::offered(config)
+                    .map(|t| t.name)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        ));
+    }
+    let Some(spec) = tools::find(name) else {
         return Err(ActionError::invalid(
             format!("there is no tool named {name:?}"),
             format!(

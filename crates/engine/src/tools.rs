@@ -13,8 +13,52 @@ use crate::action::*;
 use crate::validate;
 use crate::ActionError;
 
+/// Tool groups (`../shared/spec/TOOLS.md`, v2): `core` is always offered;
+/// `[tools] caps` turns on the others.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Group {
+    Core,
+    Network,
+    Storage,
+    Pdf,
+    Emulation,
+}
+
+impl Group {
+    /// Why this group is off in `config`, if it is.
+    #[cfg(test)]
+    fn why_off_in(self, config: &crate::Config) -> Option<()> {
+        (!self.on(&config.tools.caps)).then_some(())
+    }
+
+    pub const ALL: &'static [Group] = &[
+        Group::Core,
+        Group::Network,
+        Group::Storage,
+        Group::Pdf,
+        Group::Emulation,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Group::Core => "core",
+            Group::Network => "network",
+            Group::Storage => "storage",
+            Group::Pdf => "pdf",
+            Group::Emulation => "emulation",
+        }
+    }
+
+    /// Whether `caps` (the `[tools] caps` list) turns this group on.
+    pub fn on(self, caps: &[String]) -> bool {
+        self == Group::Core || caps.iter().any(|c| c == "all" || c == self.name())
+    }
+}
+
 pub struct ToolSpec {
     pub name: &'static str,
+    /// The group that offers it.
+    pub group: Group,
     /// What a model reads to choose the tool: what it does and when.
     pub description: &'static str,
     /// May run while a native dialog blocks the page.
@@ -35,6 +79,7 @@ macro_rules! tool {
     ($name:literal, $args:ty, $variant:path, $dialog:literal, $description:literal) => {
         ToolSpec {
             name: $name,
+            group: Group::Core,
             description: $description,
             runs_during_dialog: $dialog,
             schema: schema_of::<$args>,
@@ -93,10 +138,24 @@ pub fn find(name: &str) -> Option<&'static ToolSpec> {
 impl ToolSpec {
     /// Whether the configuration turns this tool on.
     pub fn enabled(&self, config: &crate::Config) -> bool {
+        self.why_off(config).is_none()
+    }
+
+    /// What keeps this tool off in `config` (the setting that would turn
+    /// it on), or `None` when it is offered.
+    pub fn why_off(&self, config: &crate::Config) -> Option<String> {
+        if !self.group.on(&config.tools.caps) {
+            return Some(format!(
+                "it is in the {0} group, which [tools] caps (or --caps {0}) turns on",
+                self.group.name()
+            ));
+        }
         match self.name {
-            "browser_evaluate" => config.tools.evaluate,
-            "browser_cdp" => config.tools.cdp,
-            _ => true,
+            "browser_evaluate" if !config.tools.evaluate => {
+                Some("[tools] evaluate = false turns it off".into())
+            }
+            "browser_cdp" if !config.tools.cdp => Some("[tools] cdp = false turns it off".into()),
+            _ => None,
         }
     }
 
@@ -249,6 +308,25 @@ fn tidy(value: &mut Value, defs: &Value) {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn groups_beyond_core_are_off_until_caps_name_them() {
+        let mut config = crate::Config::default();
+        assert!(TOOLS.iter().all(|t| t.group == Group::Core && t.enabled(&config)));
+        assert!(Group::Network.why_off_in(&config).is_some());
+        config.tools.caps = vec!["network".into()];
+        assert!(Group::Network.why_off_in(&config).is_none());
+        assert!(Group::Pdf.why_off_in(&config).is_some());
+        config.tools.caps = vec!["all".into()];
+        assert!(Group::ALL.iter().all(|g| g.why_off_in(&config).is_none()));
+        config.tools.caps = vec!["bogus".into()];
+        assert!(config.check().unwrap_err().contains("tools.caps"));
+        config.tools.caps.clear();
+        config.tools.cdp = false;
+        let cdp = find("browser_cdp").unwrap();
+        assert!(cdp.why_off(&config).unwrap().contains("cdp = false"));
+    }
+
     use super::*;
     use crate::ErrorCode;
     use serde_json::json;

@@ -387,3 +387,23 @@ async fn an_evaluate_after_a_terminated_loop_works_beside_a_busy_one() {
     assert_eq!(metrics["terminate_execution"], 1, "{metrics}");
     engine.shutdown().await;
 }
+
+/// Issue 8: `Session::call` silently capped every command at 30 s, so an
+/// evaluate given `timeout_ms: 60000` on a promise settling after 45 s
+/// failed at 30 s and its script was terminated. The wire has no default
+/// now: a 31-second promise within a 40-second budget returns its value.
+#[tokio::test]
+async fn an_evaluate_longer_than_thirty_seconds_gets_its_whole_budget() {
+    let (_site, engine) = open("/").await;
+    let out = ok(
+        &engine,
+        "browser_evaluate",
+        json!({
+            "expression": "new Promise(r => setTimeout(() => r('late but fine'), 31000))",
+            "timeout_ms": 40000
+        }),
+    )
+    .await;
+    assert_eq!(out.data["value"], "late but fine");
+    engine.shutdown().await;
+}
