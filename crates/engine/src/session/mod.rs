@@ -89,6 +89,11 @@ impl Session {
     }
 
     async fn run(&self, action: &Action, budget: &Budget) -> Result<ActionOutput, ActionError> {
+        // Some calls (a snapshot while a dialog blocks the page, a tab list)
+        // finish without waiting on anything; taking part in tokio's
+        // cooperative budget keeps a caller that loops on them from
+        // starving the tab's own tasks (the dialog watchdog) on its thread.
+        tokio::task::consume_budget().await;
         let tool = action.tool_name();
         if !tools::find(tool).is_some_and(|t| t.enabled(&self.config)) {
             return Err(ActionError::invalid(
