@@ -6,8 +6,8 @@
 //! spawns the policy task the book asks for, in the tab's [`Watchdogs`],
 //! which end with the reader.
 //!
-//! Children are auto-attached paused (`waitForDebuggerOnStart`); a spawned
-//! task prepares each one (user agent, the no-webdriver script, domains,
+//! Children are auto-attached paused (`waitForDebuggerOnStart`); a task the
+//! reader owns (it ends with the reader) prepares each one (user agent, the no-webdriver script, domains,
 //! nested auto-attach) and only then lets it run, so even an iframe's first
 //! script sees the prepared environment. The reader itself never awaits a
 //! CDP reply.
@@ -89,6 +89,9 @@ pub(super) fn spawn(
     tokio::spawn(async move {
         // Dropped with this task (the tab aborts it), ending the policy tasks.
         let watchdogs = Watchdogs::new(setup.dialogs.clone());
+        // Children being prepared: owned here, so they end with the reader
+        // (a tab that stops leaves no task behind).
+        let mut preparing = tokio::task::JoinSet::new();
         // The tab's session and every session attached beneath it.
         let mut ours: HashSet<String> = HashSet::from([tab_session.clone()]);
         while let Some(event) = events.recv().await {
@@ -116,7 +119,8 @@ pub(super) fn spawn(
                     }
                     let session = conn.session(child);
                     let setup = setup.clone();
-                    tokio::spawn(async move { prepare_child(&session, &kind, &setup).await });
+                    while preparing.try_join_next().is_some() {}
+                    preparing.spawn(async move { prepare_child(&session, &kind, &setup).await });
                 }
                 "Target.detachedFromTarget" => {
                     if let Some(child) = event.params["sessionId"].as_str() {
