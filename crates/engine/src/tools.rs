@@ -162,6 +162,21 @@ impl ToolSpec {
     /// The argument schema as a compact JSON Schema object (no titles, no
     /// `$defs`, no `null` unions: the fewest characters that say the same).
     pub fn input_schema(&self) -> Map<String, Value> {
+        self.schema_cached().clone()
+    }
+
+    /// The schema, derived once per process (every call's parse reads it).
+    fn schema_cached(&self) -> &'static Map<String, Value> {
+        static SCHEMAS: std::sync::OnceLock<Vec<Map<String, Value>>> = std::sync::OnceLock::new();
+        let all = SCHEMAS.get_or_init(|| TOOLS.iter().map(ToolSpec::derive_schema).collect());
+        let index = TOOLS
+            .iter()
+            .position(|t| t.name == self.name)
+            .expect("a registered tool");
+        &all[index]
+    }
+
+    fn derive_schema(&self) -> Map<String, Value> {
         let mut schema = (self.schema)();
         let defs = schema
             .as_object_mut()
@@ -191,7 +206,7 @@ impl ToolSpec {
                 ))
             }
         };
-        let schema = self.input_schema();
+        let schema = self.schema_cached();
         let known: Vec<&String> = schema
             .get("properties")
             .and_then(Value::as_object)
