@@ -152,3 +152,15 @@ pub struct DetachedFromTarget {
     pub target_id: String,
 }
 crate::event!(DetachedFromTarget => "Target.detachedFromTarget");
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GetTargetInfo {
+    pub target_id: String,
+}
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct TargetInfoResult {
+    pub target_info: TargetInfo,
+}
+command!(GetTargetInfo => "Target.getTargetInfo", TargetInfoResult);

@@ -47,7 +47,8 @@ pub async fn run(context: &Context, args: &TabsArgs, budget: &Budget) -> Result<
     }
     context.sync(budget).await?;
     let tabs: Vec<_> = context
-        .tab_list()
+        .tab_list(budget)
+        .await?
         .into_iter()
         .map(|(id, _tab, active, info)| {
             json!({

@@ -209,19 +209,42 @@ impl Context {
     }
 
     /// `(id, tab, active, what the browser says of it)` for every tab, in
-    /// order.
-    pub fn tab_list(&self) -> Vec<(String, Arc<Tab>, bool, TargetInfo)> {
+    /// order. The set of tabs comes from the target manager's events; each
+    /// tab's URL and title are read fresh (Chrome announces a new title a
+    /// moment after the page has it).
+    pub async fn tab_list(
+        &self,
+        budget: &Budget,
+    ) -> Result<Vec<(String, Arc<Tab>, bool, TargetInfo)>, ActionError> {
         let link = self.browser.link();
-        let tabs = self.tabs.lock().unwrap();
-        let active = tabs.active_id().to_owned();
-        tabs.list()
-            .into_iter()
-            .map(|(id, tab)| {
-                let info = link.targets.info(&tab.target_id).unwrap_or_default();
-                let is_active = id == active;
-                (id, tab, is_active, info)
-            })
-            .collect()
+        let (tabs, active) = {
+            let tabs = self.tabs.lock().unwrap();
+            (tabs.list(), tabs.active_id().to_owned())
+        };
+        let browser = link.targets.connection().browser();
+        let reads = tabs.iter().map(|(_, tab)| {
+            budget.cdp(
+                "reading the tabs' titles",
+                &browser,
+                target::GetTargetInfo {
+                    target_id: tab.target_id.clone(),
+                },
+            )
+        });
+        let infos = futures_util::future::join_all(reads).await;
+        let mut listed = Vec::new();
+        for ((id, tab), info) in tabs.into_iter().zip(infos) {
+            let info = match info {
+                Ok(read) => read.target_info,
+                // Closed meanwhile: the next list drops it.
+                Err(e) if e.failure == Failure::TargetClosed => continue,
+                Err(e) if !e.failure.ends_the_call() => link.targets.info(&tab.target_id).unwrap_or_default(),
+                Err(e) => return Err(e),
+            };
+            let is_active = id == active;
+            listed.push((id, tab, is_active, info));
+        }
+        Ok(listed)
     }
 
     /// Stops every tab's tasks and, for a context of its own, closes it
