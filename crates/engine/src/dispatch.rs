@@ -19,33 +19,32 @@ pub async fn call(
     cancel: CancellationToken,
 ) -> Result<ActionOutput, ActionError> {
     let config = session.config();
-    if let Some(why) = tools::find(name).and_then(|t| t.why_off(config)) {
-        return Err(ActionError::invalid(
-            format!("{name} is turned off in this server's configuration: {why}"),
-            format!(
-                "Use one of: {}.",
-                tools::offered(config)
-                    .map(|t| t.name)
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-        ));
-    }
-    let Some(spec) = tools::find(name) else {
-        return Err(ActionError::invalid(
-            format!("there is no tool named {name:?}"),
-            format!(
-                "Use one of: {}.",
-                tools::offered(config)
-                    .map(|t| t.name)
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-        ));
+    let spec = match tools::find(name) {
+        Some(spec) => match spec.why_off(config) {
+            None => spec,
+            Some(why) => {
+                return Err(ActionError::invalid(
+                    format!("{name} is turned off in this server's configuration: {why}"),
+                    use_one_of(config),
+                ))
+            }
+        },
+        None => {
+            return Err(ActionError::invalid(
+                format!("there is no tool named {name:?}"),
+                use_one_of(config),
+            ))
+        }
     };
     let action = spec.parse(arguments)?;
     let budget = budget_for(config, &action, cancel);
     session.perform(&action, &budget).await
+}
+
+/// The next step when a tool cannot be called: the ones that can.
+fn use_one_of(config: &Config) -> String {
+    let names: Vec<&str> = tools::offered(config).map(|t| t.name).collect();
+    format!("Use one of: {}.", names.join(", "))
 }
 
 /// A budget for one call of `action`: its `timeout_ms` or the configured
