@@ -229,3 +229,21 @@ impl Session {
         }
     }
 }
+
+/// How long closing a dropped session's browser context may take.
+const DROP_CLOSE_BUDGET: std::time::Duration = std::time::Duration::from_secs(5);
+
+impl Drop for Session {
+    /// A session dropped without [`Session::close`] still closes its own
+    /// browser context (in the background), so its tabs do not outlive it.
+    fn drop(&mut self) {
+        let context = self.context.lock().unwrap().take();
+        let Some(context) = context else { return };
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        runtime.spawn(async move {
+            context.dispose(&Budget::with_timeout(DROP_CLOSE_BUDGET)).await;
+        });
+    }
+}
