@@ -49,8 +49,17 @@ pub fn service(engine: Arc<Engine>, sessions: Arc<Sessions>, stopping: Cancellat
 }
 
 /// Middleware on `/mcp`: a new MCP session past `max_sessions` gets a
-/// JSON-RPC error that says so (rmcp would answer a bare 500).
+/// JSON-RPC error that says so (rmcp would answer a bare 500); an ended
+/// session's DELETE answers 204 (rmcp says 202, which clients such as the
+/// Python SDK report as a failed termination).
 pub async fn limit_sessions(State(sessions): State<Arc<Sessions>>, request: Request, next: Next) -> Response {
+    if request.method() == Method::DELETE {
+        let mut response = next.run(request).await;
+        if response.status() == StatusCode::ACCEPTED {
+            *response.status_mut() = StatusCode::NO_CONTENT;
+        }
+        return response;
+    }
     let opens_session = request.method() == Method::POST && !request.headers().contains_key("mcp-session-id");
     if opens_session && sessions.is_full() {
         let message = TooManySessions { max: sessions.max() }.to_string();
