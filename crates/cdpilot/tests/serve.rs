@@ -365,3 +365,68 @@ async fn sigterm_with_sessions_open_exits_0_and_leaves_no_chromium() {
     );
     let _ = text_of;
 }
+
+/// The samples of a Prometheus text exposition, `name{labels}` → value;
+/// panics on a line that is not the format.
+fn prometheus_samples(text: &str) -> std::collections::HashMap<String, f64> {
+    text.lines()
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(|line| {
+            let (series, value) = line
+                .rsplit_once(' ')
+                .unwrap_or_else(|| panic!("not a sample: {line}"));
+            let value: f64 = value.parse().unwrap_or_else(|_| panic!("bad value: {line}"));
+            (series.to_owned(), value)
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn metrics_parse_as_prometheus_text_and_count_the_calls_just_made() {
+    let serve = Serve::start("", &["--token", "t"]).await;
+    let mut ws = serve.ws().await;
+    ws.open("t").await;
+    for id in ["1", "2"] {
+        ws.call(id, "browser_tabs", json!({"action": "list"})).await;
+    }
+    ws.call("3", "browser_click", json!({"ref": "not a ref"})).await;
+    let mut mcp = serve.mcp_client();
+    mcp.initialize().await;
+    mcp.call("browser_tabs", json!({"action": "list"})).await;
+
+    let auth = [("Authorization", "Bearer t")];
+    let reply = http(&serve.authority, "GET", "/metrics", &auth, "").await;
+    assert_eq!(reply.status, 200, "{reply:?}");
+    assert!(
+        reply.header("content-type").unwrap().starts_with("text/plain"),
+        "{reply:?}"
+    );
+    let samples = prometheus_samples(&reply.body);
+    assert_eq!(
+        samples[r#"cdpilot_calls_total{outcome="ok",tool="browser_tabs"}"#], 3.0,
+        "{}",
+        reply.body
+    );
+    assert_eq!(
+        samples[r#"cdpilot_calls_total{outcome="invalid_argument",tool="browser_click"}"#], 1.0,
+        "{}",
+        reply.body
+    );
+    assert_eq!(
+        samples[r#"cdpilot_call_duration_seconds_count{tool="browser_tabs"}"#],
+        3.0
+    );
+    assert_eq!(samples["cdpilot_sessions_open"], 2.0, "{}", reply.body);
+    assert_eq!(samples["cdpilot_sessions_started_total"], 2.0, "{}", reply.body);
+
+    let health = http(&serve.authority, "GET", "/healthz", &auth, "").await;
+    assert_eq!((health.status, health.body.as_str()), (200, "ok\n"));
+}
+
+#[tokio::test]
+async fn a_websocket_that_never_sends_hello_is_closed() {
+    let serve = Serve::start("", &[]).await;
+    let mut silent = serve.ws().await;
+    // Closed with 1008 (policy) after the 10 s hello timeout.
+    assert_eq!(silent.close_code().await, Some(1008));
+}

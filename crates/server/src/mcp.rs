@@ -81,9 +81,12 @@ impl McpServer {
     pub async fn call(&self, name: &str, arguments: Value, cancel: CancellationToken) -> CallToolResult {
         let call = self.stopping.child_token();
         let dispatched = engine::dispatch::call(self.session(), name, arguments, call.clone());
+        let started = std::time::Instant::now();
         let outcome = crate::cancel::linked(dispatched, &cancel, &call).await;
         if let Some(lease) = &self.lease {
             lease.touch();
+            let code = outcome.as_ref().map_or_else(|e| e.code.as_str(), |_| "ok");
+            lease.metrics().call(name, code, started.elapsed());
         }
         match outcome {
             Ok(output) => success(output),

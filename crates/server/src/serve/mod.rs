@@ -9,6 +9,7 @@
 
 pub mod auth;
 mod mcp_http;
+pub mod metrics;
 pub mod sessions;
 pub mod ws;
 
@@ -52,6 +53,15 @@ pub fn token(engine: &Engine) -> Result<(String, bool), String> {
     Ok((auth::random_hex(24), true))
 }
 
+fn prometheus_text(metrics: &metrics::ServeMetrics) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    (
+        [(axum::http::header::CONTENT_TYPE, "text/plain; version=0.0.4")],
+        metrics.text(),
+    )
+        .into_response()
+}
+
 /// Serves until `stop` completes, then shuts down in order. Prints the
 /// address (and a generated token) on stderr once listening.
 pub async fn run(engine: Arc<Engine>, stop: impl Future<Output = ()>) -> Result<(), String> {
@@ -64,7 +74,8 @@ pub async fn run(engine: Arc<Engine>, stop: impl Future<Output = ()>) -> Result<
         .local_addr()
         .map_err(|e| format!("cannot read the listening address: {e}"))?;
     let guard = Arc::new(Guard::new(token.clone(), local, config.allowed_origins.clone()));
-    let sessions = Sessions::new(engine.clone(), config.max_sessions);
+    let metrics = Arc::new(metrics::ServeMetrics::default());
+    let sessions = Sessions::new(engine.clone(), config.max_sessions, metrics.clone());
     let stopping = CancellationToken::new();
     let ws_state = Arc::new(WsState {
         engine: engine.clone(),
@@ -85,6 +96,8 @@ pub async fn run(engine: Arc<Engine>, stop: impl Future<Output = ()>) -> Result<
         .route("/v1/schema", get(ws::schema))
         .with_state(ws_state.clone())
         .merge(mcp)
+        .route("/metrics", get(move || async move { prometheus_text(&metrics) }))
+        .route("/healthz", get(|| async { "ok\n" }))
         .layer(from_fn_with_state(guard, auth::check));
 
     if generated {

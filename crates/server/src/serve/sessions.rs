@@ -15,6 +15,8 @@ use std::time::{Duration, Instant};
 use engine::{Budget, Engine, Session};
 use tokio::task::JoinHandle;
 
+use super::metrics::ServeMetrics;
+
 /// How long ending one session (disposing its browser context) may take.
 const CLOSE_BUDGET: Duration = Duration::from_secs(5);
 
@@ -28,6 +30,7 @@ pub struct Sessions {
     /// Sessions being closed after their last holder went away; awaited at
     /// shutdown so no context is left half-disposed.
     closing: Mutex<Vec<JoinHandle<()>>>,
+    metrics: Arc<ServeMetrics>,
 }
 
 /// Refused: the server already has `max_sessions` open.
@@ -55,6 +58,8 @@ pub struct Lease {
     sessions: Weak<Sessions>,
     /// When a call last finished in it (idle accounting).
     last_used: Mutex<Instant>,
+    /// Where its calls are counted.
+    metrics: Arc<ServeMetrics>,
 }
 
 impl Lease {
@@ -66,6 +71,10 @@ impl Lease {
         &self.session
     }
 
+    pub fn metrics(&self) -> &ServeMetrics {
+        &self.metrics
+    }
+
     /// Marks the session as used now.
     pub fn touch(&self) {
         *self.last_used.lock().unwrap() = Instant::now();
@@ -74,6 +83,7 @@ impl Lease {
 
 impl Drop for Lease {
     fn drop(&mut self) {
+        self.metrics.session_ended();
         let Some(sessions) = self.sessions.upgrade() else {
             return;
         };
@@ -94,12 +104,13 @@ impl Drop for Lease {
 }
 
 impl Sessions {
-    pub fn new(engine: Arc<Engine>, max: usize) -> Arc<Sessions> {
+    pub fn new(engine: Arc<Engine>, max: usize, metrics: Arc<ServeMetrics>) -> Arc<Sessions> {
         Arc::new(Sessions {
             engine,
             max,
             open: Mutex::new(HashMap::new()),
             closing: Mutex::new(Vec::new()),
+            metrics,
         })
     }
 
@@ -129,9 +140,11 @@ impl Sessions {
             session: Arc::new(self.engine.new_session()),
             sessions: Arc::downgrade(self),
             last_used: Mutex::new(Instant::now()),
+            metrics: self.metrics.clone(),
         });
         open.insert(id.clone(), Arc::downgrade(&lease));
         drop(open);
+        self.metrics.session_started();
         tracing::info!(session = id, "session started");
         Ok(lease)
     }

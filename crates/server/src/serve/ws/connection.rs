@@ -331,8 +331,11 @@ struct Request {
 
 impl Request {
     async fn run(self, lease: Arc<Lease>, cancel: CancellationToken, done: mpsc::Sender<Done>) {
+        let started = std::time::Instant::now();
         let outcome = engine::dispatch::call(lease.session(), &self.tool, self.arguments, cancel).await;
         lease.touch();
+        let code = outcome.as_ref().map_or_else(|e| e.code.as_str(), |_| "ok");
+        lease.metrics().call(&self.tool, code, started.elapsed());
         let outcome = match outcome {
             Ok(output) => Ok(result_of(output)),
             Err(error) => Err(ErrorBody {
