@@ -2,8 +2,10 @@
 //!
 //! `cdpilot mcp` serves MCP over stdio until the client closes stdin or a
 //! SIGINT/SIGTERM arrives, then closes the browser as a normal quit would
-//! (a second signal stops waiting for that). Logs go to stderr: in stdio
-//! mode stdout carries the protocol and nothing else.
+//! (a second signal stops waiting for that). `cdpilot serve` serves many
+//! sessions over HTTP until SIGINT/SIGTERM, then shuts down the same way.
+//! Logs go to stderr: in stdio mode stdout carries the protocol and nothing
+//! else.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -28,12 +30,55 @@ struct Cli {
 enum Command {
     /// Serve MCP over stdio (add this command to your MCP client).
     Mcp(BrowserArgs),
+    /// Serve many isolated sessions over HTTP: MCP at /mcp, the WebSocket API at /v1/ws.
+    Serve(ServeArgs),
     /// Print the tool definitions (name, description, argument schema).
     Tools {
         /// As the JSON tools/list would send.
         #[arg(long)]
         json: bool,
     },
+}
+
+#[derive(clap::Args)]
+struct ServeArgs {
+    /// Address to listen on (default [serve] listen, 127.0.0.1:8931); port 0 picks a free one.
+    #[arg(long)]
+    listen: Option<String>,
+    /// Bearer token every client must send (default [serve] token, $CDPILOT_SERVE_TOKEN, else generated).
+    #[arg(long)]
+    token: Option<String>,
+    #[command(flatten)]
+    browser: BrowserArgs,
+}
+
+impl ServeArgs {
+    /// The configuration with `[serve]` overridden by the environment, then the flags.
+    fn config(&self) -> Result<Config> {
+        let mut config = self.browser.config()?;
+        if let Some(token) = std::env::var("CDPILOT_SERVE_TOKEN")
+            .ok()
+            .filter(|t| !t.is_empty())
+        {
+            config.serve.token = token;
+        }
+        if let Some(listen) = std::env::var("CDPILOT_SERVE_LISTEN")
+            .ok()
+            .filter(|l| !l.is_empty())
+        {
+            config.serve.listen = listen;
+        }
+        if let Some(listen) = &self.listen {
+            config.serve.listen = listen.clone();
+        }
+        if let Some(token) = &self.token {
+            config.serve.token = token.clone();
+        }
+        config
+            .check()
+            .map_err(|e| anyhow::anyhow!("command-line flags: {e}"))?;
+        Ok(config)
+    }
 }
 
 #[derive(clap::Args)]
@@ -120,7 +165,30 @@ fn main() -> Result<()> {
             runtime.shutdown_background();
             outcome
         }
+        Command::Serve(args) => {
+            init_logging();
+            let config = args.config()?;
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .build()
+                .context("starting the async runtime")?;
+            runtime.block_on(serve_http(config))
+        }
     }
+}
+
+async fn serve_http(config: Config) -> Result<()> {
+    let engine = Arc::new(Engine::new(config));
+    let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        .context("installing the SIGTERM handler")?;
+    let stop = async move {
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => tracing::info!("SIGINT: shutting down"),
+            _ = terminate.recv() => tracing::info!("SIGTERM: shutting down"),
+        }
+    };
+    server::serve::run(engine, stop).await.map_err(anyhow::Error::msg)
 }
 
 async fn serve_mcp(config: Config, log_metrics: bool) -> Result<()> {

@@ -1,5 +1,6 @@
 //! A client written with the official Python `mcp` package drives the
-//! binary end to end (tests/python/mcp_client_e2e.py). The interpreter is
+//! binary end to end (tests/python/mcp_client_e2e.py), over stdio and over
+//! `cdpilot serve`'s streamable HTTP (issue 10). The interpreter is
 //! `$CDPILOT_TEST_PYTHON` (scripts/test sets up a venv with `mcp`), else
 //! `python3`; a missing package is a failure with the fix, never a skip.
 
@@ -8,6 +9,15 @@ use std::process::Command;
 
 #[test]
 fn the_official_python_mcp_client_runs_the_agent_loop() {
+    run_python_client(&[]);
+}
+
+#[test]
+fn the_official_python_mcp_client_runs_the_agent_loop_over_http() {
+    run_python_client(&["--http"]);
+}
+
+fn run_python_client(flags: &[&str]) {
     let python = std::env::var("CDPILOT_TEST_PYTHON").unwrap_or_else(|_| "python3".into());
     let has_mcp = Command::new(&python)
         .args(["-c", "import mcp"])
@@ -22,6 +32,8 @@ fn the_official_python_mcp_client_runs_the_agent_loop() {
     let output = Command::new(&python)
         .arg(&script)
         .arg(env!("CARGO_BIN_EXE_cdpilot"))
+        .args(flags)
+        .env("CDPILOT_CONFIG", "")
         .env("CDPILOT_CHROME", testkit::chromium::executable())
         .output()
         .expect("run python");

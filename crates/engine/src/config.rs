@@ -18,6 +18,8 @@ pub struct Config {
     pub tools: ToolsConfig,
     pub limits: Limits,
     pub audit: AuditConfig,
+    pub session: SessionConfig,
+    pub serve: ServeConfig,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -135,6 +137,44 @@ pub struct AuditConfig {
     pub file: String,
 }
 
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SessionConfig {
+    /// A session with no call for this long is ended; 0: never.
+    pub idle_timeout_s: u64,
+}
+
+impl Default for SessionConfig {
+    fn default() -> Self {
+        SessionConfig { idle_timeout_s: 900 }
+    }
+}
+
+/// `cdpilot serve`: where it listens and who may use it.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ServeConfig {
+    /// `host:port`; a non-loopback address needs a token.
+    pub listen: String,
+    /// Bearer token for every endpoint; empty: generated at start.
+    pub token: String,
+    /// Sessions open at once (MCP sessions plus WebSocket sessions).
+    pub max_sessions: usize,
+    /// Origin headers accepted besides the server's own (DNS-rebinding guard).
+    pub allowed_origins: Vec<String>,
+}
+
+impl Default for ServeConfig {
+    fn default() -> Self {
+        ServeConfig {
+            listen: "127.0.0.1:8931".into(),
+            token: String::new(),
+            max_sessions: 16,
+            allowed_origins: Vec::new(),
+        }
+    }
+}
+
 impl Config {
     /// The file to read: `--config PATH`, else `$CDPILOT_CONFIG`, else
     /// `./cdpilot.toml` if it exists; `None` means built-in defaults.
@@ -209,6 +249,15 @@ impl Config {
                 "browser.cdp_url = {:?}: allowed is ws://…, wss://… or http://host:port",
                 self.browser.cdp_url
             ));
+        }
+        if self.serve.listen.parse::<std::net::SocketAddr>().is_err() {
+            return Err(format!(
+                "serve.listen = {:?}: allowed is an IP address and port, e.g. \"127.0.0.1:8931\"",
+                self.serve.listen
+            ));
+        }
+        if self.serve.max_sessions == 0 {
+            return Err("serve.max_sessions = 0: allowed is 1 or more".into());
         }
         self.refuse_unimplemented()
     }

@@ -5,6 +5,10 @@
 //!
 //! - [`mcp`]: the Model Context Protocol over stdio, with the official SDK.
 //! - [`stdio`]: MCP's line framing on stdin/stdout, answering every line.
+//! - [`serve`]: `cdpilot serve`, many sessions over MCP's streamable HTTP
+//!   and the WebSocket action API.
 
+mod cancel;
 pub mod mcp;
+pub mod serve;
 pub mod stdio;

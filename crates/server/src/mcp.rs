@@ -1,5 +1,8 @@
-//! MCP over stdio: tools/list from the registry, tools/call through the
-//! engine, each call under a budget tied to the request's cancellation.
+//! MCP, whatever carries it (stdio, or streamable HTTP under `cdpilot
+//! serve`): tools/list from the registry, tools/call through the engine's
+//! one dispatch, each call under a budget tied to the request's
+//! cancellation. One `McpServer` serves one session: the engine's default
+//! session over stdio, a session of its own per MCP session over HTTP.
 //!
 //! Tool failures are results with `isError: true`, text
 //! `"<code>: <what happened>. <what to do next>"` and
@@ -9,15 +12,18 @@
 use std::borrow::Cow;
 use std::sync::Arc;
 
-use engine::{tools, ActionError, ActionOutput, Engine};
+use engine::{tools, ActionError, ActionOutput, Engine, Session};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, InitializeResult,
-    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams,
     ReadResourceResponse, ReadResourceResult, Resource, ResourceContents, ServerCapabilities, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{json, Value};
+use tokio_util::sync::CancellationToken;
+
+use crate::serve::sessions::Lease;
 
 /// The metrics resource.
 pub const METRICS_URI: &str = "cdpilot://metrics";
@@ -28,11 +34,38 @@ const INSTRUCTIONS: &str = "Drive a real Chromium. Typical loop: browser_navigat
 #[derive(Clone)]
 pub struct McpServer {
     engine: Arc<Engine>,
+    /// The session this server's calls run in; `None`: the engine's default
+    /// one (stdio). Dropping the last clone ends an HTTP session.
+    lease: Option<Arc<Lease>>,
+    /// Cancelled when the whole server stops: every call in flight ends.
+    stopping: CancellationToken,
 }
 
 impl McpServer {
+    /// The server of the engine's default session (stdio).
     pub fn new(engine: Arc<Engine>) -> McpServer {
-        McpServer { engine }
+        McpServer {
+            engine,
+            lease: None,
+            stopping: CancellationToken::new(),
+        }
+    }
+
+    /// The server of one session of its own (an MCP session over HTTP);
+    /// `stopping` ends its calls in flight when the process shuts down.
+    pub fn for_session(engine: Arc<Engine>, lease: Arc<Lease>, stopping: CancellationToken) -> McpServer {
+        McpServer {
+            engine,
+            lease: Some(lease),
+            stopping,
+        }
+    }
+
+    fn session(&self) -> &Session {
+        match &self.lease {
+            Some(lease) => lease.session(),
+            None => self.engine.session(),
+        }
     }
 
     /// The tools as MCP advertises them, built from the shared registry
@@ -43,14 +76,18 @@ impl McpServer {
             .collect()
     }
 
-    /// Runs one tool call; never fails at the protocol level.
-    pub async fn call(
-        &self,
-        name: &str,
-        arguments: Value,
-        cancel: tokio_util::sync::CancellationToken,
-    ) -> CallToolResult {
-        let outcome = engine::dispatch::call(self.engine.session(), name, arguments, cancel).await;
+    /// Runs one tool call; never fails at the protocol level. It stops
+    /// when `cancel` fires or the server stops.
+    pub async fn call(&self, name: &str, arguments: Value, cancel: CancellationToken) -> CallToolResult {
+        let call = self.stopping.child_token();
+        let dispatched = engine::dispatch::call(self.session(), name, arguments, call.clone());
+        let started = std::time::Instant::now();
+        let outcome = crate::cancel::linked(dispatched, &cancel, &call).await;
+        if let Some(lease) = &self.lease {
+            lease.touch();
+            let code = outcome.as_ref().map_or_else(|e| e.code.as_str(), |_| "ok");
+            lease.metrics().call(name, code, started.elapsed());
+        }
         match outcome {
             Ok(output) => success(output),
             Err(error) => failure(&error),
@@ -84,10 +121,19 @@ fn success(output: ActionOutput) -> CallToolResult {
 
 fn failure(error: &ActionError) -> CallToolResult {
     let mut result = CallToolResult::error(vec![ContentBlock::text(error.to_string())]);
-    result.structured_content = Some(json!({
-        "error": { "code": error.code.as_str(), "message": format!("{}. {}", error.message, error.next_step) }
-    }));
+    result.structured_content = Some(json!({ "error": error_object(error) }));
     result
+}
+
+/// `{code, message}` of a failed call, as every transport reports it: the
+/// message says what happened and what to do next.
+pub fn error_object(error: &ActionError) -> Value {
+    json!({ "code": error.code.as_str(), "message": error_message(error) })
+}
+
+/// What happened and what to do next, in one sentence pair.
+pub fn error_message(error: &ActionError) -> String {
+    format!("{}. {}", error.message, error.next_step)
 }
 
 impl ServerHandler for McpServer {
@@ -100,6 +146,23 @@ impl ServerHandler for McpServer {
         info.server_info = Implementation::new("cdpilot", env!("CARGO_PKG_VERSION"));
         info.instructions = Some(INSTRUCTIONS.into());
         info
+    }
+
+    /// Over HTTP, only the revisions with an MCP session: a cdpilot session
+    /// (its browser context, tabs and refs) lives as long as the MCP
+    /// session, and the sessionless revision would give every request a
+    /// fresh one.
+    fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
+        if self.lease.is_none() {
+            return Cow::Borrowed(ProtocolVersion::KNOWN_VERSIONS);
+        }
+        Cow::Owned(
+            ProtocolVersion::KNOWN_VERSIONS
+                .iter()
+                .filter(|v| v.has_initialize())
+                .cloned()
+                .collect(),
+        )
     }
 
     async fn list_tools(
@@ -133,7 +196,7 @@ impl ServerHandler for McpServer {
                 None,
             ));
         }
-        let json = self.engine.metrics().to_json().to_string();
+        let json = self.session().metrics().to_json().to_string();
         let mut contents = ResourceContents::text(json, METRICS_URI);
         if let ResourceContents::TextResourceContents { mime_type, .. } = &mut contents {
             *mime_type = Some("application/json".into());

@@ -8,16 +8,19 @@
 //! - [`TcpProxy`]: a loopback proxy a test can cut, for dropped sockets.
 //! - [`McpClient`]: spawns a binary and speaks MCP to it over stdio, as a
 //!   client would, asserting on exactly what crosses the pipe.
+//! - [`McpHttpClient`]: the same over MCP's streamable HTTP (`cdpilot serve`).
 //!
 //! It deliberately does not depend on the engine, so engine tests can use it
 //! without two copies of the engine's types.
 
 pub mod chromium;
+pub mod http_mcp;
 mod mcp;
 pub mod processes;
 mod proxy;
 pub mod site;
 
+pub use http_mcp::McpHttpClient;
 pub use mcp::McpClient;
 pub use proxy::TcpProxy;
 pub use site::TestSite;

@@ -9,6 +9,8 @@ use std::time::Duration;
 use serde_json::Value;
 use testkit::McpClient;
 
+pub mod serve;
+
 /// Spawns `cdpilot mcp` with TMPDIR set to a fresh directory: the temporary
 /// profile, and so every Chromium process's command line, lives under it.
 pub fn spawn_cdpilot() -> (McpClient, tempfile::TempDir) {

@@ -1,0 +1,215 @@
+//! Spawning `cdpilot serve` on a free loopback port, and a WebSocket client
+//! of its action API.
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use futures_util::{SinkExt, StreamExt};
+use serde_json::{json, Value};
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::net::TcpStream;
+use tokio::process::{Child, Command};
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
+
+/// A running `cdpilot serve`, killed on drop.
+pub struct Serve {
+    pub child: Child,
+    /// `127.0.0.1:PORT`.
+    pub authority: String,
+    pub token: String,
+    /// TMPDIR of the server: every Chromium it starts mentions it.
+    pub tmp: tempfile::TempDir,
+}
+
+impl Serve {
+    /// `cdpilot serve --listen 127.0.0.1:0` plus `flags`, with a config file
+    /// holding `config` (TOML); waits until it listens.
+    pub async fn start(config: &str, flags: &[&str]) -> Serve {
+        let tmp = tempfile::Builder::new()
+            .prefix("cdpilot-serve-test-")
+            .tempdir()
+            .expect("tempdir");
+        let config_dir = tempfile::tempdir().expect("tempdir");
+        let config_path = config_dir.path().join("cdpilot.toml");
+        std::fs::write(&config_path, config).unwrap();
+        let chrome = testkit::chromium::executable();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_cdpilot"))
+            .args(["serve", "--listen", "127.0.0.1:0", "--config"])
+            .arg(&config_path)
+            .args(flags)
+            .env("TMPDIR", tmp.path())
+            .env("CDPILOT_CHROME", chrome)
+            .env_remove("CDPILOT_SERVE_TOKEN")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("spawn cdpilot serve");
+        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+        let mut token = flags
+            .iter()
+            .position(|f| *f == "--token")
+            .map(|i| flags[i + 1].to_owned());
+        let authority = tokio::time::timeout(Duration::from_secs(30), async {
+            loop {
+                let line = lines
+                    .next_line()
+                    .await
+                    .unwrap()
+                    .expect("cdpilot serve exited before listening");
+                eprintln!("[serve] {line}");
+                if let Some(rest) = line.strip_prefix("cdpilot serve: token ") {
+                    token = Some(rest.split_whitespace().next().unwrap().to_owned());
+                }
+                if let Some(rest) = line.strip_prefix("cdpilot serve: listening on http://") {
+                    return rest.split_whitespace().next().unwrap().to_owned();
+                }
+            }
+        })
+        .await
+        .expect("cdpilot serve did not listen within 30 s");
+        // Keep reading stderr so the server never blocks on a full pipe.
+        tokio::spawn(async move {
+            while let Ok(Some(line)) = lines.next_line().await {
+                eprintln!("[serve] {line}");
+            }
+        });
+        drop(config_dir);
+        Serve {
+            child,
+            authority,
+            token: token.expect("a token: given or printed"),
+            tmp,
+        }
+    }
+
+    pub fn mcp_client(&self) -> testkit::McpHttpClient {
+        testkit::McpHttpClient::new(&self.authority, &self.token)
+    }
+
+    /// A WebSocket to `/v1/ws`, the token sent in `hello` (not a header).
+    pub async fn ws(&self) -> Ws {
+        self.ws_with_header(None).await.expect("WebSocket upgrade")
+    }
+
+    /// A WebSocket to `/v1/ws` with `Authorization: Bearer <bearer>` when given.
+    pub async fn ws_with_header(
+        &self,
+        bearer: Option<&str>,
+    ) -> Result<Ws, tokio_tungstenite::tungstenite::Error> {
+        let mut request = format!("ws://{}/v1/ws", self.authority)
+            .into_client_request()
+            .unwrap();
+        if let Some(bearer) = bearer {
+            request
+                .headers_mut()
+                .insert("authorization", format!("Bearer {bearer}").parse().unwrap());
+        }
+        let (socket, _) = tokio_tungstenite::connect_async(request).await?;
+        Ok(Ws { socket })
+    }
+
+    /// Sends SIGTERM and waits (bounded) for the exit status.
+    pub async fn terminate(&mut self) -> std::process::ExitStatus {
+        let pid = self.child.id().expect("running").to_string();
+        std::process::Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .unwrap();
+        tokio::time::timeout(Duration::from_secs(60), self.child.wait())
+            .await
+            .expect("cdpilot serve did not exit within 60 s of SIGTERM")
+            .unwrap()
+    }
+}
+
+pub struct Ws {
+    pub socket: WebSocketStream<MaybeTlsStream<TcpStream>>,
+}
+
+impl Ws {
+    pub async fn send(&mut self, message: Value) {
+        self.send_text(&message.to_string()).await;
+    }
+
+    pub async fn send_text(&mut self, text: &str) {
+        self.socket
+            .send(Message::text(text.to_owned()))
+            .await
+            .expect("send");
+    }
+
+    /// The next JSON message (60 s at most); `None` once the socket closed.
+    pub async fn next(&mut self) -> Option<Value> {
+        self.next_within(Duration::from_secs(60))
+            .await
+            .expect("no message within 60 s")
+    }
+
+    /// The next JSON message, `Some(None)` when the socket closed, `None`
+    /// when nothing came within `within`.
+    pub async fn next_within(&mut self, within: Duration) -> Option<Option<Value>> {
+        let read = async {
+            loop {
+                match self.socket.next().await {
+                    Some(Ok(Message::Text(text))) => {
+                        return Some(serde_json::from_str(text.as_str()).expect("JSON"))
+                    }
+                    Some(Ok(Message::Close(_))) | None | Some(Err(_)) => return None,
+                    Some(Ok(_)) => {}
+                }
+            }
+        };
+        tokio::time::timeout(within, read).await.ok()
+    }
+
+    /// The close frame's code, reading past other messages (60 s at most).
+    pub async fn close_code(&mut self) -> Option<u16> {
+        let read = async {
+            loop {
+                match self.socket.next().await {
+                    Some(Ok(Message::Close(frame))) => return frame.map(|f| u16::from(f.code)),
+                    None | Some(Err(_)) => return None,
+                    Some(Ok(_)) => {}
+                }
+            }
+        };
+        tokio::time::timeout(Duration::from_secs(60), read)
+            .await
+            .expect("no close within 60 s")
+    }
+
+    /// `hello` with `token`; returns the server's answer.
+    pub async fn hello(&mut self, token: &str) -> Value {
+        self.send(json!({"type": "hello", "protocol_version": 1, "token": token, "client": "test"}))
+            .await;
+        self.next().await.expect("an answer to hello")
+    }
+
+    /// `hello` that must be acknowledged; returns the session id (and
+    /// skips the `session_started` event).
+    pub async fn open(&mut self, token: &str) -> String {
+        let ack = self.hello(token).await;
+        assert_eq!(ack["type"], "ack", "{ack}");
+        let started = self.next().await.unwrap();
+        assert_eq!(started["event"], "session_started", "{started}");
+        ack["session"].as_str().unwrap().to_owned()
+    }
+
+    /// Sends a request and waits for its response (other messages are
+    /// skipped after checking they answer no other request of ours).
+    pub async fn call(&mut self, id: &str, tool: &str, arguments: Value) -> Value {
+        self.send(json!({"type": "request", "id": id, "tool": tool, "arguments": arguments}))
+            .await;
+        loop {
+            let message = self.next().await.expect("socket open");
+            if message["type"] == "response" && message["id"] == id {
+                return message;
+            }
+            assert_ne!(message["type"], "response", "unexpected response: {message}");
+        }
+    }
+}

@@ -1,0 +1,75 @@
+//! MCP over streamable HTTP at `/mcp`, with rmcp's server transport: each
+//! MCP session (`Mcp-Session-Id`) is one cdpilot session, created when the
+//! client initializes and ended when the MCP session ends (the client's
+//! DELETE, `[session] idle_timeout_s` without a message, or shutdown).
+//!
+//! The tool list and the call mapping are [`McpServer`]'s, shared with
+//! stdio; this file only wires the transport.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::extract::{Request, State};
+use axum::http::{header, Method, StatusCode};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use engine::Engine;
+use rmcp::transport::streamable_http_server::session::local::{LocalSessionManager, SessionConfig};
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+use super::sessions::{Sessions, TooManySessions};
+use crate::mcp::McpServer;
+
+pub type Service = StreamableHttpService<McpServer, LocalSessionManager>;
+
+/// The `/mcp` service. `stopping` ends every MCP session and call at
+/// shutdown.
+pub fn service(engine: Arc<Engine>, sessions: Arc<Sessions>, stopping: CancellationToken) -> Service {
+    let idle = engine.config().session.idle_timeout_s;
+    let mut manager = LocalSessionManager::default();
+    let mut session_config = SessionConfig::default();
+    session_config.keep_alive = (idle > 0).then(|| Duration::from_secs(idle));
+    manager.session_config = session_config;
+    // Host and Origin are checked for every endpoint by `auth::check`.
+    let config = StreamableHttpServerConfig::default()
+        .disable_allowed_hosts()
+        .disable_allowed_origins()
+        .with_cancellation_token(stopping.clone());
+    let factory = move || {
+        let lease = sessions.start().map_err(std::io::Error::other)?;
+        Ok(McpServer::for_session(
+            engine.clone(),
+            lease,
+            stopping.child_token(),
+        ))
+    };
+    StreamableHttpService::new(factory, Arc::new(manager), config)
+}
+
+/// Middleware on `/mcp`: a new MCP session past `max_sessions` gets a
+/// JSON-RPC error that says so (rmcp would answer a bare 500); an ended
+/// session's DELETE answers 204 (rmcp says 202, which clients such as the
+/// Python SDK report as a failed termination).
+pub async fn limit_sessions(State(sessions): State<Arc<Sessions>>, request: Request, next: Next) -> Response {
+    if request.method() == Method::DELETE {
+        let mut response = next.run(request).await;
+        if response.status() == StatusCode::ACCEPTED {
+            *response.status_mut() = StatusCode::NO_CONTENT;
+        }
+        return response;
+    }
+    let opens_session = request.method() == Method::POST && !request.headers().contains_key("mcp-session-id");
+    if opens_session && sessions.is_full() {
+        let message = TooManySessions { max: sessions.max() }.to_string();
+        let body = json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32000, "message": message}});
+        return (
+            StatusCode::SERVICE_UNAVAILABLE,
+            [(header::CONTENT_TYPE, "application/json")],
+            body.to_string(),
+        )
+            .into_response();
+    }
+    next.run(request).await
+}

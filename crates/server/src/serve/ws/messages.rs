@@ -1,0 +1,134 @@
+//! The messages of the WebSocket action API (`shared/spec/PROTOCOL.md`),
+//! as types: serde reads and writes them, schemars derives the JSON Schema
+//! served at `/v1/schema`. One type per direction; `type` tags each one.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+pub const PROTOCOL_VERSION: u32 = 1;
+
+/// Client → server.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum ClientMessage {
+    /// The first message of a connection.
+    Hello {
+        protocol_version: u32,
+        /// The bearer token, unless the upgrade request carried it.
+        #[serde(default)]
+        token: Option<String>,
+        /// Join this existing session instead of starting one.
+        #[serde(default)]
+        session: Option<String>,
+        /// The client's name, for logs.
+        #[serde(default)]
+        client: Option<String>,
+    },
+    /// Run one tool.
+    Request {
+        /// Any string, unique per connection.
+        id: String,
+        tool: String,
+        #[serde(default)]
+        arguments: Option<serde_json::Map<String, Value>>,
+        /// The call's budget (the tool's `timeout_ms`, which wins if both are given).
+        #[serde(default)]
+        timeout_ms: Option<u64>,
+    },
+    /// Stop request `id`; its response is `error: {code: "canceled"}`.
+    Cancel { id: String },
+}
+
+/// Server → client.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ServerMessage {
+    Ack {
+        protocol_version: u32,
+        session: String,
+        tools: Vec<String>,
+    },
+    Reject {
+        reason: RejectReason,
+        message: String,
+    },
+    /// Exactly one of `result` (the tool's structured result plus `text`
+    /// and `images`) and `error`.
+    Response {
+        id: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        result: Option<Value>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        error: Option<ErrorBody>,
+    },
+    Event {
+        event: String,
+        session: String,
+        data: Value,
+    },
+    /// A message the server could not take (not JSON, unknown `type`, a
+    /// missing field); the connection stays open.
+    Error {
+        id: Option<String>,
+        error: ErrorBody,
+    },
+}
+
+#[derive(Debug, Clone, Copy, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RejectReason {
+    BadToken,
+    UnsupportedVersion,
+    TooManySessions,
+    SessionNotFound,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct ErrorBody {
+    /// A `TOOLS.md` error code, e.g. `element_stale`, `canceled`, `invalid_argument`.
+    pub code: String,
+    /// What happened and what to do next.
+    pub message: String,
+}
+
+impl ErrorBody {
+    pub fn invalid(message: impl Into<String>) -> ErrorBody {
+        ErrorBody {
+            code: "invalid_argument".into(),
+            message: message.into(),
+        }
+    }
+}
+
+impl ServerMessage {
+    pub fn to_text(&self) -> String {
+        serde_json::to_string(self).expect("server messages serialize")
+    }
+}
+
+/// Reads one text frame: the message, or the protocol error to answer.
+pub fn parse(text: &str) -> Result<ClientMessage, ServerMessage> {
+    let value: Value = serde_json::from_str(text).map_err(|e| ServerMessage::Error {
+        id: None,
+        error: ErrorBody::invalid(format!(
+            "the message is not JSON ({e}); send one JSON object per text frame"
+        )),
+    })?;
+    let id = value.get("id").and_then(Value::as_str).map(str::to_owned);
+    serde_json::from_value(value).map_err(|e| ServerMessage::Error {
+        id,
+        error: ErrorBody::invalid(format!(
+            "{e}; messages are objects with \"type\": \"hello\", \"request\" or \"cancel\" (schema at /v1/schema)"
+        )),
+    })
+}
+
+/// The JSON Schema of every message, both directions.
+pub fn schema() -> Value {
+    json!({
+        "protocol_version": PROTOCOL_VERSION,
+        "client_to_server": schemars::schema_for!(ClientMessage),
+        "server_to_client": schemars::schema_for!(ServerMessage),
+    })
+}
