@@ -275,3 +275,72 @@ fn urlenc(s: &str) -> String {
         })
         .collect()
 }
+
+/// Issue 9's figure: what judging every document at the request stage adds
+/// to a navigation (no rules: nothing intercepted; 50 rules: every document
+/// paused, judged, continued), and what a redirect to a denied origin costs.
+/// Not a test: `cargo test -p cdpilot-engine --test policy -- --ignored
+/// --nocapture navigate_cost` prints medians.
+#[tokio::test]
+#[ignore]
+async fn navigate_cost_with_no_rules_and_with_50() {
+    let site = TestSite::start().await;
+    let deny_b = format!("{}/*", site.b);
+    let fifty = move |c: &mut engine::Config| {
+        for i in 0..49 {
+            c.policy.rules.push(Rule {
+                pattern: format!("https://{{*.}}?site{i}.example/*"),
+                action: "allow".into(),
+                origin: None,
+            });
+        }
+        c.policy.rules.push(Rule {
+            pattern: deny_b,
+            action: "deny".into(),
+            origin: None,
+        });
+    };
+    let median = |mut v: Vec<std::time::Duration>| {
+        v.sort();
+        v[v.len() / 2]
+    };
+    for (name, engine) in [
+        ("no rules", engine_with(|_| {})),
+        ("50 rules", engine_with(fifty)),
+    ] {
+        ok(
+            &engine,
+            "browser_navigate",
+            json!({"url": site.url("/index.html?warm")}),
+        )
+        .await;
+        let mut samples = Vec::new();
+        for i in 0..30 {
+            let started = std::time::Instant::now();
+            ok(
+                &engine,
+                "browser_navigate",
+                json!({"url": site.url(&format!("/index.html?n={i}"))}),
+            )
+            .await;
+            samples.push(started.elapsed());
+        }
+        let mut redirects = Vec::new();
+        for i in 0..10 {
+            let to = urlenc(&site.url_b(&format!("/index.html?r={i}")));
+            let started = std::time::Instant::now();
+            let _ = call(
+                &engine,
+                "browser_navigate",
+                json!({"url": site.url(&format!("/redirect?to={to}"))}),
+            )
+            .await;
+            redirects.push(started.elapsed());
+        }
+        eprintln!(
+            "{name}: navigate median {:?}; redirect to B (denied with 50 rules) median {:?}",
+            median(samples),
+            median(redirects)
+        );
+    }
+}
