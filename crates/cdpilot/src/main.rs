@@ -107,6 +107,15 @@ struct BrowserArgs {
     /// Tool groups beyond core to offer: network, storage, pdf, emulation, all.
     #[arg(long, value_delimiter = ',')]
     caps: Vec<String>,
+    /// Allow URLs matching this URLPattern (repeatable; added after the file's rules).
+    #[arg(long = "allow", value_name = "PATTERN")]
+    allow: Vec<String>,
+    /// Deny URLs matching this URLPattern (repeatable; a deny always wins).
+    #[arg(long = "deny", value_name = "PATTERN")]
+    deny: Vec<String>,
+    /// Ask before URLs matching this URLPattern (repeatable; refused while cdpilot cannot ask).
+    #[arg(long = "ask", value_name = "PATTERN")]
+    ask: Vec<String>,
     /// Print the metrics (as JSON, on stderr) when the server exits.
     #[arg(long)]
     log_metrics: bool,
@@ -139,6 +148,17 @@ impl BrowserArgs {
         }
         if let Some(policy) = &self.dialog_policy {
             config.dialogs.policy = policy.clone();
+        }
+        // After the file's rules, so among matching non-deny rules a flag
+        // decides (the last match wins); a deny anywhere still wins.
+        for (action, patterns) in [("allow", &self.allow), ("deny", &self.deny), ("ask", &self.ask)] {
+            for pattern in patterns {
+                config.policy.rules.push(engine::config::Rule {
+                    pattern: pattern.clone(),
+                    action: action.into(),
+                    origin: Some(format!("--{action} {pattern:?}")),
+                });
+            }
         }
         config
             .check()

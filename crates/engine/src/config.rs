@@ -89,6 +89,10 @@ impl Default for PolicyConfig {
 pub struct Rule {
     pub pattern: String,
     pub action: String,
+    /// Where a rule not from the file came from (`--deny`), for messages;
+    /// `None`: `policy.rules[i]`.
+    #[serde(skip)]
+    pub origin: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -209,10 +213,9 @@ impl Config {
             &["must_respond", "auto_dismiss", "auto_accept"],
         )?;
         one_of("dialogs.bridge", &self.dialogs.bridge, &["off", "on"])?;
-        one_of("policy.default", &self.policy.default, &["allow", "ask", "deny"])?;
-        for rule in &self.policy.rules {
-            one_of("policy.rules.action", &rule.action, &["allow", "ask", "deny"])?;
-        }
+        // Compiling the rules is the check: a bad pattern or action names
+        // the rule (`policy.rules[2]`) and the problem.
+        crate::policy::Policy::from_config(&self.policy)?;
         // Enforced by `validate::urls` for every URL a tool opens. Only http
         // and https may be listed: `javascript:`, `data:`, `file:`, `chrome:`
         // and `view-source:` run code or read local state, never load a page.
@@ -263,22 +266,14 @@ impl Config {
     }
 
     /// Settings whose enforcement is not built yet: refusing them is safer
-    /// than accepting a rule that would not be applied.
+    /// than accepting a setting that would not be applied.
     fn refuse_unimplemented(&self) -> Result<(), String> {
-        let unsupported = [
-            (!self.policy.rules.is_empty(), "policy.rules (URL rules)"),
-            (
-                self.policy.default != "allow",
-                "policy.default other than \"allow\"",
-            ),
-            (!self.audit.file.is_empty(), "audit.file"),
-        ];
-        match unsupported.iter().find(|(set, _)| *set) {
-            Some((_, what)) => Err(format!(
-                "{what} is not supported by this version of cdpilot yet; remove it from the file"
-            )),
-            None => Ok(()),
+        if !self.audit.file.is_empty() {
+            return Err(
+                "audit.file is not supported by this version of cdpilot yet; remove it from the file".into(),
+            );
         }
+        Ok(())
     }
 }
 
@@ -317,9 +312,28 @@ mod tests {
     }
 
     #[test]
-    fn unenforced_rules_are_refused_not_ignored() {
-        let e = Config::parse("[[policy.rules]]\npattern = \"https://x.example/*\"\naction = \"deny\"\n")
+    fn unenforced_settings_are_refused_not_ignored() {
+        let e = Config::parse("[audit]\nfile = \"audit.jsonl\"\n").unwrap_err();
+        assert!(e.contains("audit.file"), "{e}");
+    }
+
+    #[test]
+    fn url_rules_are_accepted_and_a_bad_one_is_named() {
+        let c = Config::parse(
+            "[policy]\ndefault = \"deny\"\n[[policy.rules]]\npattern = \"https://{*.}?x.example/*\"\naction = \"allow\"\n",
+        )
+        .unwrap();
+        assert_eq!(c.policy.rules.len(), 1);
+        let e = Config::parse(
+            "[[policy.rules]]\npattern = \"https://x.example/*\"\naction = \"allow\"\n[[policy.rules]]\npattern = \"https://(x/*\"\naction = \"deny\"\n",
+        )
+        .unwrap_err();
+        assert!(e.starts_with("policy.rules[1]: pattern"), "{e}");
+        let e = Config::parse("[[policy.rules]]\npattern = \"https://x.example/*\"\naction = \"block\"\n")
             .unwrap_err();
-        assert!(e.contains("policy.rules"), "{e}");
+        assert!(e.contains("policy.rules[0]") && e.contains("block"), "{e}");
+        let e = Config::parse("[[policy.rules]]\npattern = \"https://x.example/*\"\nactoin = \"deny\"\n")
+            .unwrap_err();
+        assert!(e.contains("actoin"), "{e}");
     }
 }

@@ -22,6 +22,7 @@ mod error;
 mod frames;
 pub mod metrics;
 pub mod obstacle;
+pub mod policy;
 pub mod session;
 mod single_flight;
 mod snapshot;

@@ -5,6 +5,7 @@
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use axum::extract::{Path, Query, State};
@@ -32,6 +33,10 @@ const PAGES: &[(&str, &str)] = &[
     ("visibility.html", include_str!("../site/visibility.html")),
     ("slow-image.html", include_str!("../site/slow-image.html")),
     ("dialogs.html", include_str!("../site/dialogs.html")),
+    ("policy.html", include_str!("../site/policy.html")),
+    ("refresh.html", include_str!("../site/refresh.html")),
+    ("outer.html", include_str!("../site/outer.html")),
+    ("inner.html", include_str!("../site/inner.html")),
 ];
 
 /// A reserved loopback port on which connections are refused.
@@ -46,6 +51,9 @@ pub struct TestSite {
     pub a: String,
     /// Origin B: `http://localhost:P2` (another site, so iframes from it are OOPIFs).
     pub b: String,
+    /// Every request either origin received, in order: tests of the URL
+    /// policy assert that a denied origin received nothing.
+    log: RequestLog,
     tasks: Vec<tokio::task::JoinHandle<()>>,
 }
 
@@ -63,6 +71,17 @@ struct Origins {
     b: String,
 }
 
+/// A request the site received: which origin (`a` or `b`), the method,
+/// the path with its query.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Received {
+    pub origin: String,
+    pub method: String,
+    pub path: String,
+}
+
+type RequestLog = Arc<Mutex<Vec<Received>>>;
+
 impl TestSite {
     pub async fn start() -> TestSite {
         let listener_a = TcpListener::bind("127.0.0.1:0").await.expect("bind A");
@@ -73,14 +92,50 @@ impl TestSite {
             a: a.clone(),
             b: b.clone(),
         };
+        let log = RequestLog::default();
         let mut tasks = Vec::new();
-        for listener in [listener_a, listener_b] {
-            let app = router(origins.clone());
+        for (origin, listener) in [(&a, listener_a), (&b, listener_b)] {
+            let log = log.clone();
+            let origin = origin.clone();
+            let app = router(origins.clone()).layer(axum::middleware::from_fn(
+                move |request: axum::extract::Request, next: axum::middleware::Next| {
+                    log.lock().unwrap().push(Received {
+                        origin: origin.clone(),
+                        method: request.method().to_string(),
+                        path: request
+                            .uri()
+                            .path_and_query()
+                            .map(|p| p.to_string())
+                            .unwrap_or_default(),
+                    });
+                    next.run(request)
+                },
+            ));
             tasks.push(tokio::spawn(async move {
                 let _ = axum::serve(listener, app).await;
             }));
         }
-        TestSite { a, b, tasks }
+        TestSite { a, b, log, tasks }
+    }
+
+    /// Every request received so far, both origins.
+    pub fn received(&self) -> Vec<Received> {
+        self.log.lock().unwrap().clone()
+    }
+
+    /// Requests origin B received so far.
+    pub fn received_by_b(&self) -> Vec<Received> {
+        self.received()
+            .into_iter()
+            .filter(|r| r.origin == self.b)
+            .collect()
+    }
+
+    /// Whether origin A received a request for `path` (path and query).
+    pub fn a_received(&self, path: &str) -> bool {
+        self.received()
+            .iter()
+            .any(|r| r.origin == self.a && r.path == path)
     }
 
     /// A URL on origin A.

@@ -6,6 +6,7 @@
 
 pub mod browser;
 pub mod dom;
+pub mod fetch;
 pub mod input;
 pub mod page;
 pub mod runtime;

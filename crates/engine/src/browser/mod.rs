@@ -10,6 +10,7 @@
 //!
 //! Tabs belong to sessions (`crate::session`), not here.
 
+mod popups;
 pub mod slot;
 mod targets;
 
@@ -23,6 +24,7 @@ use cdp::protocol::{browser, target};
 use cdp::{endpoint, Connection, Transport, WebSocket};
 
 use crate::config::BrowserConfig;
+use crate::policy::Policy;
 use crate::tab::{DialogRules, TabSetup};
 use crate::{ActionError, Budget, ErrorCode};
 
@@ -58,6 +60,7 @@ impl Browser {
         config: &BrowserConfig,
         dialogs: DialogRules,
         bridge: bool,
+        policy: Arc<Policy>,
         budget: &Budget,
     ) -> Result<Browser, ActionError> {
         let (transport, process): (Arc<dyn Transport>, _) = if config.cdp_url.is_empty() {
@@ -102,15 +105,18 @@ impl Browser {
                 .then(|| version.user_agent.replace("HeadlessChrome", "Chrome")),
             dialogs,
             bridge,
+            policy,
         });
         let targets = TargetManager::start(conn, setup.clone(), budget).await?;
+        let link = Arc::new(Link {
+            targets,
+            generation: 0,
+        });
+        popups::watch(&link, setup.policy.clone(), budget).await?;
         Ok(Browser {
             process: Mutex::new(process),
             transport,
-            link: Mutex::new(Arc::new(Link {
-                targets,
-                generation: 0,
-            })),
+            link: Mutex::new(link),
             setup,
             contexts: Mutex::new(HashSet::new()),
         })
@@ -170,9 +176,10 @@ impl Browser {
             }
         };
         let targets = TargetManager::start(conn, self.setup.clone(), budget).await?;
-        let mut link = self.link.lock().unwrap();
-        let generation = link.generation + 1;
-        *link = Arc::new(Link { targets, generation });
+        let generation = self.link().generation + 1;
+        let link = Arc::new(Link { targets, generation });
+        popups::watch(&link, self.setup.policy.clone(), budget).await?;
+        *self.link.lock().unwrap() = link;
         Ok(())
     }
 

@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use crate::config::Config;
 use crate::metrics::Metrics;
+use crate::policy::Policy;
 use crate::single_flight::SingleFlight;
 use crate::tab::{DialogPolicy, DialogRules};
 use crate::{ActionError, Budget};
@@ -32,11 +33,18 @@ pub struct BrowserSlot {
     starting: SingleFlight<Arc<Browser>>,
     /// Process-wide counters (restarts, reconnects).
     metrics: Arc<Metrics>,
+    /// The URL rules, compiled once; every tab's request stage judges by them.
+    policy: Arc<Policy>,
 }
 
 impl BrowserSlot {
     pub fn new(config: Arc<Config>, metrics: Arc<Metrics>) -> BrowserSlot {
+        let policy = Policy::from_config(&config.policy).unwrap_or_else(|e| {
+            tracing::error!("{e}: every URL is refused");
+            Policy::refusing_all(&e)
+        });
         BrowserSlot {
+            policy: Arc::new(policy),
             config,
             current: Mutex::new(None),
             starting: SingleFlight::default(),
@@ -61,6 +69,11 @@ impl BrowserSlot {
                 this.recover(time).await
             })
             .await
+    }
+
+    /// The URL rules.
+    pub fn policy(&self) -> &Arc<Policy> {
+        &self.policy
     }
 
     /// The current browser when its connection is up.
@@ -92,7 +105,9 @@ impl BrowserSlot {
         let rules = dialog_rules(&self.config);
         let bridge = self.config.dialogs.bridge == "on";
         let budget = Budget::with_timeout(time);
-        let browser = Arc::new(Browser::start(&self.config.browser, rules, bridge, &budget).await?);
+        let browser = Arc::new(
+            Browser::start(&self.config.browser, rules, bridge, self.policy.clone(), &budget).await?,
+        );
         *self.current.lock().unwrap() = Some(browser.clone());
         Ok(browser)
     }

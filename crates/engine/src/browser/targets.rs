@@ -178,6 +178,13 @@ impl TargetManager {
         result
     }
 
+    /// Whether `target_id` is a page no tab of ours is attached to yet (a
+    /// popup the page opened, a tab someone else created).
+    pub fn is_unattached_page(&self, target_id: &str) -> bool {
+        let page = self.info(target_id).is_some_and(|t| t.kind == "page");
+        page && !self.tabs.lock().unwrap().contains_key(target_id)
+    }
+
     /// Forgets a tab we closed.
     pub fn forget(&self, target_id: &str) {
         self.tabs.lock().unwrap().remove(target_id);

@@ -37,16 +37,23 @@ pub const OVERRIDE: &str = r#"(() => {
   });
 })();"#;
 
-/// `Fetch.enable` for the bridge's requests only, paused before they leave.
-pub fn fetch_patterns() -> Value {
-    json!({ "patterns": [{ "urlPattern": format!("*://{HOST}/*"), "requestStage": "Request" }] })
+/// The `Fetch.enable` pattern of the bridge's requests, paused before they
+/// leave (merged with the URL policy's into the session's one `Fetch.enable`).
+pub fn fetch_pattern() -> cdp::protocol::fetch::RequestPattern {
+    cdp::protocol::fetch::RequestPattern {
+        url_pattern: format!("*://{HOST}/*"),
+        resource_type: None,
+        request_stage: "Request".into(),
+    }
 }
 
 /// Whether a `Fetch.requestPaused` is the bridge's, and its dialog fields
 /// (`type`, `message`, `default_prompt`).
 pub fn dialog_of(params: &Value) -> Option<Value> {
     let url = params["request"]["url"].as_str()?;
-    if !url.contains(HOST) {
+    // The host itself, not the text: a document at `/?cdpilot-dialog.invalid`
+    // must still be judged by the URL policy.
+    if url::Url::parse(url).ok()?.host_str() != Some(HOST) {
         return None;
     }
     let body = params["request"]["postData"].as_str().unwrap_or("{}");
@@ -106,5 +113,7 @@ mod tests {
             (Some("prompt"), Some("Name?"), Some("x"))
         );
         assert!(dialog_of(&json!({"request": {"url": "http://example.com/"}})).is_none());
+        let lookalike = json!({"request": {"url": "http://example.com/?cdpilot-dialog.invalid/"}});
+        assert!(dialog_of(&lookalike).is_none());
     }
 }

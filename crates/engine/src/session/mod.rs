@@ -7,6 +7,7 @@
 //! shared ([`BrowserSlot`]); nothing here holds a lock across an await.
 
 mod context;
+mod policy;
 
 use std::sync::{Arc, Mutex};
 
@@ -102,11 +103,18 @@ impl Session {
             ));
         }
         crate::validate::urls(action, &self.config.policy.schemes)?;
+        let rules = self.slot.policy();
+        policy::destination(action, rules)?;
         let (context, restarted) = self.context(budget).await?;
         let result = match action {
             Action::Tabs(args) => actions::tabs::run(&context, args, budget).await,
             other => match context.tab(other.common().tab.as_deref(), budget).await {
-                Ok(tab) => self.supervised(&tab, other, budget).await,
+                Ok(tab) => {
+                    policy::current_page(other, &tab, rules)?;
+                    let mark = tab.gate().mark();
+                    let result = self.supervised(&tab, other, budget).await;
+                    policy::after(result, tab.gate().since(mark), &tab)
+                }
                 Err(e) => Err(e),
             },
         };

@@ -11,6 +11,7 @@ use cdp::protocol::{page, runtime, target};
 use cdp::{Connection, Session};
 use serde_json::json;
 
+use crate::policy::Gate;
 use crate::{ActionError, Budget};
 
 /// Name of cdpilot's isolated world in every document.
@@ -32,6 +33,8 @@ pub struct Tab {
     /// of its own; clean ones are kept warm for the next call.
     pub evaluate_lanes: crate::actions::evaluate::Lanes,
     state: Arc<Mutex<TabState>>,
+    /// The URL policy at the request stage, and what it blocked here.
+    gate: Arc<Gate>,
     /// The event reader; aborted when the tab is dropped.
     pump: tokio::task::JoinHandle<()>,
 }
@@ -51,7 +54,8 @@ impl Tab {
         budget: &Budget,
     ) -> Result<Tab, ActionError> {
         let state = Arc::new(Mutex::new(TabState::default()));
-        Self::attach_with(conn, target_id, setup, state, budget).await
+        let gate = Arc::new(Gate::new(setup.policy.clone(), target_id));
+        Self::attach_with(conn, target_id, setup, state, gate, budget).await
     }
 
     /// Attaches again, on a new connection, to the target `old` showed,
@@ -65,7 +69,15 @@ impl Tab {
     ) -> Result<Tab, ActionError> {
         let old_session = old.session.id().to_owned();
         old.state(|s| s.forget_sessions());
-        let tab = Self::attach_with(conn, &old.target_id, setup, old.state.clone(), budget).await?;
+        let tab = Self::attach_with(
+            conn,
+            &old.target_id,
+            setup,
+            old.state.clone(),
+            old.gate.clone(),
+            budget,
+        )
+        .await?;
         let new_session = tab.session.id().to_owned();
         tab.state(|s| s.dialogs.moved_session(&old_session, &new_session));
         Ok(tab)
@@ -76,6 +88,7 @@ impl Tab {
         target_id: &str,
         setup: Arc<TabSetup>,
         state: Arc<Mutex<TabState>>,
+        gate: Arc<Gate>,
         budget: &Budget,
     ) -> Result<Tab, ActionError> {
         let attached = budget
@@ -94,12 +107,14 @@ impl Tab {
             session.id().to_owned(),
             state.clone(),
             setup.clone(),
+            gate.clone(),
         );
         let tab = Tab {
             target_id: target_id.to_owned(),
             session,
             evaluate_lanes: Default::default(),
             state,
+            gate,
             pump,
         };
 
@@ -126,6 +141,11 @@ impl Tab {
     /// The tab's dialog book (a handle; see `crate::dialogs`).
     pub fn dialogs(&self) -> crate::dialogs::DialogBook {
         self.state(|s| s.dialogs.clone())
+    }
+
+    /// The tab's request-stage judge (the URL policy, what it blocked).
+    pub fn gate(&self) -> &Gate {
+        &self.gate
     }
 
     /// Stops the tab's event reader (the tab was closed, or the session or

@@ -15,6 +15,7 @@
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 
+use cdp::protocol::fetch::{self, RequestPaused};
 use cdp::{Connection, Session};
 use serde_json::json;
 use tokio::time::Instant;
@@ -26,6 +27,7 @@ const CHILD_SETUP_BUDGET: std::time::Duration = std::time::Duration::from_secs(1
 use super::TabState;
 use crate::dialogs::{self, Watchdogs};
 pub use crate::dialogs::{DialogPolicy, DialogRules};
+use crate::policy::{gate, Gate, Policy};
 
 /// Installed in every document of the tab and its frames before any page
 /// script runs: automation must not announce itself.
@@ -41,23 +43,53 @@ pub struct TabSetup {
     pub dialogs: DialogRules,
     /// The dialog bridge is on.
     pub bridge: bool,
+    /// The URL rules every document request is judged by.
+    pub policy: Arc<Policy>,
 }
 
 impl TabSetup {
+    /// The session's one `Fetch.enable`: the dialog bridge's requests and,
+    /// when the URL policy can refuse anything, every document request.
+    /// Empty: nothing is intercepted.
+    fn fetch_patterns(&self) -> Vec<fetch::RequestPattern> {
+        let mut patterns = Vec::new();
+        if self.bridge {
+            patterns.push(dialogs::bridge::fetch_pattern());
+        }
+        if self.policy.restricts() {
+            patterns.push(gate::document_pattern());
+        }
+        patterns
+    }
+
     /// Disguises one page or iframe session (user agent, no webdriver) and,
     /// with the bridge on, installs the dialog override and its interception.
     pub async fn disguise(&self, session: &Session, deadline: Instant) -> Result<(), cdp::CdpError> {
-        if self.bridge {
-            let install = session.send(
-                "Page.addScriptToEvaluateOnNewDocument",
-                json!({ "source": dialogs::bridge::OVERRIDE, "runImmediately": true }),
-                deadline,
-            );
-            let intercept = session.send("Fetch.enable", dialogs::bridge::fetch_patterns(), deadline);
-            let (a, b) = tokio::join!(install, intercept);
-            a?;
-            b?;
-        }
+        let intercept = async {
+            match self.fetch_patterns() {
+                patterns if patterns.is_empty() => Ok(()),
+                patterns => session
+                    .call(fetch::Enable { patterns }, deadline)
+                    .await
+                    .map(|_| ()),
+            }
+        };
+        let install = async {
+            if !self.bridge {
+                return Ok(());
+            }
+            session
+                .send(
+                    "Page.addScriptToEvaluateOnNewDocument",
+                    json!({ "source": dialogs::bridge::OVERRIDE, "runImmediately": true }),
+                    deadline,
+                )
+                .await
+                .map(|_| ())
+        };
+        let (a, b) = tokio::join!(install, intercept);
+        a?;
+        b?;
         let script = session.send(
             "Page.addScriptToEvaluateOnNewDocument",
             json!({ "source": NO_WEBDRIVER, "runImmediately": true }),
@@ -83,6 +115,7 @@ pub(super) fn spawn(
     tab_session: String,
     state: Arc<Mutex<TabState>>,
     setup: Arc<TabSetup>,
+    gate: Arc<Gate>,
 ) -> tokio::task::JoinHandle<()> {
     let mut events = conn.events(None);
     let book = state.lock().unwrap().dialogs.clone();
@@ -129,6 +162,11 @@ pub(super) fn spawn(
                         state.frames.oopif_detached(child);
                     }
                 }
+                _ if is_document_request(&event) => {
+                    if let Some(paused) = event.decode::<RequestPaused>() {
+                        gate.paused(conn.session(event.session_id.clone()), paused);
+                    }
+                }
                 _ => {
                     let from_tab = event.session_id == tab_session;
                     let opened = book.apply(&event);
@@ -141,6 +179,12 @@ pub(super) fn spawn(
             }
         }
     })
+}
+
+/// A paused request the URL policy judges (the dialog bridge's are the
+/// dialog book's).
+fn is_document_request(event: &cdp::Event) -> bool {
+    event.is::<RequestPaused>() && dialogs::bridge::dialog_of(&event.params).is_none()
 }
 
 /// Prepares a paused child target, then lets it run.

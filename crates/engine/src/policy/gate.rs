@@ -1,0 +1,168 @@
+//! The request stage: every document request of a tab (main frame,
+//! iframes at any depth, each redirect hop, navigations the page starts
+//! itself) is paused by `Fetch` before it leaves the browser, judged, and
+//! continued or failed there, so a denied server receives nothing.
+//!
+//! Owns the tab's record of what it blocked (so an action can say what it
+//! caused to be blocked, and a navigate can fail naming the hop and the
+//! rule). The tab's event reader hands each paused request to
+//! [`Gate::paused`], which decides at once and spawns the answer: the
+//! reader never awaits a reply.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use cdp::protocol::fetch::{ContinueRequest, FailRequest, RequestPattern, RequestPaused};
+use cdp::Session;
+use tokio::time::Instant;
+
+use super::{Policy, Verdict};
+
+/// How long continuing or failing one paused request may take (no caller
+/// waits on it; the request waits in the browser meanwhile).
+const ANSWER_BUDGET: Duration = Duration::from_secs(10);
+/// Blocked requests kept per tab.
+const KEPT: usize = 50;
+
+/// The `Fetch.enable` pattern that pauses every document request.
+pub fn document_pattern() -> RequestPattern {
+    RequestPattern {
+        url_pattern: "*".into(),
+        resource_type: Some("Document".into()),
+        request_stage: "Request".into(),
+    }
+}
+
+/// A document request failed at the request stage.
+#[derive(Debug, Clone)]
+pub struct Blocked {
+    pub verdict: Verdict,
+    pub frame_id: String,
+    /// The tab's own document (not an iframe's).
+    pub main_frame: bool,
+    /// It followed a redirect (a hop of a chain, not the first request).
+    pub redirect: bool,
+}
+
+/// One tab's request-stage judge.
+pub struct Gate {
+    policy: Arc<Policy>,
+    /// The tab's target id, which is also its main frame's id.
+    target_id: String,
+    /// What was blocked, numbered, newest last (the last [`KEPT`]). Locked
+    /// for microseconds.
+    blocked: Mutex<Log>,
+}
+
+#[derive(Default)]
+struct Log {
+    /// The number the next blocked request gets.
+    next: u64,
+    /// Blocked requests below this number were reported in a result.
+    reported: u64,
+    recent: VecDeque<(u64, Blocked)>,
+}
+
+impl Gate {
+    pub fn new(policy: Arc<Policy>, target_id: &str) -> Gate {
+        Gate {
+            policy,
+            target_id: target_id.to_owned(),
+            blocked: Mutex::default(),
+        }
+    }
+
+    pub fn policy(&self) -> &Policy {
+        &self.policy
+    }
+
+    /// A mark to ask [`Gate::since`] what was blocked after it.
+    pub fn mark(&self) -> u64 {
+        self.blocked.lock().unwrap().next
+    }
+
+    /// What was blocked since `mark`, oldest first.
+    pub fn since(&self, mark: u64) -> Vec<Blocked> {
+        let log = self.blocked.lock().unwrap();
+        log.recent
+            .iter()
+            .filter(|(n, _)| *n >= mark)
+            .map(|(_, b)| b.clone())
+            .collect()
+    }
+
+    /// What was blocked and not yet reported in a result (a navigation
+    /// the page started after the previous call returned is named by the
+    /// next one), oldest first; marks it reported.
+    pub fn take_unreported(&self) -> Vec<Blocked> {
+        let mut log = self.blocked.lock().unwrap();
+        let from = log.reported;
+        log.reported = log.next;
+        log.recent
+            .iter()
+            .filter(|(n, _)| *n >= from)
+            .map(|(_, b)| b.clone())
+            .collect()
+    }
+
+    /// Judges a paused document request of `session` (the tab's or a
+    /// child's) and answers it from a task of its own. A denied request is
+    /// recorded before its answer is sent, so whoever learns of the failure
+    /// from the browser finds the record.
+    pub fn paused(&self, session: Session, paused: RequestPaused) {
+        let verdict = self.policy.judge(&paused.request.url);
+        let request_id = paused.request_id;
+        if verdict.allowed() {
+            answer(session, request_id, None);
+            return;
+        }
+        let main_frame = paused.frame_id == self.target_id;
+        tracing::info!(url = %verdict.url, rule = %verdict.rule, main_frame, "document request blocked");
+        let blocked = Blocked {
+            verdict,
+            frame_id: paused.frame_id,
+            main_frame,
+            redirect: paused.redirected_request_id.is_some(),
+        };
+        {
+            let mut log = self.blocked.lock().unwrap();
+            let n = log.next;
+            log.next += 1;
+            log.recent.push_back((n, blocked));
+            if log.recent.len() > KEPT {
+                log.recent.pop_front();
+            }
+        }
+        // A main frame failed as `BlockedByClient` commits Chrome's error
+        // page in place of the page the tab was on; `Aborted` commits
+        // nothing, so the tab stays where it was. A frame shows the error
+        // page ("blocked"), and its parent goes on working.
+        answer(
+            session,
+            request_id,
+            Some(if main_frame { "Aborted" } else { "BlockedByClient" }),
+        );
+    }
+}
+
+/// Continues a paused request (`fail_as` `None`) or fails it with that
+/// `Network.ErrorReason`, from a task of its own.
+pub fn answer(session: Session, request_id: String, fail_as: Option<&'static str>) {
+    tokio::spawn(async move {
+        let deadline = Instant::now() + ANSWER_BUDGET;
+        let answered = match fail_as {
+            None => session.call(ContinueRequest { request_id }, deadline).await,
+            Some(reason) => {
+                let fail = FailRequest {
+                    request_id,
+                    error_reason: reason.into(),
+                };
+                session.call(fail, deadline).await
+            }
+        };
+        if let Err(e) = answered {
+            tracing::debug!("answering a paused document request: {e}");
+        }
+    });
+}

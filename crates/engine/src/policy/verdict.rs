@@ -1,0 +1,47 @@
+//! A verdict: what the policy decided about one URL and which rule decided
+//! it, in the words a model reads (`permission_denied` naming both).
+
+use serde_json::{json, Value};
+
+use super::rules::Decision;
+use crate::{ActionError, ErrorCode};
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Verdict {
+    pub url: String,
+    pub decision: Decision,
+    /// The rule that decided (`policy.rules[2] (deny "…")`, `--deny "…"`),
+    /// or `policy.default = "deny"` when none matched.
+    pub rule: String,
+}
+
+impl Verdict {
+    pub fn allowed(&self) -> bool {
+        self.decision == Decision::Allow
+    }
+
+    /// For results and the audit: `{url, action, rule}`.
+    pub fn to_json(&self) -> Value {
+        json!({ "url": self.url, "action": self.decision.as_str(), "rule": self.rule })
+    }
+
+    /// The error for acting on a URL that is not allowed. An `ask` is
+    /// refused too: this build cannot ask the user yet.
+    pub fn denied_error(&self, what: &str) -> ActionError {
+        let (why, next) = match self.decision {
+            Decision::Ask => (
+                "needs the user's consent, and this server cannot ask the user (an ask rule needs a client that can ask)",
+                "Ask the user to allow this URL in cdpilot's configuration, or work on another site.",
+            ),
+            _ => (
+                "is denied",
+                "The user's configuration does not let the browser go there; do not retry it. Work on an allowed site instead.",
+            ),
+        };
+        ActionError::new(
+            ErrorCode::PermissionDenied,
+            format!("{what} {} {why} by {}", self.url, self.rule),
+            next,
+        )
+    }
+}

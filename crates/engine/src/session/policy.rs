@@ -1,0 +1,97 @@
+//! The URL policy around one action in a session: the destinations an
+//! action names and the page it is about to act on are judged before
+//! anything is sent; what the request stage blocked while it ran
+//! (`crate::policy::gate`) is reported in its result, and a navigation the
+//! request stage stopped becomes `permission_denied` naming the URL and the
+//! rule.
+//!
+//! Owns no state: the rules are the browser slot's, the blocked record the
+//! tab's gate.
+
+use serde_json::Value;
+
+use crate::action::{Action, TabsAction};
+use crate::policy::gate::Blocked;
+use crate::policy::Policy;
+use crate::tab::Tab;
+use crate::{ActionError, ActionOutput, ErrorCode};
+
+/// The URL an action names as its destination: judged before anything is
+/// sent, so a denied server is not even asked.
+pub fn destination(action: &Action, policy: &Policy) -> Result<(), ActionError> {
+    let url = match action {
+        Action::Navigate(args) => args.url.as_deref(),
+        Action::Tabs(args) if args.action == TabsAction::New => args.url.as_deref(),
+        _ => None,
+    };
+    match url.map(|u| policy.judge(u)) {
+        Some(verdict) if !verdict.allowed() => Err(verdict.denied_error("navigating to")),
+        _ => Ok(()),
+    }
+}
+
+/// The page the action is about to act on: it may have moved by itself
+/// (or been opened by the page, out of the request stage's sight), so it
+/// is judged again. Leaving it (navigate) and answering its dialog are
+/// always allowed; so are pages that are not http(s) (`about:blank`).
+pub fn current_page(action: &Action, tab: &Tab, policy: &Policy) -> Result<(), ActionError> {
+    if matches!(action, Action::Navigate(_) | Action::Dialog(_) | Action::Tabs(_)) {
+        return Ok(());
+    }
+    let url = tab.state(|s| s.url.clone());
+    if !(url.starts_with("http://") || url.starts_with("https://")) {
+        return Ok(());
+    }
+    let verdict = policy.judge(&url);
+    if verdict.allowed() {
+        return Ok(());
+    }
+    let mut error = verdict.denied_error("the tab is on");
+    error.next_step = "Navigate the tab to an allowed page (browser_navigate) or use another tab.".into();
+    Err(error)
+}
+
+/// The action's result, given what the request stage blocked: a failed
+/// navigation whose main-frame document (or a redirect hop of it) was
+/// blocked while it ran (`during`) is `permission_denied` naming the URL
+/// and the rule; an action that went on says what was blocked since the
+/// previous result (`blocked: [{url, rule}]`: it may have started it, or
+/// the page did in between).
+pub fn after(
+    result: Result<ActionOutput, ActionError>,
+    during: Vec<Blocked>,
+    tab: &Tab,
+) -> Result<ActionOutput, ActionError> {
+    let blocked = tab.gate().take_unreported();
+    match result {
+        Err(e) if e.code == ErrorCode::NavigationFailed => match during.iter().find(|b| b.main_frame) {
+            Some(hop) => {
+                let what = if hop.redirect {
+                    "redirected to"
+                } else {
+                    "navigating to"
+                };
+                let mut error = hop.verdict.denied_error(what);
+                let url = tab.state(|s| s.url.clone());
+                error.message += &format!("; nothing was sent there, and the tab stays on {url}");
+                Err(error)
+            }
+            None => Err(e),
+        },
+        Err(e) => Err(e),
+        Ok(output) if blocked.is_empty() => Ok(output),
+        Ok(mut output) => {
+            let list: Vec<Value> = blocked
+                .iter()
+                .map(|b| serde_json::json!({ "url": b.verdict.url, "rule": b.verdict.rule }))
+                .collect();
+            output.text += "\nBlocked by the URL policy (nothing was sent):";
+            for b in &blocked {
+                let place = if b.main_frame { "page" } else { "frame" };
+                output.text += &format!("\n- {place} {} ({})", b.verdict.url, b.verdict.rule);
+            }
+            output.data["blocked"] = Value::Array(list);
+            Ok(output)
+        }
+    }
+}
