@@ -1,0 +1,73 @@
+//! `Fetch` domain: pausing matching requests and answering them ourselves.
+use serde::{Deserialize, Serialize};
+
+use super::network::Request;
+use super::{command, Empty};
+
+/// Pauses the requests that match `patterns` (all of them when empty).
+#[derive(Debug, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Enable {
+    pub patterns: Vec<RequestPattern>,
+}
+command!(Enable => "Fetch.enable", Empty);
+
+#[derive(Debug, Clone, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RequestPattern {
+    /// Wildcards: `*` any run of characters, `?` one.
+    pub url_pattern: String,
+    /// "Request" or "Response".
+    pub request_stage: String,
+}
+
+/// Answers a paused request with a response of our own.
+#[derive(Debug, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FulfillRequest {
+    pub request_id: String,
+    pub response_code: u16,
+    pub response_headers: Vec<HeaderEntry>,
+    /// Base64 of the body.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub body: Option<String>,
+}
+command!(FulfillRequest => "Fetch.fulfillRequest", Empty);
+
+/// Lets a paused request go on unchanged.
+#[derive(Debug, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ContinueRequest {
+    pub request_id: String,
+}
+command!(ContinueRequest => "Fetch.continueRequest", Empty);
+
+/// Fails a paused request (`error_reason`: "Failed", "BlockedByClient", …).
+#[derive(Debug, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FailRequest {
+    pub request_id: String,
+    pub error_reason: String,
+}
+command!(FailRequest => "Fetch.failRequest", Empty);
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct HeaderEntry {
+    pub name: String,
+    pub value: String,
+}
+
+// Events.
+
+/// A request matched a pattern and waits for our answer.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct RequestPaused {
+    /// The id to answer with (not the network's request id).
+    pub request_id: String,
+    pub request: Request,
+    pub frame_id: String,
+    /// "Document", "XHR", … (kept as text).
+    pub resource_type: String,
+}
+crate::event!(RequestPaused => "Fetch.requestPaused");
