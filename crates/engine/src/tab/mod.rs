@@ -7,9 +7,8 @@
 
 use std::sync::{Arc, Mutex};
 
-use cdp::protocol::{page, runtime, target};
+use cdp::protocol::{network, page, runtime, target};
 use cdp::{Connection, Session};
-use serde_json::json;
 
 use crate::{ActionError, Budget};
 
@@ -153,7 +152,7 @@ async fn enable(
         budget.cdp(step, s, page::Enable {}),
         budget.cdp(step, s, page::SetLifecycleEventsEnabled { enabled: true }),
         budget.cdp(step, s, runtime::Enable {}),
-        budget.send(step, s, "Network.enable", json!({})),
+        budget.cdp(step, s, network::Enable {}),
         budget.cdp(
             step,
             s,
