@@ -4,6 +4,8 @@
 //! generation, cdpilot's isolated world, HTTP statuses of documents) kept
 //! current by a task that reads the tab's events. That task only updates
 //! state under a lock held for microseconds; it never sends a command.
+//! Actions that may navigate wait through [`Navigations`] (the tab's
+//! navigation waiters), not on raw events of their own.
 
 use std::sync::{Arc, Mutex};
 
@@ -18,10 +20,13 @@ pub const WORLD: &str = "__cdpilot_world";
 pub use pump::{DialogPolicy, DialogRules, TabSetup};
 pub use state::TabState;
 
+mod download;
+mod navigation;
 mod pump;
 mod state;
 mod worlds;
 
+pub use navigation::Navigations;
 pub use worlds::FrameRef;
 
 pub struct Tab {
