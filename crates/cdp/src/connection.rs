@@ -44,7 +44,12 @@ impl Event {
         if self.method != E::METHOD {
             return None;
         }
-        serde_json::from_value(self.params.clone()).ok()
+        // Deserialized from a borrow: the params are not copied. An event
+        // sent without params is one with none.
+        match &self.params {
+            Value::Null => E::deserialize(&Value::Object(Default::default())).ok(),
+            params => E::deserialize(params).ok(),
+        }
     }
 
     /// Whether this is an `E` (without decoding it).

@@ -215,6 +215,8 @@ async fn main() {
 async fn raw_cdp_floor(site: &TestSite) {
     use cdp::launch::{launch, LaunchOptions};
     use cdp::protocol::{input, page, runtime, target};
+    // Raw CDP has no default deadline: each command gets this much.
+    let soon = || tokio::time::Instant::now() + Duration::from_secs(30);
 
     let options = LaunchOptions {
         executable: Some(testkit::chromium::executable()),
@@ -227,7 +229,7 @@ async fn raw_cdp_floor(site: &TestSite) {
     };
     let process = launch(&options, Duration::from_secs(30)).await.expect("launch");
     let conn = cdp::Connection::connect(process.ws_url()).await.expect("connect");
-    let targets = conn.browser().call(target::GetTargets {}).await.unwrap();
+    let targets = conn.browser().call(target::GetTargets {}, soon()).await.unwrap();
     let page_id = targets
         .target_infos
         .into_iter()
@@ -236,14 +238,17 @@ async fn raw_cdp_floor(site: &TestSite) {
         .target_id;
     let attached = conn
         .browser()
-        .call(target::AttachToTarget {
-            target_id: page_id,
-            flatten: true,
-        })
+        .call(
+            target::AttachToTarget {
+                target_id: page_id,
+                flatten: true,
+            },
+            soon(),
+        )
         .await
         .unwrap();
     let s = conn.session(attached.session_id);
-    s.call(page::Enable {}).await.unwrap();
+    s.call(page::Enable {}, soon()).await.unwrap();
     let evaluate = |expression: &str| runtime::Evaluate {
         expression: expression.into(),
         context_id: None,
@@ -255,9 +260,9 @@ async fn raw_cdp_floor(site: &TestSite) {
         let s = s.clone();
         async move {
             let mut events = s.events();
-            s.call(page::Navigate { url }).await.unwrap();
+            s.call(page::Navigate { url }, soon()).await.unwrap();
             while let Some(e) = events.recv().await {
-                if e.method == "Page.loadEventFired" {
+                if e.is::<page::LoadEventFired>() {
                     break;
                 }
             }
@@ -269,7 +274,7 @@ async fn raw_cdp_floor(site: &TestSite) {
     let mut evals = Vec::new();
     for _ in 0..30 {
         let began = Instant::now();
-        s.call(evaluate("1+1")).await.unwrap();
+        s.call(evaluate("1+1"), soon()).await.unwrap();
         evals.push(began.elapsed());
     }
     println!(
@@ -282,19 +287,22 @@ async fn raw_cdp_floor(site: &TestSite) {
         let began = Instant::now();
         for kind in ["mouseMoved", "mousePressed", "mouseReleased"] {
             let pressed = kind == "mousePressed";
-            s.call(input::DispatchMouseEvent {
-                kind: kind.into(),
-                x: 40.0,
-                y: 120.0,
-                button: if kind == "mouseMoved" {
-                    "none".into()
-                } else {
-                    "left".into()
+            s.call(
+                input::DispatchMouseEvent {
+                    kind: kind.into(),
+                    x: 40.0,
+                    y: 120.0,
+                    button: if kind == "mouseMoved" {
+                        "none".into()
+                    } else {
+                        "left".into()
+                    },
+                    buttons: if pressed { 1 } else { 0 },
+                    click_count: if kind == "mouseMoved" { 0 } else { 1 },
+                    modifiers: 0,
                 },
-                buttons: if pressed { 1 } else { 0 },
-                click_count: if kind == "mouseMoved" { 0 } else { 1 },
-                modifiers: 0,
-            })
+                soon(),
+            )
             .await
             .unwrap();
         }
@@ -312,7 +320,7 @@ async fn raw_cdp_floor(site: &TestSite) {
         let mut times = Vec::new();
         for _ in 0..7 {
             let began = Instant::now();
-            s.call(evaluate(walk)).await.unwrap();
+            s.call(evaluate(walk), soon()).await.unwrap();
             times.push(began.elapsed());
         }
         println!("    {count:>6} controls: {}", ms(median(times)));

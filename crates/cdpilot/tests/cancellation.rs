@@ -27,8 +27,11 @@ async fn cancel_mid_call(client: &mut testkit::McpClient, tool: &str, args: Valu
     let started = Instant::now();
     let next = client.call("browser_snapshot", json!({"max_elements": 5})).await;
     assert_eq!(next["isError"], false, "{next}");
+    // Had the cancel not freed the session, the next call would wait out
+    // what the cancelled one had left (19 s of its 20 s); anything well
+    // short of that is "at once" (issue 8: no tighter wall-clock bound).
     assert!(
-        started.elapsed() < Duration::from_secs(1),
+        started.elapsed() < Duration::from_secs(10),
         "the call after cancelling {tool} took {:?}",
         started.elapsed()
     );

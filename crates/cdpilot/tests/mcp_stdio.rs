@@ -237,8 +237,13 @@ async fn undecodable_requests_are_answered_and_the_server_keeps_serving() {
 }
 
 /// Starts cdpilot with a browser running, then ends it with `end`, and
-/// checks cdpilot and every Chromium process of its profile are gone within
-/// 5 s, and the temporary profile removed.
+/// checks cdpilot exits within its stop budgets plus slack, every Chromium
+/// process of its profile is gone, and the temporary profile removed.
+/// A clean stop may take the engine's shutdown budget (5 s) and then wait
+/// up to 10 s for Chromium to quit by itself; the bound is those plus
+/// generous slack (issue 8: it was 5 s, tighter than the behaviour allows).
+const STOP_BOUND: Duration = Duration::from_secs(5 + 10 + 10);
+
 async fn ends_cleanly(end: impl FnOnce(&mut testkit::McpClient)) {
     let site = TestSite::start().await;
     let (mut client, tmp) = spawn_cdpilot();
@@ -252,9 +257,9 @@ async fn ends_cleanly(end: impl FnOnce(&mut testkit::McpClient)) {
         "no Chromium found for this cdpilot"
     );
     end(&mut client);
-    let status = tokio::time::timeout(Duration::from_secs(5), client.child.wait())
+    let status = tokio::time::timeout(STOP_BOUND, client.child.wait())
         .await
-        .expect("cdpilot did not exit within 5 s")
+        .expect("cdpilot did not exit within its stop budgets")
         .expect("wait");
     let _ = status;
     let gone = wait_until(Duration::from_secs(5), || {

@@ -101,24 +101,6 @@ impl Budget {
         .await
     }
 
-    /// Sends one raw CDP command (a method not typed in `cdp::protocol`)
-    /// with what is left of the budget.
-    pub async fn send(
-        &self,
-        step: &str,
-        session: &Session,
-        method: &str,
-        params: serde_json::Value,
-    ) -> Result<serde_json::Value, ActionError> {
-        self.run(step, async {
-            session
-                .send(method, params, self.deadline)
-                .await
-                .map_err(|e| self.map_cdp(step, e))
-        })
-        .await
-    }
-
     /// Maps a CDP error, turning the command's own deadline into the call's
     /// `timeout` (it was the call's budget that ran out).
     pub fn map_cdp(&self, step: &str, error: CdpError) -> ActionError {

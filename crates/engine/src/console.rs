@@ -3,6 +3,7 @@
 
 use std::collections::VecDeque;
 
+use cdp::protocol::runtime;
 use serde::Serialize;
 use serde_json::Value;
 
@@ -25,48 +26,49 @@ pub struct Console {
 }
 
 impl Console {
-    /// `Runtime.consoleAPICalled` or `Runtime.exceptionThrown`.
-    pub fn record(&mut self, method: &str, params: &Value) {
-        let message = match method {
-            "Runtime.consoleAPICalled" => {
-                let level = match params["type"].as_str().unwrap_or("log") {
-                    "warning" => "warning",
-                    "error" | "assert" => "error",
-                    "info" => "info",
-                    "debug" | "trace" => "debug",
-                    _ => "log",
-                };
-                let text = params["args"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .map(remote_object_text)
-                    .collect::<Vec<_>>()
-                    .join(" ");
-                ConsoleMessage {
-                    level: level.into(),
-                    text: clip(text),
-                    url: params["stackTrace"]["callFrames"][0]["url"]
-                        .as_str()
-                        .unwrap_or_default()
-                        .into(),
-                    at: now(),
-                }
+    /// Records a `Runtime.consoleAPICalled` or `Runtime.exceptionThrown`
+    /// (other events are not the console's).
+    pub fn record(&mut self, event: &cdp::Event) {
+        let message = if let Some(called) = event.decode::<runtime::ConsoleApiCalled>() {
+            let level = match called.kind.as_str() {
+                "warning" => "warning",
+                "error" | "assert" => "error",
+                "info" => "info",
+                "debug" | "trace" => "debug",
+                _ => "log",
+            };
+            let text = called
+                .args
+                .iter()
+                .map(remote_object_text)
+                .collect::<Vec<_>>()
+                .join(" ");
+            let url = called
+                .stack_trace
+                .and_then(|trace| trace.call_frames.into_iter().next())
+                .map(|frame| frame.url)
+                .unwrap_or_default();
+            ConsoleMessage {
+                level: level.into(),
+                text: clip(text),
+                url,
+                at: now(),
             }
-            "Runtime.exceptionThrown" => {
-                let details = &params["exceptionDetails"];
-                let text = details["exception"]["description"]
-                    .as_str()
-                    .or_else(|| details["text"].as_str())
-                    .unwrap_or("uncaught exception");
-                ConsoleMessage {
-                    level: "error".into(),
-                    text: clip(text.to_owned()),
-                    url: details["url"].as_str().unwrap_or_default().into(),
-                    at: now(),
-                }
+        } else if let Some(thrown) = event.decode::<runtime::ExceptionThrown>() {
+            let details = thrown.exception_details;
+            let text = details
+                .exception
+                .and_then(|e| e.description)
+                .or_else(|| Some(details.text).filter(|t| !t.is_empty()))
+                .unwrap_or_else(|| "uncaught exception".to_owned());
+            ConsoleMessage {
+                level: "error".into(),
+                text: clip(text),
+                url: details.url,
+                at: now(),
             }
-            _ => return,
+        } else {
+            return;
         };
         self.messages.push_back(message);
         while self.messages.len() > CAPACITY {
@@ -75,15 +77,15 @@ impl Console {
     }
 }
 
-fn remote_object_text(object: &Value) -> String {
-    match &object["value"] {
-        Value::String(s) => s.clone(),
-        Value::Null => object["description"]
-            .as_str()
-            .or_else(|| object["unserializableValue"].as_str())
-            .unwrap_or(object["type"].as_str().unwrap_or_default())
-            .to_owned(),
-        other => other.to_string(),
+fn remote_object_text(object: &runtime::RemoteObject) -> String {
+    match &object.value {
+        Some(Value::String(s)) => s.clone(),
+        None | Some(Value::Null) => object
+            .description
+            .clone()
+            .or_else(|| object.unserializable_value.clone())
+            .unwrap_or_else(|| object.kind.clone()),
+        Some(other) => other.to_string(),
     }
 }
 
@@ -104,26 +106,34 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    fn event(method: &str, params: Value) -> cdp::Event {
+        cdp::Event {
+            session_id: "S".into(),
+            method: method.into(),
+            params,
+        }
+    }
+
     #[test]
     fn messages_and_exceptions_are_kept_in_a_ring() {
         let mut c = Console::default();
-        c.record(
+        c.record(&event(
             "Runtime.consoleAPICalled",
-            &json!({"type": "warning", "args": [{"type": "string", "value": "careful"}, {"type": "number", "value": 3}]}),
-        );
-        c.record(
+            json!({"type": "warning", "args": [{"type": "string", "value": "careful"}, {"type": "number", "value": 3}]}),
+        ));
+        c.record(&event(
             "Runtime.exceptionThrown",
-            &json!({"exceptionDetails": {"text": "Uncaught", "url": "http://x/a.js", "exception": {"description": "Error: boom"}}}),
-        );
+            json!({"exceptionDetails": {"text": "Uncaught", "url": "http://x/a.js", "exception": {"description": "Error: boom"}}}),
+        ));
         assert_eq!(c.messages[0].level, "warning");
         assert_eq!(c.messages[0].text, "careful 3");
         assert_eq!(c.messages[1].text, "Error: boom");
         assert_eq!(c.messages[1].url, "http://x/a.js");
         for i in 0..250 {
-            c.record(
+            c.record(&event(
                 "Runtime.consoleAPICalled",
-                &json!({"type": "log", "args": [{"type": "number", "value": i}]}),
-            );
+                json!({"type": "log", "args": [{"type": "number", "value": i}]}),
+            ));
         }
         assert_eq!(c.messages.len(), CAPACITY);
         assert_eq!(c.messages.back().unwrap().text, "249");

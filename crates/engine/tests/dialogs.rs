@@ -19,8 +19,11 @@ async fn a_click_that_opens_confirm_returns_at_once_and_the_answer_reaches_the_p
 
     let started = Instant::now();
     let out = ok(&engine, "browser_click", json!({"ref": ask})).await;
+    // A click that waited behind the dialog would take its whole budget
+    // (25 s); returning "at once" is anything well short of that (issue 8:
+    // no bound tighter than the behaviour needs).
     assert!(
-        started.elapsed() < Duration::from_secs(1),
+        started.elapsed() < Duration::from_secs(10),
         "took {:?}",
         started.elapsed()
     );
@@ -144,23 +147,28 @@ async fn the_watchdog_dismisses_an_unanswered_dialog() {
     let engine = engine_with(|c| c.dialogs.timeout_s = 1);
     ok(&engine, "browser_navigate", json!({"url": site.url("/")})).await;
     let snap = ok(&engine, "browser_snapshot", json!({})).await;
+    // Taken before the click: the dialog opens after it, and the watchdog
+    // waits its whole timeout (1 s) from then, so no close can be seen
+    // sooner, however slow the machine (issue 8: the bound is the
+    // behaviour's own, not a guess at how long the click takes).
+    let clicked = Instant::now();
     ok(
         &engine,
         "browser_click",
         json!({"ref": ref_of(&snap.text, "button \"Ask\"")}),
     )
     .await;
-    let clicked = Instant::now();
     // The dialog's own record is the condition: snapshots keep working while
-    // it blocks the page, so ask until the watchdog has closed it.
+    // it blocks the page, so ask until the watchdog has closed it (its
+    // timeout plus generous slack).
     let after = loop {
         let snap = ok(&engine, "browser_snapshot", json!({})).await;
-        if snap.data.get("pending_dialogs").is_none() || clicked.elapsed() > Duration::from_secs(5) {
+        if snap.data.get("pending_dialogs").is_none() || clicked.elapsed() > Duration::from_secs(15) {
             break snap;
         }
     };
     assert!(
-        clicked.elapsed() >= Duration::from_millis(900),
+        clicked.elapsed() >= Duration::from_secs(1),
         "dismissed too early: {:?}",
         clicked.elapsed()
     );

@@ -9,6 +9,11 @@ use common::{call, ok, open, ref_of};
 use engine::ErrorCode;
 use serde_json::json;
 
+/// Added to a call's own budget where a test bounds how long it took: the
+/// machine may be busy (issue 8: no wall-clock bound tighter than the
+/// behaviour needs).
+const SLACK: Duration = Duration::from_secs(5);
+
 #[tokio::test]
 async fn an_infinite_loop_times_out_and_the_tab_stays_usable() {
     let (site, engine) = open("/").await;
@@ -24,8 +29,9 @@ async fn an_infinite_loop_times_out_and_the_tab_stays_usable() {
     .await
     .unwrap_err();
     assert_eq!(e.code, ErrorCode::Timeout, "{e}");
+    // Its budget (2 s) plus generous slack (issue 8: no tighter bound).
     assert!(
-        started.elapsed() < Duration::from_secs(3),
+        started.elapsed() < Duration::from_secs(2) + SLACK,
         "took {:?}",
         started.elapsed()
     );
@@ -33,8 +39,10 @@ async fn an_infinite_loop_times_out_and_the_tab_stays_usable() {
 
     let started = Instant::now();
     ok(&engine, "browser_click", json!({"ref": button})).await;
+    // Behind a script still running, the click would wait out its whole
+    // budget (25 s) and fail; anything well short of that is "at once".
     assert!(
-        started.elapsed() < Duration::from_secs(1),
+        started.elapsed() < Duration::from_secs(10),
         "click after termination took {:?}",
         started.elapsed()
     );
@@ -164,8 +172,10 @@ async fn an_alert_from_evaluate_returns_dialog_opened_and_can_be_answered() {
         json!({"expression": "alert('hello there'); 5"}),
     )
     .await;
+    // Waiting behind the alert would take the evaluate's whole budget
+    // (10 s) and fail; returning when it opens is well short of that.
     assert!(
-        started.elapsed() < Duration::from_secs(2),
+        started.elapsed() < Duration::from_secs(5),
         "took {:?}",
         started.elapsed()
     );

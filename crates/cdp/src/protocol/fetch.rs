@@ -1,20 +1,12 @@
 //! `Fetch` domain: requests paused before they leave the browser (the URL
-//! policy's request stage, the dialog bridge's requests).
+//! policy's request stage, the dialog bridge's requests) and answered by us:
+//! continued, failed or fulfilled.
 use serde::{Deserialize, Serialize};
 
+use super::network::Request;
 use super::{command, Empty};
 
-/// One pattern of `Fetch.enable`: what to pause, and at which stage.
-#[derive(Debug, Clone, Default, Serialize, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct RequestPattern {
-    pub url_pattern: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub resource_type: Option<String>,
-    /// `Request` (before it is sent) or `Response`.
-    pub request_stage: String,
-}
-
+/// Pauses the requests that match `patterns` (all of them when empty).
 #[derive(Debug, Default, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Enable {
@@ -22,14 +14,47 @@ pub struct Enable {
 }
 command!(Enable => "Fetch.enable", Empty);
 
-#[derive(Debug, Serialize)]
+/// One pattern of `Fetch.enable`: what to pause, and at which stage.
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct RequestPattern {
+    /// Wildcards: `*` any run of characters, `?` one.
+    pub url_pattern: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resource_type: Option<String>,
+    /// `Request` (before it is sent) or `Response`.
+    pub request_stage: String,
+}
+
+/// Answers a paused request with a response of our own.
+#[derive(Debug, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FulfillRequest {
+    pub request_id: String,
+    pub response_code: u16,
+    pub response_headers: Vec<HeaderEntry>,
+    /// Base64 of the body.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub body: Option<String>,
+}
+command!(FulfillRequest => "Fetch.fulfillRequest", Empty);
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct HeaderEntry {
+    pub name: String,
+    pub value: String,
+}
+
+/// Lets a paused request go on unchanged.
+#[derive(Debug, Default, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ContinueRequest {
     pub request_id: String,
 }
 command!(ContinueRequest => "Fetch.continueRequest", Empty);
 
-#[derive(Debug, Serialize)]
+/// Fails a paused request; nothing reaches the server.
+#[derive(Debug, Default, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct FailRequest {
     pub request_id: String,
@@ -38,22 +63,17 @@ pub struct FailRequest {
 }
 command!(FailRequest => "Fetch.failRequest", Empty);
 
-#[derive(Debug, Default, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
-pub struct Request {
-    pub url: String,
-    pub method: String,
-    pub post_data: Option<String>,
-}
+// Events.
 
-/// A request paused by a pattern of `Fetch.enable`; it waits until it is
-/// continued, failed or fulfilled.
+/// A request matched a pattern and waits for our answer.
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct RequestPaused {
+    /// The id to answer with (not the network's request id).
     pub request_id: String,
     pub request: Request,
     pub frame_id: String,
+    /// "Document", "XHR", … (kept as text).
     pub resource_type: String,
     /// Set when this request follows a redirect answer of that request.
     pub redirected_request_id: Option<String>,

@@ -140,3 +140,164 @@ pub struct VisualViewport {
     pub client_height: f64,
 }
 command!(GetLayoutMetrics => "Page.getLayoutMetrics", LayoutMetrics);
+
+/// Reloads the tab's document (as the browser's reload button).
+#[derive(Debug, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Reload {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ignore_cache: Option<bool>,
+}
+command!(Reload => "Page.reload", Empty);
+
+#[derive(Debug, Default, Serialize)]
+pub struct GetNavigationHistory {}
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct NavigationHistory {
+    /// Index of the current entry in `entries`.
+    pub current_index: i64,
+    pub entries: Vec<NavigationEntry>,
+}
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct NavigationEntry {
+    pub id: i64,
+    pub url: String,
+    pub title: String,
+}
+command!(GetNavigationHistory => "Page.getNavigationHistory", NavigationHistory);
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NavigateToHistoryEntry {
+    pub entry_id: i64,
+}
+command!(NavigateToHistoryEntry => "Page.navigateToHistoryEntry", Empty);
+
+/// Accepts or dismisses the native dialog blocking the session's page.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HandleJavaScriptDialog {
+    pub accept: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prompt_text: Option<String>,
+}
+command!(HandleJavaScriptDialog => "Page.handleJavaScriptDialog", Empty);
+
+// Events.
+
+/// A subframe appeared under `parent_frame_id`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct FrameAttached {
+    pub frame_id: String,
+    pub parent_frame_id: Option<String>,
+}
+crate::event!(FrameAttached => "Page.frameAttached");
+
+/// A frame committed a new document (`frame.parent_id` is `None` for the
+/// main frame).
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct FrameNavigated {
+    pub frame: Frame,
+    /// "Navigation" or "BackForwardCacheRestore" (kept as text).
+    #[serde(rename = "type")]
+    pub kind: String,
+}
+crate::event!(FrameNavigated => "Page.frameNavigated");
+
+/// A frame went away; `reason` "swap" means it moved to another process.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct FrameDetached {
+    pub frame_id: String,
+    /// "remove" or "swap" (kept as text).
+    pub reason: String,
+}
+crate::event!(FrameDetached => "Page.frameDetached");
+
+/// A frame stopped loading: it loaded, or its navigation was cancelled,
+/// became a download, or was answered with no content.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct FrameStoppedLoading {
+    pub frame_id: String,
+}
+crate::event!(FrameStoppedLoading => "Page.frameStoppedLoading");
+
+/// A same-document navigation: a fragment, `history.pushState`, …
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct NavigatedWithinDocument {
+    pub frame_id: String,
+    pub url: String,
+}
+crate::event!(NavigatedWithinDocument => "Page.navigatedWithinDocument");
+
+/// A lifecycle point of one document (`loader_id`) of a frame (sent once
+/// `Page.setLifecycleEventsEnabled` is on).
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct LifecycleEvent {
+    pub frame_id: String,
+    pub loader_id: String,
+    /// "init", "DOMContentLoaded", "load", "networkAlmostIdle",
+    /// "networkIdle", … (kept as text).
+    pub name: String,
+    pub timestamp: f64,
+}
+crate::event!(LifecycleEvent => "Page.lifecycleEvent");
+
+/// The main frame's `load` event fired.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct LoadEventFired {
+    pub timestamp: f64,
+}
+crate::event!(LoadEventFired => "Page.loadEventFired");
+
+/// The main frame's `DOMContentLoaded` event fired.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct DomContentEventFired {
+    pub timestamp: f64,
+}
+crate::event!(DomContentEventFired => "Page.domContentEventFired");
+
+/// A native dialog opened and blocks the session's page until answered.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct JavascriptDialogOpening {
+    pub url: String,
+    /// Absent on older Chromes.
+    pub frame_id: Option<String>,
+    pub message: String,
+    /// "alert", "confirm", "prompt" or "beforeunload" (kept as text).
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub has_browser_handler: bool,
+    pub default_prompt: Option<String>,
+}
+crate::event!(JavascriptDialogOpening => "Page.javascriptDialogOpening");
+
+/// A native dialog closed (it does not say which: the oldest pending one).
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct JavascriptDialogClosed {
+    pub result: bool,
+    pub user_input: String,
+}
+crate::event!(JavascriptDialogClosed => "Page.javascriptDialogClosed");
+
+/// A navigation of `frame_id` turned into a download.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct DownloadWillBegin {
+    pub frame_id: String,
+    pub guid: String,
+    pub url: String,
+    pub suggested_filename: String,
+}
+crate::event!(DownloadWillBegin => "Page.downloadWillBegin");

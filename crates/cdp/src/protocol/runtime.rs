@@ -1,4 +1,5 @@
-//! `Runtime` domain: evaluating in a page's worlds.
+//! `Runtime` domain: evaluating in a page's worlds, and what the page says
+//! about its script contexts and console.
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -75,7 +76,10 @@ pub struct ExceptionDetails {
     pub text: String,
     pub line_number: i64,
     pub column_number: i64,
+    /// The script's URL, when the exception came from one.
+    pub url: String,
     pub exception: Option<RemoteObject>,
+    pub stack_trace: Option<StackTrace>,
 }
 
 impl ExceptionDetails {
@@ -94,3 +98,93 @@ pub struct ReleaseObject {
     pub object_id: String,
 }
 command!(ReleaseObject => "Runtime.releaseObject", Empty);
+
+/// Stops the script running on the session's main thread.
+#[derive(Debug, Default, Serialize)]
+pub struct TerminateExecution {}
+command!(TerminateExecution => "Runtime.terminateExecution", Empty);
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct StackTrace {
+    pub description: Option<String>,
+    pub call_frames: Vec<CallFrame>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct CallFrame {
+    pub function_name: String,
+    pub url: String,
+    pub line_number: i64,
+    pub column_number: i64,
+}
+
+// Events.
+
+/// A script context (a document's main world or an isolated world) was
+/// created.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ExecutionContextCreated {
+    pub context: ExecutionContextDescription,
+}
+crate::event!(ExecutionContextCreated => "Runtime.executionContextCreated");
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ExecutionContextDescription {
+    pub id: i64,
+    pub origin: String,
+    /// The isolated world's name (empty for the page's own world).
+    pub name: String,
+    pub aux_data: ContextAuxData,
+}
+
+/// What Chrome adds about a context: its frame, and whether it is the
+/// frame's page world.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ContextAuxData {
+    pub frame_id: String,
+    pub is_default: bool,
+    /// "default", "isolated", "worker" (kept as text).
+    #[serde(rename = "type")]
+    pub kind: String,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ExecutionContextDestroyed {
+    pub execution_context_id: i64,
+}
+crate::event!(ExecutionContextDestroyed => "Runtime.executionContextDestroyed");
+
+/// Every context of the session is gone.
+#[derive(Debug, Default, Deserialize)]
+pub struct ExecutionContextsCleared {}
+crate::event!(ExecutionContextsCleared => "Runtime.executionContextsCleared");
+
+/// A `console.*` call.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ConsoleApiCalled {
+    /// "log", "warning", "error", "assert", "info", "debug", "trace", …
+    /// (kept as text).
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub args: Vec<RemoteObject>,
+    pub execution_context_id: i64,
+    pub timestamp: f64,
+    pub stack_trace: Option<StackTrace>,
+}
+crate::event!(ConsoleApiCalled => "Runtime.consoleAPICalled");
+
+/// An exception nobody caught.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ExceptionThrown {
+    pub timestamp: f64,
+    pub exception_details: ExceptionDetails,
+}
+crate::event!(ExceptionThrown => "Runtime.exceptionThrown");

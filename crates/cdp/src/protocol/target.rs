@@ -15,6 +15,8 @@ pub struct TargetInfo {
     pub attached: bool,
     pub opener_id: Option<String>,
     pub browser_context_id: Option<String>,
+    /// For an iframe target: the parent of the frame it renders.
+    pub parent_frame_id: Option<String>,
 }
 
 #[derive(Debug, Default, Serialize)]

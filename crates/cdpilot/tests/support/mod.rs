@@ -4,7 +4,6 @@
 #![allow(dead_code)]
 
 use std::path::Path;
-use std::time::Duration;
 
 use serde_json::Value;
 use testkit::McpClient;
@@ -73,4 +72,5 @@ pub fn browser_main_processes(dir: &Path) -> Vec<u32> {
     })
 }
 
+#[allow(unused_imports)] // not every test binary waits
 pub use testkit::processes::wait_until;

@@ -5,7 +5,7 @@ use cdp::protocol::runtime;
 use serde_json::json;
 
 use crate::action::{ClickArgs, WaitUntil};
-use crate::actions::{element, input, navigate};
+use crate::actions::{element, input};
 use crate::error::Failure;
 use crate::tab::Tab;
 use crate::{ActionError, ActionOutput, Budget};
@@ -34,8 +34,8 @@ pub async fn run(tab: &Tab, args: &ClickArgs, budget: &Budget) -> Result<ActionO
         budget.cdp("preparing the click", &tab.session, flag(ARM_NAVIGATION_FLAG)),
     )?;
     let document_before = tab.state(|s| s.document);
-    // Subscribe before clicking so no navigation event can slip past.
-    let mut events = tab.session.events();
+    // Watch before clicking so no navigation event can slip past.
+    let mut navigations = tab.navigations();
     input::click(
         tab,
         budget,
@@ -63,7 +63,7 @@ pub async fn run(tab: &Tab, args: &ClickArgs, budget: &Budget) -> Result<ActionO
         Err(e) => return Err(e),
     };
     if started {
-        navigate::wait_for_load(tab, &mut events, None, WaitUntil::Load, budget).await?;
+        navigations.loaded(None, WaitUntil::Load, budget).await?;
     }
     // The event reader keeps the URL current (commits and same-document
     // changes), so no round trip to the page is needed to report it.

@@ -361,14 +361,13 @@ async fn open_lane(tab: &Tab, budget: &Budget) -> Result<Lane, ActionError> {
 async fn terminate(tab: &Tab) {
     let sent = tab
         .session
-        .send(
-            "Runtime.terminateExecution",
-            json!({}),
+        .call(
+            runtime::TerminateExecution {},
             tokio::time::Instant::now() + TERMINATE_BUDGET,
         )
         .await;
     if let Err(error) = sent {
-        tracing::warn!("Runtime.terminateExecution failed: {error}");
+        tracing::warn!("stopping the runaway script failed: {error}");
     }
 }
 

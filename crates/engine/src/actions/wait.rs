@@ -1,7 +1,8 @@
 //! `browser_wait`: wait for text, text gone, a visible selector, a URL, or a
 //! time, within the call's budget. Page conditions are checked in the page
 //! on every DOM mutation (a `MutationObserver` in cdpilot's isolated world),
-//! URLs on every navigation event: never by polling with sleeps.
+//! URLs on every navigation of the main frame (the tab's navigation watch):
+//! never by polling with sleeps.
 
 use serde_json::json;
 
@@ -105,35 +106,15 @@ async fn validate_selector(tab: &Tab, selector: &str, budget: &Budget) -> Result
 }
 
 async fn wait_for_url(tab: &Tab, glob: &str, budget: &Budget) -> Result<ActionOutput, ActionError> {
-    let mut events = tab.session.events();
-    let (main_frame, url) = tab.state(|s| (s.main_frame_id.clone(), s.url.clone()));
-    if glob_matches(glob, &url) {
-        return Ok(done(budget, format!("The URL {url} matches {glob:?}.")));
-    }
-    let never = format!("the URL never matched {glob:?}");
-    let reached = budget
-        .run("waiting for the URL", async {
-            while let Some(event) = events.recv().await {
-                let p = &event.params;
-                let url = match event.method.as_str() {
-                    "Page.frameNavigated" if p["frame"]["id"] == main_frame.as_str() => {
-                        p["frame"]["url"].as_str()
-                    }
-                    "Page.navigatedWithinDocument" if p["frameId"] == main_frame.as_str() => {
-                        p["url"].as_str()
-                    }
-                    _ => None,
-                };
-                if let Some(url) = url.filter(|u| glob_matches(glob, u)) {
-                    return Ok(url.to_owned());
-                }
-            }
-            Err(ActionError::disconnected())
-        })
+    let reached = tab
+        .navigations()
+        .url_matching(|url| glob_matches(glob, url), budget)
         .await;
     match reached {
         Ok(url) => Ok(done(budget, format!("The URL {url} matches {glob:?}."))),
-        Err(e) if matches!(e.failure, Failure::Timeout { .. }) => Err(never_happened(budget, &never)),
+        Err(e) if matches!(e.failure, Failure::Timeout { .. }) => {
+            Err(never_happened(budget, &format!("the URL never matched {glob:?}")))
+        }
         Err(e) => Err(e),
     }
 }

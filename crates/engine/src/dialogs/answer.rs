@@ -9,8 +9,8 @@
 
 use std::time::Duration;
 
+use cdp::protocol::{page, runtime};
 use cdp::{Connection, Session};
-use serde_json::json;
 
 use super::{bridge, report, Closer, Dialog, DialogBook, Unclaimed};
 use crate::{ActionError, Budget, ErrorCode};
@@ -37,16 +37,12 @@ pub(super) async fn send(
             Ok(())
         }
         None => {
-            let mut params = json!({ "accept": accept });
-            if let Some(text) = prompt_text {
-                params["promptText"] = json!(text);
-            }
+            let handle = page::HandleJavaScriptDialog {
+                accept,
+                prompt_text: prompt_text.map(str::to_owned),
+            };
             session
-                .send(
-                    "Page.handleJavaScriptDialog",
-                    params,
-                    tokio::time::Instant::now() + timeout,
-                )
+                .call(handle, tokio::time::Instant::now() + timeout)
                 .await
                 .map(|_| ())
         }
@@ -103,11 +99,11 @@ async fn reaction(book: &DialogBook, session: &Session, id: &str, mark: u64) {
     let another = book.until(|b| b.opened_count() > mark);
     let ran_on = async {
         book.until(|b| !b.is_pending(id)).await;
-        let ping = session.send(
-            "Runtime.evaluate",
-            json!({ "expression": "0" }),
-            tokio::time::Instant::now() + REACTION,
-        );
+        let ping = runtime::Evaluate {
+            expression: "0".to_owned(),
+            ..Default::default()
+        };
+        let ping = session.call(ping, tokio::time::Instant::now() + REACTION);
         if let Err(error) = ping.await {
             tracing::debug!("the round trip after an answer failed: {error}");
         }

@@ -12,7 +12,7 @@
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
-use serde_json::Value;
+use cdp::protocol::{fetch, page};
 use tokio::sync::watch;
 
 use super::{bridge, now, Closer, Dialog};
@@ -88,25 +88,26 @@ impl DialogBook {
     /// became answerable), for the policy to handle.
     pub fn apply(&self, event: &cdp::Event) -> Option<Dialog> {
         let session = event.session_id.as_str();
-        match event.method.as_str() {
-            "Page.javascriptDialogOpening" => Some(self.opened(session, &event.params)),
-            "Page.javascriptDialogClosed" => {
-                self.closed(session);
-                None
-            }
-            "Fetch.requestPaused" => {
-                let fields = bridge::dialog_of(&event.params)?;
-                let request = event.params["requestId"].as_str().unwrap_or_default();
-                Some(self.bridged(session, request, &fields))
-            }
-            _ => None,
+        if let Some(opening) = event.decode::<page::JavascriptDialogOpening>() {
+            Some(self.opened(session, &opening))
+        } else if event.is::<page::JavascriptDialogClosed>() {
+            self.closed(session);
+            None
+        } else if let Some(paused) = event.decode::<fetch::RequestPaused>() {
+            let opening = bridge::dialog_of(&paused)?;
+            Some(self.bridged(session, &paused.request_id, &opening))
+        } else {
+            None
         }
     }
 
     /// `Page.javascriptDialogOpening`.
-    fn opened(&self, session: &str, params: &Value) -> Dialog {
-        let kind = params["type"].as_str().unwrap_or("alert");
-        let message = params["message"].as_str().unwrap_or_default();
+    fn opened(&self, session: &str, opening: &page::JavascriptDialogOpening) -> Dialog {
+        let kind = match opening.kind.as_str() {
+            "" => "alert",
+            kind => kind,
+        };
+        let message = opening.message.as_str();
         self.edit(|book| {
             if let Some(same) = book
                 .pending
@@ -122,11 +123,8 @@ impl DialogBook {
                 id: format!("d-{}", book.opened),
                 kind: kind.to_owned(),
                 message: message.to_owned(),
-                default_prompt: params["defaultPrompt"]
-                    .as_str()
-                    .filter(|_| kind == "prompt")
-                    .map(str::to_owned),
-                frame: params["frameId"].as_str().map(str::to_owned),
+                default_prompt: opening.default_prompt.clone().filter(|_| kind == "prompt"),
+                frame: opening.frame_id.clone(),
                 opened_at: now(),
                 closed_at: None,
                 closed_by: None,
@@ -141,10 +139,9 @@ impl DialogBook {
         })
     }
 
-    /// A dialog the bridge paused as request `request_id` (its fields in
-    /// `Page.javascriptDialogOpening`'s shape).
-    fn bridged(&self, session: &str, request_id: &str, params: &Value) -> Dialog {
-        let mut dialog = self.opened(session, params);
+    /// A dialog the bridge paused as request `request_id`.
+    fn bridged(&self, session: &str, request_id: &str, opening: &page::JavascriptDialogOpening) -> Dialog {
+        let mut dialog = self.opened(session, opening);
         self.edit(|book| {
             if let Some(d) = book.pending.iter_mut().find(|d| d.id == dialog.id) {
                 d.bridge_request = Some(request_id.to_owned());
@@ -354,7 +351,7 @@ impl Drop for Claim {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use serde_json::{json, Value};
 
     fn event(session: &str, method: &str, params: Value) -> cdp::Event {
         cdp::Event {

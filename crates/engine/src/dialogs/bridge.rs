@@ -12,8 +12,9 @@
 use std::time::Duration;
 
 use base64::Engine as _;
+use cdp::protocol::{fetch, page};
 use cdp::Session;
-use serde_json::{json, Value};
+use serde_json::json;
 
 /// The reserved host (`.invalid` never resolves, so nothing leaks out).
 pub const HOST: &str = "cdpilot-dialog.invalid";
@@ -39,31 +40,41 @@ pub const OVERRIDE: &str = r#"(() => {
 
 /// The `Fetch.enable` pattern of the bridge's requests, paused before they
 /// leave (merged with the URL policy's into the session's one `Fetch.enable`).
-pub fn fetch_pattern() -> cdp::protocol::fetch::RequestPattern {
-    cdp::protocol::fetch::RequestPattern {
+pub fn fetch_pattern() -> fetch::RequestPattern {
+    fetch::RequestPattern {
         url_pattern: format!("*://{HOST}/*"),
         resource_type: None,
         request_stage: "Request".into(),
     }
 }
 
-/// Whether a `Fetch.requestPaused` is the bridge's, and its dialog fields
-/// (`type`, `message`, `default_prompt`).
-pub fn dialog_of(params: &Value) -> Option<Value> {
-    let url = params["request"]["url"].as_str()?;
+/// Whether a paused request is the bridge's, and its dialog as Chrome would
+/// announce a native one.
+pub fn dialog_of(paused: &fetch::RequestPaused) -> Option<page::JavascriptDialogOpening> {
     // The host itself, not the text: a document at `/?cdpilot-dialog.invalid`
     // must still be judged by the URL policy.
-    if url::Url::parse(url).ok()?.host_str() != Some(HOST) {
+    if url::Url::parse(&paused.request.url).ok()?.host_str() != Some(HOST) {
         return None;
     }
-    let body = params["request"]["postData"].as_str().unwrap_or("{}");
-    let fields: Value = serde_json::from_str(body).unwrap_or_else(|_| json!({}));
-    Some(json!({
-        "type": fields["type"].as_str().unwrap_or("alert"),
-        "message": fields["message"].as_str().unwrap_or_default(),
-        "defaultPrompt": fields["default_prompt"],
-        "frameId": params["frameId"],
-    }))
+    /// What the override script posts.
+    #[derive(Default, serde::Deserialize)]
+    #[serde(default)]
+    struct Asked {
+        #[serde(rename = "type")]
+        kind: Option<String>,
+        message: Option<String>,
+        default_prompt: Option<String>,
+    }
+    let body = paused.request.post_data.as_deref().unwrap_or("{}");
+    let asked: Asked = serde_json::from_str(body).unwrap_or_default();
+    Some(page::JavascriptDialogOpening {
+        url: paused.request.url.clone(),
+        frame_id: Some(paused.frame_id.clone()).filter(|f| !f.is_empty()),
+        message: asked.message.unwrap_or_default(),
+        kind: asked.kind.unwrap_or_else(|| "alert".to_owned()),
+        default_prompt: asked.default_prompt,
+        ..Default::default()
+    })
 }
 
 /// Answers a bridged dialog: the paused request gets `{accept, prompt_text}`.
@@ -75,20 +86,21 @@ pub async fn answer(
     timeout: Duration,
 ) -> Result<(), cdp::CdpError> {
     let body = json!({ "accept": accept, "prompt_text": prompt_text }).to_string();
+    let header = |name: &str, value: &str| fetch::HeaderEntry {
+        name: name.to_owned(),
+        value: value.to_owned(),
+    };
+    let fulfill = fetch::FulfillRequest {
+        request_id: request_id.to_owned(),
+        response_code: 200,
+        response_headers: vec![
+            header("Content-Type", "application/json"),
+            header("Access-Control-Allow-Origin", "*"),
+        ],
+        body: Some(base64::engine::general_purpose::STANDARD.encode(body)),
+    };
     session
-        .send(
-            "Fetch.fulfillRequest",
-            json!({
-                "requestId": request_id,
-                "responseCode": 200,
-                "responseHeaders": [
-                    { "name": "Content-Type", "value": "application/json" },
-                    { "name": "Access-Control-Allow-Origin", "value": "*" },
-                ],
-                "body": base64::engine::general_purpose::STANDARD.encode(body),
-            }),
-            tokio::time::Instant::now() + timeout,
-        )
+        .call(fulfill, tokio::time::Instant::now() + timeout)
         .await
         .map(|_| ())
 }
@@ -97,23 +109,30 @@ pub async fn answer(
 mod tests {
     use super::*;
 
+    fn paused(params: serde_json::Value) -> fetch::RequestPaused {
+        cdp::Event {
+            session_id: "S".into(),
+            method: "Fetch.requestPaused".into(),
+            params,
+        }
+        .decode()
+        .expect("a Fetch.requestPaused")
+    }
+
     #[test]
     fn only_the_bridge_requests_are_dialogs() {
-        let paused = json!({
+        let asked = paused(json!({
             "requestId": "R1", "frameId": "F",
             "request": { "url": "http://cdpilot-dialog.invalid/", "postData": "{\"type\":\"prompt\",\"message\":\"Name?\",\"default_prompt\":\"x\"}" },
-        });
-        let d = dialog_of(&paused).unwrap();
+        }));
+        let d = dialog_of(&asked).unwrap();
         assert_eq!(
-            (
-                d["type"].as_str(),
-                d["message"].as_str(),
-                d["defaultPrompt"].as_str()
-            ),
-            (Some("prompt"), Some("Name?"), Some("x"))
+            (d.kind.as_str(), d.message.as_str(), d.default_prompt.as_deref()),
+            ("prompt", "Name?", Some("x"))
         );
-        assert!(dialog_of(&json!({"request": {"url": "http://example.com/"}})).is_none());
-        let lookalike = json!({"request": {"url": "http://example.com/?cdpilot-dialog.invalid/"}});
+        assert_eq!(d.frame_id.as_deref(), Some("F"));
+        assert!(dialog_of(&paused(json!({"request": {"url": "http://example.com/"}}))).is_none());
+        let lookalike = paused(json!({"request": {"url": "http://example.com/?cdpilot-dialog.invalid/"}}));
         assert!(dialog_of(&lookalike).is_none());
     }
 }

@@ -4,12 +4,13 @@
 //! generation, cdpilot's isolated world, HTTP statuses of documents) kept
 //! current by a task that reads the tab's events. That task only updates
 //! state under a lock held for microseconds; it never sends a command.
+//! Actions that may navigate wait through [`Navigations`] (the tab's
+//! navigation waiters), not on raw events of their own.
 
 use std::sync::{Arc, Mutex};
 
-use cdp::protocol::{page, runtime, target};
+use cdp::protocol::{network, page, runtime, target};
 use cdp::{Connection, Session};
-use serde_json::json;
 
 use crate::policy::Gate;
 use crate::{ActionError, Budget};
@@ -20,10 +21,13 @@ pub const WORLD: &str = "__cdpilot_world";
 pub use pump::{DialogPolicy, DialogRules, TabSetup};
 pub use state::TabState;
 
+mod download;
+mod navigation;
 mod pump;
 mod state;
 mod worlds;
 
+pub use navigation::Navigations;
 pub use worlds::FrameRef;
 
 pub struct Tab {
@@ -173,7 +177,7 @@ async fn enable(
         budget.cdp(step, s, page::Enable {}),
         budget.cdp(step, s, page::SetLifecycleEventsEnabled { enabled: true }),
         budget.cdp(step, s, runtime::Enable {}),
-        budget.send(step, s, "Network.enable", json!({})),
+        budget.cdp(step, s, network::Enable {}),
         budget.cdp(
             step,
             s,

@@ -16,8 +16,8 @@ use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 
 use cdp::protocol::fetch::{self, RequestPaused};
+use cdp::protocol::{network, page, runtime, target};
 use cdp::{Connection, Session};
-use serde_json::json;
 use tokio::time::Instant;
 
 /// How long preparing a paused iframe or worker may take (its own budget:
@@ -65,6 +65,11 @@ impl TabSetup {
     /// Disguises one page or iframe session (user agent, no webdriver) and,
     /// with the bridge on, installs the dialog override and its interception.
     pub async fn disguise(&self, session: &Session, deadline: Instant) -> Result<(), cdp::CdpError> {
+        let before_scripts = |source: &str| page::AddScriptToEvaluateOnNewDocument {
+            source: source.to_owned(),
+            world_name: None,
+            run_immediately: true,
+        };
         let intercept = async {
             match self.fetch_patterns() {
                 patterns if patterns.is_empty() => Ok(()),
@@ -79,31 +84,24 @@ impl TabSetup {
                 return Ok(());
             }
             session
-                .send(
-                    "Page.addScriptToEvaluateOnNewDocument",
-                    json!({ "source": dialogs::bridge::OVERRIDE, "runImmediately": true }),
-                    deadline,
-                )
+                .call(before_scripts(dialogs::bridge::OVERRIDE), deadline)
                 .await
                 .map(|_| ())
         };
         let (a, b) = tokio::join!(install, intercept);
         a?;
         b?;
-        let script = session.send(
-            "Page.addScriptToEvaluateOnNewDocument",
-            json!({ "source": NO_WEBDRIVER, "runImmediately": true }),
-            deadline,
-        );
+        let script = session.call(before_scripts(NO_WEBDRIVER), deadline);
         match &self.user_agent {
             Some(ua) => {
-                let agent = session.send(
-                    "Network.setUserAgentOverride",
-                    json!({ "userAgent": ua }),
+                let agent = session.call(
+                    network::SetUserAgentOverride {
+                        user_agent: ua.clone(),
+                    },
                     deadline,
                 );
                 let (a, b) = tokio::join!(script, agent);
-                a.and(b).map(|_| ())
+                a.and(b.map(|_| ())).map(|_| ())
             }
             None => script.await.map(|_| ()),
         }
@@ -131,50 +129,41 @@ pub(super) fn spawn(
             if !ours.contains(&event.session_id) {
                 continue;
             }
-            match event.method.as_str() {
-                "Target.attachedToTarget" => {
-                    let child = event.params["sessionId"].as_str().unwrap_or_default().to_owned();
-                    let kind = event.params["targetInfo"]["type"]
-                        .as_str()
-                        .unwrap_or_default()
-                        .to_owned();
-                    let frame = event.params["targetInfo"]["targetId"]
-                        .as_str()
-                        .unwrap_or_default()
-                        .to_owned();
-                    ours.insert(child.clone());
-                    if kind == "iframe" {
-                        let info = &event.params["targetInfo"];
-                        let parent = info["parentFrameId"].as_str();
-                        let url = info["url"].as_str().unwrap_or_default();
-                        let mut state = state.lock().unwrap();
-                        state.frames.oopif_attached(&frame, parent, url, &child);
-                    }
-                    let session = conn.session(child);
-                    let setup = setup.clone();
-                    while preparing.try_join_next().is_some() {}
-                    preparing.spawn(async move { prepare_child(&session, &kind, &setup).await });
+            if let Some(attached) = event.decode::<target::AttachedToTarget>() {
+                let child = attached.session_id;
+                let info = attached.target_info;
+                ours.insert(child.clone());
+                if info.kind == "iframe" {
+                    let mut state = state.lock().unwrap();
+                    state.frames.oopif_attached(
+                        &info.target_id,
+                        info.parent_frame_id.as_deref(),
+                        &info.url,
+                        &child,
+                    );
                 }
-                "Target.detachedFromTarget" => {
-                    if let Some(child) = event.params["sessionId"].as_str() {
-                        ours.remove(child);
-                        let mut state = state.lock().unwrap();
-                        state.frames.oopif_detached(child);
-                    }
+                let session = conn.session(child);
+                let setup = setup.clone();
+                while preparing.try_join_next().is_some() {}
+                preparing.spawn(async move { prepare_child(&session, &info.kind, &setup).await });
+            } else if let Some(detached) = event.decode::<target::DetachedFromTarget>() {
+                let child = detached.session_id;
+                if !child.is_empty() {
+                    ours.remove(&child);
+                    let mut state = state.lock().unwrap();
+                    state.frames.oopif_detached(&child);
                 }
-                _ if is_document_request(&event) => {
-                    if let Some(paused) = event.decode::<RequestPaused>() {
-                        gate.paused(conn.session(event.session_id.clone()), paused);
-                    }
+            } else if is_document_request(&event) {
+                if let Some(paused) = event.decode::<RequestPaused>() {
+                    gate.paused(conn.session(event.session_id.clone()), paused);
                 }
-                _ => {
-                    let from_tab = event.session_id == tab_session;
-                    let opened = book.apply(&event);
-                    state.lock().unwrap().apply_from(&event, from_tab);
-                    if let Some(dialog) = opened {
-                        let session = conn.session(dialog.session.clone());
-                        watchdogs.opened(&book, session, dialog);
-                    }
+            } else {
+                let from_tab = event.session_id == tab_session;
+                let opened = book.apply(&event);
+                state.lock().unwrap().apply_from(&event, from_tab);
+                if let Some(dialog) = opened {
+                    let session = conn.session(dialog.session.clone());
+                    watchdogs.opened(&book, session, dialog);
                 }
             }
         }
@@ -184,23 +173,26 @@ pub(super) fn spawn(
 /// A paused request the URL policy judges (the dialog bridge's are the
 /// dialog book's).
 fn is_document_request(event: &cdp::Event) -> bool {
-    event.is::<RequestPaused>() && dialogs::bridge::dialog_of(&event.params).is_none()
+    event
+        .decode::<RequestPaused>()
+        .is_some_and(|paused| dialogs::bridge::dialog_of(&paused).is_none())
 }
 
 /// Prepares a paused child target, then lets it run.
 async fn prepare_child(session: &Session, kind: &str, setup: &TabSetup) {
     let deadline = Instant::now() + CHILD_SETUP_BUDGET;
     if kind == "iframe" {
+        let auto_attach = target::SetAutoAttach {
+            auto_attach: true,
+            wait_for_debugger_on_start: true,
+            flatten: true,
+        };
         let enable = async {
             let (a, b, c, d) = tokio::join!(
                 setup.disguise(session, deadline),
-                session.send("Runtime.enable", json!({}), deadline),
-                session.send("Page.enable", json!({}), deadline),
-                session.send(
-                    "Target.setAutoAttach",
-                    json!({ "autoAttach": true, "waitForDebuggerOnStart": true, "flatten": true }),
-                    deadline,
-                ),
+                session.call(runtime::Enable {}, deadline),
+                session.call(page::Enable {}, deadline),
+                session.call(auto_attach, deadline),
             );
             a.and(b.map(|_| ())).and(c.map(|_| ())).and(d.map(|_| ()))
         };
@@ -208,10 +200,7 @@ async fn prepare_child(session: &Session, kind: &str, setup: &TabSetup) {
             tracing::debug!("preparing an iframe session failed: {error}");
         }
     }
-    if let Err(error) = session
-        .send("Runtime.runIfWaitingForDebugger", json!({}), deadline)
-        .await
-    {
+    if let Err(error) = session.call(runtime::RunIfWaitingForDebugger {}, deadline).await {
         tracing::debug!("resuming a {kind} target failed: {error}");
     }
 }

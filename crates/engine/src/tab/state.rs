@@ -6,8 +6,8 @@
 
 use std::collections::VecDeque;
 
+use cdp::protocol::{network, page, runtime};
 use cdp::Event;
-use serde_json::Value;
 
 use super::WORLD;
 
@@ -49,12 +49,7 @@ impl TabState {
     /// its child sessions (iframes, workers).
     pub fn apply_from(&mut self, event: &Event, from_tab: bool) {
         self.apply_frames(event, from_tab);
-        match event.method.as_str() {
-            "Runtime.consoleAPICalled" | "Runtime.exceptionThrown" => {
-                self.console.record(&event.method, &event.params)
-            }
-            _ => {}
-        }
+        self.console.record(event);
         if from_tab {
             self.apply_document(event);
         }
@@ -70,86 +65,66 @@ impl TabState {
     /// contexts to the frame records. Contexts are keyed by the session that
     /// reported them (`None`: the tab's own).
     fn apply_frames(&mut self, event: &Event, from_tab: bool) {
-        let p = &event.params;
         let session = (!from_tab).then_some(event.session_id.as_str());
-        let text = |v: &Value| v.as_str().unwrap_or_default().to_owned();
-        match event.method.as_str() {
-            "Page.frameAttached" => {
-                if let Some(parent) = p["parentFrameId"].as_str() {
-                    self.frames.frame_attached(&text(&p["frameId"]), parent);
-                }
+        if let Some(attached) = event.decode::<page::FrameAttached>() {
+            if let Some(parent) = &attached.parent_frame_id {
+                self.frames.frame_attached(&attached.frame_id, parent);
             }
-            "Page.frameNavigated" => {
-                let frame = &p["frame"];
-                let (id, url, origin) = (
-                    text(&frame["id"]),
-                    text(&frame["url"]),
-                    text(&frame["securityOrigin"]),
-                );
-                match frame["parentId"].as_str() {
-                    // A new main document: the old one's frames are gone.
-                    None if from_tab => self.frames.main_navigated(&id, &url, &origin),
-                    parent => self.frames.frame_navigated(&id, parent, &url, &origin),
-                }
+        } else if let Some(navigated) = event.decode::<page::FrameNavigated>() {
+            let frame = &navigated.frame;
+            let (id, url, origin) = (&frame.id, &frame.url, &frame.security_origin);
+            match frame.parent_id.as_deref() {
+                // A new main document: the old one's frames are gone.
+                None if from_tab => self.frames.main_navigated(id, url, origin),
+                parent => self.frames.frame_navigated(id, parent, url, origin),
             }
-            "Page.frameDetached" => {
-                // `swap`: it moved to another process, it did not go away.
-                self.frames
-                    .frame_detached(&text(&p["frameId"]), p["reason"] == "swap");
-            }
-            "Runtime.executionContextCreated" => {
-                let context = &p["context"];
-                if let Some(id) = context["id"].as_i64() {
-                    self.frames.context_created(
-                        session,
-                        &text(&context["auxData"]["frameId"]),
-                        id,
-                        context["name"] == WORLD,
-                        context["auxData"]["isDefault"] == true,
-                    );
-                }
-            }
-            "Runtime.executionContextDestroyed" => {
-                if let Some(id) = p["executionContextId"].as_i64() {
-                    self.frames.context_destroyed(session, id);
-                }
-            }
-            "Runtime.executionContextsCleared" => self.frames.contexts_cleared(session),
-            _ => {}
+        } else if let Some(detached) = event.decode::<page::FrameDetached>() {
+            // `swap`: it moved to another process, it did not go away.
+            self.frames
+                .frame_detached(&detached.frame_id, detached.reason == "swap");
+        } else if let Some(created) = event.decode::<runtime::ExecutionContextCreated>() {
+            let context = &created.context;
+            self.frames.context_created(
+                session,
+                &context.aux_data.frame_id,
+                context.id,
+                context.name == WORLD,
+                context.aux_data.is_default,
+            );
+        } else if let Some(destroyed) = event.decode::<runtime::ExecutionContextDestroyed>() {
+            self.frames
+                .context_destroyed(session, destroyed.execution_context_id);
+        } else if event.is::<runtime::ExecutionContextsCleared>() {
+            self.frames.contexts_cleared(session);
         }
     }
 
     /// What the tab's own session says about the main document.
     fn apply_document(&mut self, event: &Event) {
-        let p = &event.params;
-        match event.method.as_str() {
-            "Page.frameNavigated" => {
-                let frame = &p["frame"];
-                if frame.get("parentId").is_none_or(Value::is_null) {
-                    self.main_frame_id = frame["id"].as_str().unwrap_or_default().to_owned();
-                    self.url = frame["url"].as_str().unwrap_or_default().to_owned();
-                    self.loader = frame["loaderId"].as_str().unwrap_or_default().to_owned();
-                    self.document += 1;
-                    self.dialogs.page_left();
-                }
+        if let Some(navigated) = event.decode::<page::FrameNavigated>() {
+            let frame = navigated.frame;
+            if frame.parent_id.is_none() {
+                self.main_frame_id = frame.id;
+                self.url = frame.url;
+                self.loader = frame.loader_id;
+                self.document += 1;
+                self.dialogs.page_left();
             }
-            "Page.navigatedWithinDocument" if p["frameId"].as_str() == Some(self.main_frame_id.as_str()) => {
-                self.url = p["url"].as_str().unwrap_or_default().to_owned();
+        } else if let Some(within) = event.decode::<page::NavigatedWithinDocument>() {
+            if within.frame_id == self.main_frame_id {
+                self.url = within.url;
             }
-            "Network.requestWillBeSent"
-                if p["type"] == "Document" && p.get("redirectResponse").is_some_and(|r| !r.is_null()) =>
+        } else if let Some(sent) = event.decode::<network::RequestWillBeSent>() {
+            if sent.kind == "Document" && sent.redirect_response.is_some() {
+                self.document_mut(&sent.loader_id).redirected = true;
+            }
+        } else if let Some(received) = event.decode::<network::ResponseReceived>() {
+            if received.kind == "Document"
+                && received.frame_id.as_deref() == Some(self.main_frame_id.as_str())
             {
-                self.document_mut(p["loaderId"].as_str().unwrap_or_default())
-                    .redirected = true;
+                let status = received.response.status as u16;
+                self.document_mut(&received.loader_id).status = Some(status);
             }
-            "Network.responseReceived"
-                if p["type"] == "Document" && p["frameId"].as_str() == Some(self.main_frame_id.as_str()) =>
-            {
-                let status = p["response"]["status"].as_u64().unwrap_or(0) as u16;
-                self.document_mut(p["loaderId"].as_str().unwrap_or_default())
-                    .status = Some(status);
-            }
-            _ => {}
         }
     }
 
@@ -216,7 +191,7 @@ impl TabState {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use serde_json::{json, Value};
 
     fn event(method: &str, params: Value) -> Event {
         Event {
