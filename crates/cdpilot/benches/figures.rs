@@ -207,11 +207,71 @@ async fn main() {
         println!("  {label:<22} {}", ms(median(times)));
     }
     shutdown(client).await;
+    url_rules(&site).await;
     raw_cdp_floor(&site).await;
 }
 
 /// The same operations over raw CDP (our `cdp` crate, no engine, no MCP) on
 /// a separately launched Chromium: the floor cdpilot's overhead sits on.
+/// What the request-stage URL check costs a navigation: no rules against 50
+/// (49 allows that do not match, then a deny of origin B), and what a
+/// redirect to the denied origin costs (the call fails at that hop).
+async fn url_rules(site: &TestSite) {
+    let chrome = testkit::chromium::executable();
+    let mut fifty: Vec<String> = (0..49)
+        .flat_map(|i| ["--allow".to_owned(), format!("https://{{*.}}?site{i}.example/*")])
+        .collect();
+    fifty.extend(["--deny".to_owned(), format!("{}/*", site.b)]);
+    println!("\nURL rules (request stage)          navigate    redirect to a denied origin");
+    for (name, flags) in [("no rules", Vec::new()), ("50 rules", fifty)] {
+        let mut args = vec!["mcp"];
+        args.extend(flags.iter().map(String::as_str));
+        let mut client = McpClient::spawn(
+            env!("CARGO_BIN_EXE_cdpilot"),
+            &args,
+            &[
+                ("CDPILOT_CHROME", chrome.to_str().unwrap()),
+                ("CDPILOT_CONFIG", ""),
+            ],
+        );
+        client.initialize().await;
+        client
+            .call("browser_navigate", json!({"url": site.url("/?warm")}))
+            .await;
+        let mut navigations = Vec::new();
+        for i in 0..30 {
+            let began = Instant::now();
+            client
+                .call("browser_navigate", json!({"url": site.url(&format!("/?n={i}"))}))
+                .await;
+            navigations.push(began.elapsed());
+        }
+        let mut redirects = Vec::new();
+        for i in 0..10 {
+            let to = site
+                .url_b(&format!("/?r={i}"))
+                .replace(':', "%3A")
+                .replace('/', "%2F")
+                .replace('?', "%3F")
+                .replace('=', "%3D");
+            let began = Instant::now();
+            client
+                .call(
+                    "browser_navigate",
+                    json!({"url": site.url(&format!("/redirect?to={to}"))}),
+                )
+                .await;
+            redirects.push(began.elapsed());
+        }
+        println!(
+            "  {name:<32} {:>10}  {:>10}",
+            ms(median(navigations)),
+            ms(median(redirects))
+        );
+        shutdown(client).await;
+    }
+}
+
 async fn raw_cdp_floor(site: &TestSite) {
     use cdp::launch::{launch, LaunchOptions};
     use cdp::protocol::{input, page, runtime, target};
