@@ -4,6 +4,11 @@
 //! Argument structs derive their JSON schema; their doc comments are the
 //! descriptions a model reads, so they are written for a model and kept short
 //! (every character of every schema is paid on each request).
+//!
+//! Fields and enum values a model understands from their names carry no doc
+//! comment on purpose (`#[allow(missing_docs)]`, marked schema-visible): a
+//! doc comment would become a description in the schema, and on an enum's
+//! values it would turn a plain `enum` list into a longer `oneOf`.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -13,39 +18,55 @@ use serde_json::Value;
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(tag = "tool")]
 pub enum Action {
+    /// `browser_navigate`: open a URL or go back, forward, reload.
     #[serde(rename = "browser_navigate")]
     Navigate(NavigateArgs),
+    /// `browser_snapshot`: the page as text with a ref on every element.
     #[serde(rename = "browser_snapshot")]
     Snapshot(SnapshotArgs),
+    /// `browser_click`: a trusted click on an element.
     #[serde(rename = "browser_click")]
     Click(ClickArgs),
+    /// `browser_type`: type text into a field.
     #[serde(rename = "browser_type")]
     Type(TypeArgs),
+    /// `browser_screenshot`: an image of the viewport, page or element.
     #[serde(rename = "browser_screenshot")]
     Screenshot(ScreenshotArgs),
+    /// `browser_wait`: wait for text, a selector, a URL or a time.
     #[serde(rename = "browser_wait")]
     Wait(WaitArgs),
+    /// `browser_evaluate`: run JavaScript in the page.
     #[serde(rename = "browser_evaluate")]
     Evaluate(EvaluateArgs),
+    /// `browser_dialog`: answer a pending alert, confirm or prompt.
     #[serde(rename = "browser_dialog")]
     Dialog(DialogArgs),
+    /// `browser_hover`: move the mouse over an element.
     #[serde(rename = "browser_hover")]
     Hover(HoverArgs),
+    /// `browser_press_key`: press a key or a combination.
     #[serde(rename = "browser_press_key")]
     PressKey(PressKeyArgs),
+    /// `browser_select_option`: choose options of a `<select>`.
     #[serde(rename = "browser_select_option")]
     SelectOption(SelectOptionArgs),
+    /// `browser_console`: the tab's recent console messages.
     #[serde(rename = "browser_console")]
     Console(ConsoleArgs),
+    /// `browser_extract`: the page's content as Markdown, paged.
     #[serde(rename = "browser_extract")]
     Extract(ExtractArgs),
+    /// `browser_tabs`: list, open, select or close tabs.
     #[serde(rename = "browser_tabs")]
     Tabs(TabsArgs),
+    /// `browser_cdp`: send one raw CDP command.
     #[serde(rename = "browser_cdp")]
     Cdp(CdpArgs),
 }
 
 impl Action {
+    /// The tool's name, as MCP and the WebSocket API call it.
     pub fn tool_name(&self) -> &'static str {
         match self {
             Action::Navigate(_) => "browser_navigate",
@@ -98,13 +119,17 @@ impl Action {
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct Common {
     // The tab to act in (an id from browser_tabs); default the active tab.
+    #[allow(missing_docs)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tab: Option<String>,
     // The budget of the whole call in milliseconds.
+    #[allow(missing_docs)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout_ms: Option<u64>,
 }
 
+// A step in the tab's history.
+#[allow(missing_docs)] // schema-visible: see the module doc
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum History {
@@ -113,6 +138,8 @@ pub enum History {
     Reload,
 }
 
+// When a navigation counts as finished.
+#[allow(missing_docs)] // schema-visible: see the module doc
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum WaitUntil {
@@ -134,10 +161,12 @@ pub struct NavigateArgs {
     /// When the page counts as loaded (default load).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wait_until: Option<WaitUntil>,
+    #[allow(missing_docs)] // schema-visible: see the module doc
     #[serde(flatten)]
     pub common: Common,
 }
 
+/// Arguments of `browser_snapshot`.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct SnapshotArgs {
     /// Only this frame (f2, as in its refs).
@@ -149,6 +178,7 @@ pub struct SnapshotArgs {
     /// Cap on elements listed (default 2000).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_elements: Option<u32>,
+    #[allow(missing_docs)] // schema-visible: see the module doc
     #[serde(flatten)]
     pub common: Common,
 }
@@ -165,6 +195,8 @@ pub struct ElementTarget {
     pub selector: Option<String>,
 }
 
+// Which mouse button a click presses.
+#[allow(missing_docs)] // schema-visible: see the module doc
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum MouseButton {
@@ -174,6 +206,8 @@ pub enum MouseButton {
     Middle,
 }
 
+// A key held during a click.
+#[allow(missing_docs)] // schema-visible: see the module doc
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub enum Modifier {
     Alt,
@@ -182,10 +216,13 @@ pub enum Modifier {
     Shift,
 }
 
+/// Arguments of `browser_click`.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct ClickArgs {
+    #[allow(missing_docs)] // schema-visible: see the module doc
     #[serde(flatten)]
     pub target: ElementTarget,
+    #[allow(missing_docs)] // schema-visible: see the module doc
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub button: Option<MouseButton>,
     /// 2 for a double click.
@@ -194,12 +231,15 @@ pub struct ClickArgs {
     /// Keys held during the click.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub modifiers: Vec<Modifier>,
+    #[allow(missing_docs)] // schema-visible: see the module doc
     #[serde(flatten)]
     pub common: Common,
 }
 
+/// Arguments of `browser_type`.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct TypeArgs {
+    #[allow(missing_docs)] // schema-visible: see the module doc
     #[serde(flatten)]
     pub target: ElementTarget,
     /// Text to enter.
@@ -210,10 +250,13 @@ pub struct TypeArgs {
     /// Press Enter afterwards.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub submit: Option<bool>,
+    #[allow(missing_docs)] // schema-visible: see the module doc
     #[serde(flatten)]
     pub common: Common,
 }
 
+// A screenshot's encoding.
+#[allow(missing_docs)] // schema-visible: see the module doc
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum ImageFormat {
@@ -222,6 +265,7 @@ pub enum ImageFormat {
     Jpeg,
 }
 
+/// Arguments of `browser_screenshot`.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct ScreenshotArgs {
     /// Element ref: capture only that element.
@@ -230,11 +274,13 @@ pub struct ScreenshotArgs {
     /// Whole scrollable page, not just the viewport.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub full_page: Option<bool>,
+    #[allow(missing_docs)] // schema-visible: see the module doc
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub format: Option<ImageFormat>,
     /// JPEG quality 0-100.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub quality: Option<u8>,
+    #[allow(missing_docs)] // schema-visible: see the module doc
     #[serde(flatten)]
     pub common: Common,
 }
@@ -257,10 +303,12 @@ pub struct WaitArgs {
     /// Just wait this many ms.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub time_ms: Option<u64>,
+    #[allow(missing_docs)] // schema-visible: see the module doc
     #[serde(flatten)]
     pub common: Common,
 }
 
+/// Arguments of `browser_evaluate`.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct EvaluateArgs {
     /// JavaScript expression.
@@ -278,10 +326,13 @@ pub struct EvaluateArgs {
     /// Wait for a returned promise (default true).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub await_promise: Option<bool>,
+    #[allow(missing_docs)] // schema-visible: see the module doc
     #[serde(flatten)]
     pub common: Common,
 }
 
+// How to answer a dialog.
+#[allow(missing_docs)] // schema-visible: see the module doc
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum DialogAnswer {
@@ -289,8 +340,10 @@ pub enum DialogAnswer {
     Dismiss,
 }
 
+/// Arguments of `browser_dialog`.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct DialogArgs {
+    #[allow(missing_docs)] // schema-visible: see the module doc
     pub action: DialogAnswer,
     /// Text to enter in a prompt() before accepting.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -298,36 +351,47 @@ pub struct DialogArgs {
     /// Which pending dialog (default: the oldest).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dialog_id: Option<String>,
+    #[allow(missing_docs)] // schema-visible: see the module doc
     #[serde(flatten)]
     pub common: Common,
 }
 
+/// Arguments of `browser_hover`.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct HoverArgs {
+    #[allow(missing_docs)] // schema-visible: see the module doc
     #[serde(flatten)]
     pub target: ElementTarget,
+    #[allow(missing_docs)] // schema-visible: see the module doc
     #[serde(flatten)]
     pub common: Common,
 }
 
+/// Arguments of `browser_press_key`.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct PressKeyArgs {
     /// Enter, Tab, Escape, Backspace, ArrowDown, PageDown, a character, or a combo like Control+a.
     pub key: String,
+    #[allow(missing_docs)] // schema-visible: see the module doc
     #[serde(flatten)]
     pub common: Common,
 }
 
+/// Arguments of `browser_select_option`.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct SelectOptionArgs {
+    #[allow(missing_docs)] // schema-visible: see the module doc
     #[serde(flatten)]
     pub target: ElementTarget,
     /// Option values or labels.
     pub values: Vec<String>,
+    #[allow(missing_docs)] // schema-visible: see the module doc
     #[serde(flatten)]
     pub common: Common,
 }
 
+// Which console messages to read.
+#[allow(missing_docs)] // schema-visible: see the module doc
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum ConsoleLevel {
@@ -336,6 +400,7 @@ pub enum ConsoleLevel {
     All,
 }
 
+/// Arguments of `browser_console`.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct ConsoleArgs {
     /// Default all.
@@ -344,10 +409,12 @@ pub struct ConsoleArgs {
     /// Empty the log after reading.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub clear: Option<bool>,
+    #[allow(missing_docs)] // schema-visible: see the module doc
     #[serde(flatten)]
     pub common: Common,
 }
 
+/// Arguments of `browser_extract`.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct ExtractArgs {
     /// CSS selector of the part to read (default: the main content).
@@ -359,10 +426,13 @@ pub struct ExtractArgs {
     /// Page size in characters (default 20000).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_chars: Option<u64>,
+    #[allow(missing_docs)] // schema-visible: see the module doc
     #[serde(flatten)]
     pub common: Common,
 }
 
+// What `browser_tabs` does.
+#[allow(missing_docs)] // schema-visible: see the module doc
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum TabsAction {
@@ -372,8 +442,10 @@ pub enum TabsAction {
     Close,
 }
 
+/// Arguments of `browser_tabs`.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct TabsArgs {
+    #[allow(missing_docs)] // schema-visible: see the module doc
     pub action: TabsAction,
     /// For new: URL to open.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -383,15 +455,18 @@ pub struct TabsArgs {
     pub common: Common,
 }
 
+/// Arguments of `browser_cdp`.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct CdpArgs {
     /// Domain.method, e.g. Page.getLayoutMetrics.
     pub method: String,
+    #[allow(missing_docs)] // schema-visible: see the module doc
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub params: Option<serde_json::Map<String, serde_json::Value>>,
     /// Send it to this frame's session (f2, or a frame_tree id).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub frame: Option<String>,
+    #[allow(missing_docs)] // schema-visible: see the module doc
     #[serde(flatten)]
     pub common: Common,
 }
@@ -400,19 +475,25 @@ pub struct CdpArgs {
 /// JSON, and an image for screenshots.
 #[derive(Debug, Clone)]
 pub struct ActionOutput {
+    /// What a model reads: a short summary of what happened.
     pub text: String,
+    /// The same facts as JSON (`structuredContent` over MCP).
     pub data: Value,
+    /// A screenshot's image, if the action took one.
     pub image: Option<Image>,
 }
 
+/// An encoded image (a screenshot).
 #[derive(Debug, Clone)]
 pub struct Image {
     /// Base64 of the encoded image.
     pub base64: String,
+    /// `image/png` or `image/jpeg`.
     pub mime_type: &'static str,
 }
 
 impl ActionOutput {
+    /// An output of `text` and `data`, without an image.
     pub fn new(text: impl Into<String>, data: Value) -> ActionOutput {
         ActionOutput {
             text: text.into(),

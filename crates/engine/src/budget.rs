@@ -18,6 +18,8 @@ use crate::ActionError;
 #[cfg(test)]
 use crate::ErrorCode;
 
+/// What one call may spend: a deadline and a cancellation token, passed by
+/// reference into every wait (nothing below it has a timeout of its own).
 #[derive(Debug, Clone)]
 pub struct Budget {
     started: Instant,
@@ -26,6 +28,7 @@ pub struct Budget {
 }
 
 impl Budget {
+    /// A budget of `timeout` from now, ended early when `cancel` fires.
     pub fn new(timeout: Duration, cancel: CancellationToken) -> Budget {
         let started = Instant::now();
         Budget {
@@ -40,18 +43,22 @@ impl Budget {
         Self::new(timeout, CancellationToken::new())
     }
 
+    /// When the budget runs out.
     pub fn deadline(&self) -> Instant {
         self.deadline
     }
 
+    /// Time spent since the budget was made.
     pub fn elapsed(&self) -> Duration {
         self.started.elapsed()
     }
 
+    /// Time left before the deadline (zero once past it).
     pub fn remaining(&self) -> Duration {
         self.deadline.saturating_duration_since(Instant::now())
     }
 
+    /// Whether the caller cancelled the call.
     pub fn is_canceled(&self) -> bool {
         self.cancel.is_cancelled()
     }
@@ -110,6 +117,7 @@ impl Budget {
         }
     }
 
+    /// The `timeout` error for `step`, saying how much of the budget it waited.
     pub fn timed_out(&self, step: &str) -> ActionError {
         ActionError::of(
             Failure::Timeout {
@@ -125,6 +133,7 @@ impl Budget {
         )
     }
 
+    /// The `canceled` error for `step`.
     pub fn canceled(&self, step: &str) -> ActionError {
         ActionError::of(
             Failure::Canceled {

@@ -9,24 +9,35 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+/// The whole configuration; `Config::default()` is cdpilot with no file.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Config {
+    /// `[browser]`: which Chromium, launched or attached.
     pub browser: BrowserConfig,
+    /// `[dialogs]`: how alerts, confirms and prompts are handled.
     pub dialogs: DialogConfig,
+    /// `[policy]`: URL schemes and rules.
     pub policy: PolicyConfig,
+    /// `[tools]`: which tools are offered.
     pub tools: ToolsConfig,
+    /// `[limits]`: default budgets and caps.
     pub limits: Limits,
+    /// `[audit]`: where the audit log goes.
     pub audit: AuditConfig,
+    /// `[session]`: session lifetimes.
     pub session: SessionConfig,
+    /// `[serve]`: the HTTP and WebSocket server.
     pub serve: ServeConfig,
 }
 
+/// `[browser]`: the Chromium cdpilot launches or attaches to.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct BrowserConfig {
     /// Chromium binary; empty: `$CDPILOT_CHROME`, then PATH.
     pub executable: String,
+    /// Launch without a window (default true).
     pub headless: bool,
     /// Extra Chromium flags, appended.
     pub args: Vec<String>,
@@ -48,11 +59,15 @@ impl Default for BrowserConfig {
     }
 }
 
+/// `[dialogs]`: alerts, confirms and prompts.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct DialogConfig {
+    /// `must_respond` (default: the model answers) or an automatic answer.
     pub policy: String,
+    /// How long a dialog may wait for its answer, in seconds.
     pub timeout_s: u64,
+    /// Where dialogs are also reported (`off` by default).
     pub bridge: String,
 }
 
@@ -66,11 +81,15 @@ impl Default for DialogConfig {
     }
 }
 
+/// `[policy]`: where the browser may go.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct PolicyConfig {
+    /// `allow`, `ask` or `deny`: the decision when no rule matches.
     pub default: String,
+    /// URL schemes actions may open (default http and https).
     pub schemes: Vec<String>,
+    /// `[[policy.rules]]`, as written.
     pub rules: Vec<Rule>,
 }
 
@@ -84,10 +103,13 @@ impl Default for PolicyConfig {
     }
 }
 
+/// One `[[policy.rules]]` entry.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Rule {
+    /// A URL pattern (urlpattern syntax).
     pub pattern: String,
+    /// `allow`, `ask` or `deny`.
     pub action: String,
     /// Where a rule not from the file came from (`--deny`), for messages;
     /// `None`: `policy.rules[i]`.
@@ -95,10 +117,13 @@ pub struct Rule {
     pub origin: Option<String>,
 }
 
+/// `[tools]`: which tools are offered.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ToolsConfig {
+    /// Offer `browser_evaluate` (default true).
     pub evaluate: bool,
+    /// Offer `browser_cdp` (default true).
     pub cdp: bool,
     /// Tool groups beyond `core` (`network`, `storage`, `pdf`,
     /// `emulation`, `all`).
@@ -115,12 +140,17 @@ impl Default for ToolsConfig {
     }
 }
 
+/// `[limits]`: default budgets and caps.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Limits {
+    /// Budget of a call that gives no `timeout_ms`.
     pub timeout_ms: u64,
+    /// Budget of a `browser_evaluate` that gives none.
     pub evaluate_timeout_ms: u64,
+    /// Budget of a `browser_wait` that gives none.
     pub wait_timeout_ms: u64,
+    /// Elements a snapshot lists at most, by default.
     pub snapshot_max_elements: u32,
 }
 
@@ -135,12 +165,15 @@ impl Default for Limits {
     }
 }
 
+/// `[audit]`: the audit log.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct AuditConfig {
+    /// File the audit log is appended to; empty: none.
     pub file: String,
 }
 
+/// `[session]`: session lifetimes.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct SessionConfig {
@@ -193,12 +226,14 @@ impl Config {
         local.exists().then_some(local)
     }
 
+    /// Reads and checks the file at `path`; the error names the file.
     pub fn load(path: &Path) -> Result<Config, String> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| format!("cannot read config {}: {e}", path.display()))?;
         Self::parse(&text).map_err(|e| format!("config {}: {e}", path.display()))
     }
 
+    /// Parses and checks a configuration's TOML text.
     pub fn parse(text: &str) -> Result<Config, String> {
         let config: Config = toml::from_str(text).map_err(|e| e.message().to_owned())?;
         config.check()?;

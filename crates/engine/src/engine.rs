@@ -15,6 +15,8 @@ use crate::metrics::Metrics;
 use crate::session::Session;
 use crate::{dispatch, ActionError, ActionOutput, Budget, Config};
 
+/// The engine a process embeds: the configuration, the one browser all
+/// its sessions share (launched on first use), and the default session.
 pub struct Engine {
     config: Arc<Config>,
     /// The browser all sessions share.
@@ -28,6 +30,8 @@ pub struct Engine {
 }
 
 impl Engine {
+    /// An engine for `config`. Starts nothing: the browser is launched (or
+    /// attached) by the first action that needs it.
     pub fn new(config: Config) -> Engine {
         let config = Arc::new(config);
         let metrics = Arc::new(Metrics::default());
@@ -41,10 +45,12 @@ impl Engine {
         }
     }
 
+    /// The configuration it runs with.
     pub fn config(&self) -> &Config {
         &self.config
     }
 
+    /// The default session's metrics (browser restarts and reconnects too).
     pub fn metrics(&self) -> &Metrics {
         &self.metrics
     }

@@ -17,25 +17,42 @@ use serde::Serialize;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorCode {
+    /// The arguments are wrong or name something that does not exist.
     InvalidArgument,
+    /// A ref is from a page that has since navigated.
     ElementStale,
+    /// No element matches the ref or selector.
     ElementNotFound,
+    /// The element is hidden, disabled or has no box.
     ElementNotInteractable,
+    /// No such tab, or it closed.
     TabNotFound,
+    /// No such frame, or it went away.
     FrameNotFound,
+    /// The navigation failed (network error, bad status).
     NavigationFailed,
+    /// The policy denied the URL.
     PermissionDenied,
+    /// The domain is blocked.
     DomainBlocked,
+    /// A dialog blocks the page; answer it first.
     DialogPending,
+    /// There is no dialog to answer.
     NoDialog,
+    /// The call's budget ran out.
     Timeout,
+    /// The client cancelled the call.
     Canceled,
+    /// The page's JavaScript threw.
     EvaluateError,
+    /// The connection to the browser was lost.
     BrowserDisconnected,
+    /// A bug or an unexpected browser answer.
     InternalError,
 }
 
 impl ErrorCode {
+    /// The code as the contract spells it (`element_stale`).
     pub fn as_str(self) -> &'static str {
         match self {
             ErrorCode::InvalidArgument => "invalid_argument",
@@ -68,9 +85,17 @@ impl fmt::Display for ErrorCode {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Failure {
     /// The call's budget ran out during `step`, after `after`.
-    Timeout { step: String, after: Duration },
+    Timeout {
+        /// What the call was doing.
+        step: String,
+        /// How long the call had run.
+        after: Duration,
+    },
     /// The client cancelled the call during `step`.
-    Canceled { step: String },
+    Canceled {
+        /// What the call was doing.
+        step: String,
+    },
     /// The connection to the browser is gone.
     Disconnected,
     /// The tab's target (or the session an action used) went away.
@@ -86,7 +111,10 @@ pub enum Failure {
     /// The node has no box (hidden, detached, zero size).
     NoLayout,
     /// A dialog blocks the page.
-    DialogPending { dialog: String },
+    DialogPending {
+        /// The dialog, as a model reads it.
+        dialog: String,
+    },
     /// Reported straight with a contract code (bad input, not found, …).
     Reported(ErrorCode),
 }
@@ -144,10 +172,12 @@ impl ActionError {
         }
     }
 
+    /// An `invalid_argument` error.
     pub fn invalid(message: impl Into<String>, next_step: impl Into<String>) -> Self {
         Self::new(ErrorCode::InvalidArgument, message, next_step)
     }
 
+    /// An `internal_error`, with the generic next step.
     pub fn internal(message: impl Into<String>) -> Self {
         Self::new(
             ErrorCode::InternalError,
@@ -156,6 +186,7 @@ impl ActionError {
         )
     }
 
+    /// `element_stale` for a ref from a page that navigated away.
     pub fn stale(reference: &str) -> Self {
         Self::of(
             Failure::ContextGone,
@@ -164,6 +195,7 @@ impl ActionError {
         )
     }
 
+    /// `browser_disconnected`: the browser's connection is gone.
     pub fn disconnected() -> Self {
         Self::of(
             Failure::Disconnected,

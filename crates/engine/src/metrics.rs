@@ -17,6 +17,7 @@ use crate::ErrorCode;
 /// counts everything slower.
 pub const BUCKETS_MS: &[u64] = &[5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 30000];
 
+/// Counts and durations of one session's calls (`cdpilot://metrics`).
 #[derive(Default)]
 pub struct Metrics {
     inner: Mutex<Totals>,
@@ -49,6 +50,7 @@ struct ToolStats {
 }
 
 impl Metrics {
+    /// Counts one call of `tool` that took `elapsed` and ended with `outcome`.
     pub fn record(&self, tool: &'static str, elapsed: Duration, outcome: Result<(), ErrorCode>) {
         let ms = elapsed.as_millis() as u64;
         let mut totals = self.inner.lock().unwrap();
@@ -78,18 +80,22 @@ impl Metrics {
         }
     }
 
+    /// Counts a script stopped with `Runtime.terminateExecution`.
     pub fn script_terminated(&self) {
         self.inner.lock().unwrap().terminate_execution += 1;
     }
 
+    /// Counts a reconnect to a live browser.
     pub fn reconnected(&self) {
         self.inner.lock().unwrap().reconnects += 1;
     }
 
+    /// Counts a browser started again after the previous one died.
     pub fn browser_restarted(&self) {
         self.inner.lock().unwrap().browser_restarts += 1;
     }
 
+    /// The totals as JSON.
     pub fn to_json(&self) -> Value {
         let totals = self.inner.lock().unwrap();
         let mut value = serde_json::to_value(&*totals).unwrap_or_default();

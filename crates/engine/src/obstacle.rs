@@ -32,27 +32,38 @@ pub const SIGNALS: &str = r#"(() => {
   };
 })()"#;
 
+/// What the page shows, as read by the in-page probe.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default)]
 pub struct Signals {
+    /// The document's title.
     pub title: String,
+    /// The document's URL.
     pub url: String,
+    /// The start of the page's visible text.
     pub text: String,
+    /// The page's headings, joined.
     pub headings: String,
+    /// The page has a password field.
     pub password_field: bool,
+    /// `src` of the page's iframes (at most 50).
     pub frame_urls: Vec<String>,
+    /// A known CAPTCHA widget is on the page.
     pub captcha_widget: bool,
     /// HTTP status of the main document, when known.
     #[serde(skip)]
     pub status: Option<u16>,
 }
 
+/// Something between the agent and the page: a CAPTCHA, a sign-in wall, an error page.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Obstacle {
+    /// What it is (`captcha`, `login`, …).
     #[serde(rename = "type")]
     pub kind: &'static str,
     /// "high": stop and tell the user; "low": advisory.
     pub confidence: &'static str,
+    /// What a model reads about it.
     pub message: String,
 }
 
@@ -88,6 +99,7 @@ const SIGN_IN: &[&str] = &[
     "connexion",
 ];
 
+/// The obstacle these signals show, if any.
 pub fn detect(s: &Signals) -> Option<Obstacle> {
     let text = s.text.to_lowercase();
     let title = s.title.to_lowercase();

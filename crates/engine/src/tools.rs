@@ -17,10 +17,15 @@ use crate::ActionError;
 /// `[tools] caps` turns on the others.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Group {
+    /// Always offered.
     Core,
+    /// Network tools.
     Network,
+    /// Cookies and storage.
     Storage,
+    /// PDF output.
     Pdf,
+    /// Device emulation.
     Emulation,
 }
 
@@ -31,6 +36,7 @@ impl Group {
         (!self.on(&config.tools.caps)).then_some(())
     }
 
+    /// Every group.
     pub const ALL: &'static [Group] = &[
         Group::Core,
         Group::Network,
@@ -39,6 +45,7 @@ impl Group {
         Group::Emulation,
     ];
 
+    /// The name `[tools] caps` uses.
     pub fn name(self) -> &'static str {
         match self {
             Group::Core => "core",
@@ -55,7 +62,10 @@ impl Group {
     }
 }
 
+/// One tool's declaration: name, description, group, argument schema,
+/// and whether it may run while a dialog is pending.
 pub struct ToolSpec {
+    /// The tool's name (`browser_click`).
     pub name: &'static str,
     /// The group that offers it.
     pub group: Group,
@@ -121,6 +131,7 @@ static TOOLS: &[ToolSpec] = &[
         "Accept or dismiss the page's pending alert/confirm/prompt (prompt_text answers a prompt)."),
 ];
 
+/// Every tool, in the order tools/list shows them.
 pub fn tools() -> &'static [ToolSpec] {
     TOOLS
 }
@@ -131,6 +142,7 @@ pub fn offered(config: &crate::Config) -> impl Iterator<Item = &'static ToolSpec
     TOOLS.iter().filter(move |t| t.enabled(config))
 }
 
+/// The tool named `name`, if there is one.
 pub fn find(name: &str) -> Option<&'static ToolSpec> {
     TOOLS.iter().find(|t| t.name == name)
 }

@@ -37,7 +37,9 @@ pub fn document_pattern() -> RequestPattern {
 /// A document request failed at the request stage.
 #[derive(Debug, Clone)]
 pub struct Blocked {
+    /// Why it was blocked.
     pub verdict: Verdict,
+    /// The frame whose document it was.
     pub frame_id: String,
     /// The tab's own document (not an iframe's).
     pub main_frame: bool,
@@ -65,6 +67,7 @@ struct Log {
 }
 
 impl Gate {
+    /// A gate judging the requests of the tab `target_id` by `policy`.
     pub fn new(policy: Arc<Policy>, target_id: &str) -> Gate {
         Gate {
             policy,
@@ -73,6 +76,7 @@ impl Gate {
         }
     }
 
+    /// The rules it judges by.
     pub fn policy(&self) -> &Policy {
         &self.policy
     }

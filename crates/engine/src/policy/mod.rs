@@ -17,6 +17,7 @@ pub use gate::Gate;
 pub use rules::{Decision, Rule};
 pub use verdict::Verdict;
 
+/// The compiled URL rules of `[policy]`.
 #[derive(Debug)]
 pub struct Policy {
     rules: Vec<Rule>,

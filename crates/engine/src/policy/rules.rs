@@ -13,12 +13,16 @@ use urlpattern::{UrlPattern, UrlPatternInit, UrlPatternMatchInput, UrlPatternOpt
 /// What a rule (or `policy.default`) says about a URL.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Decision {
+    /// The URL may be opened.
     Allow,
+    /// The URL needs the user's approval.
     Ask,
+    /// The URL may not be opened.
     Deny,
 }
 
 impl Decision {
+    /// `allow`, `ask` or `deny`; `None` for any other word.
     pub fn parse(word: &str) -> Option<Decision> {
         match word {
             "allow" => Some(Decision::Allow),
@@ -28,6 +32,7 @@ impl Decision {
         }
     }
 
+    /// The word the configuration uses.
     pub fn as_str(self) -> &'static str {
         match self {
             Decision::Allow => "allow",
@@ -40,6 +45,7 @@ impl Decision {
 /// One compiled rule, with where it came from, so a verdict can name it.
 pub struct Rule {
     pattern: UrlPattern,
+    /// What the rule decides for a URL it matches.
     pub decision: Decision,
     /// The pattern as written.
     pub text: String,
@@ -80,6 +86,7 @@ impl Rule {
         })
     }
 
+    /// Whether `url` matches the pattern.
     pub fn matches(&self, url: &url::Url) -> bool {
         self.pattern
             .test(UrlPatternMatchInput::Url(url.clone()))

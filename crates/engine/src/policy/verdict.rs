@@ -6,9 +6,12 @@ use serde_json::{json, Value};
 use super::rules::Decision;
 use crate::{ActionError, ErrorCode};
 
+/// What the policy decided about one URL, and which rule decided it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Verdict {
+    /// The URL judged.
     pub url: String,
+    /// The decision.
     pub decision: Decision,
     /// The rule that decided (`policy.rules[2] (deny "…")`, `--deny "…"`),
     /// or `policy.default = "deny"` when none matched.
@@ -16,6 +19,7 @@ pub struct Verdict {
 }
 
 impl Verdict {
+    /// Whether the URL may be opened.
     pub fn allowed(&self) -> bool {
         self.decision == Decision::Allow
     }

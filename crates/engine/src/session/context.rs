@@ -18,7 +18,9 @@ use crate::tab::Tab;
 use crate::tabs::TabSet;
 use crate::{ActionError, Budget, ErrorCode};
 
+/// A session's place in one browser: its browser context and tabs.
 pub struct Context {
+    /// The browser the context lives in.
     pub browser: Arc<Browser>,
     /// The browser context this session created; `None`: the default one.
     pub id: Option<String>,

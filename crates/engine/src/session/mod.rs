@@ -25,6 +25,9 @@ use crate::{tools, ActionError, ActionOutput, Budget};
 
 pub use context::Context;
 
+/// One client's session: its browser context and tabs, and the path every
+/// action takes in it. Get one from [`Engine::session`](crate::Engine::session)
+/// or [`Engine::new_session`](crate::Engine::new_session).
 pub struct Session {
     config: Arc<Config>,
     slot: Arc<BrowserSlot>,
@@ -44,6 +47,9 @@ pub struct Session {
 const OPEN_BUDGET: std::time::Duration = std::time::Duration::from_secs(20);
 
 impl Session {
+    /// A session on the browser in `slot`: with a browser context of its own
+    /// (`isolated`) or the default one. Library users call
+    /// [`Engine::new_session`](crate::Engine::new_session) instead.
     pub fn new(
         config: Arc<Config>,
         slot: Arc<BrowserSlot>,
@@ -60,10 +66,12 @@ impl Session {
         }
     }
 
+    /// The configuration it runs with.
     pub fn config(&self) -> &Config {
         &self.config
     }
 
+    /// What this session did.
     pub fn metrics(&self) -> &Metrics {
         &self.metrics
     }
