@@ -1,0 +1,172 @@
+//! A load run of `cdpilot serve` (issue 10): 1, 8 and 32 concurrent
+//! WebSocket sessions, each in its own browser context on one shared
+//! Chromium, doing snapshot/click loops on a test-site page for a bounded
+//! time. Prints actions per second, p50/p99 latency per level, and the
+//! server's RSS before the first level and after each one.
+//!
+//! Run: `cargo bench -p cdpilot --bench load` (the optimized binary);
+//! `CDPILOT_LOAD_SECS=60` sets the time per level (default 20),
+//! `CDPILOT_LOAD_LEVELS=8,32` the levels. Loopback only; at most 64
+//! sessions and 600 s per level.
+//!
+//! Not a test: it asserts nothing about speed. A call that fails is counted
+//! and reported, not retried.
+
+#[path = "../tests/support/serve.rs"]
+#[allow(dead_code)]
+mod serve;
+
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+use testkit::TestSite;
+
+use serve::{Serve, Ws};
+
+/// What one session did in its time.
+#[derive(Default)]
+struct Tally {
+    /// Latency of every call that succeeded.
+    latencies: Vec<Duration>,
+    /// Calls that answered with an error.
+    errors: u64,
+}
+
+fn rss_mib(pid: u32) -> f64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let kib: u64 = status
+        .lines()
+        .find(|l| l.starts_with("VmRSS:"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    kib as f64 / 1024.0
+}
+
+/// The ref on the snapshot line containing `needle`.
+fn ref_on_line(snapshot: &str, needle: &str) -> Option<String> {
+    let line = snapshot.lines().find(|l| l.contains(needle))?;
+    let start = line.find("[ref=")? + 5;
+    Some(line[start..].split(']').next()?.to_owned())
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    if sorted.is_empty() {
+        return Duration::ZERO;
+    }
+    let i = ((sorted.len() as f64 * p).ceil() as usize).clamp(1, sorted.len()) - 1;
+    sorted[i]
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.1} ms", d.as_secs_f64() * 1000.0)
+}
+
+/// One session: open the page, then snapshot → click the button by its ref
+/// until `until`. Every call is timed from send to response.
+async fn session_loop(mut ws: Ws, token: String, url: String, until: Instant) -> Tally {
+    let mut tally = Tally::default();
+    ws.open(&token).await;
+    let nav = ws.call("nav", "browser_navigate", json!({"url": url})).await;
+    if nav.get("error").is_some() {
+        eprintln!("navigate failed: {nav}");
+        tally.errors += 1;
+        return tally;
+    }
+    let mut n = 0u64;
+    let timed = |tally: &mut Tally, started: Instant, response: &Value| {
+        if response.get("error").is_some() {
+            tally.errors += 1;
+        } else {
+            tally.latencies.push(started.elapsed());
+        }
+    };
+    while Instant::now() < until {
+        n += 1;
+        let started = Instant::now();
+        let snap = ws.call(&format!("s{n}"), "browser_snapshot", json!({})).await;
+        timed(&mut tally, started, &snap);
+        let Some(button) = snap["result"]["text"]
+            .as_str()
+            .and_then(|t| ref_on_line(t, "button \"Trusted click\""))
+        else {
+            continue;
+        };
+        let started = Instant::now();
+        let click = ws
+            .call(&format!("c{n}"), "browser_click", json!({"ref": button}))
+            .await;
+        timed(&mut tally, started, &click);
+    }
+    tally
+}
+
+fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+#[tokio::main]
+async fn main() {
+    let secs: u64 = env_or("CDPILOT_LOAD_SECS", 20).clamp(1, 600);
+    let levels: Vec<usize> = std::env::var("CDPILOT_LOAD_LEVELS")
+        .ok()
+        .map(|v| v.split(',').filter_map(|n| n.trim().parse().ok()).collect())
+        .unwrap_or_else(|| vec![1, 8, 32])
+        .into_iter()
+        .map(|n: usize| n.clamp(1, 64))
+        .collect();
+    let site = TestSite::start().await;
+    let url = site.url("/index.html");
+    let serve = Serve::start("[serve]\nmax_sessions = 64\n[session]\nidle_timeout_s = 0\n", &[]).await;
+    let pid = serve.child.id().expect("serve running");
+    println!(
+        "cdpilot serve (pid {pid}) on {}, {secs} s per level, levels {levels:?}",
+        serve.authority
+    );
+    println!("server RSS at start: {:.1} MiB", rss_mib(pid));
+    println!(
+        "{:>8} {:>8} {:>10} {:>10} {:>10} {:>7} {:>14}",
+        "sessions", "actions", "actions/s", "p50", "p99", "errors", "RSS after"
+    );
+    for &level in &levels {
+        let mut sockets = Vec::with_capacity(level);
+        for _ in 0..level {
+            sockets.push(serve.ws().await);
+        }
+        let until = Instant::now() + Duration::from_secs(secs);
+        let started = Instant::now();
+        let tasks: Vec<_> = sockets
+            .into_iter()
+            .map(|ws| tokio::spawn(session_loop(ws, serve.token.clone(), url.clone(), until)))
+            .collect();
+        let mut latencies = Vec::new();
+        let mut errors = 0;
+        for task in tasks {
+            let tally = task.await.expect("session task");
+            latencies.extend(tally.latencies);
+            errors += tally.errors;
+        }
+        let elapsed = started.elapsed();
+        latencies.sort();
+        // The sockets are dropped with their tasks: the server ends those
+        // sessions and closes their contexts. Give it a moment to do so
+        // before reading its memory.
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        println!(
+            "{:>8} {:>8} {:>10.1} {:>10} {:>10} {:>7} {:>10.1} MiB",
+            level,
+            latencies.len(),
+            latencies.len() as f64 / elapsed.as_secs_f64(),
+            ms(percentile(&latencies, 0.50)),
+            ms(percentile(&latencies, 0.99)),
+            errors,
+            rss_mib(pid),
+        );
+    }
+    let mut serve = serve;
+    let status = serve.terminate().await;
+    println!("server exit: {status}");
+}
