@@ -62,17 +62,19 @@ fn ms(d: Duration) -> String {
     format!("{:.1} ms", d.as_secs_f64() * 1000.0)
 }
 
-/// One session: open the page, then snapshot → click the button by its ref
-/// until `until`. Every call is timed from send to response.
-async fn session_loop(mut ws: Ws, token: String, url: String, until: Instant) -> Tally {
-    let mut tally = Tally::default();
+/// A session ready for the timed loop: `hello` answered and the page open
+/// (not timed: opening 32 browser contexts at once is not the steady state).
+async fn open_session(mut ws: Ws, token: String, url: String) -> Ws {
     ws.open(&token).await;
     let nav = ws.call("nav", "browser_navigate", json!({"url": url})).await;
-    if nav.get("error").is_some() {
-        eprintln!("navigate failed: {nav}");
-        tally.errors += 1;
-        return tally;
-    }
+    assert!(nav.get("error").is_none(), "navigate failed: {nav}");
+    ws
+}
+
+/// One session's loop: snapshot → click the button by its ref until
+/// `until`. Every call is timed from send to response.
+async fn session_loop(mut ws: Ws, until: Instant) -> (Ws, Tally) {
+    let mut tally = Tally::default();
     let mut n = 0u64;
     let timed = |tally: &mut Tally, started: Instant, response: &Value| {
         if response.get("error").is_some() {
@@ -98,7 +100,7 @@ async fn session_loop(mut ws: Ws, token: String, url: String, until: Instant) ->
             .await;
         timed(&mut tally, started, &click);
     }
-    tally
+    (ws, tally)
 }
 
 fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
@@ -128,36 +130,47 @@ async fn main() {
     );
     println!("server RSS at start: {:.1} MiB", rss_mib(pid));
     println!(
-        "{:>8} {:>8} {:>10} {:>10} {:>10} {:>7} {:>14}",
-        "sessions", "actions", "actions/s", "p50", "p99", "errors", "RSS after"
+        "{:>8} {:>9} {:>8} {:>10} {:>10} {:>10} {:>7} {:>14}",
+        "sessions", "open", "actions", "actions/s", "p50", "p99", "errors", "RSS after"
     );
     for &level in &levels {
-        let mut sockets = Vec::with_capacity(level);
+        let setup = Instant::now();
+        let mut opening = Vec::with_capacity(level);
         for _ in 0..level {
-            sockets.push(serve.ws().await);
+            let ws = serve.ws().await;
+            opening.push(tokio::spawn(open_session(ws, serve.token.clone(), url.clone())));
         }
-        let until = Instant::now() + Duration::from_secs(secs);
+        let mut sockets = Vec::with_capacity(level);
+        for task in opening {
+            sockets.push(task.await.expect("session opened"));
+        }
+        let setup = setup.elapsed();
         let started = Instant::now();
+        let until = started + Duration::from_secs(secs);
         let tasks: Vec<_> = sockets
             .into_iter()
-            .map(|ws| tokio::spawn(session_loop(ws, serve.token.clone(), url.clone(), until)))
+            .map(|ws| tokio::spawn(session_loop(ws, until)))
             .collect();
         let mut latencies = Vec::new();
         let mut errors = 0;
+        let mut done = Vec::with_capacity(level);
         for task in tasks {
-            let tally = task.await.expect("session task");
+            let (ws, tally) = task.await.expect("session task");
             latencies.extend(tally.latencies);
             errors += tally.errors;
+            done.push(ws);
         }
         let elapsed = started.elapsed();
         latencies.sort();
-        // The sockets are dropped with their tasks: the server ends those
-        // sessions and closes their contexts. Give it a moment to do so
-        // before reading its memory.
+        // Closing the sockets ends those sessions and their contexts. Give
+        // the server a moment to do so before reading its memory (a bench,
+        // not a test: the figure is a reading, not an assertion).
+        drop(done);
         tokio::time::sleep(Duration::from_secs(2)).await;
         println!(
-            "{:>8} {:>8} {:>10.1} {:>10} {:>10} {:>7} {:>10.1} MiB",
+            "{:>8} {:>9} {:>8} {:>10.1} {:>10} {:>10} {:>7} {:>10.1} MiB",
             level,
+            format!("{:.1?}", setup),
             latencies.len(),
             latencies.len() as f64 / elapsed.as_secs_f64(),
             ms(percentile(&latencies, 0.50)),
