@@ -5,11 +5,13 @@
 //! each with a browser context of its own, come from
 //! [`Engine::new_session`].
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
 use crate::action::Action;
+use crate::audit::Audit;
 use crate::browser::slot::BrowserSlot;
 use crate::metrics::Metrics;
 use crate::session::Session;
@@ -22,23 +24,47 @@ pub struct Engine {
     /// The default session's metrics; browser restarts and reconnects are
     /// counted here too.
     metrics: Arc<Metrics>,
+    /// Every call of every session, one record each (`cdpilot://audit`,
+    /// `[audit] file`).
+    audit: Arc<Audit>,
+    /// Numbers the sessions [`Engine::new_session`] names itself.
+    sessions_started: AtomicU64,
     /// The default session: the browser's default context (a
     /// `--user-data-dir` profile is its profile).
     session: Session,
 }
 
 impl Engine {
+    /// An engine on `config`. Panics if the audit file cannot be opened:
+    /// processes that take a configuration from a user call
+    /// [`Engine::start`], which says so instead.
     pub fn new(config: Config) -> Engine {
+        Engine::start(config).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// An engine on `config`, or the start-up error naming the key that
+    /// cannot be honoured (an audit file that cannot be opened).
+    pub fn start(config: Config) -> Result<Engine, String> {
         let config = Arc::new(config);
         let metrics = Arc::new(Metrics::default());
+        let audit = Arc::new(Audit::open(&config.audit.file, metrics.clone())?);
         let slot = Arc::new(BrowserSlot::new(config.clone(), metrics.clone()));
-        let session = Session::new(config.clone(), slot.clone(), false, metrics.clone());
-        Engine {
+        let session = Session::new(
+            "default".into(),
+            config.clone(),
+            slot.clone(),
+            false,
+            metrics.clone(),
+            audit.clone(),
+        );
+        Ok(Engine {
             config,
             slot,
             metrics,
+            audit,
+            sessions_started: AtomicU64::new(0),
             session,
-        }
+        })
     }
 
     pub fn config(&self) -> &Config {
@@ -57,12 +83,26 @@ impl Engine {
     /// A new session on the shared browser with a browser context of its
     /// own: cookies, storage and tabs no other session sees.
     pub fn new_session(&self) -> Session {
+        let n = self.sessions_started.fetch_add(1, Ordering::Relaxed) + 1;
+        self.new_session_named(format!("session-{n}"))
+    }
+
+    /// [`Engine::new_session`] under the transport's id for it (its name in
+    /// the audit).
+    pub fn new_session_named(&self, id: String) -> Session {
         Session::new(
+            id,
             self.config.clone(),
             self.slot.clone(),
             true,
             Arc::new(Metrics::default()),
+            self.audit.clone(),
         )
+    }
+
+    /// The audit trail of every session's calls.
+    pub fn audit(&self) -> &Audit {
+        &self.audit
     }
 
     /// A budget for one call of `action`: its `timeout_ms` or the configured

@@ -11,6 +11,7 @@
 
 pub mod action;
 mod actions;
+pub mod audit;
 mod browser;
 mod budget;
 pub mod config;

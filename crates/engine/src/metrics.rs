@@ -34,6 +34,9 @@ struct Totals {
     browser_restarts: u64,
     /// Connections to a live browser opened again after one dropped.
     reconnects: u64,
+    /// Audit records that could not be written to `[audit] file` (they are
+    /// still in memory).
+    audit_write_errors: u64,
 }
 
 #[derive(Default, Serialize)]
@@ -84,6 +87,10 @@ impl Metrics {
 
     pub fn reconnected(&self) {
         self.inner.lock().unwrap().reconnects += 1;
+    }
+
+    pub fn audit_write_failed(&self) {
+        self.inner.lock().unwrap().audit_write_errors += 1;
     }
 
     pub fn browser_restarted(&self) {

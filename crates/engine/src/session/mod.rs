@@ -13,8 +13,9 @@ use std::sync::{Arc, Mutex};
 
 use tracing::Instrument;
 
-use crate::action::Action;
+use crate::action::{Action, TabsAction};
 use crate::actions;
+use crate::audit::Audit;
 use crate::browser::slot::BrowserSlot;
 use crate::config::Config;
 use crate::dialogs;
@@ -26,6 +27,8 @@ use crate::{tools, ActionError, ActionOutput, Budget};
 pub use context::Context;
 
 pub struct Session {
+    /// Names the session in the audit (`default` over stdio).
+    id: String,
     config: Arc<Config>,
     slot: Arc<BrowserSlot>,
     /// A browser context of its own (true), or the default one (stdio, so a
@@ -33,6 +36,8 @@ pub struct Session {
     isolated: bool,
     /// What this session did, for `cdpilot://metrics`.
     metrics: Arc<Metrics>,
+    /// The engine's audit trail, written by the one dispatch.
+    audit: Arc<Audit>,
     /// The session's place in the current browser, once opened.
     context: Mutex<Option<Arc<Context>>>,
     /// Opening the context, under way.
@@ -45,12 +50,16 @@ const OPEN_BUDGET: std::time::Duration = std::time::Duration::from_secs(20);
 
 impl Session {
     pub fn new(
+        id: String,
         config: Arc<Config>,
         slot: Arc<BrowserSlot>,
         isolated: bool,
         metrics: Arc<Metrics>,
+        audit: Arc<Audit>,
     ) -> Session {
         Session {
+            id,
+            audit,
             config,
             slot,
             isolated,
@@ -68,12 +77,32 @@ impl Session {
         &self.metrics
     }
 
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// The engine's audit trail (shared by its sessions).
+    pub fn audit(&self) -> &Audit {
+        &self.audit
+    }
+
     /// Runs one action to completion, failure, timeout or cancellation, as
     /// one tracing span, and records it in the metrics.
     pub async fn perform(&self, action: &Action, budget: &Budget) -> Result<ActionOutput, ActionError> {
+        self.perform_noted(action, budget, &mut Notes::default()).await
+    }
+
+    /// [`Session::perform`], noting for the audit what the call saw (the
+    /// tab's URL before and after, the policy's verdicts).
+    pub(crate) async fn perform_noted(
+        &self,
+        action: &Action,
+        budget: &Budget,
+        notes: &mut Notes,
+    ) -> Result<ActionOutput, ActionError> {
         let tool = action.tool_name();
         let span = tracing::info_span!("tool", tool);
-        let result = self.run(action, budget).instrument(span.clone()).await;
+        let result = self.run(action, budget, notes).instrument(span.clone()).await;
         let elapsed = budget.elapsed();
         let _entered = span.enter();
         match &result {
@@ -89,7 +118,12 @@ impl Session {
         result
     }
 
-    async fn run(&self, action: &Action, budget: &Budget) -> Result<ActionOutput, ActionError> {
+    async fn run(
+        &self,
+        action: &Action,
+        budget: &Budget,
+        notes: &mut Notes,
+    ) -> Result<ActionOutput, ActionError> {
         // Some calls (a snapshot while a dialog blocks the page, a tab list)
         // finish without waiting on anything; taking part in tokio's
         // cooperative budget keeps a caller that loops on them from
@@ -104,20 +138,34 @@ impl Session {
         }
         crate::validate::urls(action, &self.config.policy.schemes)?;
         let rules = self.slot.policy();
+        if let Some(url) = destination_url(action) {
+            notes.verdicts.push(rules.judge(url).to_json());
+        }
         policy::destination(action, rules)?;
         let (context, restarted) = self.context(budget).await?;
         let result = match action {
             Action::Tabs(args) => actions::tabs::run(&context, args, budget).await,
             other => match context.tab(other.common().tab.as_deref(), budget).await {
                 Ok(tab) => {
+                    notes.url_before = Some(tab.state(|s| s.url.clone()));
                     policy::current_page(other, &tab, rules)?;
                     let mark = tab.gate().mark();
                     let result = self.supervised(&tab, other, budget).await;
-                    policy::after(result, tab.gate().since(mark), &tab)
+                    let result = policy::after(result, tab.gate().since(mark), &tab);
+                    notes.url_after = Some(tab.state(|s| s.url.clone()));
+                    result
                 }
                 Err(e) => Err(e),
             },
         };
+        if let Ok(output) = &result {
+            // What the request stage blocked while the action ran.
+            for blocked in output.data["blocked"].as_array().into_iter().flatten() {
+                notes.verdicts.push(serde_json::json!({
+                    "url": blocked["url"], "action": "deny", "rule": blocked["rule"],
+                }));
+            }
+        }
         result.map(|mut output| {
             if restarted {
                 output.text = format!(
@@ -235,6 +283,24 @@ impl Session {
         if let Some(context) = context {
             context.dispose(budget).await;
         }
+    }
+}
+
+/// What one call saw, for its audit record.
+#[derive(Debug, Default)]
+pub(crate) struct Notes {
+    pub url_before: Option<String>,
+    pub url_after: Option<String>,
+    /// `{url, action, rule}` of each URL the policy judged.
+    pub verdicts: Vec<serde_json::Value>,
+}
+
+/// The URL an action names as its destination, if any.
+fn destination_url(action: &Action) -> Option<&str> {
+    match action {
+        Action::Navigate(args) => args.url.as_deref(),
+        Action::Tabs(args) if args.action == TabsAction::New => args.url.as_deref(),
+        _ => None,
     }
 }
 
