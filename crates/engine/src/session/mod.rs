@@ -7,6 +7,7 @@
 //! shared ([`BrowserSlot`]); nothing here holds a lock across an await.
 
 mod context;
+mod idle;
 mod policy;
 
 use std::sync::{Arc, Mutex};
@@ -38,8 +39,11 @@ pub struct Session {
     metrics: Arc<Metrics>,
     /// The engine's audit trail, written by the one dispatch.
     audit: Arc<Audit>,
-    /// The session's place in the current browser, once opened.
-    context: Mutex<Option<Arc<Context>>>,
+    /// The session's place in the current browser, once opened. Shared
+    /// with the idle timer, which empties it when the session expires.
+    context: idle::ContextSlot,
+    /// `[session] idle_timeout_s`: the idle clock and its timer.
+    idle: idle::Idle,
     /// Opening the context, under way.
     opening: SingleFlight<Arc<Context>>,
 }
@@ -57,14 +61,16 @@ impl Session {
         metrics: Arc<Metrics>,
         audit: Arc<Audit>,
     ) -> Session {
+        let idle = idle::Idle::new(config.session.idle_timeout_s);
         Session {
             id,
+            idle,
             audit,
             config,
             slot,
             isolated,
             metrics,
-            context: Mutex::new(None),
+            context: Arc::new(Mutex::new(None)),
             opening: SingleFlight::default(),
         }
     }
@@ -102,7 +108,11 @@ impl Session {
     ) -> Result<ActionOutput, ActionError> {
         let tool = action.tool_name();
         let span = tracing::info_span!("tool", tool);
-        let result = self.run(action, budget, notes).instrument(span.clone()).await;
+        let (_in_flight, expired) = self.idle.begin(&self.context).await;
+        let mut result = self.run(action, budget, notes).instrument(span.clone()).await;
+        if expired {
+            session_restarted(&mut result, self.config.session.idle_timeout_s);
+        }
         let elapsed = budget.elapsed();
         let _entered = span.enter();
         match &result {
@@ -283,6 +293,21 @@ impl Session {
         if let Some(context) = context {
             context.dispose(budget).await;
         }
+    }
+}
+
+/// Says in a call's result (or error) that the session had expired for
+/// idleness before it, so the model knows its tabs and refs are gone.
+fn session_restarted(result: &mut Result<ActionOutput, ActionError>, timeout_s: u64) {
+    let note = format!(
+        "Note: this session had no call for {timeout_s}s ([session] idle_timeout_s), so it was ended and a new one started; earlier tabs, pages and refs are gone."
+    );
+    match result {
+        Ok(output) => {
+            output.text = format!("{note}\n{}", output.text);
+            output.data["session_restarted"] = true.into();
+        }
+        Err(error) => error.next_step = format!("{} {note}", error.next_step),
     }
 }
 
