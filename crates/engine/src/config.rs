@@ -20,6 +20,19 @@ pub struct Config {
     pub audit: AuditConfig,
     pub session: SessionConfig,
     pub serve: ServeConfig,
+    /// `NAME = { env = "VARIABLE", origins = [...] }`: values the model
+    /// types as `{{secret:NAME}}` and never reads back.
+    pub secrets: std::collections::BTreeMap<String, SecretConfig>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SecretConfig {
+    /// The environment variable holding the value.
+    pub env: String,
+    /// Origins it may be typed on; empty: any.
+    #[serde(default)]
+    pub origins: Vec<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]

@@ -24,14 +24,23 @@ pub async fn call(
     let started = std::time::Instant::now();
     let mut notes = Notes::default();
     let result = parse_and_perform(session, name, arguments.clone(), cancel, &mut notes).await;
+    // Secrets leave only as their placeholders, whatever echoed them: a
+    // field's value in a snapshot, an evaluate, a console line, an error.
+    let secrets = session.secrets();
+    let result = secrets.redact_result(result);
+    let redact = |url: Option<String>| url.map(|u| secrets.redact(&u));
     session.audit().record(Record {
         at: audit::rfc3339(at),
         session: session.id().to_owned(),
         tool: name.to_owned(),
-        arguments,
-        url_before: notes.url_before,
-        url_after: notes.url_after,
-        verdicts: notes.verdicts,
+        arguments: secrets.redact_value(arguments),
+        url_before: redact(notes.url_before),
+        url_after: redact(notes.url_after),
+        verdicts: notes
+            .verdicts
+            .into_iter()
+            .map(|v| secrets.redact_value(v))
+            .collect(),
         outcome: result
             .as_ref()
             .map_or_else(|e| e.code.as_str(), |_| "ok")

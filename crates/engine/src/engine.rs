@@ -14,6 +14,7 @@ use crate::action::Action;
 use crate::audit::Audit;
 use crate::browser::slot::BrowserSlot;
 use crate::metrics::Metrics;
+use crate::secrets::Secrets;
 use crate::session::Session;
 use crate::{dispatch, ActionError, ActionOutput, Budget, Config};
 
@@ -27,6 +28,8 @@ pub struct Engine {
     /// Every call of every session, one record each (`cdpilot://audit`,
     /// `[audit] file`).
     audit: Arc<Audit>,
+    /// `[secrets]`, their values read once at start.
+    secrets: Arc<Secrets>,
     /// Numbers the sessions [`Engine::new_session`] names itself.
     sessions_started: AtomicU64,
     /// The default session: the browser's default context (a
@@ -43,11 +46,13 @@ impl Engine {
     }
 
     /// An engine on `config`, or the start-up error naming the key that
-    /// cannot be honoured (an audit file that cannot be opened).
+    /// cannot be honoured (an audit file that cannot be opened, a secret
+    /// whose variable is unset).
     pub fn start(config: Config) -> Result<Engine, String> {
         let config = Arc::new(config);
         let metrics = Arc::new(Metrics::default());
         let audit = Arc::new(Audit::open(&config.audit.file, metrics.clone())?);
+        let secrets = Arc::new(Secrets::from_config(&config.secrets)?);
         let slot = Arc::new(BrowserSlot::new(config.clone(), metrics.clone()));
         let session = Session::new(
             "default".into(),
@@ -56,12 +61,14 @@ impl Engine {
             false,
             metrics.clone(),
             audit.clone(),
+            secrets.clone(),
         );
         Ok(Engine {
             config,
             slot,
             metrics,
             audit,
+            secrets,
             sessions_started: AtomicU64::new(0),
             session,
         })
@@ -97,6 +104,7 @@ impl Engine {
             true,
             Arc::new(Metrics::default()),
             self.audit.clone(),
+            self.secrets.clone(),
         )
     }
 

@@ -24,6 +24,7 @@ mod frames;
 pub mod metrics;
 pub mod obstacle;
 pub mod policy;
+pub mod secrets;
 pub mod session;
 mod single_flight;
 mod snapshot;

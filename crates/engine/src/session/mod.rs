@@ -21,6 +21,7 @@ use crate::browser::slot::BrowserSlot;
 use crate::config::Config;
 use crate::dialogs;
 use crate::metrics::Metrics;
+use crate::secrets::Secrets;
 use crate::single_flight::SingleFlight;
 use crate::tab::{DialogPolicy, Tab};
 use crate::{tools, ActionError, ActionOutput, Budget};
@@ -39,6 +40,9 @@ pub struct Session {
     metrics: Arc<Metrics>,
     /// The engine's audit trail, written by the one dispatch.
     audit: Arc<Audit>,
+    /// The engine's secrets: typed from placeholders here, redacted from
+    /// everything the dispatch hands back.
+    secrets: Arc<Secrets>,
     /// The session's place in the current browser, once opened. Shared
     /// with the idle timer, which empties it when the session expires.
     context: idle::ContextSlot,
@@ -60,12 +64,14 @@ impl Session {
         isolated: bool,
         metrics: Arc<Metrics>,
         audit: Arc<Audit>,
+        secrets: Arc<Secrets>,
     ) -> Session {
         let idle = idle::Idle::new(config.session.idle_timeout_s);
         Session {
             id,
             idle,
             audit,
+            secrets,
             config,
             slot,
             isolated,
@@ -85,6 +91,11 @@ impl Session {
 
     pub fn id(&self) -> &str {
         &self.id
+    }
+
+    /// The engine's secrets.
+    pub fn secrets(&self) -> &Secrets {
+        &self.secrets
     }
 
     /// The engine's audit trail (shared by its sessions).
@@ -261,6 +272,12 @@ impl Session {
                 crate::snapshot::run(tab, args, cap, budget).await
             }
             Action::Click(args) => actions::click::run(tab, args, budget).await,
+            Action::Type(args) if args.text.contains("{{secret:") => {
+                let page = tab.state(|s| s.url.clone());
+                let mut args = args.clone();
+                args.text = self.secrets.expand(&args.text, &page)?;
+                actions::type_text::run(tab, &args, budget).await
+            }
             Action::Type(args) => actions::type_text::run(tab, args, budget).await,
             Action::Screenshot(args) => actions::screenshot::run(tab, args, budget).await,
             Action::Wait(args) => actions::wait::run(tab, args, budget).await,
