@@ -199,7 +199,7 @@ fn main() -> Result<()> {
 }
 
 async fn serve_http(config: Config) -> Result<()> {
-    let engine = Arc::new(Engine::new(config));
+    let engine = Arc::new(Engine::start(config).map_err(anyhow::Error::msg)?);
     let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
         .context("installing the SIGTERM handler")?;
     let stop = async move {
@@ -212,7 +212,7 @@ async fn serve_http(config: Config) -> Result<()> {
 }
 
 async fn serve_mcp(config: Config, log_metrics: bool) -> Result<()> {
-    let engine = Arc::new(Engine::new(config));
+    let engine = Arc::new(Engine::start(config).map_err(anyhow::Error::msg)?);
     let server = McpServer::new(engine.clone());
     let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
         .context("installing the SIGTERM handler")?;

@@ -1,22 +1,61 @@
 //! The one path from a tool call to its result, for every transport (MCP
 //! over stdio or HTTP, the WebSocket API, the CLI, the library): find the
 //! tool → parse its arguments → make the call's budget → perform it in the
-//! session → a serializable result or error.
+//! session → a serializable result or error → one audit record.
 
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::session::Session;
+use crate::audit::{self, Record};
+use crate::session::{Notes, Session};
 use crate::{tools, ActionError, ActionOutput, Budget, Config};
 
-/// Runs tool `name` with `arguments` in `session`, cancelled by `cancel`.
-/// Never panics on bad input: every failure is an [`ActionError`] with a
-/// contract code and a next step.
+/// Runs tool `name` with `arguments` in `session`, cancelled by `cancel`,
+/// and writes its one audit record, whatever the outcome. Never panics on
+/// bad input: every failure is an [`ActionError`] with a contract code and
+/// a next step.
 pub async fn call(
     session: &Session,
     name: &str,
     arguments: Value,
     cancel: CancellationToken,
+) -> Result<ActionOutput, ActionError> {
+    let at = std::time::SystemTime::now();
+    let started = std::time::Instant::now();
+    let mut notes = Notes::default();
+    let result = parse_and_perform(session, name, arguments.clone(), cancel, &mut notes).await;
+    // Secrets leave only as their placeholders, whatever echoed them: a
+    // field's value in a snapshot, an evaluate, a console line, an error.
+    let secrets = session.secrets();
+    let result = secrets.redact_result(result);
+    let redact = |url: Option<String>| url.map(|u| secrets.redact(&u));
+    session.audit().record(Record {
+        at: audit::rfc3339(at),
+        session: session.id().to_owned(),
+        tool: name.to_owned(),
+        arguments: secrets.redact_value(arguments),
+        url_before: redact(notes.url_before),
+        url_after: redact(notes.url_after),
+        verdicts: notes
+            .verdicts
+            .into_iter()
+            .map(|v| secrets.redact_value(v))
+            .collect(),
+        outcome: result
+            .as_ref()
+            .map_or_else(|e| e.code.as_str(), |_| "ok")
+            .to_owned(),
+        ms: started.elapsed().as_millis() as u64,
+    });
+    result
+}
+
+async fn parse_and_perform(
+    session: &Session,
+    name: &str,
+    arguments: Value,
+    cancel: CancellationToken,
+    notes: &mut Notes,
 ) -> Result<ActionOutput, ActionError> {
     let config = session.config();
     let spec = match tools::find(name) {
@@ -38,7 +77,7 @@ pub async fn call(
     };
     let action = spec.parse(arguments)?;
     let budget = budget_for(config, &action, cancel);
-    session.perform(&action, &budget).await
+    session.perform_noted(&action, &budget, notes).await
 }
 
 /// The next step when a tool cannot be called: the ones that can.

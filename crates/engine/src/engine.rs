@@ -5,13 +5,16 @@
 //! each with a browser context of its own, come from
 //! [`Engine::new_session`].
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
 use crate::action::Action;
+use crate::audit::Audit;
 use crate::browser::slot::BrowserSlot;
 use crate::metrics::Metrics;
+use crate::secrets::Secrets;
 use crate::session::Session;
 use crate::{dispatch, ActionError, ActionOutput, Budget, Config};
 
@@ -24,6 +27,13 @@ pub struct Engine {
     /// The default session's metrics; browser restarts and reconnects are
     /// counted here too.
     metrics: Arc<Metrics>,
+    /// Every call of every session, one record each (`cdpilot://audit`,
+    /// `[audit] file`).
+    audit: Arc<Audit>,
+    /// `[secrets]`, their values read once at start.
+    secrets: Arc<Secrets>,
+    /// Numbers the sessions [`Engine::new_session`] names itself.
+    sessions_started: AtomicU64,
     /// The default session: the browser's default context (a
     /// `--user-data-dir` profile is its profile).
     session: Session,
@@ -31,18 +41,40 @@ pub struct Engine {
 
 impl Engine {
     /// An engine for `config`. Starts nothing: the browser is launched (or
-    /// attached) by the first action that needs it.
+    /// attached) by the first action that needs it. Panics if the audit file
+    /// cannot be opened or a secret's variable is unset: processes that take
+    /// a configuration from a user call [`Engine::start`], which says so.
     pub fn new(config: Config) -> Engine {
+        Engine::start(config).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// An engine on `config`, or the start-up error naming the key that
+    /// cannot be honoured (an audit file that cannot be opened, a secret
+    /// whose variable is unset).
+    pub fn start(config: Config) -> Result<Engine, String> {
         let config = Arc::new(config);
         let metrics = Arc::new(Metrics::default());
+        let audit = Arc::new(Audit::open(&config.audit.file, metrics.clone())?);
+        let secrets = Arc::new(Secrets::from_config(&config.secrets)?);
         let slot = Arc::new(BrowserSlot::new(config.clone(), metrics.clone()));
-        let session = Session::new(config.clone(), slot.clone(), false, metrics.clone());
-        Engine {
+        let session = Session::new(
+            "default".into(),
+            config.clone(),
+            slot.clone(),
+            false,
+            metrics.clone(),
+            audit.clone(),
+            secrets.clone(),
+        );
+        Ok(Engine {
             config,
             slot,
             metrics,
+            audit,
+            secrets,
+            sessions_started: AtomicU64::new(0),
             session,
-        }
+        })
     }
 
     /// The configuration it runs with.
@@ -63,12 +95,27 @@ impl Engine {
     /// A new session on the shared browser with a browser context of its
     /// own: cookies, storage and tabs no other session sees.
     pub fn new_session(&self) -> Session {
+        let n = self.sessions_started.fetch_add(1, Ordering::Relaxed) + 1;
+        self.new_session_named(format!("session-{n}"))
+    }
+
+    /// [`Engine::new_session`] under the transport's id for it (its name in
+    /// the audit).
+    pub fn new_session_named(&self, id: String) -> Session {
         Session::new(
+            id,
             self.config.clone(),
             self.slot.clone(),
             true,
             Arc::new(Metrics::default()),
+            self.audit.clone(),
+            self.secrets.clone(),
         )
+    }
+
+    /// The audit trail of every session's calls.
+    pub fn audit(&self) -> &Audit {
+        &self.audit
     }
 
     /// A budget for one call of `action`: its `timeout_ms` or the configured

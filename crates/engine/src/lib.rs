@@ -57,6 +57,7 @@
 
 pub mod action;
 mod actions;
+pub mod audit;
 mod browser;
 mod budget;
 pub mod config;
@@ -69,6 +70,7 @@ mod frames;
 pub mod metrics;
 pub mod obstacle;
 pub mod policy;
+pub mod secrets;
 pub mod session;
 mod single_flight;
 mod snapshot;

@@ -35,6 +35,9 @@ struct Totals {
     browser_restarts: u64,
     /// Connections to a live browser opened again after one dropped.
     reconnects: u64,
+    /// Audit records that could not be written to `[audit] file` (they are
+    /// still in memory).
+    audit_write_errors: u64,
 }
 
 #[derive(Default, Serialize)]
@@ -88,6 +91,11 @@ impl Metrics {
     /// Counts a reconnect to a live browser.
     pub fn reconnected(&self) {
         self.inner.lock().unwrap().reconnects += 1;
+    }
+
+    /// Counts an audit record that could not be written to the audit file.
+    pub fn audit_write_failed(&self) {
+        self.inner.lock().unwrap().audit_write_errors += 1;
     }
 
     /// Counts a browser started again after the previous one died.

@@ -112,3 +112,45 @@ async fn stopping_the_engine_leaves_no_task_and_no_chromium() {
         tasks.num_alive_tasks()
     );
 }
+
+/// Issue 9: a session idle past `[session] idle_timeout_s` kept its tabs
+/// forever. Now its context is disposed, and the next call starts a fresh
+/// one and says so; calls within the timeout (rolling) keep the session.
+#[tokio::test]
+async fn an_idle_session_expires_and_the_next_call_says_session_restarted() {
+    let site = testkit::TestSite::start().await;
+    let engine = common::engine_with(|c| c.session.idle_timeout_s = 1);
+    let session = engine.new_session();
+    let index = json!({"url": site.url("index.html")});
+    let first = ok_in(&session, "browser_navigate", index.clone()).await;
+    assert!(first.data.get("session_restarted").is_none(), "{:?}", first.data);
+    ok_in(&session, "browser_tabs", json!({"action": "new"})).await;
+
+    // Calls 0.6 s apart span more than the timeout: rolling, so no expiry.
+    for _ in 0..3 {
+        tokio::time::sleep(Duration::from_millis(600)).await;
+        let out = ok_in(&session, "browser_tabs", json!({"action": "list"})).await;
+        assert!(out.data.get("session_restarted").is_none(), "{:?}", out.data);
+        assert_eq!(out.data["tabs"].as_array().map(Vec::len), Some(2));
+    }
+
+    // Idle past the timeout (the behaviour under test is a duration: the
+    // timeout plus generous slack).
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    let out = ok_in(&session, "browser_tabs", json!({"action": "list"})).await;
+    assert_eq!(out.data["session_restarted"], true, "{:?}", out.data);
+    assert!(out.text.contains("idle_timeout_s"), "{}", out.text);
+    assert_eq!(
+        out.data["tabs"].as_array().map(Vec::len),
+        Some(1),
+        "{:?}",
+        out.data
+    );
+    let gone = common::call_in(&session, "browser_snapshot", json!({"tab": "t2"}))
+        .await
+        .unwrap_err();
+    assert_eq!(gone.code, engine::ErrorCode::TabNotFound, "{gone}");
+    // Said once: the call after is a plain one.
+    let again = ok_in(&session, "browser_navigate", index).await;
+    assert!(again.data.get("session_restarted").is_none(), "{:?}", again.data);
+}

@@ -28,6 +28,9 @@ use crate::serve::sessions::Lease;
 /// The metrics resource.
 pub const METRICS_URI: &str = "cdpilot://metrics";
 
+/// The audit resource: this session's calls, one record each.
+pub const AUDIT_URI: &str = "cdpilot://audit";
+
 /// Guidance sent once at initialize; kept short (it is paid per session).
 const INSTRUCTIONS: &str = "Drive a real Chromium. Typical loop: browser_navigate, browser_snapshot (gives refs like e12), then act on refs with browser_click / browser_type. Refs go stale after a navigation: take a new snapshot. Every tool takes timeout_ms, the budget in ms of the whole call (default 25000; evaluate 10000; wait 30000). Errors start with a code and say what to do next.";
 
@@ -182,7 +185,11 @@ impl ServerHandler for McpServer {
             .with_description("Counts and duration histograms of tool calls, timeouts, cancellations, terminated scripts, browser restarts (JSON).");
         let mut metrics = metrics;
         metrics.mime_type = Some("application/json".into());
-        Ok(ListResourcesResult::with_all_items(vec![metrics]))
+        let mut audit = Resource::new(AUDIT_URI, "audit").with_description(
+            "This session's last tool calls (up to 1000), one record each: time, tool, arguments, URLs, policy verdicts, outcome, duration (JSON).",
+        );
+        audit.mime_type = Some("application/json".into());
+        Ok(ListResourcesResult::with_all_items(vec![metrics, audit]))
     }
 
     async fn read_resource(
@@ -190,14 +197,18 @@ impl ServerHandler for McpServer {
         request: ReadResourceRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        if request.uri != METRICS_URI {
-            return Err(ErrorData::resource_not_found(
-                format!("no resource {}; the only one is {METRICS_URI}", request.uri),
-                None,
-            ));
-        }
-        let json = self.session().metrics().to_json().to_string();
-        let mut contents = ResourceContents::text(json, METRICS_URI);
+        let session = self.session();
+        let json = match request.uri.as_str() {
+            METRICS_URI => session.metrics().to_json(),
+            AUDIT_URI => session.audit().to_json(Some(session.id())),
+            other => {
+                return Err(ErrorData::resource_not_found(
+                    format!("no resource {other}; there are {METRICS_URI} and {AUDIT_URI}"),
+                    None,
+                ))
+            }
+        };
+        let mut contents = ResourceContents::text(json.to_string(), request.uri.clone());
         if let ResourceContents::TextResourceContents { mime_type, .. } = &mut contents {
             *mime_type = Some("application/json".into());
         }

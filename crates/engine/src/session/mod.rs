@@ -7,18 +7,21 @@
 //! shared ([`BrowserSlot`]); nothing here holds a lock across an await.
 
 mod context;
+mod idle;
 mod policy;
 
 use std::sync::{Arc, Mutex};
 
 use tracing::Instrument;
 
-use crate::action::Action;
+use crate::action::{Action, TabsAction};
 use crate::actions;
+use crate::audit::Audit;
 use crate::browser::slot::BrowserSlot;
 use crate::config::Config;
 use crate::dialogs;
 use crate::metrics::Metrics;
+use crate::secrets::Secrets;
 use crate::single_flight::SingleFlight;
 use crate::tab::{DialogPolicy, Tab};
 use crate::{tools, ActionError, ActionOutput, Budget};
@@ -29,6 +32,8 @@ pub use context::Context;
 /// action takes in it. Get one from [`Engine::session`](crate::Engine::session)
 /// or [`Engine::new_session`](crate::Engine::new_session).
 pub struct Session {
+    /// Names the session in the audit (`default` over stdio).
+    id: String,
     config: Arc<Config>,
     slot: Arc<BrowserSlot>,
     /// A browser context of its own (true), or the default one (stdio, so a
@@ -36,8 +41,16 @@ pub struct Session {
     isolated: bool,
     /// What this session did, for `cdpilot://metrics`.
     metrics: Arc<Metrics>,
-    /// The session's place in the current browser, once opened.
-    context: Mutex<Option<Arc<Context>>>,
+    /// The engine's audit trail, written by the one dispatch.
+    audit: Arc<Audit>,
+    /// The engine's secrets: typed from placeholders here, redacted from
+    /// everything the dispatch hands back.
+    secrets: Arc<Secrets>,
+    /// The session's place in the current browser, once opened. Shared
+    /// with the idle timer, which empties it when the session expires.
+    context: idle::ContextSlot,
+    /// `[session] idle_timeout_s`: the idle clock and its timer.
+    idle: idle::Idle,
     /// Opening the context, under way.
     opening: SingleFlight<Arc<Context>>,
 }
@@ -51,17 +64,25 @@ impl Session {
     /// (`isolated`) or the default one. Library users call
     /// [`Engine::new_session`](crate::Engine::new_session) instead.
     pub fn new(
+        id: String,
         config: Arc<Config>,
         slot: Arc<BrowserSlot>,
         isolated: bool,
         metrics: Arc<Metrics>,
+        audit: Arc<Audit>,
+        secrets: Arc<Secrets>,
     ) -> Session {
+        let idle = idle::Idle::new(config.session.idle_timeout_s);
         Session {
+            id,
+            idle,
+            audit,
+            secrets,
             config,
             slot,
             isolated,
             metrics,
-            context: Mutex::new(None),
+            context: Arc::new(Mutex::new(None)),
             opening: SingleFlight::default(),
         }
     }
@@ -76,12 +97,42 @@ impl Session {
         &self.metrics
     }
 
+    /// The session's id (`default` over stdio), as the audit names it.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// The engine's secrets.
+    pub fn secrets(&self) -> &Secrets {
+        &self.secrets
+    }
+
+    /// The engine's audit trail (shared by its sessions).
+    pub fn audit(&self) -> &Audit {
+        &self.audit
+    }
+
     /// Runs one action to completion, failure, timeout or cancellation, as
     /// one tracing span, and records it in the metrics.
     pub async fn perform(&self, action: &Action, budget: &Budget) -> Result<ActionOutput, ActionError> {
+        self.perform_noted(action, budget, &mut Notes::default()).await
+    }
+
+    /// [`Session::perform`], noting for the audit what the call saw (the
+    /// tab's URL before and after, the policy's verdicts).
+    pub(crate) async fn perform_noted(
+        &self,
+        action: &Action,
+        budget: &Budget,
+        notes: &mut Notes,
+    ) -> Result<ActionOutput, ActionError> {
         let tool = action.tool_name();
         let span = tracing::info_span!("tool", tool);
-        let result = self.run(action, budget).instrument(span.clone()).await;
+        let (_in_flight, expired) = self.idle.begin(&self.context).await;
+        let mut result = self.run(action, budget, notes).instrument(span.clone()).await;
+        if expired {
+            session_restarted(&mut result, self.config.session.idle_timeout_s);
+        }
         let elapsed = budget.elapsed();
         let _entered = span.enter();
         match &result {
@@ -97,7 +148,12 @@ impl Session {
         result
     }
 
-    async fn run(&self, action: &Action, budget: &Budget) -> Result<ActionOutput, ActionError> {
+    async fn run(
+        &self,
+        action: &Action,
+        budget: &Budget,
+        notes: &mut Notes,
+    ) -> Result<ActionOutput, ActionError> {
         // Some calls (a snapshot while a dialog blocks the page, a tab list)
         // finish without waiting on anything; taking part in tokio's
         // cooperative budget keeps a caller that loops on them from
@@ -112,20 +168,34 @@ impl Session {
         }
         crate::validate::urls(action, &self.config.policy.schemes)?;
         let rules = self.slot.policy();
+        if let Some(url) = destination_url(action) {
+            notes.verdicts.push(rules.judge(url).to_json());
+        }
         policy::destination(action, rules)?;
         let (context, restarted) = self.context(budget).await?;
         let result = match action {
             Action::Tabs(args) => actions::tabs::run(&context, args, budget).await,
             other => match context.tab(other.common().tab.as_deref(), budget).await {
                 Ok(tab) => {
+                    notes.url_before = Some(tab.state(|s| s.url.clone()));
                     policy::current_page(other, &tab, rules)?;
                     let mark = tab.gate().mark();
                     let result = self.supervised(&tab, other, budget).await;
-                    policy::after(result, tab.gate().since(mark), &tab)
+                    let result = policy::after(result, tab.gate().since(mark), &tab);
+                    notes.url_after = Some(tab.state(|s| s.url.clone()));
+                    result
                 }
                 Err(e) => Err(e),
             },
         };
+        if let Ok(output) = &result {
+            // What the request stage blocked while the action ran.
+            for blocked in output.data["blocked"].as_array().into_iter().flatten() {
+                notes.verdicts.push(serde_json::json!({
+                    "url": blocked["url"], "action": "deny", "rule": blocked["rule"],
+                }));
+            }
+        }
         result.map(|mut output| {
             if restarted {
                 output.text = format!(
@@ -211,6 +281,12 @@ impl Session {
                 crate::snapshot::run(tab, args, cap, budget).await
             }
             Action::Click(args) => actions::click::run(tab, args, budget).await,
+            Action::Type(args) if args.text.contains("{{secret:") => {
+                let page = tab.state(|s| s.url.clone());
+                let mut args = args.clone();
+                args.text = self.secrets.expand(&args.text, &page)?;
+                actions::type_text::run(tab, &args, budget).await
+            }
             Action::Type(args) => actions::type_text::run(tab, args, budget).await,
             Action::Screenshot(args) => actions::screenshot::run(tab, args, budget).await,
             Action::Wait(args) => actions::wait::run(tab, args, budget).await,
@@ -243,6 +319,39 @@ impl Session {
         if let Some(context) = context {
             context.dispose(budget).await;
         }
+    }
+}
+
+/// Says in a call's result (or error) that the session had expired for
+/// idleness before it, so the model knows its tabs and refs are gone.
+fn session_restarted(result: &mut Result<ActionOutput, ActionError>, timeout_s: u64) {
+    let note = format!(
+        "Note: this session had no call for {timeout_s}s ([session] idle_timeout_s), so it was ended and a new one started; earlier tabs, pages and refs are gone."
+    );
+    match result {
+        Ok(output) => {
+            output.text = format!("{note}\n{}", output.text);
+            output.data["session_restarted"] = true.into();
+        }
+        Err(error) => error.next_step = format!("{} {note}", error.next_step),
+    }
+}
+
+/// What one call saw, for its audit record.
+#[derive(Debug, Default)]
+pub(crate) struct Notes {
+    pub url_before: Option<String>,
+    pub url_after: Option<String>,
+    /// `{url, action, rule}` of each URL the policy judged.
+    pub verdicts: Vec<serde_json::Value>,
+}
+
+/// The URL an action names as its destination, if any.
+fn destination_url(action: &Action) -> Option<&str> {
+    match action {
+        Action::Navigate(args) => args.url.as_deref(),
+        Action::Tabs(args) if args.action == TabsAction::New => args.url.as_deref(),
+        _ => None,
     }
 }
 

@@ -137,7 +137,7 @@ impl Sessions {
         let id = format!("s-{}", crate::serve::auth::random_hex(8));
         let lease = Arc::new(Lease {
             id: id.clone(),
-            session: Arc::new(self.engine.new_session()),
+            session: Arc::new(self.engine.new_session_named(id.clone())),
             sessions: Arc::downgrade(self),
             last_used: Mutex::new(Instant::now()),
             metrics: self.metrics.clone(),

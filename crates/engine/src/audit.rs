@@ -1,0 +1,212 @@
+//! The audit trail: exactly one record per tool call, whatever its outcome
+//! (`shared/spec/TOOLS.md`, Audit). The last [`KEPT`] are kept in memory for
+//! the MCP resource `cdpilot://audit`; with `[audit] file` set, each record
+//! is also appended to that file as one JSON line and flushed at once.
+//!
+//! Owns the ring and the open file. Records are written by the one dispatch
+//! (`crate::dispatch::call`), already redacted; nothing else writes here.
+//! The file is opened in append mode and never truncated or rewritten: a
+//! failed write is logged and counted, never a failed call.
+
+use std::collections::VecDeque;
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::metrics::Metrics;
+
+/// How many records the in-memory ring keeps (per engine).
+pub const KEPT: usize = 1000;
+
+/// One call as the audit shows it.
+#[derive(Debug, Clone, Serialize)]
+pub struct Record {
+    /// When the call started, RFC 3339 in UTC with milliseconds.
+    pub at: String,
+    /// The session's id (`default` over stdio).
+    pub session: String,
+    /// The tool called.
+    pub tool: String,
+    /// The call's arguments as the client sent them, secrets redacted.
+    pub arguments: Value,
+    /// The tab's URL before and after the call (absent when the call never
+    /// reached a tab).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub url_before: Option<String>,
+    /// The tab's URL after the call.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub url_after: Option<String>,
+    /// What the URL policy decided during the call: `{url, action, rule}`.
+    pub verdicts: Vec<Value>,
+    /// `ok`, or the error code.
+    pub outcome: String,
+    /// How long the call took.
+    pub ms: u64,
+}
+
+/// The audit trail: the last records in memory and, with `[audit] file`,
+/// every record appended to that file.
+pub struct Audit {
+    /// The last [`KEPT`] records, oldest first. Locked for microseconds.
+    ring: Mutex<VecDeque<Record>>,
+    /// `[audit] file`, opened for appending; `None`: memory only. Its lock
+    /// keeps one record's line whole when calls finish together.
+    file: Option<Mutex<File>>,
+    /// The engine's metrics, where failed writes are counted.
+    metrics: Arc<Metrics>,
+}
+
+impl Audit {
+    /// The audit of an engine: `path` empty means memory only. A file that
+    /// cannot be opened is a start-up error naming the key.
+    pub fn open(path: &str, metrics: Arc<Metrics>) -> Result<Audit, String> {
+        let file = match path {
+            "" => None,
+            path => {
+                let file = OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(path)
+                    .map_err(|e| format!("audit.file = {path:?}: cannot open it for appending: {e}"))?;
+                Some(Mutex::new(file))
+            }
+        };
+        Ok(Audit {
+            ring: Mutex::new(VecDeque::with_capacity(KEPT)),
+            file,
+            metrics,
+        })
+    }
+
+    /// Keeps `record` in the ring and appends it to the file. A write that
+    /// fails is reported (stderr, metrics) and otherwise ignored: the call
+    /// it describes has happened either way.
+    pub fn record(&self, record: Record) {
+        if let Some(file) = &self.file {
+            let mut line = serde_json::to_string(&record).unwrap_or_default();
+            line.push('\n');
+            let written = {
+                let mut file = file.lock().unwrap();
+                file.write_all(line.as_bytes()).and_then(|()| file.flush())
+            };
+            if let Err(e) = written {
+                tracing::warn!("writing the audit file failed: {e}; the record is kept in memory only");
+                self.metrics.audit_write_failed();
+            }
+        }
+        let mut ring = self.ring.lock().unwrap();
+        if ring.len() == KEPT {
+            ring.pop_front();
+        }
+        ring.push_back(record);
+    }
+
+    /// The kept records of `session` (all of them: `None`), oldest first,
+    /// as `cdpilot://audit` serves them.
+    pub fn to_json(&self, session: Option<&str>) -> Value {
+        let ring = self.ring.lock().unwrap();
+        let records: Vec<&Record> = ring
+            .iter()
+            .filter(|r| session.is_none_or(|s| r.session == s))
+            .collect();
+        serde_json::json!({ "records": records })
+    }
+
+    /// The kept records, oldest first.
+    pub fn records(&self) -> Vec<Record> {
+        self.ring.lock().unwrap().iter().cloned().collect()
+    }
+}
+
+/// `time` as RFC 3339 in UTC with milliseconds (`2025-01-31T12:00:00.123Z`).
+pub fn rfc3339(time: SystemTime) -> String {
+    let since = time.duration_since(UNIX_EPOCH).unwrap_or(Duration::ZERO);
+    let secs = since.as_secs();
+    let (days, rest) = (secs / 86_400, secs % 86_400);
+    let (year, month, day) = civil_from_days(days as i64);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
+        rest / 3600,
+        rest % 3600 / 60,
+        rest % 60,
+        since.subsec_millis()
+    )
+}
+
+/// Howard Hinnant's days-since-1970 → (year, month, day) in the proleptic
+/// Gregorian calendar.
+fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    (year, month, day)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(tool: &str) -> Record {
+        Record {
+            at: rfc3339(SystemTime::now()),
+            session: "default".into(),
+            tool: tool.into(),
+            arguments: Value::Null,
+            url_before: None,
+            url_after: None,
+            verdicts: Vec::new(),
+            outcome: "ok".into(),
+            ms: 1,
+        }
+    }
+
+    #[test]
+    fn timestamps_are_rfc3339_utc() {
+        assert_eq!(rfc3339(UNIX_EPOCH), "1970-01-01T00:00:00.000Z");
+        let t = UNIX_EPOCH + Duration::from_millis(1_709_210_096_789); // a leap day
+        assert_eq!(rfc3339(t), "2024-02-29T12:34:56.789Z");
+    }
+
+    #[test]
+    fn the_ring_keeps_the_last_thousand() {
+        let audit = Audit::open("", Arc::default()).unwrap();
+        for i in 0..KEPT + 5 {
+            audit.record(record(&format!("t{i}")));
+        }
+        let records = audit.records();
+        assert_eq!(records.len(), KEPT);
+        assert_eq!(records[0].tool, "t5");
+    }
+
+    #[test]
+    fn a_file_is_appended_to_never_truncated() {
+        let path = std::env::temp_dir().join(format!("cdpilot-audit-{}.jsonl", std::process::id()));
+        std::fs::write(&path, "{\"earlier\":true}\n").unwrap();
+        let audit = Audit::open(path.to_str().unwrap(), Arc::default()).unwrap();
+        audit.record(record("browser_click"));
+        let text = std::fs::read_to_string(&path).unwrap();
+        std::fs::remove_file(&path).ok();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 2, "{text}");
+        assert_eq!(lines[0], "{\"earlier\":true}");
+        assert!(lines[1].contains("\"tool\":\"browser_click\""), "{text}");
+    }
+
+    #[test]
+    fn a_file_that_cannot_be_opened_names_the_key() {
+        let e = Audit::open("/nonexistent-dir/audit.jsonl", Arc::default())
+            .err()
+            .unwrap();
+        assert!(e.starts_with("audit.file = "), "{e}");
+    }
+}
