@@ -7,12 +7,14 @@
 //! configured deny always wins; otherwise the last matching rule decides;
 //! with none, `policy.default`.
 
+pub mod consent;
 pub mod gate;
 pub mod rules;
 mod verdict;
 
 use crate::config::PolicyConfig;
 
+pub use consent::{Answer, Asker, Consent};
 pub use gate::Gate;
 pub use rules::{Decision, Rule};
 pub use verdict::Verdict;

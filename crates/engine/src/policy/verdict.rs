@@ -25,12 +25,12 @@ impl Verdict {
         json!({ "url": self.url, "action": self.decision.as_str(), "rule": self.rule })
     }
 
-    /// The error for acting on a URL that is not allowed. An `ask` is
-    /// refused too: this build cannot ask the user yet.
+    /// The error for acting on a URL that is not allowed. An `ask` that
+    /// reaches here could not be asked (the client cannot ask the user).
     pub fn denied_error(&self, what: &str) -> ActionError {
         let (why, next) = match self.decision {
             Decision::Ask => (
-                "needs the user's consent, and this server cannot ask the user (an ask rule needs a client that can ask)",
+                "needs the user's consent, and this client cannot ask the user (an ask rule needs a client that can ask: MCP elicitation, or the WebSocket API's ask/decide)",
                 "Ask the user to allow this URL in cdpilot's configuration, or work on another site.",
             ),
             _ => (

@@ -19,6 +19,7 @@ use crate::browser::slot::BrowserSlot;
 use crate::config::Config;
 use crate::dialogs;
 use crate::metrics::Metrics;
+use crate::policy::Consent;
 use crate::single_flight::SingleFlight;
 use crate::tab::{DialogPolicy, Tab};
 use crate::{tools, ActionError, ActionOutput, Budget};
@@ -37,6 +38,9 @@ pub struct Session {
     context: Mutex<Option<Arc<Context>>>,
     /// Opening the context, under way.
     opening: SingleFlight<Arc<Context>>,
+    /// The user's answers to `ask` rules, and the way to ask (installed by
+    /// the transport).
+    consent: Arc<Consent>,
 }
 
 /// How long opening a session's context (a browser context, its first tab)
@@ -57,6 +61,7 @@ impl Session {
             metrics,
             context: Mutex::new(None),
             opening: SingleFlight::default(),
+            consent: Arc::default(),
         }
     }
 
@@ -66,6 +71,12 @@ impl Session {
 
     pub fn metrics(&self) -> &Metrics {
         &self.metrics
+    }
+
+    /// Where the transport installs its [`crate::policy::Asker`], and the
+    /// user's grants.
+    pub fn consent(&self) -> &Arc<Consent> {
+        &self.consent
     }
 
     /// Runs one action to completion, failure, timeout or cancellation, as
@@ -104,13 +115,15 @@ impl Session {
         }
         crate::validate::urls(action, &self.config.policy.schemes)?;
         let rules = self.slot.policy();
-        policy::destination(action, rules)?;
+        // A "once" answer is held until the call ends.
+        let _once = policy::destination(action, rules, &self.consent, budget).await?;
         let (context, restarted) = self.context(budget).await?;
         let result = match action {
             Action::Tabs(args) => actions::tabs::run(&context, args, budget).await,
             other => match context.tab(other.common().tab.as_deref(), budget).await {
                 Ok(tab) => {
-                    policy::current_page(other, &tab, rules)?;
+                    tab.gate().serve(&self.consent);
+                    let _once = policy::current_page(other, &tab, rules, &self.consent, budget).await?;
                     let mark = tab.gate().mark();
                     let result = self.supervised(&tab, other, budget).await;
                     policy::after(result, tab.gate().since(mark), &tab)

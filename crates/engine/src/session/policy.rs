@@ -11,44 +11,69 @@
 use serde_json::Value;
 
 use crate::action::{Action, TabsAction};
+use crate::policy::consent::OnceGrant;
 use crate::policy::gate::Blocked;
-use crate::policy::Policy;
+use crate::policy::{Consent, Decision, Policy};
 use crate::tab::Tab;
-use crate::{ActionError, ActionOutput, ErrorCode};
+use crate::{ActionError, ActionOutput, Budget, ErrorCode};
 
 /// The URL an action names as its destination: judged before anything is
-/// sent, so a denied server is not even asked.
-pub fn destination(action: &Action, policy: &Policy) -> Result<(), ActionError> {
+/// sent, so a denied server is not even asked. An `ask` asks the user
+/// (within the call's budget); a "once" answer is held by the call.
+pub async fn destination(
+    action: &Action,
+    policy: &Policy,
+    consent: &Consent,
+    budget: &Budget,
+) -> Result<Option<OnceGrant>, ActionError> {
     let url = match action {
         Action::Navigate(args) => args.url.as_deref(),
         Action::Tabs(args) if args.action == TabsAction::New => args.url.as_deref(),
         _ => None,
     };
-    match url.map(|u| policy.judge(u)) {
-        Some(verdict) if !verdict.allowed() => Err(verdict.denied_error("navigating to")),
-        _ => Ok(()),
+    match url {
+        Some(url) => consent.settle(&policy.judge(url), "navigating to", budget).await,
+        None => Ok(None),
     }
 }
 
 /// The page the action is about to act on: it may have moved by itself
 /// (or been opened by the page, out of the request stage's sight), so it
 /// is judged again. Leaving it (navigate) and answering its dialog are
-/// always allowed; so are pages that are not http(s) (`about:blank`).
-pub fn current_page(action: &Action, tab: &Tab, policy: &Policy) -> Result<(), ActionError> {
+/// always allowed; so are pages that are not http(s) (`about:blank`). If
+/// the page moved while the user was being asked, the new URL is judged
+/// (and asked about) again.
+pub async fn current_page(
+    action: &Action,
+    tab: &Tab,
+    policy: &Policy,
+    consent: &Consent,
+    budget: &Budget,
+) -> Result<Vec<OnceGrant>, ActionError> {
+    let mut grants = Vec::new();
     if matches!(action, Action::Navigate(_) | Action::Dialog(_) | Action::Tabs(_)) {
-        return Ok(());
+        return Ok(grants);
     }
-    let url = tab.state(|s| s.url.clone());
-    if !(url.starts_with("http://") || url.starts_with("https://")) {
-        return Ok(());
+    loop {
+        let url = tab.state(|s| s.url.clone());
+        if !(url.starts_with("http://") || url.starts_with("https://")) {
+            return Ok(grants);
+        }
+        let verdict = policy.judge(&url);
+        let asks = verdict.decision == Decision::Ask && !consent.granted(&verdict);
+        match consent.settle(&verdict, "the tab is on", budget).await {
+            Ok(grant) => grants.extend(grant),
+            Err(mut error) => {
+                error.next_step =
+                    "Navigate the tab to an allowed page (browser_navigate) or use another tab.".into();
+                return Err(error);
+            }
+        }
+        if !asks || tab.state(|s| s.url == url) {
+            return Ok(grants);
+        }
+        tracing::info!(from = %url, "the page moved while the user was asked; judging it again");
     }
-    let verdict = policy.judge(&url);
-    if verdict.allowed() {
-        return Ok(());
-    }
-    let mut error = verdict.denied_error("the tab is on");
-    error.next_step = "Navigate the tab to an allowed page (browser_navigate) or use another tab.".into();
-    Err(error)
 }
 
 /// The action's result, given what the request stage blocked: a failed

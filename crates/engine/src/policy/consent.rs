@@ -1,0 +1,162 @@
+//! Asking the user about a URL an `ask` rule covers, and what they said.
+//!
+//! The transport installs an [`Asker`] (MCP elicitation, the WebSocket
+//! API's `ask` event) when its client can ask; without one an `ask` is
+//! refused with `permission_denied` saying so. An "always" answer grants the
+//! asked URL's origin for the rest of the session; "once" lets the call
+//! that asked go there (its document requests at the request stage too)
+//! and is forgotten when the call ends. A grant only ever turns an `ask`
+//! into an allow: a configured deny is never consulted here.
+//!
+//! Owns one session's grants and asker (locked for microseconds, never
+//! across the wait for an answer).
+
+use std::collections::HashSet;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+
+use super::{Decision, Verdict};
+use crate::{ActionError, Budget, ErrorCode};
+
+/// What the user answered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Answer {
+    /// Allow this once (the call that asked).
+    Once,
+    /// Allow the asked URL's origin for the rest of the session.
+    Always,
+    /// Refused (declined or dismissed).
+    Deny,
+    /// No answer could be had (the client failed the request); the text
+    /// says why.
+    Failed(String),
+}
+
+/// Asks the user about one URL (the verdict names it and the `ask` rule).
+pub trait Asker: Send + Sync {
+    fn ask<'a>(&'a self, verdict: &'a Verdict) -> Pin<Box<dyn Future<Output = Answer> + Send + 'a>>;
+}
+
+/// One session's asker and grants.
+#[derive(Default)]
+pub struct Consent {
+    asker: Mutex<Option<Arc<dyn Asker>>>,
+    /// Origins the user allowed for the rest of the session.
+    always: Mutex<HashSet<String>>,
+    /// Origins allowed once, by calls still running (one entry per call
+    /// that was allowed; removed by its [`OnceGrant`]).
+    once: Arc<Mutex<Vec<String>>>,
+}
+
+/// An "allow once" held by the call that asked; forgotten when dropped.
+pub struct OnceGrant {
+    origin: String,
+    once: Arc<Mutex<Vec<String>>>,
+}
+
+impl Drop for OnceGrant {
+    fn drop(&mut self) {
+        let mut once = self.once.lock().unwrap();
+        if let Some(at) = once.iter().position(|o| *o == self.origin) {
+            once.swap_remove(at);
+        }
+    }
+}
+
+/// The origin a grant covers: `https://a.example:8443`. A URL with an
+/// opaque origin has none, and is never granted.
+pub fn origin_of(url: &str) -> Option<String> {
+    let origin = url::Url::parse(url).ok()?.origin();
+    origin.is_tuple().then(|| origin.ascii_serialization())
+}
+
+impl Consent {
+    /// Installs (or, with `None`, removes) the way this session asks.
+    pub fn install(&self, asker: Option<Arc<dyn Asker>>) {
+        *self.asker.lock().unwrap() = asker;
+    }
+
+    pub fn asker(&self) -> Option<Arc<dyn Asker>> {
+        self.asker.lock().unwrap().clone()
+    }
+
+    /// Whether the user already allowed an `ask` verdict's origin (always,
+    /// or once for a call still running). Never true for a deny.
+    pub fn granted(&self, verdict: &Verdict) -> bool {
+        if verdict.decision != Decision::Ask {
+            return false;
+        }
+        let Some(origin) = origin_of(&verdict.url) else {
+            return false;
+        };
+        self.always.lock().unwrap().contains(&origin) || self.once.lock().unwrap().contains(&origin)
+    }
+
+    /// Applies an answer to the grants; `Ok` with a grant held by the call
+    /// when it was "once", an error naming the URL and the rule otherwise.
+    pub fn record(
+        &self,
+        verdict: &Verdict,
+        answer: Answer,
+        what: &str,
+    ) -> Result<Option<OnceGrant>, ActionError> {
+        let origin = origin_of(&verdict.url);
+        match (answer, origin) {
+            (Answer::Always, Some(origin)) => {
+                tracing::info!(%origin, "the user allowed an origin for the session");
+                self.always.lock().unwrap().insert(origin);
+                Ok(None)
+            }
+            (Answer::Once, Some(origin)) => {
+                self.once.lock().unwrap().push(origin.clone());
+                Ok(Some(OnceGrant {
+                    origin,
+                    once: self.once.clone(),
+                }))
+            }
+            (Answer::Once | Answer::Always, None) => Ok(None),
+            (Answer::Deny, _) => Err(ActionError::new(
+                ErrorCode::PermissionDenied,
+                format!(
+                    "{what} {} was refused by the user (asked by {})",
+                    verdict.url, verdict.rule
+                ),
+                "The user said no: do not retry it. Work on another site, or ask the user what to do.",
+            )),
+            (Answer::Failed(why), _) => Err(ActionError::new(
+                ErrorCode::PermissionDenied,
+                format!(
+                    "{what} {} needs the user's consent ({}), and asking failed: {why}",
+                    verdict.url, verdict.rule
+                ),
+                "Nothing was sent there. Retry once the user can answer, or work on another site.",
+            )),
+        }
+    }
+
+    /// Settles a verdict for a call: an allow passes; a deny, or an ask
+    /// with no way to ask, is `permission_denied`; an ask not yet granted
+    /// asks the user within the call's budget. A "once" answer returns the
+    /// grant, which the call holds until it ends.
+    pub async fn settle(
+        &self,
+        verdict: &Verdict,
+        what: &str,
+        budget: &Budget,
+    ) -> Result<Option<OnceGrant>, ActionError> {
+        if verdict.allowed() || self.granted(verdict) {
+            return Ok(None);
+        }
+        let asker = match (verdict.decision, self.asker()) {
+            (Decision::Ask, Some(asker)) => asker,
+            _ => return Err(verdict.denied_error(what)),
+        };
+        let answer = budget
+            .run("waiting for the user's answer", async {
+                Ok(asker.ask(verdict).await)
+            })
+            .await?;
+        self.record(verdict, answer, what)
+    }
+}
