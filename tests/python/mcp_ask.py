@@ -128,6 +128,12 @@ async def main(binary):
             assert is_error(r) and text(r).startswith("permission_denied:") and "is denied" in text(r), text(r)
             assert len(ask.asked) == 5, ask.asked
             assert "/secret" not in SEEN, SEEN
+
+            # A new tab's URL is asked too, and "once" lets it load there.
+            ask.answers = ["once"]
+            r = await session.call_tool("browser_tabs", {"action": "new", "url": b + "/tab"})
+            assert not is_error(r), text(r)
+            assert len(ask.asked) == 6 and "/tab" in SEEN, (ask.asked, SEEN)
     server.shutdown()
     print("python mcp client: ask through elicitation all ok")
 

@@ -119,7 +119,7 @@ impl Session {
         let _once = policy::destination(action, rules, &self.consent, budget).await?;
         let (context, restarted) = self.context(budget).await?;
         let result = match action {
-            Action::Tabs(args) => actions::tabs::run(&context, args, budget).await,
+            Action::Tabs(args) => actions::tabs::run(&context, args, &self.consent, budget).await,
             other => match context.tab(other.common().tab.as_deref(), budget).await {
                 Ok(tab) => {
                     tab.gate().serve(&self.consent);
