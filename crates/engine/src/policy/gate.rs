@@ -48,6 +48,8 @@ pub struct Blocked {
     pub main_frame: bool,
     /// It followed a redirect (a hop of a chain, not the first request).
     pub redirect: bool,
+    /// The user was asked (an `ask` rule) and refused, or could not answer.
+    pub asked: bool,
 }
 
 /// One tab's request-stage judge.
@@ -138,6 +140,7 @@ impl Gate {
             frame_id: paused.frame_id,
             main_frame,
             redirect: paused.redirected_request_id.is_some(),
+            asked: false,
         };
         let asker = consent.as_ref().and_then(|c| c.asker());
         match (blocked.verdict.decision, consent, asker) {
@@ -152,6 +155,10 @@ impl Gate {
                     if consent.record(&blocked.verdict, answer, "").is_ok() {
                         self::answer(session, request_id, None);
                     } else {
+                        let blocked = Blocked {
+                            asked: true,
+                            ..blocked
+                        };
                         refuse(&log, session, request_id, blocked);
                     }
                 });

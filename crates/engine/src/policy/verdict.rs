@@ -44,4 +44,16 @@ impl Verdict {
             next,
         )
     }
+
+    /// The error for a URL the user refused when asked.
+    pub fn refused_error(&self, what: &str) -> ActionError {
+        ActionError::new(
+            ErrorCode::PermissionDenied,
+            format!(
+                "{what} {} was refused by the user (asked by {})",
+                self.url, self.rule
+            ),
+            "The user said no: do not retry it. Work on another site, or ask the user what to do.",
+        )
+    }
 }

@@ -96,7 +96,11 @@ pub fn after(
                 } else {
                     "navigating to"
                 };
-                let mut error = hop.verdict.denied_error(what);
+                let mut error = if hop.asked {
+                    hop.verdict.refused_error(what)
+                } else {
+                    hop.verdict.denied_error(what)
+                };
                 let url = tab.state(|s| s.url.clone());
                 error.message += &format!("; nothing was sent there, and the tab stays on {url}");
                 Err(error)
