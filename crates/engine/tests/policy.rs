@@ -275,3 +275,48 @@ fn urlenc(s: &str) -> String {
         })
         .collect()
 }
+
+/// Issue 9: `browser_cdp` commands that navigate or create a target are
+/// judged before they are sent: Page.navigate and Target.createTarget to a
+/// denied origin are `permission_denied` (not a result carrying Chrome's
+/// error), nothing reaches the origin, and a `javascript:` URL is refused.
+#[tokio::test]
+async fn browser_cdp_navigations_and_new_targets_are_judged_before_sending() {
+    let site = TestSite::start().await;
+    let engine = denying(&format!("{}/*", site.b));
+    ok(
+        &engine,
+        "browser_navigate",
+        json!({"url": site.url("/index.html")}),
+    )
+    .await;
+    let denied = site.url_b("/index.html");
+    for method in ["Page.navigate", "Target.createTarget"] {
+        let e = call(
+            &engine,
+            "browser_cdp",
+            json!({"method": method, "params": {"url": denied}}),
+        )
+        .await
+        .unwrap_err();
+        assert_eq!(e.code, ErrorCode::PermissionDenied, "{method}: {e}");
+        assert!(e.message.contains(&denied), "{e}");
+    }
+    let e = call(
+        &engine,
+        "browser_cdp",
+        json!({"method": "Page.navigate", "params": {"url": "javascript:alert(1)"}}),
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(e.code, ErrorCode::InvalidArgument, "{e}");
+    // A blank target and other methods are not judged.
+    ok(
+        &engine,
+        "browser_cdp",
+        json!({"method": "Target.createTarget", "params": {"url": "about:blank"}}),
+    )
+    .await;
+    assert_eq!(href(&engine).await, site.url("/index.html"));
+    assert_eq!(site.received_by_b(), vec![], "the denied origin received nothing");
+}

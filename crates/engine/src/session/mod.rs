@@ -25,6 +25,7 @@ use crate::tab::{DialogPolicy, Tab};
 use crate::{tools, ActionError, ActionOutput, Budget};
 
 pub use context::Context;
+pub(crate) use policy::destination_url;
 
 pub struct Session {
     config: Arc<Config>,

@@ -26,14 +26,26 @@ pub async fn destination(
     consent: &Consent,
     budget: &Budget,
 ) -> Result<Option<OnceGrant>, ActionError> {
-    let url = match action {
-        Action::Navigate(args) => args.url.as_deref(),
-        Action::Tabs(args) if args.action == TabsAction::New => args.url.as_deref(),
-        _ => None,
-    };
-    match url {
+    match destination_url(action) {
         Some(url) => consent.settle(&policy.judge(url), "navigating to", budget).await,
         None => Ok(None),
+    }
+}
+
+/// Where an action sends the browser, if it says: a navigate's or a new
+/// tab's URL, and `browser_cdp`'s `Page.navigate` and `Target.createTarget`
+/// (`url`; a new blank target is not judged). Other raw commands that
+/// navigate (`Page.navigateToHistoryEntry`, a script setting `location`)
+/// cannot be judged here; the request stage still judges their documents.
+pub fn destination_url(action: &Action) -> Option<&str> {
+    match action {
+        Action::Navigate(args) => args.url.as_deref(),
+        Action::Tabs(args) if args.action == TabsAction::New => args.url.as_deref(),
+        Action::Cdp(args) if matches!(args.method.as_str(), "Page.navigate" | "Target.createTarget") => {
+            let url = args.params.as_ref()?.get("url")?.as_str()?;
+            (!url.is_empty() && url != "about:blank").then_some(url)
+        }
+        _ => None,
     }
 }
 
