@@ -72,6 +72,9 @@ pub struct PolicyConfig {
     pub default: String,
     pub schemes: Vec<String>,
     pub rules: Vec<Rule>,
+    /// Judge sub-resources (scripts, images, XHR…) at the request stage
+    /// too, not only documents.
+    pub resources: bool,
 }
 
 impl Default for PolicyConfig {
@@ -80,6 +83,7 @@ impl Default for PolicyConfig {
             default: "allow".into(),
             schemes: vec!["http".into(), "https".into()],
             rules: Vec::new(),
+            resources: false,
         }
     }
 }

@@ -320,3 +320,51 @@ async fn browser_cdp_navigations_and_new_targets_are_judged_before_sending() {
     assert_eq!(href(&engine).await, site.url("/index.html"));
     assert_eq!(site.received_by_b(), vec![], "the denied origin received nothing");
 }
+
+/// Issue 9: `policy.resources = true` judges sub-resources at the request
+/// stage too: a script and an image from a denied origin are never
+/// requested while the page itself loads, and the result names them. By
+/// default they are not judged (the denied origin receives them).
+#[tokio::test]
+async fn policy_resources_blocks_sub_resources_from_a_denied_origin() {
+    let site = TestSite::start().await;
+    let deny_b = format!("{}/*", site.b);
+    let judging = {
+        let deny_b = deny_b.clone();
+        engine_with(move |c| {
+            c.policy.resources = true;
+            c.policy.rules.push(Rule {
+                pattern: deny_b,
+                action: "deny".into(),
+                origin: None,
+            })
+        })
+    };
+    let out = ok(
+        &judging,
+        "browser_navigate",
+        json!({"url": site.url("/resources.html")}),
+    )
+    .await;
+    assert_eq!(out.data["title"], "Resources", "{}", out.text);
+    let blocked = blocked_soon(&judging, &out).await;
+    assert!(
+        blocked.iter().any(|u| u.contains("via=script")),
+        "{blocked:?}: {}",
+        out.text
+    );
+    assert_eq!(site.received_by_b(), vec![], "the denied origin received nothing");
+    drop(judging);
+
+    let by_default = denying(&deny_b);
+    ok(
+        &by_default,
+        "browser_navigate",
+        json!({"url": site.url("/resources.html")}),
+    )
+    .await;
+    assert!(
+        site.received_by_b().iter().any(|r| r.path.contains("via=script")),
+        "without policy.resources sub-resources are not judged"
+    );
+}

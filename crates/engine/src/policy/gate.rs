@@ -39,7 +39,21 @@ pub fn document_pattern() -> RequestPattern {
     }
 }
 
-/// A document request failed at the request stage.
+/// The `Fetch.enable` pattern of the URL gate: every document request, or
+/// with `policy.resources` every request.
+pub fn pattern(policy: &Policy) -> RequestPattern {
+    if policy.resources {
+        return RequestPattern {
+            url_pattern: "*".into(),
+            resource_type: None,
+            request_stage: "Request".into(),
+        };
+    }
+    document_pattern()
+}
+
+/// A request failed at the request stage (a document, or with
+/// `policy.resources` a sub-resource).
 #[derive(Debug, Clone)]
 pub struct Blocked {
     pub verdict: Verdict,
@@ -50,6 +64,8 @@ pub struct Blocked {
     pub redirect: bool,
     /// The user was asked (an `ask` rule) and refused, or could not answer.
     pub asked: bool,
+    /// A sub-resource's type (`Script`, `Image`…); `None` for a document.
+    pub resource: Option<String>,
 }
 
 /// One tab's request-stage judge.
@@ -134,17 +150,21 @@ impl Gate {
             answer(session, request_id, None);
             return;
         }
-        let main_frame = paused.frame_id == self.target_id;
+        let resource = (paused.resource_type != "Document").then_some(paused.resource_type);
+        let main_frame = paused.frame_id == self.target_id && resource.is_none();
         let blocked = Blocked {
             verdict,
             frame_id: paused.frame_id,
             main_frame,
             redirect: paused.redirected_request_id.is_some(),
             asked: false,
+            resource,
         };
         let asker = consent.as_ref().and_then(|c| c.asker());
         match (blocked.verdict.decision, consent, asker) {
-            (Decision::Ask, Some(consent), Some(asker)) => {
+            // Sub-resources are not asked about (a page loads dozens): an
+            // ask not yet granted refuses them.
+            (Decision::Ask, Some(consent), Some(asker)) if blocked.resource.is_none() => {
                 let log = self.blocked.clone();
                 tokio::spawn(async move {
                     let answer = tokio::time::timeout(ASK_BUDGET, asker.ask(&blocked.verdict))

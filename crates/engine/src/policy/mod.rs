@@ -25,6 +25,8 @@ pub struct Policy {
     default: Decision,
     /// How a verdict by the default names it.
     default_label: String,
+    /// `policy.resources`: sub-resources are judged at the request stage too.
+    pub resources: bool,
 }
 
 impl Default for Policy {
@@ -33,6 +35,7 @@ impl Default for Policy {
             rules: Vec::new(),
             default: Decision::Allow,
             default_label: "policy.default = \"allow\"".into(),
+            resources: false,
         }
     }
 }
@@ -68,6 +71,7 @@ impl Policy {
             rules,
             default,
             default_label: format!("policy.default = {:?}", default.as_str()),
+            resources: config.resources,
         })
     }
 
@@ -79,6 +83,7 @@ impl Policy {
             rules: Vec::new(),
             default: Decision::Deny,
             default_label: format!("an invalid policy ({reason})"),
+            resources: false,
         }
     }
 

@@ -124,11 +124,20 @@ pub fn after(
         Ok(mut output) => {
             let list: Vec<Value> = blocked
                 .iter()
-                .map(|b| serde_json::json!({ "url": b.verdict.url, "rule": b.verdict.rule }))
+                .map(|b| match &b.resource {
+                    Some(kind) => {
+                        serde_json::json!({ "url": b.verdict.url, "rule": b.verdict.rule, "resource": kind })
+                    }
+                    None => serde_json::json!({ "url": b.verdict.url, "rule": b.verdict.rule }),
+                })
                 .collect();
             output.text += "\nBlocked by the URL policy (nothing was sent):";
             for b in &blocked {
-                let place = if b.main_frame { "page" } else { "frame" };
+                let place = match &b.resource {
+                    Some(kind) => kind.to_lowercase(),
+                    None if b.main_frame => "page".into(),
+                    None => "frame".into(),
+                };
                 output.text += &format!("\n- {place} {} ({})", b.verdict.url, b.verdict.rule);
             }
             output.data["blocked"] = Value::Array(list);
