@@ -50,6 +50,7 @@ pub struct Consent {
 }
 
 /// An "allow once" held by the call that asked; forgotten when dropped.
+#[derive(Debug)]
 pub struct OnceGrant {
     origin: String,
     once: Arc<Mutex<Vec<String>>>,
@@ -158,5 +159,81 @@ impl Consent {
             })
             .await?;
         self.record(verdict, answer, what)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    /// Answers from a list, counting the questions.
+    struct Scripted(Mutex<Vec<Answer>>, Mutex<usize>);
+
+    impl Asker for Scripted {
+        fn ask<'a>(&'a self, _: &'a Verdict) -> Pin<Box<dyn Future<Output = Answer> + Send + 'a>> {
+            *self.1.lock().unwrap() += 1;
+            let answer = self.0.lock().unwrap().remove(0);
+            Box::pin(async move { answer })
+        }
+    }
+
+    fn verdict(url: &str, decision: Decision) -> Verdict {
+        Verdict {
+            url: url.into(),
+            decision,
+            rule: "test".into(),
+        }
+    }
+
+    fn consent(answers: Vec<Answer>) -> (Consent, Arc<Scripted>) {
+        let asker = Arc::new(Scripted(Mutex::new(answers), Mutex::new(0)));
+        let consent = Consent::default();
+        consent.install(Some(asker.clone() as Arc<dyn Asker>));
+        (consent, asker)
+    }
+
+    fn budget() -> Budget {
+        Budget::with_timeout(Duration::from_secs(5))
+    }
+
+    /// Issue 9: "always" grants the asked origin only; "once" lasts while
+    /// the call holds it; a deny is never turned into an allow.
+    #[tokio::test]
+    async fn grants_are_scoped_to_the_origin_and_never_override_a_deny() {
+        let (c, asker) = consent(vec![Answer::Once, Answer::Always, Answer::Deny]);
+        let a = verdict("https://a.example/x", Decision::Ask);
+        let once = c.settle(&a, "navigating to", &budget()).await.unwrap();
+        assert!(once.is_some() && c.granted(&a));
+        drop(once);
+        assert!(!c.granted(&a), "once ends with the call");
+        c.settle(&a, "navigating to", &budget()).await.unwrap();
+        assert!(c.granted(&verdict("https://a.example/other", Decision::Ask)));
+        let b = verdict("https://b.example/", Decision::Ask);
+        let e = c.settle(&b, "navigating to", &budget()).await.unwrap_err();
+        assert_eq!(e.code, ErrorCode::PermissionDenied);
+        assert!(e.message.contains("refused by the user"), "{e}");
+        assert_eq!(*asker.1.lock().unwrap(), 3);
+        let denied = verdict("https://a.example/secret", Decision::Deny);
+        let e = c.settle(&denied, "navigating to", &budget()).await.unwrap_err();
+        assert!(e.message.contains("is denied"), "{e}");
+        assert_eq!(*asker.1.lock().unwrap(), 3, "a deny is not asked");
+    }
+
+    #[tokio::test]
+    async fn without_an_asker_an_ask_is_refused_saying_so() {
+        let c = Consent::default();
+        let e = c
+            .settle(
+                &verdict("https://a.example/", Decision::Ask),
+                "navigating to",
+                &budget(),
+            )
+            .await
+            .unwrap_err();
+        assert!(
+            e.message.contains("an ask rule needs a client that can ask"),
+            "{e}"
+        );
     }
 }
