@@ -17,7 +17,7 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 
 use super::{Decision, Verdict};
-use crate::{ActionError, Budget, ErrorCode};
+use crate::{ActionError, Budget};
 
 /// What the user answered.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -117,22 +117,8 @@ impl Consent {
                 }))
             }
             (Answer::Once | Answer::Always, None) => Ok(None),
-            (Answer::Deny, _) => Err(ActionError::new(
-                ErrorCode::PermissionDenied,
-                format!(
-                    "{what} {} was refused by the user (asked by {})",
-                    verdict.url, verdict.rule
-                ),
-                "The user said no: do not retry it. Work on another site, or ask the user what to do.",
-            )),
-            (Answer::Failed(why), _) => Err(ActionError::new(
-                ErrorCode::PermissionDenied,
-                format!(
-                    "{what} {} needs the user's consent ({}), and asking failed: {why}",
-                    verdict.url, verdict.rule
-                ),
-                "Nothing was sent there. Retry once the user can answer, or work on another site.",
-            )),
+            (Answer::Deny, _) => Err(verdict.refused_error(what)),
+            (Answer::Failed(why), _) => Err(verdict.unanswered_error(what, &why)),
         }
     }
 
@@ -165,6 +151,7 @@ impl Consent {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ErrorCode;
     use std::time::Duration;
 
     /// Answers from a list, counting the questions.

@@ -62,8 +62,9 @@ pub struct Blocked {
     pub main_frame: bool,
     /// It followed a redirect (a hop of a chain, not the first request).
     pub redirect: bool,
-    /// The user was asked (an `ask` rule) and refused, or could not answer.
-    pub asked: bool,
+    /// The user was asked (an `ask` rule) and this is what came back (a
+    /// refusal, or why no answer came).
+    pub asked: Option<super::Answer>,
     /// A sub-resource's type (`Script`, `Image`…); `None` for a document.
     pub resource: Option<String>,
 }
@@ -157,7 +158,7 @@ impl Gate {
             frame_id: paused.frame_id,
             main_frame,
             redirect: paused.redirected_request_id.is_some(),
-            asked: false,
+            asked: None,
             resource,
         };
         let asker = consent.as_ref().and_then(|c| c.asker());
@@ -172,11 +173,11 @@ impl Gate {
                         .unwrap_or_else(|_| super::Answer::Failed("no answer in time".into()));
                     // A "once" here lets this request through; it is not
                     // kept for the call (the gate does not know it).
-                    if consent.record(&blocked.verdict, answer, "").is_ok() {
+                    if consent.record(&blocked.verdict, answer.clone(), "").is_ok() {
                         self::answer(session, request_id, None);
                     } else {
                         let blocked = Blocked {
-                            asked: true,
+                            asked: Some(answer),
                             ..blocked
                         };
                         refuse(&log, session, request_id, blocked);

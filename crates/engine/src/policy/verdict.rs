@@ -56,4 +56,16 @@ impl Verdict {
             "The user said no: do not retry it. Work on another site, or ask the user what to do.",
         )
     }
+
+    /// The error for an `ask` whose question got no answer (`why`).
+    pub fn unanswered_error(&self, what: &str, why: &str) -> ActionError {
+        ActionError::new(
+            ErrorCode::PermissionDenied,
+            format!(
+                "{what} {} needs the user's consent ({}), and asking failed: {why}",
+                self.url, self.rule
+            ),
+            "Nothing was sent there. Retry once the user can answer, or work on another site.",
+        )
+    }
 }

@@ -13,7 +13,7 @@ use serde_json::Value;
 use crate::action::{Action, TabsAction};
 use crate::policy::consent::OnceGrant;
 use crate::policy::gate::Blocked;
-use crate::policy::{Consent, Decision, Policy};
+use crate::policy::{Answer, Consent, Decision, Policy};
 use crate::tab::Tab;
 use crate::{ActionError, ActionOutput, Budget, ErrorCode};
 
@@ -108,10 +108,10 @@ pub fn after(
                 } else {
                     "navigating to"
                 };
-                let mut error = if hop.asked {
-                    hop.verdict.refused_error(what)
-                } else {
-                    hop.verdict.denied_error(what)
+                let mut error = match &hop.asked {
+                    Some(Answer::Failed(why)) => hop.verdict.unanswered_error(what, why),
+                    Some(_) => hop.verdict.refused_error(what),
+                    None => hop.verdict.denied_error(what),
                 };
                 let url = tab.state(|s| s.url.clone());
                 error.message += &format!("; nothing was sent there, and the tab stays on {url}");
