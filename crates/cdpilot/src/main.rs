@@ -113,7 +113,7 @@ struct BrowserArgs {
     /// Deny URLs matching this URLPattern (repeatable; a deny always wins).
     #[arg(long = "deny", value_name = "PATTERN")]
     deny: Vec<String>,
-    /// Ask before URLs matching this URLPattern (repeatable; refused while cdpilot cannot ask).
+    /// Ask before URLs matching this URLPattern (repeatable; refused when the client cannot ask).
     #[arg(long = "ask", value_name = "PATTERN")]
     ask: Vec<String>,
     /// Print the metrics (as JSON, on stderr) when the server exits.

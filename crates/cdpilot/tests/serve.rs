@@ -430,3 +430,98 @@ async fn a_websocket_that_never_sends_hello_is_closed() {
     // Closed with 1008 (policy) after the 10 s hello timeout.
     assert_eq!(silent.close_code().await, Some(1008));
 }
+
+/// Sends a request and answers its `ask` event with `allow` (issue 9);
+/// returns the ask event's data and the response.
+async fn call_answering(
+    ws: &mut support::serve::Ws,
+    id: &str,
+    tool: &str,
+    arguments: Value,
+    allow: &str,
+) -> (Value, Value) {
+    ws.send(json!({"type": "request", "id": id, "tool": tool, "arguments": arguments}))
+        .await;
+    let mut asked = Value::Null;
+    loop {
+        let message = ws.next().await.expect("socket open");
+        if message["type"] == "event" && message["event"] == "ask" {
+            asked = message["data"].clone();
+            ws.send(json!({"type": "decide", "id": asked["id"], "allow": allow}))
+                .await;
+            continue;
+        }
+        if message["type"] == "response" && message["id"] == id {
+            return (asked, message);
+        }
+    }
+}
+
+/// Issue 9: over the WebSocket API an `ask` rule is an `ask` event answered
+/// by `decide`, including a redirect hop held at the request stage; a
+/// client that did not say `ask: true` is refused with the message.
+#[tokio::test]
+async fn an_ask_rule_asks_a_websocket_client_through_an_event_and_decide() {
+    let site = TestSite::start().await;
+    let serve = Serve::start("", &["--ask", "http://localhost:*/*"]).await;
+    let mut ws = serve.ws().await;
+    ws.send(json!({"type": "hello", "protocol_version": 1, "token": serve.token, "ask": true}))
+        .await;
+    let ack = ws.next().await.unwrap();
+    assert_eq!(ack["type"], "ack", "{ack}");
+    let nav = ws
+        .call("1", "browser_navigate", json!({"url": site.url("/index.html")}))
+        .await;
+    assert!(nav.get("error").is_none(), "{nav}");
+
+    // A redirect hop to the asked origin, held paused while asking; refused.
+    let hop = site.url_b("/index.html");
+    let via = site.url(&format!("/redirect?to={hop}"));
+    let (asked, refused) =
+        call_answering(&mut ws, "2", "browser_navigate", json!({"url": via}), "deny").await;
+    assert_eq!(asked["url"], hop, "{asked}");
+    assert_eq!(refused["error"]["code"], "permission_denied", "{refused}");
+    let message = refused["error"]["message"].as_str().unwrap();
+    assert!(message.contains("refused by the user"), "{message}");
+    assert!(site.received_by_b().is_empty(), "{:?}", site.received_by_b());
+
+    // Always: allowed, and the origin is not asked again.
+    let (asked, allowed) = call_answering(
+        &mut ws,
+        "3",
+        "browser_navigate",
+        json!({"url": site.url_b("/index.html")}),
+        "always",
+    )
+    .await;
+    assert!(asked["id"].is_string(), "not asked: {allowed}");
+    assert!(allowed.get("error").is_none(), "{allowed}");
+    let again = ws
+        .call(
+            "4",
+            "browser_navigate",
+            json!({"url": site.url_b("/index.html?again")}),
+        )
+        .await;
+    assert!(again.get("error").is_none(), "{again}");
+
+    // A decide nobody waits for is a protocol error.
+    ws.send(json!({"type": "decide", "id": "nope", "allow": "once"}))
+        .await;
+    let error = ws.next().await.unwrap();
+    assert_eq!(error["type"], "error", "{error}");
+    assert_eq!(error["id"], "nope", "{error}");
+
+    // A client that did not say it can ask.
+    let mut mute = serve.ws().await;
+    mute.open(&serve.token).await;
+    let refused = mute
+        .call("1", "browser_navigate", json!({"url": site.url_b("/index.html")}))
+        .await;
+    assert_eq!(refused["error"]["code"], "permission_denied", "{refused}");
+    let message = refused["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("an ask rule needs a client that can ask"),
+        "{message}"
+    );
+}

@@ -105,6 +105,9 @@ pub struct PolicyConfig {
     pub schemes: Vec<String>,
     /// `[[policy.rules]]`, as written.
     pub rules: Vec<Rule>,
+    /// Judge sub-resources (scripts, images, XHR…) at the request stage
+    /// too, not only documents.
+    pub resources: bool,
 }
 
 impl Default for PolicyConfig {
@@ -113,6 +116,7 @@ impl Default for PolicyConfig {
             default: "allow".into(),
             schemes: vec!["http".into(), "https".into()],
             rules: Vec::new(),
+            resources: false,
         }
     }
 }

@@ -209,6 +209,11 @@ pub fn urls(action: &Action, schemes: &[String]) -> Result<(), ActionError> {
         Action::Navigate(NavigateArgs { url: Some(u), .. }) | Action::Tabs(TabsArgs { url: Some(u), .. }) => {
             url(u, schemes)
         }
+        // `browser_cdp`'s Page.navigate / Target.createTarget.
+        Action::Cdp(_) => match crate::session::destination_url(action) {
+            Some(u) => url(u, schemes),
+            None => Ok(()),
+        },
         _ => Ok(()),
     }
 }

@@ -275,3 +275,96 @@ fn urlenc(s: &str) -> String {
         })
         .collect()
 }
+
+/// Issue 9: `browser_cdp` commands that navigate or create a target are
+/// judged before they are sent: Page.navigate and Target.createTarget to a
+/// denied origin are `permission_denied` (not a result carrying Chrome's
+/// error), nothing reaches the origin, and a `javascript:` URL is refused.
+#[tokio::test]
+async fn browser_cdp_navigations_and_new_targets_are_judged_before_sending() {
+    let site = TestSite::start().await;
+    let engine = denying(&format!("{}/*", site.b));
+    ok(
+        &engine,
+        "browser_navigate",
+        json!({"url": site.url("/index.html")}),
+    )
+    .await;
+    let denied = site.url_b("/index.html");
+    for method in ["Page.navigate", "Target.createTarget"] {
+        let e = call(
+            &engine,
+            "browser_cdp",
+            json!({"method": method, "params": {"url": denied}}),
+        )
+        .await
+        .unwrap_err();
+        assert_eq!(e.code, ErrorCode::PermissionDenied, "{method}: {e}");
+        assert!(e.message.contains(&denied), "{e}");
+    }
+    let e = call(
+        &engine,
+        "browser_cdp",
+        json!({"method": "Page.navigate", "params": {"url": "javascript:alert(1)"}}),
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(e.code, ErrorCode::InvalidArgument, "{e}");
+    // A blank target and other methods are not judged.
+    ok(
+        &engine,
+        "browser_cdp",
+        json!({"method": "Target.createTarget", "params": {"url": "about:blank"}}),
+    )
+    .await;
+    assert_eq!(href(&engine).await, site.url("/index.html"));
+    assert_eq!(site.received_by_b(), vec![], "the denied origin received nothing");
+}
+
+/// Issue 9: `policy.resources = true` judges sub-resources at the request
+/// stage too: a script and an image from a denied origin are never
+/// requested while the page itself loads, and the result names them. By
+/// default they are not judged (the denied origin receives them).
+#[tokio::test]
+async fn policy_resources_blocks_sub_resources_from_a_denied_origin() {
+    let site = TestSite::start().await;
+    let deny_b = format!("{}/*", site.b);
+    let judging = {
+        let deny_b = deny_b.clone();
+        engine_with(move |c| {
+            c.policy.resources = true;
+            c.policy.rules.push(Rule {
+                pattern: deny_b,
+                action: "deny".into(),
+                origin: None,
+            })
+        })
+    };
+    let out = ok(
+        &judging,
+        "browser_navigate",
+        json!({"url": site.url("/resources.html")}),
+    )
+    .await;
+    assert_eq!(out.data["title"], "Resources", "{}", out.text);
+    let blocked = blocked_soon(&judging, &out).await;
+    assert!(
+        blocked.iter().any(|u| u.contains("via=script")),
+        "{blocked:?}: {}",
+        out.text
+    );
+    assert_eq!(site.received_by_b(), vec![], "the denied origin received nothing");
+    drop(judging);
+
+    let by_default = denying(&deny_b);
+    ok(
+        &by_default,
+        "browser_navigate",
+        json!({"url": site.url("/resources.html")}),
+    )
+    .await;
+    assert!(
+        site.received_by_b().iter().any(|r| r.path.contains("via=script")),
+        "without policy.resources sub-resources are not judged"
+    );
+}

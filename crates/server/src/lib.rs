@@ -4,10 +4,12 @@
 //! them reaches around the Action enum.
 //!
 //! - [`mcp`]: the Model Context Protocol over stdio, with the official SDK.
+//! - [`ask`]: asking the user about an `ask` URL rule (MCP elicitation).
 //! - [`stdio`]: MCP's line framing on stdin/stdout, answering every line.
 //! - [`serve`]: `cdpilot serve`, many sessions over MCP's streamable HTTP
 //!   and the WebSocket action API.
 
+mod ask;
 mod cancel;
 pub mod mcp;
 pub mod serve;

@@ -222,6 +222,10 @@ impl ServerHandler for McpServer {
     ) -> Result<CallToolResponse, ErrorData> {
         let arguments = request.arguments.map(Value::Object).unwrap_or(Value::Null);
         let name: Cow<'_, str> = request.name;
+        // An `ask` URL rule asks through this client, if it can elicit.
+        let asker = crate::ask::Elicitation::for_client(&context.peer);
+        let asker = asker.map(|a| Arc::new(a) as Arc<dyn engine::policy::Asker>);
+        self.session().consent().install(asker);
         Ok(self.call(&name, arguments, context.ct).await.into())
     }
 }

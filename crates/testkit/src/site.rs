@@ -37,6 +37,7 @@ const PAGES: &[(&str, &str)] = &[
     ("refresh.html", include_str!("../site/refresh.html")),
     ("outer.html", include_str!("../site/outer.html")),
     ("inner.html", include_str!("../site/inner.html")),
+    ("resources.html", include_str!("../site/resources.html")),
 ];
 
 /// A reserved loopback port on which connections are refused.

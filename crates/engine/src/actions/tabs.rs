@@ -1,14 +1,24 @@
 //! `browser_tabs`: list, open, select and close tabs. Tabs the page opened
 //! appear in the list as soon as it is asked for.
 
+use std::sync::Arc;
+
 use serde_json::json;
 
 use crate::action::{NavigateArgs, TabsAction, TabsArgs};
 use crate::actions::navigate;
+use crate::policy::Consent;
 use crate::session::Context;
 use crate::{ActionError, ActionOutput, Budget};
 
-pub async fn run(context: &Context, args: &TabsArgs, budget: &Budget) -> Result<ActionOutput, ActionError> {
+/// `consent`: the session's grants, followed by a new tab's request stage
+/// (a URL the user allowed once for this call loads there).
+pub async fn run(
+    context: &Context,
+    args: &TabsArgs,
+    consent: &Arc<Consent>,
+    budget: &Budget,
+) -> Result<ActionOutput, ActionError> {
     let tab_id = || {
         args.common.tab.as_deref().ok_or_else(|| {
             ActionError::invalid(
@@ -22,6 +32,7 @@ pub async fn run(context: &Context, args: &TabsArgs, budget: &Budget) -> Result<
         TabsAction::List => {}
         TabsAction::New => {
             let (id, tab) = context.open_tab(budget).await?;
+            tab.gate().serve(consent);
             said = format!("Opened tab {id}. ");
             // The URL's scheme was checked by the engine before the tab opened.
             if let Some(url) = &args.url {

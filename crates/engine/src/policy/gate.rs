@@ -7,7 +7,10 @@
 //! caused to be blocked, and a navigate can fail naming the hop and the
 //! rule). The tab's event reader hands each paused request to
 //! [`Gate::paused`], which decides at once and spawns the answer: the
-//! reader never awaits a reply.
+//! reader never awaits a reply. A request an `ask` rule covers passes if
+//! the session's user allowed its origin; otherwise, when the session can
+//! ask, it is held paused while a task of its own asks (within
+//! [`ASK_BUDGET`]), and continued or failed by the answer.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
@@ -17,11 +20,13 @@ use cdp::protocol::fetch::{ContinueRequest, FailRequest, RequestPattern, Request
 use cdp::Session;
 use tokio::time::Instant;
 
-use super::{Policy, Verdict};
+use super::{Consent, Decision, Policy, Verdict};
 
 /// How long continuing or failing one paused request may take (no caller
 /// waits on it; the request waits in the browser meanwhile).
 const ANSWER_BUDGET: Duration = Duration::from_secs(10);
+/// How long a paused document request waits for the user's answer.
+pub const ASK_BUDGET: Duration = Duration::from_secs(60);
 /// Blocked requests kept per tab.
 const KEPT: usize = 50;
 
@@ -34,7 +39,21 @@ pub fn document_pattern() -> RequestPattern {
     }
 }
 
-/// A document request failed at the request stage.
+/// The `Fetch.enable` pattern of the URL gate: every document request, or
+/// with `policy.resources` every request.
+pub fn pattern(policy: &Policy) -> RequestPattern {
+    if policy.resources {
+        return RequestPattern {
+            url_pattern: "*".into(),
+            resource_type: None,
+            request_stage: "Request".into(),
+        };
+    }
+    document_pattern()
+}
+
+/// A request failed at the request stage (a document, or with
+/// `policy.resources` a sub-resource).
 #[derive(Debug, Clone)]
 pub struct Blocked {
     /// Why it was blocked.
@@ -45,6 +64,11 @@ pub struct Blocked {
     pub main_frame: bool,
     /// It followed a redirect (a hop of a chain, not the first request).
     pub redirect: bool,
+    /// The user was asked (an `ask` rule) and this is what came back (a
+    /// refusal, or why no answer came).
+    pub asked: Option<super::Answer>,
+    /// A sub-resource's type (`Script`, `Image`…); `None` for a document.
+    pub resource: Option<String>,
 }
 
 /// One tab's request-stage judge.
@@ -54,7 +78,9 @@ pub struct Gate {
     target_id: String,
     /// What was blocked, numbered, newest last (the last [`KEPT`]). Locked
     /// for microseconds.
-    blocked: Mutex<Log>,
+    blocked: Arc<Mutex<Log>>,
+    /// The grants and asker of the session the tab serves (set by each call).
+    consent: Mutex<Option<Arc<Consent>>>,
 }
 
 #[derive(Default)]
@@ -72,8 +98,14 @@ impl Gate {
         Gate {
             policy,
             target_id: target_id.to_owned(),
-            blocked: Mutex::default(),
+            blocked: Arc::default(),
+            consent: Mutex::default(),
         }
+    }
+
+    /// The session whose grants and asker `ask` verdicts here follow.
+    pub fn serve(&self, consent: &Arc<Consent>) {
+        *self.consent.lock().unwrap() = Some(consent.clone());
     }
 
     /// The rules it judges by.
@@ -117,37 +149,74 @@ impl Gate {
     pub fn paused(&self, session: Session, paused: RequestPaused) {
         let verdict = self.policy.judge(&paused.request.url);
         let request_id = paused.request_id;
-        if verdict.allowed() {
+        let consent = self.consent.lock().unwrap().clone();
+        let granted = consent.as_ref().is_some_and(|c| c.granted(&verdict));
+        if verdict.allowed() || granted {
             answer(session, request_id, None);
             return;
         }
-        let main_frame = paused.frame_id == self.target_id;
-        tracing::info!(url = %verdict.url, rule = %verdict.rule, main_frame, "document request blocked");
+        let resource = (paused.resource_type != "Document").then_some(paused.resource_type);
+        let main_frame = paused.frame_id == self.target_id && resource.is_none();
         let blocked = Blocked {
             verdict,
             frame_id: paused.frame_id,
             main_frame,
             redirect: paused.redirected_request_id.is_some(),
+            asked: None,
+            resource,
         };
-        {
-            let mut log = self.blocked.lock().unwrap();
-            let n = log.next;
-            log.next += 1;
-            log.recent.push_back((n, blocked));
-            if log.recent.len() > KEPT {
-                log.recent.pop_front();
+        let asker = consent.as_ref().and_then(|c| c.asker());
+        match (blocked.verdict.decision, consent, asker) {
+            // Sub-resources are not asked about (a page loads dozens): an
+            // ask not yet granted refuses them.
+            (Decision::Ask, Some(consent), Some(asker)) if blocked.resource.is_none() => {
+                let log = self.blocked.clone();
+                tokio::spawn(async move {
+                    let answer = tokio::time::timeout(ASK_BUDGET, asker.ask(&blocked.verdict))
+                        .await
+                        .unwrap_or_else(|_| super::Answer::Failed("no answer in time".into()));
+                    // A "once" here lets this request through; it is not
+                    // kept for the call (the gate does not know it).
+                    if consent.record(&blocked.verdict, answer.clone(), "").is_ok() {
+                        self::answer(session, request_id, None);
+                    } else {
+                        let blocked = Blocked {
+                            asked: Some(answer),
+                            ..blocked
+                        };
+                        refuse(&log, session, request_id, blocked);
+                    }
+                });
             }
+            _ => refuse(&self.blocked, session, request_id, blocked),
         }
-        // A main frame failed as `BlockedByClient` commits Chrome's error
-        // page in place of the page the tab was on; `Aborted` commits
-        // nothing, so the tab stays where it was. A frame shows the error
-        // page ("blocked"), and its parent goes on working.
-        answer(
-            session,
-            request_id,
-            Some(if main_frame { "Aborted" } else { "BlockedByClient" }),
-        );
     }
+}
+
+/// Records a refused document request, then fails it. Recorded before the
+/// answer is sent, so whoever learns of the failure from the browser finds
+/// the record.
+fn refuse(log: &Mutex<Log>, session: Session, request_id: String, blocked: Blocked) {
+    let main_frame = blocked.main_frame;
+    tracing::info!(url = %blocked.verdict.url, rule = %blocked.verdict.rule, main_frame, "document request blocked");
+    {
+        let mut log = log.lock().unwrap();
+        let n = log.next;
+        log.next += 1;
+        log.recent.push_back((n, blocked));
+        if log.recent.len() > KEPT {
+            log.recent.pop_front();
+        }
+    }
+    // A main frame failed as `BlockedByClient` commits Chrome's error
+    // page in place of the page the tab was on; `Aborted` commits
+    // nothing, so the tab stays where it was. A frame shows the error
+    // page ("blocked"), and its parent goes on working.
+    answer(
+        session,
+        request_id,
+        Some(if main_frame { "Aborted" } else { "BlockedByClient" }),
+    );
 }
 
 /// Continues a paused request (`fail_as` `None`) or fails it with that

@@ -7,12 +7,14 @@
 //! configured deny always wins; otherwise the last matching rule decides;
 //! with none, `policy.default`.
 
+pub mod consent;
 pub mod gate;
 pub mod rules;
 mod verdict;
 
 use crate::config::PolicyConfig;
 
+pub use consent::{Answer, Asker, Consent};
 pub use gate::Gate;
 pub use rules::{Decision, Rule};
 pub use verdict::Verdict;
@@ -24,6 +26,8 @@ pub struct Policy {
     default: Decision,
     /// How a verdict by the default names it.
     default_label: String,
+    /// `policy.resources`: sub-resources are judged at the request stage too.
+    pub resources: bool,
 }
 
 impl Default for Policy {
@@ -32,6 +36,7 @@ impl Default for Policy {
             rules: Vec::new(),
             default: Decision::Allow,
             default_label: "policy.default = \"allow\"".into(),
+            resources: false,
         }
     }
 }
@@ -67,6 +72,7 @@ impl Policy {
             rules,
             default,
             default_label: format!("policy.default = {:?}", default.as_str()),
+            resources: config.resources,
         })
     }
 
@@ -78,6 +84,7 @@ impl Policy {
             rules: Vec::new(),
             default: Decision::Deny,
             default_label: format!("an invalid policy ({reason})"),
+            resources: false,
         }
     }
 

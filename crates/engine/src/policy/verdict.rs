@@ -29,12 +29,12 @@ impl Verdict {
         json!({ "url": self.url, "action": self.decision.as_str(), "rule": self.rule })
     }
 
-    /// The error for acting on a URL that is not allowed. An `ask` is
-    /// refused too: this build cannot ask the user yet.
+    /// The error for acting on a URL that is not allowed. An `ask` that
+    /// reaches here could not be asked (the client cannot ask the user).
     pub fn denied_error(&self, what: &str) -> ActionError {
         let (why, next) = match self.decision {
             Decision::Ask => (
-                "needs the user's consent, and this server cannot ask the user (an ask rule needs a client that can ask)",
+                "needs the user's consent, and this client cannot ask the user (an ask rule needs a client that can ask: MCP elicitation, or the WebSocket API's ask/decide)",
                 "Ask the user to allow this URL in cdpilot's configuration, or work on another site.",
             ),
             _ => (
@@ -46,6 +46,30 @@ impl Verdict {
             ErrorCode::PermissionDenied,
             format!("{what} {} {why} by {}", self.url, self.rule),
             next,
+        )
+    }
+
+    /// The error for a URL the user refused when asked.
+    pub fn refused_error(&self, what: &str) -> ActionError {
+        ActionError::new(
+            ErrorCode::PermissionDenied,
+            format!(
+                "{what} {} was refused by the user (asked by {})",
+                self.url, self.rule
+            ),
+            "The user said no: do not retry it. Work on another site, or ask the user what to do.",
+        )
+    }
+
+    /// The error for an `ask` whose question got no answer (`why`).
+    pub fn unanswered_error(&self, what: &str, why: &str) -> ActionError {
+        ActionError::new(
+            ErrorCode::PermissionDenied,
+            format!(
+                "{what} {} needs the user's consent ({}), and asking failed: {why}",
+                self.url, self.rule
+            ),
+            "Nothing was sent there. Retry once the user can answer, or work on another site.",
         )
     }
 }

@@ -14,19 +14,21 @@ use std::sync::{Arc, Mutex};
 
 use tracing::Instrument;
 
-use crate::action::{Action, TabsAction};
+use crate::action::Action;
 use crate::actions;
 use crate::audit::Audit;
 use crate::browser::slot::BrowserSlot;
 use crate::config::Config;
 use crate::dialogs;
 use crate::metrics::Metrics;
+use crate::policy::Consent;
 use crate::secrets::Secrets;
 use crate::single_flight::SingleFlight;
 use crate::tab::{DialogPolicy, Tab};
 use crate::{tools, ActionError, ActionOutput, Budget};
 
 pub use context::Context;
+pub(crate) use policy::destination_url;
 
 /// One client's session: its browser context and tabs, and the path every
 /// action takes in it. Get one from [`Engine::session`](crate::Engine::session)
@@ -53,6 +55,9 @@ pub struct Session {
     idle: idle::Idle,
     /// Opening the context, under way.
     opening: SingleFlight<Arc<Context>>,
+    /// The user's answers to `ask` rules, and the way to ask (installed by
+    /// the transport).
+    consent: Arc<Consent>,
 }
 
 /// How long opening a session's context (a browser context, its first tab)
@@ -84,6 +89,7 @@ impl Session {
             metrics,
             context: Arc::new(Mutex::new(None)),
             opening: SingleFlight::default(),
+            consent: Arc::default(),
         }
     }
 
@@ -110,6 +116,12 @@ impl Session {
     /// The engine's audit trail (shared by its sessions).
     pub fn audit(&self) -> &Audit {
         &self.audit
+    }
+
+    /// Where the transport installs its [`crate::policy::Asker`], and the
+    /// user's grants.
+    pub fn consent(&self) -> &Arc<Consent> {
+        &self.consent
     }
 
     /// Runs one action to completion, failure, timeout or cancellation, as
@@ -171,14 +183,16 @@ impl Session {
         if let Some(url) = destination_url(action) {
             notes.verdicts.push(rules.judge(url).to_json());
         }
-        policy::destination(action, rules)?;
+        // A "once" answer is held until the call ends.
+        let _once = policy::destination(action, rules, &self.consent, budget).await?;
         let (context, restarted) = self.context(budget).await?;
         let result = match action {
-            Action::Tabs(args) => actions::tabs::run(&context, args, budget).await,
+            Action::Tabs(args) => actions::tabs::run(&context, args, &self.consent, budget).await,
             other => match context.tab(other.common().tab.as_deref(), budget).await {
                 Ok(tab) => {
                     notes.url_before = Some(tab.state(|s| s.url.clone()));
-                    policy::current_page(other, &tab, rules)?;
+                    tab.gate().serve(&self.consent);
+                    let _once = policy::current_page(other, &tab, rules, &self.consent, budget).await?;
                     let mark = tab.gate().mark();
                     let result = self.supervised(&tab, other, budget).await;
                     let result = policy::after(result, tab.gate().since(mark), &tab);
@@ -344,15 +358,6 @@ pub(crate) struct Notes {
     pub url_after: Option<String>,
     /// `{url, action, rule}` of each URL the policy judged.
     pub verdicts: Vec<serde_json::Value>,
-}
-
-/// The URL an action names as its destination, if any.
-fn destination_url(action: &Action) -> Option<&str> {
-    match action {
-        Action::Navigate(args) => args.url.as_deref(),
-        Action::Tabs(args) if args.action == TabsAction::New => args.url.as_deref(),
-        _ => None,
-    }
 }
 
 /// How long closing a dropped session's browser context may take.

@@ -11,44 +11,81 @@
 use serde_json::Value;
 
 use crate::action::{Action, TabsAction};
+use crate::policy::consent::OnceGrant;
 use crate::policy::gate::Blocked;
-use crate::policy::Policy;
+use crate::policy::{Answer, Consent, Decision, Policy};
 use crate::tab::Tab;
-use crate::{ActionError, ActionOutput, ErrorCode};
+use crate::{ActionError, ActionOutput, Budget, ErrorCode};
 
 /// The URL an action names as its destination: judged before anything is
-/// sent, so a denied server is not even asked.
-pub fn destination(action: &Action, policy: &Policy) -> Result<(), ActionError> {
-    let url = match action {
+/// sent, so a denied server is not even asked. An `ask` asks the user
+/// (within the call's budget); a "once" answer is held by the call.
+pub async fn destination(
+    action: &Action,
+    policy: &Policy,
+    consent: &Consent,
+    budget: &Budget,
+) -> Result<Option<OnceGrant>, ActionError> {
+    match destination_url(action) {
+        Some(url) => consent.settle(&policy.judge(url), "navigating to", budget).await,
+        None => Ok(None),
+    }
+}
+
+/// Where an action sends the browser, if it says: a navigate's or a new
+/// tab's URL, and `browser_cdp`'s `Page.navigate` and `Target.createTarget`
+/// (`url`; a new blank target is not judged). Other raw commands that
+/// navigate (`Page.navigateToHistoryEntry`, a script setting `location`)
+/// cannot be judged here; the request stage still judges their documents.
+pub fn destination_url(action: &Action) -> Option<&str> {
+    match action {
         Action::Navigate(args) => args.url.as_deref(),
         Action::Tabs(args) if args.action == TabsAction::New => args.url.as_deref(),
+        Action::Cdp(args) if matches!(args.method.as_str(), "Page.navigate" | "Target.createTarget") => {
+            let url = args.params.as_ref()?.get("url")?.as_str()?;
+            (!url.is_empty() && url != "about:blank").then_some(url)
+        }
         _ => None,
-    };
-    match url.map(|u| policy.judge(u)) {
-        Some(verdict) if !verdict.allowed() => Err(verdict.denied_error("navigating to")),
-        _ => Ok(()),
     }
 }
 
 /// The page the action is about to act on: it may have moved by itself
 /// (or been opened by the page, out of the request stage's sight), so it
 /// is judged again. Leaving it (navigate) and answering its dialog are
-/// always allowed; so are pages that are not http(s) (`about:blank`).
-pub fn current_page(action: &Action, tab: &Tab, policy: &Policy) -> Result<(), ActionError> {
+/// always allowed; so are pages that are not http(s) (`about:blank`). If
+/// the page moved while the user was being asked, the new URL is judged
+/// (and asked about) again.
+pub async fn current_page(
+    action: &Action,
+    tab: &Tab,
+    policy: &Policy,
+    consent: &Consent,
+    budget: &Budget,
+) -> Result<Vec<OnceGrant>, ActionError> {
+    let mut grants = Vec::new();
     if matches!(action, Action::Navigate(_) | Action::Dialog(_) | Action::Tabs(_)) {
-        return Ok(());
+        return Ok(grants);
     }
-    let url = tab.state(|s| s.url.clone());
-    if !(url.starts_with("http://") || url.starts_with("https://")) {
-        return Ok(());
+    loop {
+        let url = tab.state(|s| s.url.clone());
+        if !(url.starts_with("http://") || url.starts_with("https://")) {
+            return Ok(grants);
+        }
+        let verdict = policy.judge(&url);
+        let asks = verdict.decision == Decision::Ask && !consent.granted(&verdict);
+        match consent.settle(&verdict, "the tab is on", budget).await {
+            Ok(grant) => grants.extend(grant),
+            Err(mut error) => {
+                error.next_step =
+                    "Navigate the tab to an allowed page (browser_navigate) or use another tab.".into();
+                return Err(error);
+            }
+        }
+        if !asks || tab.state(|s| s.url == url) {
+            return Ok(grants);
+        }
+        tracing::info!(from = %url, "the page moved while the user was asked; judging it again");
     }
-    let verdict = policy.judge(&url);
-    if verdict.allowed() {
-        return Ok(());
-    }
-    let mut error = verdict.denied_error("the tab is on");
-    error.next_step = "Navigate the tab to an allowed page (browser_navigate) or use another tab.".into();
-    Err(error)
 }
 
 /// The action's result, given what the request stage blocked: a failed
@@ -71,7 +108,11 @@ pub fn after(
                 } else {
                     "navigating to"
                 };
-                let mut error = hop.verdict.denied_error(what);
+                let mut error = match &hop.asked {
+                    Some(Answer::Failed(why)) => hop.verdict.unanswered_error(what, why),
+                    Some(_) => hop.verdict.refused_error(what),
+                    None => hop.verdict.denied_error(what),
+                };
                 let url = tab.state(|s| s.url.clone());
                 error.message += &format!("; nothing was sent there, and the tab stays on {url}");
                 Err(error)
@@ -83,11 +124,20 @@ pub fn after(
         Ok(mut output) => {
             let list: Vec<Value> = blocked
                 .iter()
-                .map(|b| serde_json::json!({ "url": b.verdict.url, "rule": b.verdict.rule }))
+                .map(|b| match &b.resource {
+                    Some(kind) => {
+                        serde_json::json!({ "url": b.verdict.url, "rule": b.verdict.rule, "resource": kind })
+                    }
+                    None => serde_json::json!({ "url": b.verdict.url, "rule": b.verdict.rule }),
+                })
                 .collect();
             output.text += "\nBlocked by the URL policy (nothing was sent):";
             for b in &blocked {
-                let place = if b.main_frame { "page" } else { "frame" };
+                let place = match &b.resource {
+                    Some(kind) => kind.to_lowercase(),
+                    None if b.main_frame => "page".into(),
+                    None => "frame".into(),
+                };
                 output.text += &format!("\n- {place} {} ({})", b.verdict.url, b.verdict.rule);
             }
             output.data["blocked"] = Value::Array(list);

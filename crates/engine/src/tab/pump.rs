@@ -57,7 +57,7 @@ impl TabSetup {
             patterns.push(dialogs::bridge::fetch_pattern());
         }
         if self.policy.restricts() {
-            patterns.push(gate::document_pattern());
+            patterns.push(gate::pattern(&self.policy));
         }
         patterns
     }

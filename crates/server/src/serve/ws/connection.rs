@@ -13,6 +13,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
+use engine::policy::Asker;
 use futures_util::{SinkExt, StreamExt};
 use serde_json::Value;
 use tokio::sync::mpsc;
@@ -21,6 +22,7 @@ use tokio_tungstenite::tungstenite::protocol::CloseFrame;
 use tokio_tungstenite::tungstenite::{Error as WsError, Message};
 use tokio_util::sync::CancellationToken;
 
+use super::ask::WsAsker;
 use super::messages::{self, ClientMessage, ErrorBody, RejectReason, ServerMessage, PROTOCOL_VERSION};
 use super::upgrade::Socket;
 use super::WsState;
@@ -100,29 +102,52 @@ impl Connection {
             hello = tokio::time::timeout(HELLO_TIMEOUT, self.handshake(incoming, header_authenticated)) => hello,
             _ = server_stopping.cancelled() => return self.close(CloseCode::Away, "server stopping"),
         };
-        let lease = match hello {
-            Ok(Some(lease)) => lease,
+        let (lease, asks) = match hello {
+            Ok(Some(hello)) => hello,
             Ok(None) => return,
             Err(_) => return self.close(CloseCode::Policy, "no hello within 10 s"),
         };
-        self.requests(incoming, &lease).await;
+        // A client that said it answers `ask` events asks for its session.
+        let asker = asks.then(|| Arc::new(WsAsker::new(self.outgoing.clone(), lease.id())));
+        let consent = lease.session().consent();
+        if let Some(asker) = &asker {
+            consent.install(Some(asker.clone() as Arc<dyn Asker>));
+        }
+        self.requests(incoming, &lease, asker.as_deref()).await;
+        if let Some(asker) = asker {
+            // Only if it is still ours (another connection may have joined since).
+            let ours = consent
+                .asker()
+                .is_some_and(|current| std::ptr::addr_eq(Arc::as_ptr(&current), Arc::as_ptr(&asker)));
+            if ours {
+                consent.install(None);
+            }
+        }
     }
 
     /// Waits for `hello`; answers `ack` with the session, or `reject` and
     /// `None`. Other messages before it get a protocol error.
-    async fn handshake(&self, incoming: &mut Incoming, header_authenticated: bool) -> Option<Arc<Lease>> {
+    /// The flag says the client answers `ask` events.
+    async fn handshake(
+        &self,
+        incoming: &mut Incoming,
+        header_authenticated: bool,
+    ) -> Option<(Arc<Lease>, bool)> {
         loop {
             let text = self.next_text(incoming).await?;
-            let (protocol_version, token, session) = match messages::parse(&text) {
+            let (protocol_version, token, session, asks) = match messages::parse(&text) {
                 Ok(ClientMessage::Hello {
                     protocol_version,
                     token,
                     session,
+                    ask,
                     ..
-                }) => (protocol_version, token, session),
+                }) => (protocol_version, token, session, ask),
                 Ok(other) => {
                     let id = match other {
-                        ClientMessage::Request { id, .. } | ClientMessage::Cancel { id } => Some(id),
+                        ClientMessage::Request { id, .. }
+                        | ClientMessage::Cancel { id }
+                        | ClientMessage::Decide { id, .. } => Some(id),
                         ClientMessage::Hello { .. } => None,
                     };
                     self.send(ServerMessage::Error {
@@ -178,13 +203,13 @@ impl Connection {
             if started {
                 self.event(&lease, "session_started", serde_json::json!({}));
             }
-            return Some(lease);
+            return Some((lease, asks));
         }
     }
 
     /// The request loop: reads messages, starts and cancels requests, and
     /// sends the answers of those that finish.
-    async fn requests(&self, incoming: &mut Incoming, lease: &Arc<Lease>) {
+    async fn requests(&self, incoming: &mut Incoming, lease: &Arc<Lease>, asker: Option<&WsAsker>) {
         let (done_tx, mut done) = mpsc::channel::<Done>(SEND_QUEUE);
         let mut in_flight: HashMap<String, InFlight> = HashMap::new();
         let mut next_seq = 0u64;
@@ -216,6 +241,14 @@ impl Connection {
                             if let Some(request) = in_flight.get_mut(&id) {
                                 request.canceled = true;
                                 request.cancel.cancel();
+                            }
+                        }
+                        Ok(ClientMessage::Decide { id, allow }) => {
+                            if !asker.is_some_and(|a| a.decide(&id, allow)) {
+                                self.send(ServerMessage::Error {
+                                    id: Some(id),
+                                    error: ErrorBody::invalid("no ask with this id is waiting (it was answered, its call ended, or this connection did not say ask: true in hello)"),
+                                });
                             }
                         }
                         Ok(ClientMessage::Hello { .. }) => self.send(ServerMessage::Error {
@@ -283,7 +316,7 @@ impl Connection {
         }
     }
 
-    fn reject(&self, reason: RejectReason, message: &str) -> Option<Arc<Lease>> {
+    fn reject<T>(&self, reason: RejectReason, message: &str) -> Option<T> {
         self.send(ServerMessage::Reject {
             reason,
             message: message.to_owned(),

@@ -24,6 +24,10 @@ pub enum ClientMessage {
         /// The client's name, for logs.
         #[serde(default)]
         client: Option<String>,
+        /// This client answers `ask` events (an `ask` URL rule) with
+        /// `decide`; without it an ask is refused with `permission_denied`.
+        #[serde(default)]
+        ask: bool,
     },
     /// Run one tool.
     Request {
@@ -38,6 +42,20 @@ pub enum ClientMessage {
     },
     /// Stop request `id`; its response is `error: {code: "canceled"}`.
     Cancel { id: String },
+    /// The user's answer to the `ask` event `id`.
+    Decide { id: String, allow: Allow },
+}
+
+/// An answer to an `ask` event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Allow {
+    /// This time only.
+    Once,
+    /// The asked URL's origin, for the rest of the session.
+    Always,
+    /// Refuse.
+    Deny,
 }
 
 /// Server → client.
@@ -119,7 +137,7 @@ pub fn parse(text: &str) -> Result<ClientMessage, ServerMessage> {
     serde_json::from_value(value).map_err(|e| ServerMessage::Error {
         id,
         error: ErrorBody::invalid(format!(
-            "{e}; messages are objects with \"type\": \"hello\", \"request\" or \"cancel\" (schema at /v1/schema)"
+            "{e}; messages are objects with \"type\": \"hello\", \"request\", \"cancel\" or \"decide\" (schema at /v1/schema)"
         )),
     })
 }

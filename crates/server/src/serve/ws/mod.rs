@@ -2,6 +2,7 @@
 //! schema of its messages at `/v1/schema`. Calls go through the engine's one
 //! dispatch, as MCP's do.
 
+mod ask;
 mod connection;
 pub mod messages;
 mod upgrade;
