@@ -174,11 +174,7 @@ fn main() -> Result<()> {
         Command::Mcp(args) => {
             init_logging();
             let config = args.config()?;
-            let runtime = tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(2)
-                .enable_all()
-                .build()
-                .context("starting the async runtime")?;
+            let runtime = runtime()?;
             let outcome = runtime.block_on(serve_mcp(config, args.log_metrics));
             // The stdin reader sits in a blocking read that only the client
             // can end; do not wait for it.
@@ -188,12 +184,7 @@ fn main() -> Result<()> {
         Command::Serve(args) => {
             init_logging();
             let config = args.config()?;
-            let runtime = tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(2)
-                .enable_all()
-                .build()
-                .context("starting the async runtime")?;
-            runtime.block_on(serve_http(config))
+            runtime()?.block_on(serve_http(config))
         }
     }
 }
@@ -233,6 +224,16 @@ async fn serve_mcp(config: Config, log_metrics: bool) -> Result<()> {
         eprintln!("cdpilot metrics: {}", engine.metrics().to_json());
     }
     outcome
+}
+
+/// The async runtime every server command runs on: two workers (the
+/// machine cdpilot is measured on has two cores).
+fn runtime() -> Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("starting the async runtime")
 }
 
 fn init_logging() {

@@ -58,32 +58,18 @@ async fn parse_and_perform(
     notes: &mut Notes,
 ) -> Result<ActionOutput, ActionError> {
     let config = session.config();
-    let spec = match tools::find(name) {
-        Some(spec) => match spec.why_off(config) {
-            None => spec,
-            Some(why) => {
-                return Err(ActionError::invalid(
-                    format!("{name} is turned off in this server's configuration: {why}"),
-                    use_one_of(config),
-                ))
-            }
-        },
-        None => {
-            return Err(ActionError::invalid(
-                format!("there is no tool named {name:?}"),
-                use_one_of(config),
-            ))
-        }
+    // A tool that is off is refused before its arguments are parsed (the
+    // same check `Session::perform` makes for library callers).
+    let Some(spec) = tools::find(name) else {
+        return Err(ActionError::invalid(
+            format!("there is no tool named {name:?}"),
+            tools::use_one_of(config),
+        ));
     };
+    session.refuse_if_off(spec)?;
     let action = spec.parse(arguments)?;
     let budget = budget_for(config, &action, cancel);
     session.perform_noted(&action, &budget, notes).await
-}
-
-/// The next step when a tool cannot be called: the ones that can.
-fn use_one_of(config: &Config) -> String {
-    let names: Vec<&str> = tools::offered(config).map(|t| t.name).collect();
-    format!("Use one of: {}.", names.join(", "))
 }
 
 /// A budget for one call of `action`: its `timeout_ms` or the configured

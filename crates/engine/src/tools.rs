@@ -142,6 +142,12 @@ pub fn offered(config: &crate::Config) -> impl Iterator<Item = &'static ToolSpec
     TOOLS.iter().filter(move |t| t.enabled(config))
 }
 
+/// The next step when a tool cannot be called: the ones that can.
+pub(crate) fn use_one_of(config: &crate::Config) -> String {
+    let names: Vec<&str> = offered(config).map(|t| t.name).collect();
+    format!("Use one of: {}.", names.join(", "))
+}
+
 /// The tool named `name`, if there is one.
 pub fn find(name: &str) -> Option<&'static ToolSpec> {
     TOOLS.iter().find(|t| t.name == name)

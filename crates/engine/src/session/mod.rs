@@ -124,6 +124,21 @@ impl Session {
         &self.consent
     }
 
+    /// `invalid_argument` for a tool this session's configuration turns
+    /// off, naming the setting that would turn it on.
+    pub(crate) fn refuse_if_off(&self, spec: &tools::ToolSpec) -> Result<(), ActionError> {
+        match spec.why_off(&self.config) {
+            None => Ok(()),
+            Some(why) => Err(ActionError::invalid(
+                format!(
+                    "{} is turned off in this server's configuration: {why}",
+                    spec.name
+                ),
+                tools::use_one_of(&self.config),
+            )),
+        }
+    }
+
     /// Runs one action to completion, failure, timeout or cancellation, as
     /// one tracing span, and records it in the metrics.
     pub async fn perform(&self, action: &Action, budget: &Budget) -> Result<ActionOutput, ActionError> {
@@ -172,19 +187,21 @@ impl Session {
         // starving the tab's own tasks (the dialog watchdog) on its thread.
         tokio::task::consume_budget().await;
         let tool = action.tool_name();
-        if !tools::find(tool).is_some_and(|t| t.enabled(&self.config)) {
-            return Err(ActionError::invalid(
-                format!("{tool} is turned off in this server's configuration"),
-                "Use the other tools.",
-            ));
+        if let Some(spec) = tools::find(tool) {
+            self.refuse_if_off(spec)?;
         }
         crate::validate::urls(action, &self.config.policy.schemes)?;
         let rules = self.slot.policy();
-        if let Some(url) = destination_url(action) {
-            notes.verdicts.push(rules.judge(url).to_json());
-        }
-        // A "once" answer is held until the call ends.
-        let _once = policy::destination(action, rules, &self.consent, budget).await?;
+        // Judged once: the verdict goes to the audit and decides the call. A
+        // "once" answer is held until the call ends.
+        let destination = destination_url(action).map(|url| rules.judge(url));
+        let _once = match &destination {
+            Some(verdict) => {
+                notes.verdicts.push(verdict.to_json());
+                self.consent.settle(verdict, "navigating to", budget).await?
+            }
+            None => None,
+        };
         let (context, restarted) = self.context(budget).await?;
         let result = match action {
             Action::Tabs(args) => actions::tabs::run(&context, args, &self.consent, budget).await,

@@ -17,21 +17,6 @@ use crate::policy::{Answer, Consent, Decision, Policy};
 use crate::tab::Tab;
 use crate::{ActionError, ActionOutput, Budget, ErrorCode};
 
-/// The URL an action names as its destination: judged before anything is
-/// sent, so a denied server is not even asked. An `ask` asks the user
-/// (within the call's budget); a "once" answer is held by the call.
-pub async fn destination(
-    action: &Action,
-    policy: &Policy,
-    consent: &Consent,
-    budget: &Budget,
-) -> Result<Option<OnceGrant>, ActionError> {
-    match destination_url(action) {
-        Some(url) => consent.settle(&policy.judge(url), "navigating to", budget).await,
-        None => Ok(None),
-    }
-}
-
 /// Where an action sends the browser, if it says: a navigate's or a new
 /// tab's URL, and `browser_cdp`'s `Page.navigate` and `Target.createTarget`
 /// (`url`; a new blank target is not judged). Other raw commands that
