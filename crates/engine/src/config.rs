@@ -29,6 +29,8 @@ pub struct Config {
     pub session: SessionConfig,
     /// `[serve]`: the HTTP and WebSocket server.
     pub serve: ServeConfig,
+    /// `[files]`: where uploads may come from and outputs go.
+    pub files: FilesConfig,
     /// `NAME = { env = "VARIABLE", origins = [...] }`: values the model
     /// types as `{{secret:NAME}}` and never reads back.
     pub secrets: std::collections::BTreeMap<String, SecretConfig>,
@@ -59,6 +61,12 @@ pub struct BrowserConfig {
     pub cdp_url: String,
     /// Persistent profile; empty: a temporary one removed on exit.
     pub user_data_dir: String,
+    /// Several browsers to spread sessions over (ws://…, wss://…,
+    /// http://host:port); empty: one local Chromium (or `cdp_url`).
+    pub endpoints: Vec<String>,
+    /// A file written by `browser_storage save`, loaded into every new
+    /// session; empty: none.
+    pub storage_state: String,
 }
 
 impl Default for BrowserConfig {
@@ -69,6 +77,8 @@ impl Default for BrowserConfig {
             args: Vec::new(),
             cdp_url: String::new(),
             user_data_dir: String::new(),
+            endpoints: Vec::new(),
+            storage_state: String::new(),
         }
     }
 }
@@ -230,6 +240,39 @@ impl Default for ServeConfig {
     }
 }
 
+/// `[files]`: the file system an agent's actions may touch.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct FilesConfig {
+    /// Directories `browser_upload` may read from; empty: the working
+    /// directory.
+    pub upload_roots: Vec<String>,
+    /// Where downloads, PDFs and saved screenshots go; empty:
+    /// `./cdpilot-output`.
+    pub output_dir: String,
+}
+
+impl FilesConfig {
+    /// The directory outputs are written to (not created here).
+    pub fn output_dir(&self) -> PathBuf {
+        if self.output_dir.is_empty() {
+            PathBuf::from("cdpilot-output")
+        } else {
+            PathBuf::from(&self.output_dir)
+        }
+    }
+
+    /// The directories uploads may be read from, as written (relative
+    /// ones against the working directory); never empty.
+    pub fn upload_roots(&self) -> Vec<PathBuf> {
+        if self.upload_roots.is_empty() {
+            vec![PathBuf::from(".")]
+        } else {
+            self.upload_roots.iter().map(PathBuf::from).collect()
+        }
+    }
+}
+
 impl Config {
     /// The file to read: `--config PATH`, else `$CDPILOT_CONFIG`, else
     /// `./cdpilot.toml` if it exists; `None` means built-in defaults.
@@ -306,6 +349,19 @@ impl Config {
                 self.browser.cdp_url
             ));
         }
+        for endpoint in &self.browser.endpoints {
+            if !["ws://", "wss://", "http://", "https://"]
+                .iter()
+                .any(|p| endpoint.starts_with(p))
+            {
+                return Err(format!(
+                    "browser.endpoints: {endpoint:?}: allowed is ws://…, wss://…, http://host:port or https://host:port"
+                ));
+            }
+        }
+        if !self.browser.endpoints.is_empty() && !self.browser.cdp_url.is_empty() {
+            return Err("browser.endpoints and browser.cdp_url are both set: use one".into());
+        }
         if self.serve.listen.parse::<std::net::SocketAddr>().is_err() {
             return Err(format!(
                 "serve.listen = {:?}: allowed is an IP address and port, e.g. \"127.0.0.1:8931\"",
@@ -351,6 +407,21 @@ mod tests {
         );
         let e = Config::parse("[limits]\ntimeout_ms = 0\n").unwrap_err();
         assert!(e.contains("limits.timeout_ms"), "{e}");
+    }
+
+    #[test]
+    fn files_and_endpoints_are_read_and_checked() {
+        let c = Config::parse("").unwrap();
+        assert_eq!(c.files.output_dir(), PathBuf::from("cdpilot-output"));
+        assert_eq!(c.files.upload_roots(), vec![PathBuf::from(".")]);
+        let c = Config::parse(
+            "[files]\noutput_dir = \"/tmp/out\"\nupload_roots = [\"/srv/up\"]\n[browser]\nendpoints = [\"ws://a:1/x\", \"http://b:9222\"]\n",
+        )
+        .unwrap();
+        assert_eq!(c.files.output_dir(), PathBuf::from("/tmp/out"));
+        assert_eq!(c.browser.endpoints.len(), 2);
+        let e = Config::parse("[browser]\nendpoints = [\"ftp://a\"]\n").unwrap_err();
+        assert!(e.contains("browser.endpoints") && e.contains("ftp://a"), "{e}");
     }
 
     #[test]
