@@ -38,6 +38,11 @@ const PAGES: &[(&str, &str)] = &[
     ("outer.html", include_str!("../site/outer.html")),
     ("inner.html", include_str!("../site/inner.html")),
     ("resources.html", include_str!("../site/resources.html")),
+    ("network.html", include_str!("../site/network.html")),
+    ("network-frame.html", include_str!("../site/network-frame.html")),
+    ("logged-in.html", include_str!("../site/logged-in.html")),
+    ("media.html", include_str!("../site/media.html")),
+    ("counter.html", include_str!("../site/counter.html")),
 ];
 
 /// A reserved loopback port on which connections are refused.
@@ -178,6 +183,7 @@ fn router(origins: Origins) -> Router {
         .route("/download", get(download))
         .route("/", get(|s: State<Origins>| page(s, Path("index.html".into()))))
         .route("/{*path}", get(page))
+        .route("/json", get(json_answer).post(json_answer))
         .with_state(origins)
 }
 
@@ -261,4 +267,13 @@ pub fn controls_page(count: usize) -> String {
     }
     html.push_str("</table><footer>End</footer>");
     html
+}
+
+/// A small JSON answer (browser_network reads it back).
+async fn json_answer() -> Response {
+    (
+        [(header::CONTENT_TYPE, "application/json")],
+        r#"{"user":"ada","items":[1,2,3]}"#,
+    )
+        .into_response()
 }
