@@ -116,6 +116,25 @@ pub async fn run(tab: &Tab, args: &EmulateArgs, budget: &Budget) -> Result<Actio
             }
         }
     };
+    // Checked before anything is applied: a refused value leaves the tab as it was.
+    if let Some(zone) = &args.timezone {
+        // Chrome takes any id and falls back to GMT; the page's own ICU
+        // knows which ids exist.
+        let probe = format!(
+            "(() => {{ try {{ new Intl.DateTimeFormat('en', {{ timeZone: {} }}); return true; }} catch {{ return false; }} }})()",
+            json!(zone)
+        );
+        let known = tab
+            .evaluate_in_world(budget, "checking the time zone", &probe, true)
+            .await?
+            .value;
+        if known != Some(json!(true)) {
+            return Err(ActionError::invalid(
+                format!("timezone {zone:?} is not a time zone this browser knows"),
+                "Pass an IANA id such as Europe/Paris or America/New_York.",
+            ));
+        }
+    }
     if args.width.is_some()
         || args.height.is_some()
         || args.device_scale_factor.is_some()
@@ -241,17 +260,24 @@ pub async fn run(tab: &Tab, args: &EmulateArgs, budget: &Budget) -> Result<Actio
         };
         budget.cdp("setting the network", s, set).await?;
     }
-    let seen = tab
-        .evaluate_in_world(
-            budget,
-            "measuring the viewport",
-            "[innerWidth, innerHeight]",
-            true,
-        )
-        .await?
-        .value
-        .unwrap_or_default();
-    let (width, height) = (seen[0].as_u64().unwrap_or(0), seen[1].as_u64().unwrap_or(0));
+    // The emulated screen; a mobile page without a viewport meta tag still
+    // lays out 980 CSS pixels wide inside it, as on a phone.
+    let (width, height) = match tab.state(|s| s.emulated.metrics) {
+        Some((width, height, ..)) => (width as u64, height as u64),
+        None => {
+            let seen = tab
+                .evaluate_in_world(
+                    budget,
+                    "measuring the viewport",
+                    "[innerWidth, innerHeight]",
+                    true,
+                )
+                .await?
+                .value
+                .unwrap_or_default();
+            (seen[0].as_u64().unwrap_or(0), seen[1].as_u64().unwrap_or(0))
+        }
+    };
     Ok(ActionOutput::new(
         format!("Emulation set; the viewport is {width}x{height}."),
         json!({ "ok": true, "viewport": { "width": width, "height": height } }),
