@@ -454,3 +454,96 @@ async fn annotated_screenshots_differ_where_a_ref_sits_and_path_saves_without_an
         .unwrap_err();
     assert_eq!(e.code, ErrorCode::PermissionDenied);
 }
+
+/// The note's figures: a `diff` snapshot against the full one after each
+/// step of a ten-step task on a shop page (25 products, filters, tabs, a
+/// form). Run with `--nocapture` to see the table.
+#[tokio::test]
+async fn diff_snapshots_are_a_fraction_of_full_ones_over_a_ten_step_task() {
+    let site = testkit::TestSite::start().await;
+    let engine = engine_in(&output_dir("diff-task"));
+    ok(&engine, "browser_navigate", json!({"url": site.url("shop.html")})).await;
+    let base = ok(&engine, "browser_snapshot", json!({})).await;
+    let r = |needle: &str| common::ref_of(&base.text, needle);
+    let steps: Vec<(&str, &str, serde_json::Value)> = vec![
+        (
+            "add bread to the cart",
+            "browser_click",
+            json!({"ref": r("Add Bread to cart")}),
+        ),
+        (
+            "add cheese to the cart",
+            "browser_click",
+            json!({"ref": r("Add Cheese to cart")}),
+        ),
+        (
+            "favourite dates",
+            "browser_click",
+            json!({"ref": r("Favourite Dates")}),
+        ),
+        (
+            "search \"an\"",
+            "browser_type",
+            json!({"ref": r("textbox \"Search\""), "text": "an"}),
+        ),
+        (
+            "clear the search",
+            "browser_type",
+            json!({"ref": r("textbox \"Search\""), "text": ""}),
+        ),
+        (
+            "in stock only",
+            "browser_click",
+            json!({"ref": r("In stock only")}),
+        ),
+        (
+            "sort by price",
+            "browser_select_option",
+            json!({"ref": r("combobox \"Sort\""), "values": ["price"]}),
+        ),
+        (
+            "open the shipping questions",
+            "browser_click",
+            json!({"ref": r("Shipping questions")}),
+        ),
+        (
+            "type an email",
+            "browser_type",
+            json!({"ref": r("textbox \"Email\""), "text": "ada@example.com"}),
+        ),
+        (
+            "subscribe",
+            "browser_click",
+            json!({"ref": r("button \"Subscribe\"")}),
+        ),
+    ];
+    println!("| step | full snapshot (chars) | diff (chars) | diff lines |");
+    println!("| --- | --- | --- | --- |");
+    let (mut full_total, mut diff_total) = (0, 0);
+    for (what, tool, args) in steps {
+        ok(&engine, tool, args).await;
+        let diff = ok(&engine, "browser_snapshot", json!({"diff": true})).await;
+        let full = ok(&engine, "browser_snapshot", json!({})).await;
+        let changed = &diff.data["diff"];
+        let lines: u64 = ["added", "removed", "changed"]
+            .iter()
+            .map(|k| changed[k].as_u64().unwrap())
+            .sum();
+        assert!(lines > 0, "{what} changed nothing: {}", diff.text);
+        // Never longer than the page (then it is the page, and says so).
+        assert!(diff.text.len() <= full.text.len() + 100, "{what}: {}", diff.text);
+        let shown = if changed["full"] == true { " (full)" } else { "" };
+        println!(
+            "| {what} | {} | {}{shown} | {lines} |",
+            full.text.len(),
+            diff.text.len()
+        );
+        full_total += full.text.len();
+        diff_total += diff.text.len();
+    }
+    println!("| ten steps | {full_total} | {diff_total} | |");
+    assert!(
+        diff_total * 2 < full_total,
+        "diffs {diff_total} vs full {full_total}"
+    );
+}

@@ -43,6 +43,7 @@ const PAGES: &[(&str, &str)] = &[
     ("logged-in.html", include_str!("../site/logged-in.html")),
     ("media.html", include_str!("../site/media.html")),
     ("counter.html", include_str!("../site/counter.html")),
+    ("shop.html", include_str!("../site/shop.html")),
 ];
 
 /// A reserved loopback port on which connections are refused.

@@ -82,7 +82,19 @@ pub fn shape(
                     changes.lines.join("\n")
                 )
             };
-            (text, vec![("diff", counts)])
+            if text.len() < tree.len() {
+                return (text, vec![("diff", counts)]);
+            }
+            // A diff is never longer than the page: a re-rendered list
+            // (new elements, new refs) or a filter that hid most of it.
+            let mut counts = counts;
+            counts["full"] = json!(true);
+            (
+                format!(
+                    "(Full snapshot: the changes since the previous one were longer than the page.)\n{tree}"
+                ),
+                vec![("diff", counts)],
+            )
         }
     }
 }
