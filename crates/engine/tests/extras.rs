@@ -303,6 +303,23 @@ async fn emulate_width_390_makes_the_media_query_match() {
     ok(&engine, "browser_navigate", json!({"history": "reload"})).await;
     let out = ok(&engine, "browser_emulate", json!({"height": 600})).await;
     assert_eq!(out.data["viewport"], json!({"width": 390, "height": 600}));
+    // Offline: the next navigation fails; back online it works.
+    ok(&engine, "browser_emulate", json!({"offline": true})).await;
+    let e = call(
+        &engine,
+        "browser_navigate",
+        json!({"url": site.url("index.html")}),
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(e.code, ErrorCode::NavigationFailed, "{e}");
+    ok(&engine, "browser_emulate", json!({"offline": false})).await;
+    ok(
+        &engine,
+        "browser_navigate",
+        json!({"url": site.url("index.html")}),
+    )
+    .await;
     for bad in [
         json!({"width": 10}),
         json!({"device_scale_factor": 9}),
@@ -440,6 +457,30 @@ async fn annotated_screenshots_differ_where_a_ref_sits_and_path_saves_without_an
     assert_eq!(after, plain);
     let viewport = ok(&engine, "browser_screenshot", json!({"annotate": true})).await;
     assert!(viewport.image.is_some());
+
+    // Frames too: cross-origin and same-origin iframes get their refs drawn.
+    ok(
+        &engine,
+        "browser_navigate",
+        json!({"url": site.url("frames.html")}),
+    )
+    .await;
+    let snap = ok(&engine, "browser_snapshot", json!({})).await;
+    let main_refs = snap.text.matches("[ref=e").count();
+    let frame_refs = snap.text.matches("[ref=f").count();
+    assert!(frame_refs >= 2, "{}", snap.text);
+    let framed = ok(&engine, "browser_screenshot", json!({"annotate": true})).await;
+    let drawn: usize = framed
+        .text
+        .split(" with ")
+        .nth(1)
+        .and_then(|t| t.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{}", framed.text));
+    assert!(
+        drawn > main_refs,
+        "{drawn} labels for {main_refs} main-frame refs and {frame_refs} in frames"
+    );
 
     let saved = ok(&engine, "browser_screenshot", json!({"path": "shots/page.png"})).await;
     assert!(saved.image.is_none());
