@@ -20,7 +20,10 @@ async fn caps_turn_on_the_extra_groups_and_their_tools_answer_over_mcp() {
         .collect();
     assert!(names.contains(&"browser_network".to_owned()), "{names:?}");
     assert!(names.contains(&"browser_emulate".to_owned()), "{names:?}");
-    assert!(!names.contains(&"browser_pdf".to_owned()), "pdf is not in the caps: {names:?}");
+    assert!(
+        !names.contains(&"browser_pdf".to_owned()),
+        "pdf is not in the caps: {names:?}"
+    );
 
     let nav = client
         .call("browser_navigate", json!({"url": site.url("network.html")}))
@@ -32,7 +35,10 @@ async fn caps_turn_on_the_extra_groups_and_their_tools_answer_over_mcp() {
         .call("browser_network", json!({"action": "list", "type": "xhr"}))
         .await;
     assert!(text_of(&listed).contains("/json?from=frame"), "{listed}");
-    assert_eq!(listed["structuredContent"]["requests"][0]["status"], 200, "{listed}");
+    assert_eq!(
+        listed["structuredContent"]["requests"][0]["status"], 200,
+        "{listed}"
+    );
 
     let off = client.call("browser_pdf", json!({})).await;
     assert_eq!(off["isError"], true, "{off}");
