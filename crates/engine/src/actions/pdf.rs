@@ -27,7 +27,18 @@ pub async fn run(
     };
     let printed = budget
         .cdp("printing the page to PDF", &tab.session, print)
-        .await?;
+        .await
+        .map_err(|e| {
+            if e.failure.ends_the_call() {
+                return e;
+            }
+            // Chrome prints only when headless.
+            ActionError::new(
+                e.code,
+                format!("Chrome could not print the page: {}", e.message),
+                "Printing to PDF needs headless Chromium ([browser] headless = true); use browser_screenshot with full_page instead.",
+            )
+        })?;
     let bytes = base64::engine::general_purpose::STANDARD
         .decode(&printed.data)
         .map_err(|e| ActionError::internal(format!("the PDF was not base64: {e}")))?;
