@@ -410,7 +410,7 @@ mod tests {
             "description": t.description,
             "inputSchema": t.input_schema(),
         });
-        serde_json::to_string(&definition).unwrap().len()
+        serde_json::to_string(&definition).unwrap().chars().count()
     }
 
     #[test]
