@@ -30,7 +30,8 @@ pub fn output_path(
     Ok(path)
 }
 
-/// `requested` resolved inside the output directory (nothing created).
+/// `requested` resolved inside the output directory, as an absolute path
+/// (nothing created).
 pub fn inside_output(files: &FilesConfig, requested: &str) -> Result<PathBuf, ActionError> {
     let dir = files.output_dir();
     let wanted = Path::new(requested);
@@ -53,7 +54,9 @@ pub fn inside_output(files: &FilesConfig, requested: &str) -> Result<PathBuf, Ac
     if !plain || relative.as_os_str().is_empty() {
         return Err(outside(requested, &dir));
     }
-    Ok(dir.join(relative))
+    // Absolute, so the model and its user know where the file is whatever
+    // the server's working directory.
+    Ok(absolute(&dir).join(relative))
 }
 
 fn absolute(dir: &Path) -> PathBuf {
