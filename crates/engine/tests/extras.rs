@@ -114,6 +114,57 @@ async fn network_lists_an_xhr_from_a_cross_origin_iframe_and_returns_its_json_bo
     .await
     .unwrap_err();
     assert!(e.message.contains("bogus"), "{e}");
+
+    // A failed request is listed as failed.
+    let closed = testkit::TestSite::closed_port();
+    let refused = format!(
+        "fetch('http://127.0.0.1:{}/nothing').then(() => 'ok', () => 'refused')",
+        closed.port
+    );
+    let fetched = ok(&engine, "browser_evaluate", json!({"expression": refused})).await;
+    assert_eq!(fetched.data["value"], "refused");
+    let failed = ok(
+        &engine,
+        "browser_network",
+        json!({"action": "list", "failed": true}),
+    )
+    .await;
+    let nothing = failed.data["requests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["url"].as_str().unwrap().ends_with("/nothing"))
+        .unwrap_or_else(|| panic!("{}", failed.text))
+        .clone();
+    assert!(nothing["failed"].as_str().unwrap().contains("ERR_"), "{nothing}");
+
+    // A body over 64 KB comes back cut, and says so.
+    ok(
+        &engine,
+        "browser_navigate",
+        json!({"url": site.url("controls/3000")}),
+    )
+    .await;
+    let docs = ok(
+        &engine,
+        "browser_network",
+        json!({"action": "list", "type": "document", "filter": "controls/3000"}),
+    )
+    .await;
+    let id = docs.data["requests"][0]["id"].as_str().unwrap().to_owned();
+    let big = ok(
+        &engine,
+        "browser_network",
+        json!({"action": "get", "id": id, "body": true}),
+    )
+    .await;
+    assert_eq!(
+        big.data["response"]["body_truncated"],
+        true,
+        "{}",
+        &big.text[..300]
+    );
+    assert_eq!(big.data["response"]["body"].as_str().unwrap().len(), 64 * 1024);
 }
 
 #[tokio::test]
