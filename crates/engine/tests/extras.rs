@@ -138,6 +138,54 @@ async fn network_lists_an_xhr_from_a_cross_origin_iframe_and_returns_its_json_bo
         .clone();
     assert!(nothing["failed"].as_str().unwrap().contains("ERR_"), "{nothing}");
 
+    // A binary body is reported by its size only (an image the page
+    // shows: Chrome keeps its bytes).
+    let img = "new Promise((done) => { const i = new Image(); i.onload = () => done(i.naturalWidth); i.src = '/pixel.png'; })";
+    let shown = ok(&engine, "browser_evaluate", json!({"expression": img})).await;
+    assert_eq!(shown.data["value"], 1);
+    let pixel = ok(
+        &engine,
+        "browser_network",
+        json!({"action": "list", "filter": "pixel.png"}),
+    )
+    .await;
+    let id = pixel.data["requests"][0]["id"].as_str().unwrap().to_owned();
+    let got = ok(
+        &engine,
+        "browser_network",
+        json!({"action": "get", "id": id, "body": true}),
+    )
+    .await;
+    assert!(got.data["response"].get("body").is_none(), "{}", got.text);
+    assert_eq!(
+        got.data["response"]["body_bytes"],
+        testkit::site::PIXEL_PNG.len(),
+        "{}",
+        got.text
+    );
+    // A body the page read as a blob is not kept by Chrome: said so.
+    let blob = "fetch('/pixel.png?blob').then(r => r.blob()).then(b => b.size)";
+    ok(&engine, "browser_evaluate", json!({"expression": blob})).await;
+    let listed = ok(
+        &engine,
+        "browser_network",
+        json!({"action": "list", "filter": "pixel.png?blob"}),
+    )
+    .await;
+    let id = listed.data["requests"][0]["id"].as_str().unwrap().to_owned();
+    let got = ok(
+        &engine,
+        "browser_network",
+        json!({"action": "get", "id": id, "body": true}),
+    )
+    .await;
+    let response = &got.data["response"];
+    assert!(
+        response.get("body_bytes").is_some() || response.get("body_unavailable").is_some(),
+        "{}",
+        got.text
+    );
+
     // A body over 64 KB comes back cut, and says so.
     ok(
         &engine,

@@ -164,6 +164,13 @@ async fn get(tab: &Tab, args: &NetworkArgs, budget: &Budget) -> Result<ActionOut
                 response["body_bytes"] = json!(size);
                 text += &format!("\nbody: binary, {size} bytes ({})", r.mime_type);
             }
+            Ok(body) if body.body.is_empty() && declared_length(&r.response_headers) > 0 => {
+                // Chrome answers "" for a body the page read as a stream or
+                // a blob: it kept no copy.
+                let why = "the browser kept no copy of this body (the page read it as a stream or blob)";
+                response["body_unavailable"] = json!(why);
+                text += &format!("\nbody: unavailable ({why})");
+            }
             Ok(body) => {
                 let (shown, truncated) = cut(&body.body, BODY_MAX);
                 response["body"] = json!(shown);
@@ -184,6 +191,15 @@ async fn get(tab: &Tab, args: &NetworkArgs, budget: &Budget) -> Result<ActionOut
         text,
         json!({ "id": r.id, "request": request, "response": response }),
     ))
+}
+
+/// The `Content-Length` a response declared (0 when it declared none).
+fn declared_length(headers: &Map<String, Value>) -> u64 {
+    headers
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case("content-length"))
+        .and_then(|(_, v)| v.as_str()?.trim().parse().ok())
+        .unwrap_or(0)
 }
 
 fn headers_text(headers: &Map<String, Value>) -> String {
