@@ -63,6 +63,18 @@ pub enum Action {
     /// `browser_cdp`: send one raw CDP command.
     #[serde(rename = "browser_cdp")]
     Cdp(CdpArgs),
+    /// `browser_network`: the tab's recent requests, one in detail.
+    #[serde(rename = "browser_network")]
+    Network(NetworkArgs),
+    /// `browser_storage`: cookies, and saved storage states.
+    #[serde(rename = "browser_storage")]
+    Storage(StorageArgs),
+    /// `browser_pdf`: the page printed to a PDF file.
+    #[serde(rename = "browser_pdf")]
+    Pdf(PdfArgs),
+    /// `browser_emulate`: viewport, device and environment of the tab.
+    #[serde(rename = "browser_emulate")]
+    Emulate(EmulateArgs),
 }
 
 impl Action {
@@ -84,6 +96,10 @@ impl Action {
             Action::Extract(_) => "browser_extract",
             Action::Tabs(_) => "browser_tabs",
             Action::Cdp(_) => "browser_cdp",
+            Action::Network(_) => "browser_network",
+            Action::Storage(_) => "browser_storage",
+            Action::Pdf(_) => "browser_pdf",
+            Action::Emulate(_) => "browser_emulate",
         }
     }
 
@@ -105,6 +121,10 @@ impl Action {
             Action::Extract(a) => &a.common,
             Action::Tabs(a) => &a.common,
             Action::Cdp(a) => &a.common,
+            Action::Network(a) => &a.common,
+            Action::Storage(a) => &a.common,
+            Action::Pdf(a) => &a.common,
+            Action::Emulate(a) => &a.common,
         }
     }
 
@@ -178,6 +198,14 @@ pub struct SnapshotArgs {
     /// Cap on elements listed (default 2000).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_elements: Option<u32>,
+    /// Text or /regex/: only matching lines, with ancestors.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub find: Option<String>,
+    // Only what changed since the tab's previous snapshot (no schema text:
+    // the tool list's core budget is tight).
+    #[allow(missing_docs)] // schema-visible: see the module doc
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub diff: Option<bool>,
     #[allow(missing_docs)] // schema-visible: see the module doc
     #[serde(flatten)]
     pub common: Common,
@@ -280,6 +308,13 @@ pub struct ScreenshotArgs {
     /// JPEG quality 0-100.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub quality: Option<u8>,
+    // Draw each ref's box and label (the name says it: no schema text).
+    #[allow(missing_docs)] // schema-visible: see the module doc
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub annotate: Option<bool>,
+    /// Save as this file; no image returned.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
     #[allow(missing_docs)] // schema-visible: see the module doc
     #[serde(flatten)]
     pub common: Common,
@@ -466,6 +501,183 @@ pub struct CdpArgs {
     /// Send it to this frame's session (f2, or a frame_tree id).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub frame: Option<String>,
+    #[allow(missing_docs)] // schema-visible: see the module doc
+    #[serde(flatten)]
+    pub common: Common,
+}
+
+// What `browser_network` does.
+#[allow(missing_docs)] // schema-visible: see the module doc
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum NetworkAction {
+    List,
+    Get,
+}
+
+/// Arguments of `browser_network`.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct NetworkArgs {
+    #[allow(missing_docs)] // schema-visible: see the module doc
+    pub action: NetworkAction,
+    /// list: URL substring.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub filter: Option<String>,
+    /// list: document, xhr, fetch, script, image…
+    #[serde(rename = "type", default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    /// list: only failed ones.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failed: Option<bool>,
+    /// get: request id (r3).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// get: include the response body.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub body: Option<bool>,
+    #[allow(missing_docs)] // schema-visible: see the module doc
+    #[serde(flatten)]
+    pub common: Common,
+}
+
+// What `browser_storage` does.
+#[allow(missing_docs)] // schema-visible: see the module doc
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum StorageAction {
+    Cookies,
+    SetCookie,
+    ClearCookies,
+    Save,
+    Load,
+}
+
+// A cookie's SameSite attribute.
+#[allow(missing_docs)] // schema-visible: see the module doc
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum SameSite {
+    Strict,
+    Lax,
+    None,
+}
+
+/// A cookie to set: `url`, or `domain` (with `path`), says where it goes.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+pub struct CookieArg {
+    #[allow(missing_docs)] // schema-visible: see the module doc
+    pub name: String,
+    #[allow(missing_docs)] // schema-visible: see the module doc
+    pub value: String,
+    #[allow(missing_docs)] // schema-visible: see the module doc
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    #[allow(missing_docs)] // schema-visible: see the module doc
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub domain: Option<String>,
+    #[allow(missing_docs)] // schema-visible: see the module doc
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// Unix seconds; default: a session cookie.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expires: Option<f64>,
+    #[allow(missing_docs)] // schema-visible: see the module doc
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http_only: Option<bool>,
+    #[allow(missing_docs)] // schema-visible: see the module doc
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub secure: Option<bool>,
+    #[allow(missing_docs)] // schema-visible: see the module doc
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub same_site: Option<SameSite>,
+}
+
+/// Arguments of `browser_storage`.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct StorageArgs {
+    #[allow(missing_docs)] // schema-visible: see the module doc
+    pub action: StorageAction,
+    /// cookies: only those sent to this URL.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    #[allow(missing_docs)] // schema-visible: see the module doc
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cookie: Option<CookieArg>,
+    /// save/load: JSON file in the output directory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    #[allow(missing_docs)] // schema-visible: see the module doc
+    #[serde(flatten)]
+    pub common: Common,
+}
+
+/// Arguments of `browser_pdf`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+pub struct PdfArgs {
+    /// File name in the output directory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    #[allow(missing_docs)] // schema-visible: see the module doc
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub landscape: Option<bool>,
+    #[allow(missing_docs)] // schema-visible: see the module doc
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub print_background: Option<bool>,
+    #[allow(missing_docs)] // schema-visible: see the module doc
+    #[serde(flatten)]
+    pub common: Common,
+}
+
+// A `prefers-color-scheme` value.
+#[allow(missing_docs)] // schema-visible: see the module doc
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ColorScheme {
+    Light,
+    Dark,
+}
+
+/// A position on Earth, in degrees.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema)]
+pub struct Geolocation {
+    #[allow(missing_docs)] // schema-visible: see the module doc
+    pub latitude: f64,
+    #[allow(missing_docs)] // schema-visible: see the module doc
+    pub longitude: f64,
+}
+
+/// Arguments of `browser_emulate`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+pub struct EmulateArgs {
+    /// CSS pixels.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub width: Option<u32>,
+    #[allow(missing_docs)] // schema-visible: see the module doc
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub height: Option<u32>,
+    #[allow(missing_docs)] // schema-visible: see the module doc
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_scale_factor: Option<f64>,
+    #[allow(missing_docs)] // schema-visible: see the module doc
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mobile: Option<bool>,
+    #[allow(missing_docs)] // schema-visible: see the module doc
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user_agent: Option<String>,
+    #[allow(missing_docs)] // schema-visible: see the module doc
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub color_scheme: Option<ColorScheme>,
+    /// e.g. fr-FR.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub locale: Option<String>,
+    /// e.g. Europe/Paris.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timezone: Option<String>,
+    #[allow(missing_docs)] // schema-visible: see the module doc
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub geolocation: Option<Geolocation>,
+    #[allow(missing_docs)] // schema-visible: see the module doc
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offline: Option<bool>,
     #[allow(missing_docs)] // schema-visible: see the module doc
     #[serde(flatten)]
     pub common: Common,

@@ -371,6 +371,12 @@ impl Config {
         if self.serve.max_sessions == 0 {
             return Err("serve.max_sessions = 0: allowed is 1 or more".into());
         }
+        if !self.browser.storage_state.is_empty() {
+            // Every new session loads it: a file that is not a saved state
+            // is a start-up error, not a failure of every later call.
+            crate::storage_state::read(std::path::Path::new(&self.browser.storage_state))
+                .map_err(|e| format!("browser.storage_state: {}", e.message))?;
+        }
         Ok(())
     }
 }
@@ -422,6 +428,11 @@ mod tests {
         assert_eq!(c.browser.endpoints.len(), 2);
         let e = Config::parse("[browser]\nendpoints = [\"ftp://a\"]\n").unwrap_err();
         assert!(e.contains("browser.endpoints") && e.contains("ftp://a"), "{e}");
+        let e = Config::parse("[browser]\nstorage_state = \"/nonexistent/state.json\"\n").unwrap_err();
+        assert!(
+            e.contains("browser.storage_state") && e.contains("cannot read"),
+            "{e}"
+        );
     }
 
     #[test]

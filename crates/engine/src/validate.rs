@@ -29,7 +29,7 @@ pub fn action(action: &Action) -> Result<(), ActionError> {
                     "Leave max_elements out for the default cap.",
                 ));
             }
-            Ok(())
+            crate::snapshot::check(a)
         }
         Action::Click(a) => {
             element_target("browser_click", &a.target)?;
@@ -117,6 +117,10 @@ pub fn action(action: &Action) -> Result<(), ActionError> {
                 _ => Ok(()),
             }
         }
+        Action::Network(a) => crate::actions::network::check(a),
+        Action::Storage(a) => crate::actions::storage::check(a),
+        Action::Pdf(a) => a.path.as_deref().map_or(Ok(()), |p| non_empty("path", p)),
+        Action::Emulate(a) => crate::actions::emulate::check(a),
     }
 }
 
@@ -306,7 +310,7 @@ pub fn reference(r: &str) -> Result<(), ActionError> {
     }
 }
 
-fn non_empty(name: &str, value: &str) -> Result<(), ActionError> {
+pub(crate) fn non_empty(name: &str, value: &str) -> Result<(), ActionError> {
     if value.trim().is_empty() {
         return Err(ActionError::invalid(
             format!("{name} is empty"),

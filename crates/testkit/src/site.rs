@@ -38,6 +38,12 @@ const PAGES: &[(&str, &str)] = &[
     ("outer.html", include_str!("../site/outer.html")),
     ("inner.html", include_str!("../site/inner.html")),
     ("resources.html", include_str!("../site/resources.html")),
+    ("network.html", include_str!("../site/network.html")),
+    ("network-frame.html", include_str!("../site/network-frame.html")),
+    ("logged-in.html", include_str!("../site/logged-in.html")),
+    ("media.html", include_str!("../site/media.html")),
+    ("counter.html", include_str!("../site/counter.html")),
+    ("shop.html", include_str!("../site/shop.html")),
 ];
 
 /// A reserved loopback port on which connections are refused.
@@ -178,6 +184,8 @@ fn router(origins: Origins) -> Router {
         .route("/download", get(download))
         .route("/", get(|s: State<Origins>| page(s, Path("index.html".into()))))
         .route("/{*path}", get(page))
+        .route("/json", get(json_answer).post(json_answer))
+        .route("/pixel.png", get(pixel))
         .with_state(origins)
 }
 
@@ -261,4 +269,26 @@ pub fn controls_page(count: usize) -> String {
     }
     html.push_str("</table><footer>End</footer>");
     html
+}
+
+/// A small JSON answer (browser_network reads it back).
+async fn json_answer() -> Response {
+    (
+        [(header::CONTENT_TYPE, "application/json")],
+        r#"{"user":"ada","items":[1,2,3]}"#,
+    )
+        .into_response()
+}
+
+/// A 1×1 PNG (binary: browser_network reports its size, not its bytes).
+pub const PIXEL_PNG: &[u8] = &[
+    0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0x00, 0x00, 0x00, 0x0D, 0x49, 0x48, 0x44, 0x52, 0x00,
+    0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x01, 0x08, 0x06, 0x00, 0x00, 0x00, 0x1F, 0x15, 0xC4, 0x89, 0x00,
+    0x00, 0x00, 0x0D, 0x49, 0x44, 0x41, 0x54, 0x78, 0x9C, 0x63, 0xF8, 0xCF, 0xC0, 0xF0, 0x1F, 0x00, 0x05,
+    0x00, 0x01, 0xFF, 0x89, 0x99, 0x3D, 0x1D, 0x00, 0x00, 0x00, 0x00, 0x49, 0x45, 0x4E, 0x44, 0xAE, 0x42,
+    0x60, 0x82,
+];
+
+async fn pixel() -> Response {
+    ([(header::CONTENT_TYPE, "image/png")], PIXEL_PNG).into_response()
 }

@@ -8,11 +8,13 @@
 
 pub mod browser;
 pub mod dom;
+pub mod emulation;
 pub mod fetch;
 pub mod input;
 pub mod network;
 pub mod page;
 pub mod runtime;
+pub mod storage;
 pub mod target;
 
 /// Declares a typed command: `command!(Struct => "Domain.method", Response)`.

@@ -25,6 +25,8 @@ pub struct Request {
     /// Header names as sent (any case), values as text.
     pub headers: Map<String, Value>,
     pub post_data: Option<String>,
+    /// The request has a body (it may be absent from `post_data` when large).
+    pub has_post_data: bool,
 }
 
 /// A response as the network answered it.
@@ -65,6 +67,8 @@ pub struct RequestWillBeSent {
     #[serde(rename = "type")]
     pub kind: String,
     pub frame_id: Option<String>,
+    /// Seconds on the browser's monotonic clock.
+    pub timestamp: f64,
 }
 crate::event!(RequestWillBeSent => "Network.requestWillBeSent");
 
@@ -78,6 +82,8 @@ pub struct ResponseReceived {
     pub kind: String,
     pub response: Response,
     pub frame_id: Option<String>,
+    /// Seconds on the browser's monotonic clock.
+    pub timestamp: f64,
 }
 crate::event!(ResponseReceived => "Network.responseReceived");
 
@@ -91,5 +97,69 @@ pub struct LoadingFailed {
     pub error_text: String,
     pub canceled: bool,
     pub blocked_reason: Option<String>,
+    /// Seconds on the browser's monotonic clock.
+    pub timestamp: f64,
 }
 crate::event!(LoadingFailed => "Network.loadingFailed");
+
+/// A request's response has been received in full.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct LoadingFinished {
+    pub request_id: String,
+    /// Seconds on the browser's monotonic clock.
+    pub timestamp: f64,
+    /// Bytes received over the network (headers included).
+    pub encoded_data_length: f64,
+}
+crate::event!(LoadingFinished => "Network.loadingFinished");
+
+/// The body of a finished response the browser still holds.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GetResponseBody {
+    pub request_id: String,
+}
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ResponseBody {
+    pub body: String,
+    /// The body is binary, sent as base64.
+    pub base64_encoded: bool,
+}
+command!(GetResponseBody => "Network.getResponseBody", ResponseBody);
+
+/// A request's body, when the request event did not carry it (large bodies).
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GetRequestPostData {
+    pub request_id: String,
+}
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct PostData {
+    pub post_data: String,
+}
+command!(GetRequestPostData => "Network.getRequestPostData", PostData);
+
+/// Offline (or a throttled network) for one target.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EmulateNetworkConditions {
+    pub offline: bool,
+    /// Milliseconds added to each request.
+    pub latency: f64,
+    /// Bytes per second; -1: unthrottled.
+    pub download_throughput: f64,
+    pub upload_throughput: f64,
+}
+command!(EmulateNetworkConditions => "Network.emulateNetworkConditions", Empty);
+
+/// The user agent and the `Accept-Language` (and `navigator.language`).
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SetUserAgentAndLanguage {
+    pub user_agent: String,
+    pub accept_language: String,
+}
+command!(SetUserAgentAndLanguage => "Network.setUserAgentOverride", Empty);

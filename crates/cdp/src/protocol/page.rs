@@ -301,3 +301,18 @@ pub struct DownloadWillBegin {
     pub suggested_filename: String,
 }
 crate::event!(DownloadWillBegin => "Page.downloadWillBegin");
+
+/// Prints the page as a PDF.
+#[derive(Debug, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PrintToPdf {
+    pub landscape: bool,
+    pub print_background: bool,
+}
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct Pdf {
+    /// Base64 of the PDF.
+    pub data: String,
+}
+command!(PrintToPdf => "Page.printToPDF", Pdf);

@@ -1,11 +1,13 @@
 //! One file per action. Each takes the tab, its arguments and the call's
 //! budget, and returns an [`crate::ActionOutput`] or a contract error.
 
+pub mod annotate;
 pub mod cdp;
 pub mod click;
 pub mod console;
 pub mod dialog;
 pub mod element;
+pub mod emulate;
 pub mod evaluate;
 pub mod extract;
 pub mod geometry;
@@ -13,9 +15,12 @@ pub mod hover;
 pub mod input;
 pub mod keys;
 pub mod navigate;
+pub mod network;
+pub mod pdf;
 pub mod press_key;
 pub mod screenshot;
 pub mod select_option;
+pub mod storage;
 pub mod tabs;
 pub mod type_text;
 pub mod wait;

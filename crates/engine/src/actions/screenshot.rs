@@ -1,16 +1,31 @@
 //! `browser_screenshot`: the viewport, the full page or one element, as PNG
-//! or JPEG, returned as an image for the model.
+//! or JPEG, returned as an image for the model, or saved under `[files]
+//! output_dir` (`path`) with only its facts returned; `annotate` draws the
+//! refs on it (`annotate.rs`).
 
 use base64::Engine as _;
 use cdp::protocol::page;
 use serde_json::json;
 
 use crate::action::{ImageFormat, ScreenshotArgs};
-use crate::actions::element;
+use crate::actions::{annotate, element};
+use crate::config::FilesConfig;
 use crate::tab::Tab;
-use crate::{ActionError, ActionOutput, Budget, Image};
+use crate::{files, ActionError, ActionOutput, Budget, Image};
 
-pub async fn run(tab: &Tab, args: &ScreenshotArgs, budget: &Budget) -> Result<ActionOutput, ActionError> {
+pub async fn run(
+    tab: &Tab,
+    args: &ScreenshotArgs,
+    output: &FilesConfig,
+    max_elements: u32,
+    budget: &Budget,
+) -> Result<ActionOutput, ActionError> {
+    // Checked before the capture: a path outside the output directory
+    // costs nothing.
+    let path = match &args.path {
+        Some(p) => Some(files::output_path(output, Some(p), p)?),
+        None => None,
+    };
     let format = args.format.unwrap_or_default();
     let mut capture = page::CaptureScreenshot {
         format: match format {
@@ -53,7 +68,16 @@ pub async fn run(tab: &Tab, args: &ScreenshotArgs, budget: &Budget) -> Result<Ac
         capture.capture_beyond_viewport = true;
         what = "the full page".into();
     }
-    let shot = budget.cdp("taking the screenshot", &tab.session, capture).await?;
+    let shot = if args.annotate == Some(true) {
+        let drawn = annotate::draw(tab, max_elements, budget).await?;
+        let boxes = drawn.boxes;
+        let shot = budget.cdp("taking the screenshot", &tab.session, capture).await;
+        annotate::clear(tab, drawn).await;
+        what = format!("{what} with {boxes} ref label(s)");
+        shot?
+    } else {
+        budget.cdp("taking the screenshot", &tab.session, capture).await?
+    };
     let bytes = base64::engine::general_purpose::STANDARD
         .decode(&shot.data)
         .map_err(|e| ActionError::internal(format!("the screenshot was not base64: {e}")))?;
@@ -62,6 +86,22 @@ pub async fn run(tab: &Tab, args: &ScreenshotArgs, budget: &Budget) -> Result<Ac
         ImageFormat::Png => "image/png",
         ImageFormat::Jpeg => "image/jpeg",
     };
+    if let Some(path) = path {
+        std::fs::write(&path, &bytes).map_err(|e| {
+            ActionError::invalid(
+                format!("cannot write {}: {e}", path.display()),
+                "Set [files] output_dir to a writable directory.",
+            )
+        })?;
+        let shown = path.display().to_string();
+        return Ok(ActionOutput::new(
+            format!(
+                "Saved a screenshot of {what} to {shown} ({width}x{height}, {} bytes).",
+                bytes.len()
+            ),
+            json!({ "path": shown, "width": width, "height": height, "bytes": bytes.len() }),
+        ));
+    }
     let mut output = ActionOutput::new(
         format!("Screenshot of {what}, {width}x{height} {}.", &mime_type[6..]),
         json!({ "width": width, "height": height }),

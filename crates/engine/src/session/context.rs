@@ -101,6 +101,17 @@ impl Context {
         })
     }
 
+    /// The session's tabs as they are now (no sync with the browser).
+    pub fn tabs(&self) -> Vec<Arc<Tab>> {
+        self.tabs
+            .lock()
+            .unwrap()
+            .list()
+            .into_iter()
+            .map(|(_, tab)| tab)
+            .collect()
+    }
+
     fn lookup(&self, id: Option<&str>) -> Option<Arc<Tab>> {
         let tabs = self.tabs.lock().unwrap();
         match id {

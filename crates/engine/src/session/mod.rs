@@ -205,6 +205,7 @@ impl Session {
         let (context, restarted) = self.context(budget).await?;
         let result = match action {
             Action::Tabs(args) => actions::tabs::run(&context, args, &self.consent, budget).await,
+            Action::Storage(args) => actions::storage::run(&context, args, &self.config.files, budget).await,
             other => match context.tab(other.common().tab.as_deref(), budget).await {
                 Ok(tab) => {
                     notes.url_before = Some(tab.state(|s| s.url.clone()));
@@ -252,11 +253,24 @@ impl Session {
             }
         }
         let isolated = self.isolated;
+        let state_file = self.config.browser.storage_state.clone();
         let opened = self
             .opening
             .run("opening the session", budget, move || async move {
                 let budget = Budget::with_timeout(OPEN_BUDGET);
-                Ok(Arc::new(Context::open(browser, isolated, &budget).await?))
+                let context = Context::open(browser, isolated, &budget).await?;
+                // `[browser] storage_state`: every new session starts with it.
+                if !state_file.is_empty() {
+                    let path = std::path::Path::new(&state_file);
+                    if let Err(e) = crate::storage_state::load_file(&context, path, &budget).await {
+                        context.dispose(&budget).await;
+                        return Err(ActionError {
+                            message: format!("[browser] storage_state: {}", e.message),
+                            ..e
+                        });
+                    }
+                }
+                Ok(Arc::new(context))
             })
             .await?;
         let replaced = current.is_some_and(|c| !Arc::ptr_eq(&c.browser, &opened.browser));
@@ -319,7 +333,10 @@ impl Session {
                 actions::type_text::run(tab, &args, budget).await
             }
             Action::Type(args) => actions::type_text::run(tab, args, budget).await,
-            Action::Screenshot(args) => actions::screenshot::run(tab, args, budget).await,
+            Action::Screenshot(args) => {
+                let cap = self.config.limits.snapshot_max_elements;
+                actions::screenshot::run(tab, args, &self.config.files, cap, budget).await
+            }
             Action::Wait(args) => actions::wait::run(tab, args, budget).await,
             Action::Evaluate(args) => actions::evaluate::run(tab, args, budget, &self.metrics).await,
             Action::Dialog(args) => actions::dialog::run(tab, args, budget).await,
@@ -330,6 +347,12 @@ impl Session {
             Action::Extract(args) => actions::extract::run(tab, args, budget).await,
             Action::Cdp(args) => actions::cdp::run(tab, args, budget).await,
             Action::Tabs(_) => Err(ActionError::internal("browser_tabs does not act in one tab")),
+            Action::Network(args) => actions::network::run(tab, args, budget).await,
+            Action::Storage(_) => Err(ActionError::internal(
+                "browser_storage acts in the session, not one tab",
+            )),
+            Action::Pdf(args) => actions::pdf::run(tab, args, &self.config.files, budget).await,
+            Action::Emulate(args) => actions::emulate::run(tab, args, budget).await,
         }
     }
 

@@ -17,7 +17,13 @@ use crate::action::SnapshotArgs;
 use crate::tab::{FrameRef, Tab};
 use crate::{ActionError, ActionOutput, Budget, ErrorCode};
 
+mod diff;
+mod find;
 mod sections;
+mod view;
+
+pub use diff::Previous;
+pub use view::{check, latest_refs};
 
 /// The serializer's source; evaluating it yields the world's `__cdpilot`.
 pub const SERIALIZER: &str = include_str!("serializer.js");
@@ -85,7 +91,8 @@ pub async fn run(
     // so record the document the tab is in now.
     tab.state(|s| s.refs_document = Some(s.document.max(document)));
 
-    let mut text = format!("URL: {}\nTitle: {}\n\n{}", snap.url, snap.title, snap.text);
+    let (tree, shown) = view::shape(tab, args, &root.frame_id, &snap.text);
+    let mut text = format!("URL: {}\nTitle: {}\n\n{}", snap.url, snap.title, tree);
     if walk.truncated {
         text += &format!(
             "\n[truncated after {} elements: pass a selector or frame to scope the snapshot, or a larger max_elements]",
@@ -109,6 +116,9 @@ pub async fn run(
     });
     if let Some(o) = obstacle {
         data["obstacle"] = json!(o);
+    }
+    for (key, value) in shown {
+        data[key] = value;
     }
     let (section_text, section_data) = sections::render(tab);
     text += &section_text;

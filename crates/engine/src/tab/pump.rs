@@ -188,13 +188,18 @@ async fn prepare_child(session: &Session, kind: &str, setup: &TabSetup) {
             flatten: true,
         };
         let enable = async {
-            let (a, b, c, d) = tokio::join!(
+            let (a, b, c, d, e) = tokio::join!(
                 setup.disguise(session, deadline),
                 session.call(runtime::Enable {}, deadline),
                 session.call(page::Enable {}, deadline),
                 session.call(auto_attach, deadline),
+                // The frame's requests, for browser_network.
+                session.call(network::Enable {}, deadline),
             );
-            a.and(b.map(|_| ())).and(c.map(|_| ())).and(d.map(|_| ()))
+            a.and(b.map(|_| ()))
+                .and(c.map(|_| ()))
+                .and(d.map(|_| ()))
+                .and(e.map(|_| ()))
         };
         if let Err(error) = enable.await {
             tracing::debug!("preparing an iframe session failed: {error}");

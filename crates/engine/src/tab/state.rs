@@ -33,6 +33,12 @@ pub struct TabState {
     pub dialogs: crate::dialogs::DialogBook,
     /// Responses of recent main-frame documents, newest last.
     documents: VecDeque<DocumentResponse>,
+    /// The last 500 requests of the tab and its frames (`browser_network`).
+    pub network: crate::network::Requests,
+    /// The tab's latest snapshot tree, what `diff` compares with.
+    pub last_snapshot: Option<crate::snapshot::Previous>,
+    /// What `browser_emulate` set on the tab (later calls change parts).
+    pub emulated: crate::actions::emulate::Emulated,
 }
 
 /// The network's answer for one main-frame document.
@@ -50,6 +56,7 @@ impl TabState {
     pub fn apply_from(&mut self, event: &Event, from_tab: bool) {
         self.apply_frames(event, from_tab);
         self.console.record(event);
+        self.network.record(event);
         if from_tab {
             self.apply_document(event);
         }

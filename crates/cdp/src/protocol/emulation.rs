@@ -1,0 +1,54 @@
+//! `Emulation` domain: the viewport, media features, locale, time zone and
+//! position a tab reports.
+use serde::Serialize;
+
+use super::{command, Empty};
+
+/// The viewport's size, device pixel ratio and mobile mode.
+#[derive(Debug, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SetDeviceMetricsOverride {
+    pub width: u32,
+    pub height: u32,
+    pub device_scale_factor: f64,
+    pub mobile: bool,
+}
+command!(SetDeviceMetricsOverride => "Emulation.setDeviceMetricsOverride", Empty);
+
+/// One CSS media feature (`prefers-color-scheme: dark`).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct MediaFeature {
+    pub name: String,
+    pub value: String,
+}
+
+/// CSS media features the page's queries see.
+#[derive(Debug, Default, Serialize)]
+pub struct SetEmulatedMedia {
+    pub features: Vec<MediaFeature>,
+}
+command!(SetEmulatedMedia => "Emulation.setEmulatedMedia", Empty);
+
+/// The ICU locale (`Intl`, date formats).
+#[derive(Debug, Default, Serialize)]
+pub struct SetLocaleOverride {
+    pub locale: String,
+}
+command!(SetLocaleOverride => "Emulation.setLocaleOverride", Empty);
+
+/// The time zone (an IANA id such as `Europe/Paris`).
+#[derive(Debug, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SetTimezoneOverride {
+    pub timezone_id: String,
+}
+command!(SetTimezoneOverride => "Emulation.setTimezoneOverride", Empty);
+
+/// The position `navigator.geolocation` reports.
+#[derive(Debug, Default, Serialize)]
+pub struct SetGeolocationOverride {
+    pub latitude: f64,
+    pub longitude: f64,
+    pub accuracy: f64,
+}
+command!(SetGeolocationOverride => "Emulation.setGeolocationOverride", Empty);

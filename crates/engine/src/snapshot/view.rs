@@ -1,0 +1,110 @@
+//! What a snapshot shows of its tree: all of it, only the lines `find`
+//! matches, or only what changed (`diff`). Every snapshot's full tree is
+//! remembered in the tab's state, as the base of the next `diff` and the
+//! refs `browser_screenshot annotate` draws.
+
+use serde_json::{json, Value};
+
+use super::diff::{self, Key, Previous};
+use super::find::{self, Pattern};
+use crate::action::SnapshotArgs;
+use crate::tab::Tab;
+use crate::ActionError;
+
+/// Checks `find` and `diff` before anything touches the browser.
+pub fn check(args: &SnapshotArgs) -> Result<(), ActionError> {
+    if let Some(text) = &args.find {
+        Pattern::parse(text)?;
+        if args.diff == Some(true) {
+            return Err(ActionError::invalid(
+                "find and diff cannot be combined",
+                "Pass find to search the page, or diff to see what changed.",
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The tree as the call asked to see it, and what to add to
+/// `structuredContent`; remembers `tree` for the tab.
+pub fn shape(
+    tab: &Tab,
+    args: &SnapshotArgs,
+    frame: &str,
+    tree: &str,
+) -> (String, Vec<(&'static str, Value)>) {
+    let key = Key {
+        document: tab.state(|s| s.refs_document.unwrap_or(s.document)),
+        frame: frame.to_owned(),
+        selector: args.selector.clone(),
+    };
+    let previous = tab.state(|s| {
+        let previous = s
+            .last_snapshot
+            .as_ref()
+            .and_then(|p| p.of(&key))
+            .map(str::to_owned);
+        s.last_snapshot = Some(Previous::new(key, tree.to_owned()));
+        previous
+    });
+    if let Some(text) = &args.find {
+        let Ok(pattern) = Pattern::parse(text) else {
+            return (tree.to_owned(), Vec::new());
+        };
+        let (lines, matches) = find::filter(tree, &pattern);
+        let shown = match matches {
+            0 => format!("No line matches {text:?}."),
+            n => format!("{n} line(s) match {text:?} (shown with their ancestors):\n{lines}"),
+        };
+        return (shown, vec![("matches", json!(matches))]);
+    }
+    if args.diff != Some(true) {
+        return (tree.to_owned(), Vec::new());
+    }
+    match previous {
+        None => (
+            format!("(Full snapshot: no earlier snapshot of this document to diff against.)\n{tree}"),
+            vec![("diff", json!({ "full": true }))],
+        ),
+        Some(old) => {
+            let changes = diff::between(&old, tree);
+            let counts = json!({
+                "full": false,
+                "added": changes.added,
+                "removed": changes.removed,
+                "changed": changes.changed,
+            });
+            let text = if changes.lines.is_empty() {
+                "No changes since the previous snapshot.".to_owned()
+            } else {
+                format!(
+                    "Changes since the previous snapshot (+ added, - removed, ~ changed):\n{}",
+                    changes.lines.join("\n")
+                )
+            };
+            if text.len() < tree.len() {
+                return (text, vec![("diff", counts)]);
+            }
+            // A diff is never longer than the page: a re-rendered list
+            // (new elements, new refs) or a filter that hid most of it.
+            let mut counts = counts;
+            counts["full"] = json!(true);
+            (
+                format!(
+                    "(Full snapshot: the changes since the previous one were longer than the page.)\n{tree}"
+                ),
+                vec![("diff", counts)],
+            )
+        }
+    }
+}
+
+/// The refs of the tab's latest snapshot, if it is of the current document.
+pub fn latest_refs(tab: &Tab) -> Option<Vec<String>> {
+    tab.state(|s| {
+        let document = s.refs_document?;
+        (document == s.document).then_some(())?;
+        let tree = s.last_snapshot.as_ref()?.of_document(document)?;
+        Some(diff::refs(tree))
+    })
+}
