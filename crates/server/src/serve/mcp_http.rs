@@ -39,11 +39,10 @@ pub fn service(engine: Arc<Engine>, sessions: Arc<Sessions>, stopping: Cancellat
         .with_cancellation_token(stopping.clone());
     let factory = move || {
         let lease = sessions.start().map_err(std::io::Error::other)?;
-        Ok(McpServer::for_session(
-            engine.clone(),
-            lease,
-            stopping.child_token(),
-        ))
+        lease.set_client("mcp");
+        // Its stop token ends with the server's (shutdown) and at Stop.
+        let stop = lease.stop_token().clone();
+        Ok(McpServer::for_session(engine.clone(), lease, stop))
     };
     StreamableHttpService::new(factory, Arc::new(manager), config)
 }

@@ -1,0 +1,397 @@
+//! The dashboard at `/` of `cdpilot serve`: what people watch and answer
+//! while agents drive the browser. Plain HTML, CSS and JavaScript embedded
+//! in the binary (`include_str!`); the page polls one JSON state endpoint
+//! and opens a WebSocket for the live view of the tab it shows.
+//!
+//! Routes (all behind the same token as every endpoint; `/?token=…` once
+//! sets it as an HttpOnly cookie, see `auth`):
+//! - `GET /`, `/dashboard/app.js`, `/dashboard/style.css`: the page;
+//! - `GET /v1/dashboard/state`: sessions, pending dialogs, the audit tail
+//!   (with thumbnails), as JSON (also what `cdpilot sessions` prints);
+//! - `POST /v1/dashboard/stop` `{session}` or `{all: true}`: Stop;
+//! - `POST /v1/dashboard/dialog` `{session, tab?, action, prompt_text?}`:
+//!   answers a dialog through the one dispatch (`browser_dialog`);
+//! - `GET /v1/dashboard/thumb/{n}`: one audit thumbnail (JPEG);
+//! - `GET /v1/dashboard/screencast?session=…&tab=…`: a WebSocket of JPEG
+//!   frames (base64 text), `Page.startScreencast` only while it is open.
+//!
+//! Owns the thumbnail ring ([`Thumbnails`]) and when the page last polled.
+
+mod screencast;
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use axum::body::Bytes;
+use axum::extract::{Path, Request, State};
+use axum::http::{header, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::Router;
+use engine::Budget;
+use serde_json::{json, Value};
+use tokio_util::sync::CancellationToken;
+
+use super::sessions::{Lease, Sessions};
+use super::ws::WsState;
+
+const INDEX: &str = include_str!("index.html");
+const APP_JS: &str = include_str!("app.js");
+const STYLE: &str = include_str!("style.css");
+
+/// How many thumbnails the ring keeps.
+const THUMBNAILS_KEPT: usize = 200;
+/// How many audit records the state shows.
+const AUDIT_TAIL: usize = 50;
+/// Thumbnails are taken only while a dashboard polled this recently.
+const WATCHED_WITHIN: Duration = Duration::from_secs(60);
+/// How long taking one thumbnail may take.
+const THUMBNAIL_BUDGET: Duration = Duration::from_secs(3);
+
+/// Tools whose call changes what the page shows: each gets a thumbnail.
+const PAGE_ACTIONS: &[&str] = &[
+    "browser_navigate",
+    "browser_click",
+    "browser_type",
+    "browser_press_key",
+    "browser_select_option",
+    "browser_hover",
+    "browser_fill_form",
+    "browser_drag",
+    "browser_upload",
+    "browser_scroll",
+    "browser_tabs",
+    "browser_dialog",
+];
+
+/// A bounded ring of small JPEGs, one per page action, each tied to its
+/// audit record (session + start time), and what taking them cost.
+pub struct Thumbnails {
+    ring: Mutex<VecDeque<Thumbnail>>,
+    next: AtomicU64,
+    /// When a dashboard last polled the state (`None`: never).
+    watched: Mutex<Option<Instant>>,
+    /// Taken so far, and the total microseconds and bytes they took.
+    taken: AtomicU64,
+    micros: AtomicU64,
+    bytes: AtomicU64,
+}
+
+struct Thumbnail {
+    n: u64,
+    /// `session|at` of the audit record.
+    key: String,
+    jpeg: Vec<u8>,
+}
+
+impl Default for Thumbnails {
+    fn default() -> Self {
+        Thumbnails {
+            ring: Mutex::new(VecDeque::with_capacity(THUMBNAILS_KEPT)),
+            next: AtomicU64::new(1),
+            watched: Mutex::new(None),
+            taken: AtomicU64::new(0),
+            micros: AtomicU64::new(0),
+            bytes: AtomicU64::new(0),
+        }
+    }
+}
+
+impl Thumbnails {
+    fn watched_recently(&self) -> bool {
+        self.watched
+            .lock()
+            .unwrap()
+            .is_some_and(|t| t.elapsed() < WATCHED_WITHIN)
+    }
+
+    /// After a successful call of `tool` in `lease`: for a page action,
+    /// while a dashboard is watching, captures a thumbnail in the
+    /// background (off the call's path) and ties it to the call's audit
+    /// record, which the dispatch has just written.
+    pub fn after_call(self: &Arc<Self>, lease: &Arc<Lease>, tool: &str) {
+        if !PAGE_ACTIONS.contains(&tool) || !self.watched_recently() {
+            return;
+        }
+        let session = lease.session();
+        let Some(record) = session
+            .audit()
+            .records()
+            .into_iter()
+            .rev()
+            .find(|r| r.session == session.id() && r.tool == tool)
+        else {
+            return;
+        };
+        let key = format!("{}|{}", record.session, record.at);
+        let (this, lease) = (self.clone(), lease.clone());
+        tokio::spawn(async move {
+            let started = Instant::now();
+            let budget = Budget::with_timeout(THUMBNAIL_BUDGET);
+            let Some(data) = lease.session().thumbnail(&budget).await else {
+                return;
+            };
+            let Ok(jpeg) = base64_decode(&data) else {
+                return;
+            };
+            this.taken.fetch_add(1, Ordering::Relaxed);
+            this.micros
+                .fetch_add(started.elapsed().as_micros() as u64, Ordering::Relaxed);
+            this.bytes.fetch_add(jpeg.len() as u64, Ordering::Relaxed);
+            let n = this.next.fetch_add(1, Ordering::Relaxed);
+            let mut ring = this.ring.lock().unwrap();
+            if ring.len() == THUMBNAILS_KEPT {
+                ring.pop_front();
+            }
+            ring.push_back(Thumbnail { n, key, jpeg });
+        });
+    }
+
+    fn number_of(&self, key: &str) -> Option<u64> {
+        self.ring
+            .lock()
+            .unwrap()
+            .iter()
+            .find(|t| t.key == key)
+            .map(|t| t.n)
+    }
+
+    fn jpeg(&self, n: u64) -> Option<Vec<u8>> {
+        self.ring
+            .lock()
+            .unwrap()
+            .iter()
+            .find(|t| t.n == n)
+            .map(|t| t.jpeg.clone())
+    }
+
+    fn cost(&self) -> Value {
+        let taken = self.taken.load(Ordering::Relaxed);
+        let per = |total: u64| if taken == 0 { 0 } else { total / taken };
+        json!({
+            "taken": taken,
+            "avg_ms": per(self.micros.load(Ordering::Relaxed)) as f64 / 1000.0,
+            "avg_bytes": per(self.bytes.load(Ordering::Relaxed)),
+            "kept": self.ring.lock().unwrap().len(),
+        })
+    }
+}
+
+/// The dashboard's routes, on the WebSocket API's shared state.
+pub fn routes() -> Router<Arc<WsState>> {
+    Router::new()
+        .route("/", get(|| async { page("text/html; charset=utf-8", INDEX) }))
+        .route(
+            "/dashboard/app.js",
+            get(|| async { page("text/javascript", APP_JS) }),
+        )
+        .route("/dashboard/style.css", get(|| async { page("text/css", STYLE) }))
+        .route("/v1/dashboard/state", get(state))
+        .route("/v1/dashboard/stop", post(stop))
+        .route("/v1/dashboard/dialog", post(dialog))
+        .route("/v1/dashboard/thumb/{n}", get(thumb))
+        .route("/v1/dashboard/screencast", get(screencast::upgrade))
+}
+
+fn page(mime: &'static str, body: &'static str) -> Response {
+    (
+        [(header::CONTENT_TYPE, mime), (header::CACHE_CONTROL, "no-store")],
+        body,
+    )
+        .into_response()
+}
+
+fn json_response(status: StatusCode, value: Value) -> Response {
+    (
+        status,
+        [(header::CONTENT_TYPE, "application/json")],
+        value.to_string(),
+    )
+        .into_response()
+}
+
+fn bad_request(message: &str) -> Response {
+    json_response(
+        StatusCode::BAD_REQUEST,
+        json!({"error": {"code": "invalid_argument", "message": message}}),
+    )
+}
+
+/// `GET /v1/dashboard/state`.
+async fn state(State(state): State<Arc<WsState>>) -> Response {
+    *state.thumbnails.watched.lock().unwrap() = Some(Instant::now());
+    json_response(StatusCode::OK, snapshot(&state))
+}
+
+/// Everything the dashboard shows, as JSON.
+pub fn snapshot(state: &WsState) -> Value {
+    let sessions: Vec<Value> = state.sessions.list().iter().map(|l| l.view()).collect();
+    let records = state.engine.audit().records();
+    let tail = records.len().saturating_sub(AUDIT_TAIL);
+    let audit: Vec<Value> = records[tail..]
+        .iter()
+        .rev()
+        .map(|record| {
+            let mut value = serde_json::to_value(record).unwrap_or_default();
+            let key = format!("{}|{}", record.session, record.at);
+            if let Some(n) = state.thumbnails.number_of(&key) {
+                value["thumbnail"] = format!("/v1/dashboard/thumb/{n}").into();
+            }
+            value
+        })
+        .collect();
+    json!({
+        "sessions": sessions,
+        "max_sessions": state.sessions.max(),
+        "audit": audit,
+        "thumbnails": state.thumbnails.cost(),
+    })
+}
+
+fn parse_body(body: &Bytes) -> Result<Value, Response> {
+    serde_json::from_slice::<Value>(body)
+        .ok()
+        .filter(Value::is_object)
+        .ok_or_else(|| bad_request("send a JSON object"))
+}
+
+/// `POST /v1/dashboard/stop`: `{session}` or `{all: true}`.
+async fn stop(State(state): State<Arc<WsState>>, body: Bytes) -> Response {
+    let body = match parse_body(&body) {
+        Ok(body) => body,
+        Err(refused) => return refused,
+    };
+    if body["all"].as_bool() == Some(true) {
+        let stopped = state.sessions.stop_all();
+        return json_response(StatusCode::OK, json!({"stopped": stopped}));
+    }
+    let Some(id) = body["session"].as_str() else {
+        return bad_request("send {\"session\": \"s-…\"} or {\"all\": true}");
+    };
+    let id = state.sessions.resolve(id).unwrap_or_else(|| id.to_owned());
+    match state.sessions.stop(&id) {
+        true => json_response(StatusCode::OK, json!({"stopped": 1})),
+        false => json_response(
+            StatusCode::NOT_FOUND,
+            json!({"error": {"code": "invalid_argument", "message": format!("no open session {id:?}")}}),
+        ),
+    }
+}
+
+/// `POST /v1/dashboard/dialog`: answers a pending dialog of a session
+/// through the one dispatch, as an agent's `browser_dialog` would (audited
+/// like any call).
+async fn dialog(State(state): State<Arc<WsState>>, body: Bytes) -> Response {
+    let body = match parse_body(&body) {
+        Ok(body) => body,
+        Err(refused) => return refused,
+    };
+    let Some(lease) = body["session"].as_str().and_then(|id| state.sessions.get(id)) else {
+        return bad_request("session: the id of an open session");
+    };
+    let mut arguments = serde_json::Map::new();
+    for key in ["action", "prompt_text", "tab", "dialog_id"] {
+        if let Some(value) = body.get(key).filter(|v| !v.is_null()) {
+            arguments.insert(key.into(), value.clone());
+        }
+    }
+    let cancel = lease.stop_token().child_token();
+    let outcome = engine::dispatch::call(
+        lease.session(),
+        "browser_dialog",
+        Value::Object(arguments),
+        cancel,
+    )
+    .await;
+    match outcome {
+        Ok(output) => json_response(
+            StatusCode::OK,
+            json!({"text": output.text, "result": output.data}),
+        ),
+        Err(error) => json_response(
+            StatusCode::CONFLICT,
+            json!({"error": {"code": error.code.as_str(), "message": crate::mcp::error_message(&error)}}),
+        ),
+    }
+}
+
+/// `GET /v1/dashboard/thumb/{n}`.
+async fn thumb(State(state): State<Arc<WsState>>, Path(n): Path<u64>) -> Response {
+    match state.thumbnails.jpeg(n) {
+        Some(jpeg) => ([(header::CONTENT_TYPE, "image/jpeg")], jpeg).into_response(),
+        None => (
+            StatusCode::NOT_FOUND,
+            "no such thumbnail (the ring keeps the last 200)\n",
+        )
+            .into_response(),
+    }
+}
+
+/// Stops `cdpilot serve` started in the background once it has had no
+/// session for `idle` (`[session] idle_timeout_s`): resolves then.
+pub async fn idle_exit(sessions: Arc<Sessions>, idle: Duration, stopping: CancellationToken) {
+    let tick = (idle / 4).clamp(Duration::from_millis(200), Duration::from_secs(5));
+    loop {
+        tokio::select! {
+            _ = tokio::time::sleep(tick) => {}
+            _ = stopping.cancelled() => return,
+        }
+        sessions.expire_kept(idle);
+        if sessions.empty_for().is_some_and(|empty| empty >= idle) {
+            tracing::info!("no session for {idle:?}: the background server stops");
+            return;
+        }
+    }
+}
+
+/// Decodes standard base64 (what CDP sends), without a dependency.
+fn base64_decode(text: &str) -> Result<Vec<u8>, ()> {
+    fn value(c: u8) -> Result<u32, ()> {
+        match c {
+            b'A'..=b'Z' => Ok(u32::from(c - b'A')),
+            b'a'..=b'z' => Ok(u32::from(c - b'a') + 26),
+            b'0'..=b'9' => Ok(u32::from(c - b'0') + 52),
+            b'+' => Ok(62),
+            b'/' => Ok(63),
+            _ => Err(()),
+        }
+    }
+    let bytes: Vec<u8> = text
+        .bytes()
+        .filter(|&c| c != b'=' && !c.is_ascii_whitespace())
+        .collect();
+    let mut out = Vec::with_capacity(bytes.len() * 3 / 4);
+    for chunk in bytes.chunks(4) {
+        let mut acc = 0u32;
+        for (i, &c) in chunk.iter().enumerate() {
+            acc |= value(c)? << (18 - 6 * i);
+        }
+        let n = chunk.len() * 6 / 8;
+        out.extend_from_slice(&acc.to_be_bytes()[1..1 + n]);
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::base64_decode;
+
+    #[test]
+    fn base64_decodes_padded_and_unpadded() {
+        assert_eq!(base64_decode("aGVsbG8=").unwrap(), b"hello");
+        assert_eq!(base64_decode("aGk").unwrap(), b"hi");
+        assert_eq!(base64_decode("AAEC").unwrap(), [0, 1, 2]);
+        assert!(base64_decode("a$b=").is_err());
+    }
+}
+
+/// The request's query value of `name`, percent-decoding nothing (ids and
+/// tokens are plain).
+pub fn query_value<'a>(request: &'a Request, name: &str) -> Option<&'a str> {
+    request.uri().query()?.split('&').find_map(|pair| {
+        let (key, value) = pair.split_once('=')?;
+        (key == name).then_some(value)
+    })
+}
