@@ -38,6 +38,7 @@ const PAGES: &[(&str, &str)] = &[
     ("outer.html", include_str!("../site/outer.html")),
     ("inner.html", include_str!("../site/inner.html")),
     ("resources.html", include_str!("../site/resources.html")),
+    ("ask.html", include_str!("../site/ask.html")),
 ];
 
 /// A reserved loopback port on which connections are refused.
