@@ -67,8 +67,13 @@ function renderSessions(sessions) {
   }
 }
 
+let dialogsShown = null;  // what the dialog cards show, to leave them be while it holds
+
 function renderDialogs(sessions) {
   const box = $("#dialogs");
+  const shown = JSON.stringify(sessions.map((s) => [s.id, s.dialogs.map((d) => [d.id, d.tab])]));
+  if (shown === dialogsShown) return;  // keep the cards (and what is typed in them)
+  dialogsShown = shown;
   const focused = document.activeElement && document.activeElement.dataset.key;
   box.replaceChildren();
   let count = 0;
