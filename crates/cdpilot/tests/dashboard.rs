@@ -56,7 +56,7 @@ async fn ws_ok(ws: &mut support::serve::Ws, id: &str, tool: &str, arguments: Val
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_dashboard_shows_answers_and_stops_sessions() {
     let site = TestSite::start().await;
-    let serve = Serve::start("[dialogs]\ntimeout_s = 120\n", &[]).await;
+    let serve = Serve::start("[dialogs]\ntimeout_s = 120\n", &["--ask", "http://localhost:*/*"]).await;
 
     // Two sessions driven by other clients.
     let mut agent = serve.ws().await;
@@ -150,6 +150,25 @@ async fn the_dashboard_shows_answers_and_stops_sessions() {
         )
         .await;
     assert_eq!(thumbnail.data["value"], "image/jpeg", "{}", thumbnail.text);
+
+    // A URL the policy asks about, from a client that cannot ask: the
+    // dashboard asks the person, who allows it once.
+    let asked_url = site.url_b("/index.html");
+    agent
+        .send(json!({"type": "request", "id": "ask", "tool": "browser_navigate", "arguments": {"url": asked_url}}))
+        .await;
+    viewer.wait_text(&asked_url).await;
+    viewer
+        .ok("browser_click", json!({"selector": "#asks .once"}))
+        .await;
+    let allowed = loop {
+        let message = agent.next().await.expect("an answer");
+        if message["type"] == "response" {
+            break message;
+        }
+    };
+    assert!(allowed.get("error").is_none(), "{allowed}");
+    assert_eq!(allowed["result"]["url"], asked_url);
 
     // Stop all ends a running 20 s wait at once, and the sessions with it.
     agent

@@ -104,6 +104,7 @@ pub async fn run_with(
         stopping: stopping.clone(),
         connections: TaskTracker::new(),
         thumbnails: Arc::default(),
+        asks: Arc::default(),
     });
     {
         // Shutdown ends every session's calls at once (their stop tokens).

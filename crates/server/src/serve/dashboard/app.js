@@ -105,6 +105,26 @@ function renderDialogs(sessions) {
   $("#nothing-waiting").hidden = count > 0;
 }
 
+let asksShown = null;
+
+function renderAsks(asks) {
+  const shown = JSON.stringify(asks.map((a) => a.id));
+  if (shown === asksShown) return;
+  asksShown = shown;
+  const box = $("#asks");
+  box.replaceChildren();
+  for (const a of asks) {
+    const decide = (allow) => post("/v1/dashboard/decide", { id: a.id, allow }).then(refresh);
+    box.append(el("div", { class: "dialog ask", "data-ask": a.id },
+      el("div", { class: "muted" }, `${a.session} wants to open (rule ${a.rule})`),
+      el("div", { class: "message" }, a.url),
+      el("div", { class: "buttons" },
+        el("button", { class: "once primary", onclick: () => decide("once") }, "Allow once"),
+        el("button", { class: "always", onclick: () => decide("always") }, "Allow this site"),
+        el("button", { class: "deny", onclick: () => decide("deny") }, "Deny"))));
+  }
+}
+
 function renderAudit(records, cost) {
   const body = $("#audit tbody");
   body.replaceChildren();
@@ -153,6 +173,7 @@ async function refresh() {
     if (!selected && state.sessions.length) selected = state.sessions[0].id;
     renderSessions(state.sessions);
     renderDialogs(state.sessions);
+    renderAsks(state.asks || []);
     renderAudit(state.audit, state.thumbnails);
     watch(state.sessions);
     $("#status").textContent = `${state.sessions.length} of ${state.max_sessions} sessions · updated ${new Date().toLocaleTimeString()}`;

@@ -11,13 +11,18 @@
 //! - `POST /v1/dashboard/stop` `{session}` or `{all: true}`: Stop;
 //! - `POST /v1/dashboard/dialog` `{session, tab?, action, prompt_text?}`:
 //!   answers a dialog through the one dispatch (`browser_dialog`);
+//! - `POST /v1/dashboard/decide` `{id, allow: once | always | deny}`:
+//!   answers a URL ask waiting for the dashboard (see `asks`);
 //! - `GET /v1/dashboard/thumb/{n}`: one audit thumbnail (JPEG);
 //! - `GET /v1/dashboard/screencast?session=…&tab=…`: a WebSocket of JPEG
 //!   frames (base64 text), `Page.startScreencast` only while it is open.
 //!
 //! Owns the thumbnail ring ([`Thumbnails`]) and when the page last polled.
 
+mod asks;
 mod screencast;
+
+pub use asks::DashboardAsks;
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -191,6 +196,7 @@ pub fn routes() -> Router<Arc<WsState>> {
         .route("/v1/dashboard/state", get(state))
         .route("/v1/dashboard/stop", post(stop))
         .route("/v1/dashboard/dialog", post(dialog))
+        .route("/v1/dashboard/decide", post(decide))
         .route("/v1/dashboard/thumb/{n}", get(thumb))
         .route("/v1/dashboard/screencast", get(screencast::upgrade))
 }
@@ -222,6 +228,7 @@ fn bad_request(message: &str) -> Response {
 /// `GET /v1/dashboard/state`.
 async fn state(State(state): State<Arc<WsState>>) -> Response {
     *state.thumbnails.watched.lock().unwrap() = Some(Instant::now());
+    state.asks.watched();
     json_response(StatusCode::OK, snapshot(&state))
 }
 
@@ -245,6 +252,7 @@ pub fn snapshot(state: &WsState) -> Value {
     json!({
         "sessions": sessions,
         "max_sessions": state.sessions.max(),
+        "asks": state.asks.pending(),
         "audit": audit,
         "thumbnails": state.thumbnails.cost(),
     })
@@ -314,6 +322,25 @@ async fn dialog(State(state): State<Arc<WsState>>, body: Bytes) -> Response {
             StatusCode::CONFLICT,
             json!({"error": {"code": error.code.as_str(), "message": crate::mcp::error_message(&error)}}),
         ),
+    }
+}
+
+/// `POST /v1/dashboard/decide`: `{id, allow}`.
+async fn decide(State(state): State<Arc<WsState>>, body: Bytes) -> Response {
+    let body = match parse_body(&body) {
+        Ok(body) => body,
+        Err(refused) => return refused,
+    };
+    let (Some(id), Some(allow)) = (body["id"].as_str(), body["allow"].as_str()) else {
+        return bad_request("send {\"id\": \"ask1\", \"allow\": \"once\" | \"always\" | \"deny\"}");
+    };
+    match state.asks.decide(id, allow) {
+        Ok(true) => json_response(StatusCode::OK, json!({"decided": id})),
+        Ok(false) => json_response(
+            StatusCode::CONFLICT,
+            json!({"error": {"code": "invalid_argument", "message": "no such question waits (answered, or its call ended)"}}),
+        ),
+        Err(why) => bad_request(&why),
     }
 }
 

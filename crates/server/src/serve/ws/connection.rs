@@ -121,6 +121,9 @@ impl Connection {
         let consent = lease.session().consent();
         if let Some(asker) = &asker {
             consent.install(Some(asker.clone() as Arc<dyn Asker>));
+        } else if consent.asker().is_none() {
+            // Nobody on this connection answers asks: the dashboard may.
+            consent.install(Some(self.state.asks.asker_for(lease.id())));
         }
         self.requests(incoming, &lease, asker.as_deref()).await;
         if let Some(asker) = asker {
@@ -129,7 +132,7 @@ impl Connection {
                 .asker()
                 .is_some_and(|current| std::ptr::addr_eq(Arc::as_ptr(&current), Arc::as_ptr(&asker)));
             if ours {
-                consent.install(None);
+                consent.install(Some(self.state.asks.asker_for(lease.id())));
             }
         }
     }

@@ -33,6 +33,8 @@ pub struct WsState {
     pub connections: TaskTracker,
     /// Audit thumbnails taken after page actions (the dashboard shows them).
     pub thumbnails: Arc<super::dashboard::Thumbnails>,
+    /// URL asks waiting for the dashboard.
+    pub asks: Arc<super::dashboard::DashboardAsks>,
 }
 
 /// `GET /v1/ws`.
