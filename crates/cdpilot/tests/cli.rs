@@ -269,3 +269,38 @@ async fn no_arguments_lists_the_subcommands_from_the_registry() {
         "{help}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn doctor_checks_the_browser_and_says_what_to_fix() {
+    let cli = Cli::new();
+    let healthy = cli.run(&["doctor"]).await;
+    let text = String::from_utf8_lossy(&healthy.stdout).to_string();
+    assert_eq!(healthy.status.code(), Some(0), "{text}");
+    for check in [
+        "browser found",
+        "version: Chromium",
+        "launches headless",
+        "a page loads",
+    ] {
+        assert!(text.contains(check), "{check} missing:\n{text}");
+    }
+    let clean = testkit::processes::wait_until(Duration::from_secs(15), || {
+        left_running(cli.root.path()).is_empty()
+    })
+    .await;
+    assert!(clean, "doctor left its browser running");
+
+    let missing = tokio::process::Command::new(env!("CARGO_BIN_EXE_cdpilot"))
+        .arg("doctor")
+        .env("CDPILOT_CHROME", "/nonexistent/chromium")
+        .env("CDPILOT_CONFIG", "")
+        .output()
+        .await
+        .unwrap();
+    let text = String::from_utf8_lossy(&missing.stdout);
+    assert_eq!(missing.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("[FAIL] browser found") && text.contains("Fix:"),
+        "{text}"
+    );
+}
