@@ -104,6 +104,15 @@ async fn the_dashboard_shows_answers_and_stops_sessions() {
         )
         .await;
 
+    // The other client's page action gets its thumbnail in the audit.
+    ws_ok(&mut other, "2", "browser_hover", json!({"selector": "a"})).await;
+    viewer
+        .ok(
+            "browser_wait",
+            json!({"selector": "#audit img[alt='after browser_hover']", "timeout_ms": 20000}),
+        )
+        .await;
+
     // A prompt opened by the agent's click waits in the dashboard, which answers it.
     let clicked = ws_ok(&mut agent, "2", "browser_click", json!({"selector": "#ask"})).await;
     assert_eq!(clicked["dialog_opened"]["type"], "prompt", "{clicked}");

@@ -352,3 +352,40 @@ impl Progress {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_error_code_has_a_nonzero_exit_code_of_its_class() {
+        let codes = [
+            "invalid_argument",
+            "element_stale",
+            "element_not_found",
+            "element_not_interactable",
+            "tab_not_found",
+            "frame_not_found",
+            "navigation_failed",
+            "permission_denied",
+            "domain_blocked",
+            "dialog_pending",
+            "no_dialog",
+            "timeout",
+            "canceled",
+            "evaluate_error",
+            "browser_disconnected",
+            "internal_error",
+        ];
+        for code in codes {
+            let exit = exit_code(code);
+            assert!(
+                exit != 0 && exit != 2 && exit != EXIT_UNREACHABLE,
+                "{code} → {exit}"
+            );
+        }
+        assert_ne!(exit_code("element_stale"), exit_code("timeout"));
+        let classes: std::collections::HashSet<u8> = codes.iter().map(|c| exit_code(c)).collect();
+        assert_eq!(classes.len(), 13, "one exit code per class");
+    }
+}
