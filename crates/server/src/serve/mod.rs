@@ -106,6 +106,7 @@ pub async fn run_with(
         thumbnails: Arc::default(),
         asks: Arc::default(),
     });
+    dashboard::install(&sessions, &ws_state.thumbnails);
     {
         // Shutdown ends every session's calls at once (their stop tokens).
         let (sessions, stopping) = (sessions.clone(), stopping.clone());

@@ -43,7 +43,12 @@ pub struct Sessions {
     /// When the table last became empty (or was created): the background
     /// server's idle exit counts from here.
     empty_since: Mutex<Option<Instant>>,
+    /// Called after every call that ended `ok` (the dashboard's thumbnails).
+    on_success: Mutex<Option<OnSuccess>>,
 }
+
+/// A hook run after a successful call: the lease and the tool.
+pub type OnSuccess = Arc<dyn Fn(&Arc<Lease>, &str) + Send + Sync>;
 
 /// Refused: the server already has `max_sessions` open.
 #[derive(Debug)]
@@ -152,6 +157,17 @@ impl CallMark {
     /// Records the call's outcome (`ok` or an error code) as the last call.
     pub fn finish(self, tool: &str, outcome: &str) {
         *self.lease.last_call.lock().unwrap() = Some((tool.to_owned(), outcome.to_owned(), Instant::now()));
+        if outcome != "ok" {
+            return;
+        }
+        let hook = self
+            .lease
+            .sessions
+            .upgrade()
+            .and_then(|s| s.on_success.lock().unwrap().clone());
+        if let Some(hook) = hook {
+            hook(&self.lease, tool);
+        }
     }
 }
 
@@ -203,6 +219,7 @@ impl Sessions {
             kept: Mutex::new(HashMap::new()),
             root: CancellationToken::new(),
             empty_since: Mutex::new(Some(Instant::now())),
+            on_success: Mutex::new(None),
         })
     }
 
@@ -284,6 +301,11 @@ impl Sessions {
             .collect();
         open.sort_by_key(|l| l.started);
         open
+    }
+
+    /// Sets the hook run after every successful call.
+    pub fn on_success(&self, hook: OnSuccess) {
+        *self.on_success.lock().unwrap() = Some(hook);
     }
 
     /// The id of the session kept as `name`.

@@ -185,6 +185,14 @@ impl Thumbnails {
 }
 
 /// The dashboard's routes, on the WebSocket API's shared state.
+/// Installs the thumbnail hook: every call that ends `ok` in a serve
+/// session (WebSocket, MCP over HTTP, a dashboard answer) reaches
+/// [`Thumbnails::after_call`].
+pub fn install(sessions: &Sessions, thumbnails: &Arc<Thumbnails>) {
+    let thumbnails = thumbnails.clone();
+    sessions.on_success(Arc::new(move |lease, tool| thumbnails.after_call(lease, tool)));
+}
+
 pub fn routes() -> Router<Arc<WsState>> {
     Router::new()
         .route("/", get(|| async { page("text/html; charset=utf-8", INDEX) }))
@@ -306,6 +314,7 @@ async fn dialog(State(state): State<Arc<WsState>>, body: Bytes) -> Response {
         }
     }
     let cancel = lease.stop_token().child_token();
+    let mark = lease.call_started();
     let outcome = engine::dispatch::call(
         lease.session(),
         "browser_dialog",
@@ -313,6 +322,10 @@ async fn dialog(State(state): State<Arc<WsState>>, body: Bytes) -> Response {
         cancel,
     )
     .await;
+    mark.finish(
+        "browser_dialog",
+        outcome.as_ref().map_or_else(|e| e.code.as_str(), |_| "ok"),
+    );
     match outcome {
         Ok(output) => json_response(
             StatusCode::OK,

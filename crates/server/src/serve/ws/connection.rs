@@ -26,7 +26,6 @@ use super::ask::WsAsker;
 use super::messages::{self, ClientMessage, ErrorBody, RejectReason, ServerMessage, PROTOCOL_VERSION};
 use super::upgrade::Socket;
 use super::WsState;
-use crate::serve::dashboard::Thumbnails;
 use crate::serve::sessions::Lease;
 
 /// A kept session's name: 1 to 64 of `[A-Za-z0-9._-]`.
@@ -276,7 +275,7 @@ impl Connection {
                                 arguments.entry("timeout_ms").or_insert(ms.into());
                             }
                             let task = Request { id, seq: next_seq, tool, arguments: Value::Object(arguments) };
-                            tokio::spawn(task.run(lease.clone(), cancel, done_tx.clone(), self.state.thumbnails.clone()));
+                            tokio::spawn(task.run(lease.clone(), cancel, done_tx.clone()));
                         }
                         Ok(ClientMessage::Cancel { id }) => {
                             // Unknown or finished ids are ignored (PROTOCOL.md).
@@ -411,22 +410,13 @@ struct Request {
 }
 
 impl Request {
-    async fn run(
-        self,
-        lease: Arc<Lease>,
-        cancel: CancellationToken,
-        done: mpsc::Sender<Done>,
-        thumbnails: Arc<Thumbnails>,
-    ) {
+    async fn run(self, lease: Arc<Lease>, cancel: CancellationToken, done: mpsc::Sender<Done>) {
         let started = std::time::Instant::now();
         let mark = lease.call_started();
         let dispatched = engine::dispatch::call(lease.session(), &self.tool, self.arguments, cancel.clone());
         let outcome = crate::cancel::linked(dispatched, lease.stop_token(), &cancel).await;
         let code = outcome.as_ref().map_or_else(|e| e.code.as_str(), |_| "ok");
         lease.metrics().call(&self.tool, code, started.elapsed());
-        if outcome.is_ok() && !cancel.is_cancelled() {
-            thumbnails.after_call(&lease, &self.tool);
-        }
         mark.finish(&self.tool, code);
         let outcome = match outcome {
             Ok(output) => Ok(result_of(output)),
