@@ -40,9 +40,17 @@ pub fn service(engine: Arc<Engine>, sessions: Arc<Sessions>, stopping: Cancellat
     let factory = move || {
         let lease = sessions.start().map_err(std::io::Error::other)?;
         lease.set_client("mcp");
-        // Its stop token ends with the server's (shutdown) and at Stop.
-        let stop = lease.stop_token().clone();
-        Ok(McpServer::for_session(engine.clone(), lease, stop))
+        // Its calls end at shutdown and at Stop (the lease's token, which
+        // is also cancelled when the lease goes: this watcher ends then).
+        let calls = stopping.child_token();
+        let (ends, stop) = (calls.clone(), lease.stop_token().clone());
+        tokio::spawn(async move {
+            tokio::select! {
+                _ = stop.cancelled() => ends.cancel(),
+                _ = ends.cancelled() => {}
+            }
+        });
+        Ok(McpServer::for_session(engine.clone(), lease, calls))
     };
     StreamableHttpService::new(factory, Arc::new(manager), config)
 }

@@ -107,14 +107,6 @@ pub async fn run_with(
         asks: Arc::default(),
     });
     dashboard::install(&sessions, &ws_state.thumbnails);
-    {
-        // Shutdown ends every session's calls at once (their stop tokens).
-        let (sessions, stopping) = (sessions.clone(), stopping.clone());
-        tokio::spawn(async move {
-            stopping.cancelled().await;
-            sessions.cancel_all();
-        });
-    }
     let idle = Duration::from_secs(engine.config().session.idle_timeout_s);
     let idle_exit = {
         let (sessions, stopping) = (sessions.clone(), stopping.clone());

@@ -9,7 +9,8 @@
 //! `keep: NAME`, as the CLI sends) are also held by the table under their
 //! name until `[session] idle_timeout_s` without a call or a Stop. Each
 //! lease has a stop token: Stop (the dashboard's, `cdpilot stop`) cancels
-//! its calls in flight at once and ends it. The table lock is held for
+//! its calls in flight at once and ends it (shutdown cancels calls through
+//! the transports' own tokens, as before). The table lock is held for
 //! microseconds, never across an await.
 
 use std::collections::HashMap;
@@ -38,8 +39,6 @@ pub struct Sessions {
     metrics: Arc<ServeMetrics>,
     /// Kept sessions by name: held here (strongly) until idle or stopped.
     kept: Mutex<HashMap<String, Arc<Lease>>>,
-    /// Parent of every lease's stop token; cancelled at shutdown.
-    root: CancellationToken,
     /// When the table last became empty (or was created): the background
     /// server's idle exit counts from here.
     empty_since: Mutex<Option<Instant>>,
@@ -77,8 +76,9 @@ pub struct Lease {
     last_used: Mutex<Instant>,
     /// Where its calls are counted.
     metrics: Arc<ServeMetrics>,
-    /// Cancelled by Stop (and at shutdown): its calls end at once, its
-    /// connections close.
+    /// Cancelled by Stop: its calls end at once, its connections close.
+    /// Also cancelled when the lease is dropped (nothing runs in it then),
+    /// which ends whatever waits on it.
     stop: CancellationToken,
     /// When it started.
     started: Instant,
@@ -182,6 +182,7 @@ impl Drop for CallMark {
 
 impl Drop for Lease {
     fn drop(&mut self) {
+        self.stop.cancel();
         self.metrics.session_ended();
         let Some(sessions) = self.sessions.upgrade() else {
             return;
@@ -217,7 +218,6 @@ impl Sessions {
             closing: Mutex::new(Vec::new()),
             metrics,
             kept: Mutex::new(HashMap::new()),
-            root: CancellationToken::new(),
             empty_since: Mutex::new(Some(Instant::now())),
             on_success: Mutex::new(None),
         })
@@ -270,7 +270,7 @@ impl Sessions {
             sessions: Arc::downgrade(self),
             last_used: Mutex::new(Instant::now()),
             metrics: self.metrics.clone(),
-            stop: self.root.child_token(),
+            stop: CancellationToken::new(),
             started: Instant::now(),
             client: Mutex::new(String::new()),
             kept_as: kept_as.map(str::to_owned),
@@ -344,11 +344,6 @@ impl Sessions {
             self.stop(lease.id());
         }
         all.len()
-    }
-
-    /// Cancels every session's calls (shutdown).
-    pub fn cancel_all(&self) {
-        self.root.cancel();
     }
 
     /// Lets go of kept sessions idle for `idle` with no call running.
