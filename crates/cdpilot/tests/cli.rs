@@ -175,6 +175,52 @@ async fn the_cli_drives_a_page_end_to_end_through_one_background_server() {
     );
     assert_eq!(cli.server_pid(), Some(first_pid));
 
+    // `stop` ends a session's call in flight at once (exit 12, canceled);
+    // the other session goes on.
+    let waiting = tokio::process::Command::new(env!("CARGO_BIN_EXE_cdpilot"))
+        .args(["--session", "other", "wait", "--ms", "20000"])
+        .env("CDPILOT_RUNTIME_DIR", cli.runtime_dir())
+        .kill_on_drop(true)
+        .output();
+    let waiting = tokio::spawn(waiting);
+    let running = async {
+        loop {
+            let listed: Value = serde_json::from_str(&cli.ok(&["sessions", "--json"]).await).unwrap();
+            let other = listed["sessions"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|s| s["kept_as"] == "other")
+                .cloned();
+            if other.is_some_and(|s| s["running"] == 1) {
+                return;
+            }
+            // Another process's state: polled, there is no event to await.
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(30), running)
+        .await
+        .expect("the wait never ran");
+    let stopped_at = std::time::Instant::now();
+    cli.ok(&["--session", "other", "stop"]).await;
+    let waited = waiting.await.unwrap().unwrap();
+    assert_eq!(waited.status.code(), Some(12), "{waited:?}");
+    assert!(
+        String::from_utf8_lossy(&waited.stderr).contains("stopped"),
+        "{waited:?}"
+    );
+    assert!(
+        stopped_at.elapsed() < Duration::from_secs(10),
+        "stop took {:?}",
+        stopped_at.elapsed()
+    );
+    let listed = cli.ok(&["sessions"]).await;
+    assert!(
+        listed.contains("(default)") && !listed.contains("(other)"),
+        "{listed}"
+    );
+
     // stop --all ends the server and its browser: nothing is left running.
     cli.ok(&["stop", "--all"]).await;
     // The server has exited; its browser's guard may take a moment more.
