@@ -49,6 +49,7 @@ pub fn global_args() -> Vec<Arg> {
     vec![
         Arg::new("session")
             .long("session")
+            .value_name("NAME")
             .help("The session to act in, kept by the background server between calls (default: $CDPILOT_SESSION, else default)"),
         Arg::new("json")
             .long("json")
@@ -56,9 +57,11 @@ pub fn global_args() -> Vec<Arg> {
             .help("Print the structured result as JSON"),
         Arg::new("timeout")
             .long("timeout")
+            .value_name("MS")
             .help("The call's budget in milliseconds"),
         Arg::new("tab")
             .long("tab")
+            .value_name("TAB")
             .help("Act in this tab (t2) instead of the active one"),
     ]
 }

@@ -490,7 +490,15 @@ impl Verb {
     pub fn command(&self) -> Command {
         let spec = self.tool.and_then(engine::tools::find);
         let about = spec.map_or(self.about.to_owned(), |t| first_sentence(t.description));
-        let mut command = Command::new(self.name).about(about).args((self.args)());
+        let mut command = Command::new(self.name)
+            .about(about)
+            .args((self.args)())
+            .mut_args(|arg| {
+                // clap wants a 'static name; a few bytes per argument, once
+                // per process.
+                let name = arg.get_id().as_str().replace("target", "ref").to_uppercase();
+                arg.value_name(&*Box::leak(name.into_boxed_str()))
+            });
         if let Some(spec) = spec {
             command = command.long_about(format!(
                 "{}\n\nRuns the tool {} (see `cdpilot tools`).",
