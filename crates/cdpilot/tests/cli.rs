@@ -114,7 +114,9 @@ async fn the_cli_drives_a_page_end_to_end_through_one_background_server() {
     let snapshot = cli.ok(&["snapshot"]).await;
     let link = ref_on(&snapshot, "Go to form");
     let clicked = cli.ok(&["click", &link]).await;
-    assert!(clicked.contains("navigated"), "{clicked}");
+    assert!(clicked.contains(&format!("Clicked ref {link}")), "{clicked}");
+    // The click may return before the navigation it started is seen.
+    cli.ok(&["wait", "--url", "*/form.html"]).await;
     let form = cli.ok(&["snapshot"]).await;
     let email = ref_on(&form, "Email");
     cli.ok(&["type", &email, "new@example.com", "--submit"]).await;
