@@ -113,7 +113,7 @@ pub async fn run_with(
         let enabled = options.idle_exit && !idle.is_zero();
         async move {
             match enabled {
-                true => dashboard::idle_exit(sessions, idle, stopping).await,
+                true => idle_exit(sessions, idle, stopping).await,
                 false => std::future::pending().await,
             }
         }
@@ -192,4 +192,21 @@ pub fn write_private(path: &std::path::Path, text: &str) -> std::io::Result<()> 
     file.write_all(text.as_bytes())?;
     drop(file);
     std::fs::rename(&aside, path)
+}
+
+/// Stops `cdpilot serve` started in the background once it has had no
+/// session for `idle` (`[session] idle_timeout_s`): resolves then.
+async fn idle_exit(sessions: Arc<Sessions>, idle: Duration, stopping: CancellationToken) {
+    let tick = (idle / 4).clamp(Duration::from_millis(200), Duration::from_secs(5));
+    loop {
+        tokio::select! {
+            _ = tokio::time::sleep(tick) => {}
+            _ = stopping.cancelled() => return,
+        }
+        sessions.expire_kept(idle);
+        if sessions.empty_for().is_some_and(|empty| empty >= idle) {
+            tracing::info!("no session for {idle:?}: the background server stops");
+            return;
+        }
+    }
 }

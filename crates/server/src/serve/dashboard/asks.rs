@@ -24,7 +24,9 @@ const OPEN_WITHIN: Duration = Duration::from_secs(5);
 /// The questions waiting for the dashboard.
 #[derive(Default)]
 pub struct DashboardAsks {
+    /// Questions by id until answered or their call ends.
     waiting: Mutex<HashMap<String, Question>>,
+    /// Numbers the questions (`ask1`, `ask2`, …).
     next: AtomicU64,
     /// When a dashboard last polled the state.
     watched: Mutex<Option<Instant>>,

@@ -17,17 +17,17 @@
 //! - `GET /v1/dashboard/screencast?session=…&tab=…`: a WebSocket of JPEG
 //!   frames (base64 text), `Page.startScreencast` only while it is open.
 //!
-//! Owns the thumbnail ring ([`Thumbnails`]) and when the page last polled.
+//! Owns the routes; the thumbnail ring is `thumbnails.rs`, the asks `asks.rs`.
 
 mod asks;
 mod screencast;
+mod thumbnails;
 
 pub use asks::DashboardAsks;
+pub use thumbnails::Thumbnails;
 
-use std::collections::VecDeque;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::time::Instant;
 
 use axum::body::Bytes;
 use axum::extract::{Path, Request, State};
@@ -35,156 +35,17 @@ use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
-use engine::Budget;
 use serde_json::{json, Value};
-use tokio_util::sync::CancellationToken;
 
-use super::sessions::{Lease, Sessions};
+use super::sessions::Sessions;
 use super::ws::WsState;
 
 const INDEX: &str = include_str!("index.html");
 const APP_JS: &str = include_str!("app.js");
 const STYLE: &str = include_str!("style.css");
 
-/// How many thumbnails the ring keeps.
-const THUMBNAILS_KEPT: usize = 200;
 /// How many audit records the state shows.
 const AUDIT_TAIL: usize = 50;
-/// Thumbnails are taken only while a dashboard polled this recently.
-const WATCHED_WITHIN: Duration = Duration::from_secs(60);
-/// How long taking one thumbnail may take.
-const THUMBNAIL_BUDGET: Duration = Duration::from_secs(3);
-
-/// Tools whose call changes what the page shows: each gets a thumbnail.
-const PAGE_ACTIONS: &[&str] = &[
-    "browser_navigate",
-    "browser_click",
-    "browser_type",
-    "browser_press_key",
-    "browser_select_option",
-    "browser_hover",
-    "browser_fill_form",
-    "browser_drag",
-    "browser_upload",
-    "browser_scroll",
-    "browser_tabs",
-    "browser_dialog",
-];
-
-/// A bounded ring of small JPEGs, one per page action, each tied to its
-/// audit record (session + start time), and what taking them cost.
-pub struct Thumbnails {
-    ring: Mutex<VecDeque<Thumbnail>>,
-    next: AtomicU64,
-    /// When a dashboard last polled the state (`None`: never).
-    watched: Mutex<Option<Instant>>,
-    /// Taken so far, and the total microseconds and bytes they took.
-    taken: AtomicU64,
-    micros: AtomicU64,
-    bytes: AtomicU64,
-}
-
-struct Thumbnail {
-    n: u64,
-    /// `session|at` of the audit record.
-    key: String,
-    jpeg: Vec<u8>,
-}
-
-impl Default for Thumbnails {
-    fn default() -> Self {
-        Thumbnails {
-            ring: Mutex::new(VecDeque::with_capacity(THUMBNAILS_KEPT)),
-            next: AtomicU64::new(1),
-            watched: Mutex::new(None),
-            taken: AtomicU64::new(0),
-            micros: AtomicU64::new(0),
-            bytes: AtomicU64::new(0),
-        }
-    }
-}
-
-impl Thumbnails {
-    fn watched_recently(&self) -> bool {
-        self.watched
-            .lock()
-            .unwrap()
-            .is_some_and(|t| t.elapsed() < WATCHED_WITHIN)
-    }
-
-    /// After a successful call of `tool` in `lease`: for a page action,
-    /// while a dashboard is watching, captures a thumbnail in the
-    /// background (off the call's path) and ties it to the call's audit
-    /// record, which the dispatch has just written.
-    pub fn after_call(self: &Arc<Self>, lease: &Arc<Lease>, tool: &str) {
-        if !PAGE_ACTIONS.contains(&tool) || !self.watched_recently() {
-            return;
-        }
-        let session = lease.session();
-        let Some(record) = session
-            .audit()
-            .records()
-            .into_iter()
-            .rev()
-            .find(|r| r.session == session.id() && r.tool == tool)
-        else {
-            return;
-        };
-        let key = format!("{}|{}", record.session, record.at);
-        let (this, lease) = (self.clone(), lease.clone());
-        tokio::spawn(async move {
-            let started = Instant::now();
-            let budget = Budget::with_timeout(THUMBNAIL_BUDGET);
-            let Some(data) = lease.session().thumbnail(&budget).await else {
-                return;
-            };
-            let Ok(jpeg) = base64_decode(&data) else {
-                return;
-            };
-            this.taken.fetch_add(1, Ordering::Relaxed);
-            this.micros
-                .fetch_add(started.elapsed().as_micros() as u64, Ordering::Relaxed);
-            this.bytes.fetch_add(jpeg.len() as u64, Ordering::Relaxed);
-            let n = this.next.fetch_add(1, Ordering::Relaxed);
-            let mut ring = this.ring.lock().unwrap();
-            if ring.len() == THUMBNAILS_KEPT {
-                ring.pop_front();
-            }
-            ring.push_back(Thumbnail { n, key, jpeg });
-        });
-    }
-
-    fn number_of(&self, key: &str) -> Option<u64> {
-        self.ring
-            .lock()
-            .unwrap()
-            .iter()
-            .find(|t| t.key == key)
-            .map(|t| t.n)
-    }
-
-    fn jpeg(&self, n: u64) -> Option<Vec<u8>> {
-        self.ring
-            .lock()
-            .unwrap()
-            .iter()
-            .find(|t| t.n == n)
-            .map(|t| t.jpeg.clone())
-    }
-
-    fn cost(&self) -> Value {
-        let taken = self.taken.load(Ordering::Relaxed);
-        let per = |total: u64| if taken == 0 { 0 } else { total / taken };
-        json!({
-            "taken": taken,
-            "avg_ms": per(self.micros.load(Ordering::Relaxed)) as f64 / 1000.0,
-            "avg_bytes": per(self.bytes.load(Ordering::Relaxed)),
-            "kept": self.ring.lock().unwrap().len(),
-        })
-    }
-}
-
-/// The dashboard's routes, on the WebSocket API's shared state.
 /// Installs the thumbnail hook: every call that ends `ok` in a serve
 /// session (WebSocket, MCP over HTTP, a dashboard answer) reaches
 /// [`Thumbnails::after_call`].
@@ -366,64 +227,6 @@ async fn thumb(State(state): State<Arc<WsState>>, Path(n): Path<u64>) -> Respons
             "no such thumbnail (the ring keeps the last 200)\n",
         )
             .into_response(),
-    }
-}
-
-/// Stops `cdpilot serve` started in the background once it has had no
-/// session for `idle` (`[session] idle_timeout_s`): resolves then.
-pub async fn idle_exit(sessions: Arc<Sessions>, idle: Duration, stopping: CancellationToken) {
-    let tick = (idle / 4).clamp(Duration::from_millis(200), Duration::from_secs(5));
-    loop {
-        tokio::select! {
-            _ = tokio::time::sleep(tick) => {}
-            _ = stopping.cancelled() => return,
-        }
-        sessions.expire_kept(idle);
-        if sessions.empty_for().is_some_and(|empty| empty >= idle) {
-            tracing::info!("no session for {idle:?}: the background server stops");
-            return;
-        }
-    }
-}
-
-/// Decodes standard base64 (what CDP sends), without a dependency.
-fn base64_decode(text: &str) -> Result<Vec<u8>, ()> {
-    fn value(c: u8) -> Result<u32, ()> {
-        match c {
-            b'A'..=b'Z' => Ok(u32::from(c - b'A')),
-            b'a'..=b'z' => Ok(u32::from(c - b'a') + 26),
-            b'0'..=b'9' => Ok(u32::from(c - b'0') + 52),
-            b'+' => Ok(62),
-            b'/' => Ok(63),
-            _ => Err(()),
-        }
-    }
-    let bytes: Vec<u8> = text
-        .bytes()
-        .filter(|&c| c != b'=' && !c.is_ascii_whitespace())
-        .collect();
-    let mut out = Vec::with_capacity(bytes.len() * 3 / 4);
-    for chunk in bytes.chunks(4) {
-        let mut acc = 0u32;
-        for (i, &c) in chunk.iter().enumerate() {
-            acc |= value(c)? << (18 - 6 * i);
-        }
-        let n = chunk.len() * 6 / 8;
-        out.extend_from_slice(&acc.to_be_bytes()[1..1 + n]);
-    }
-    Ok(out)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::base64_decode;
-
-    #[test]
-    fn base64_decodes_padded_and_unpadded() {
-        assert_eq!(base64_decode("aGVsbG8=").unwrap(), b"hello");
-        assert_eq!(base64_decode("aGk").unwrap(), b"hi");
-        assert_eq!(base64_decode("AAEC").unwrap(), [0, 1, 2]);
-        assert!(base64_decode("a$b=").is_err());
     }
 }
 
