@@ -80,6 +80,12 @@ impl Drop for Cli {
                 .args(["-KILL", &pid.to_string()])
                 .status();
         }
+        // Let the browser's guard finish cleaning up before the directory
+        // goes (it removes its own run directory inside it).
+        let deadline = std::time::Instant::now() + Duration::from_secs(15);
+        while !left_running(self.root.path()).is_empty() && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(50));
+        }
     }
 }
 
