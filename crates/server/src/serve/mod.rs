@@ -105,6 +105,7 @@ pub async fn run_with(
         connections: TaskTracker::new(),
         thumbnails: Arc::default(),
         asks: Arc::default(),
+        screencasts: Arc::default(),
     });
     dashboard::install(&sessions, &ws_state.thumbnails);
     let idle = Duration::from_secs(engine.config().session.idle_timeout_s);

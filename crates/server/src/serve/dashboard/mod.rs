@@ -24,6 +24,7 @@ mod screencast;
 mod thumbnails;
 
 pub use asks::DashboardAsks;
+pub use screencast::Screencasts;
 pub use thumbnails::Thumbnails;
 
 use std::sync::Arc;

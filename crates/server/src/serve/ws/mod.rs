@@ -35,6 +35,8 @@ pub struct WsState {
     pub thumbnails: Arc<super::dashboard::Thumbnails>,
     /// URL asks waiting for the dashboard.
     pub asks: Arc<super::dashboard::DashboardAsks>,
+    /// The dashboard's live views, shared per tab.
+    pub screencasts: Arc<super::dashboard::Screencasts>,
 }
 
 /// `GET /v1/ws`.
