@@ -160,6 +160,43 @@ async fn the_dashboard_shows_answers_and_stops_sessions() {
         .await;
     assert_eq!(thumbnail.data["value"], "image/jpeg", "{}", thumbnail.text);
 
+    // Two viewers of one tab share its screencast: the second one leaving
+    // does not stop the first one's frames.
+    // (A second browser context: a second tab of the first would hide the first.)
+    let second = viewer.engine.new_session();
+    let login = json!({"url": format!("http://{}/?token={}", serve.authority, serve.token)});
+    engine::dispatch::call(&second, "browser_navigate", login, Default::default())
+        .await
+        .expect("a second dashboard");
+    let watching = json!({"selector": "#live[src^='data:image/jpeg']", "timeout_ms": 20000});
+    engine::dispatch::call(&second, "browser_wait", watching, Default::default())
+        .await
+        .expect("the second viewer sees the tab at once (the latest frame)");
+    second
+        .close(&engine::Budget::with_timeout(Duration::from_secs(10)))
+        .await;
+    viewer
+        .ok(
+            "browser_evaluate",
+            json!({"expression": "window.seen = document.querySelector('#live').src; true"}),
+        )
+        .await;
+    ws_ok(
+        &mut agent,
+        "repaint",
+        "browser_navigate",
+        json!({"url": site.url("/form.html")}),
+    )
+    .await;
+    let changed = viewer
+        .call(
+            "browser_evaluate",
+            json!({"expression": "new Promise(done => { const t = setInterval(() => { if (document.querySelector('#live').src !== window.seen) { clearInterval(t); done(true); } }, 50); })", "timeout_ms": 20000}),
+        )
+        .await;
+    let changed = changed.map(|c| c.data["value"].clone()).map_err(|e| e.message);
+    assert_eq!(changed, Ok(json!(true)));
+
     // A URL the policy asks about, from a client that cannot ask: the
     // dashboard asks the person, who allows it once.
     let asked_url = site.url_b("/index.html");

@@ -36,6 +36,9 @@ pub struct Screencasts {
 /// stops it in the browser.
 struct Cast {
     frames: broadcast::Sender<String>,
+    /// The latest frame: a viewer who joins sees it at once (Chrome sends
+    /// a frame only when the page repaints).
+    last: Arc<Mutex<Option<String>>>,
     /// Ends the screencast task (also when the session is stopped).
     stop: CancellationToken,
 }
@@ -49,26 +52,33 @@ impl Drop for Cast {
 impl Screencasts {
     /// Joins the screencast of `tab` (default the active one) of `lease`,
     /// starting it when nobody watches it yet.
-    fn join(&self, lease: &Arc<Lease>, tab: Option<String>) -> (Arc<Cast>, broadcast::Receiver<String>) {
+    fn join(
+        &self,
+        lease: &Arc<Lease>,
+        tab: Option<String>,
+    ) -> (Arc<Cast>, broadcast::Receiver<String>, Option<String>) {
         let key = format!("{}|{}", lease.id(), tab.as_deref().unwrap_or(""));
         let mut running = self.running.lock().unwrap();
         running.retain(|_, cast| cast.strong_count() > 0);
         if let Some(cast) = running.get(&key).and_then(Weak::upgrade) {
             let frames = cast.frames.subscribe();
-            return (cast, frames);
+            let last = cast.last.lock().unwrap().clone();
+            return (cast, frames, last);
         }
         let (sender, frames) = broadcast::channel(QUEUE);
         let cast = Arc::new(Cast {
             frames: sender.clone(),
+            last: Arc::default(),
             stop: lease.stop_token().child_token(),
         });
         running.insert(key, Arc::downgrade(&cast));
-        let (lease, stop) = (lease.clone(), cast.stop.clone());
+        let (lease, stop, last) = (lease.clone(), cast.stop.clone(), cast.last.clone());
         tokio::spawn(async move {
             let (into, mut out) = mpsc::channel::<String>(QUEUE);
             let cast = lease.session().screencast(tab.as_deref(), into, stop);
             let forward = async {
                 while let Some(frame) = out.recv().await {
+                    *last.lock().unwrap() = Some(frame.clone());
                     let _ = sender.send(frame);
                 }
             };
@@ -77,7 +87,7 @@ impl Screencasts {
                 let _ = sender.send(format!("error: {why}"));
             }
         });
-        (cast, frames)
+        (cast, frames, None)
     }
 }
 
@@ -95,8 +105,11 @@ pub async fn upgrade(State(state): State<Arc<WsState>>, request: Request) -> Res
     accept(request, move |socket| {
         tracker.track_future(async move {
             let (mut sink, mut incoming) = socket.split();
-            let (cast, mut frames) = screencasts.join(&lease, tab);
+            let (cast, mut frames, last) = screencasts.join(&lease, tab);
             drop(lease);
+            if let Some(frame) = last {
+                let _ = sink.send(Message::text(frame)).await;
+            }
             loop {
                 tokio::select! {
                     frame = frames.recv() => match frame {
