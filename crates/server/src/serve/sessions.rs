@@ -290,7 +290,8 @@ impl Sessions {
         self.open.lock().unwrap().get(id).and_then(Weak::upgrade)
     }
 
-    /// Every open session, oldest first.
+    /// Every open session not stopped, oldest first (a stopped one lingers
+    /// only until its last connection has said goodbye).
     pub fn list(&self) -> Vec<Arc<Lease>> {
         let mut open: Vec<Arc<Lease>> = self
             .open
@@ -298,6 +299,7 @@ impl Sessions {
             .unwrap()
             .values()
             .filter_map(Weak::upgrade)
+            .filter(|lease| !lease.stop.is_cancelled())
             .collect();
         open.sort_by_key(|l| l.started);
         open
