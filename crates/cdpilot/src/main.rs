@@ -5,13 +5,19 @@
 //! (a second signal stops waiting for that). `cdpilot serve` serves many
 //! sessions over HTTP until SIGINT/SIGTERM, then shuts down the same way.
 //! Logs go to stderr: in stdio mode stdout carries the protocol and nothing
-//! else.
+//! else. The browser subcommands (`open`, `snapshot`, `click`, …) are the
+//! CLI (`cli/`), a client of a background `cdpilot serve`; `doctor` and the
+//! first-contact texts are in `first_contact.rs`.
+
+mod cli;
+mod first_contact;
 
 use std::path::PathBuf;
+use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use engine::{tools, Config, Engine};
 use server::mcp::McpServer;
 
@@ -38,6 +44,8 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Check the browser: found, its version, launches headless, loads a page.
+    Doctor(BrowserArgs),
 }
 
 #[derive(clap::Args)]
@@ -48,6 +56,12 @@ struct ServeArgs {
     /// Bearer token every client must send (default [serve] token, $CDPILOT_SERVE_TOKEN, else generated).
     #[arg(long)]
     token: Option<String>,
+    /// Stop after [session] idle_timeout_s with no session (the CLI's background server).
+    #[arg(long, hide = true)]
+    idle_exit: bool,
+    /// Once listening, write {"url", "pid"} to this file (mode 0600); removed at exit.
+    #[arg(long, hide = true)]
+    state_file: Option<PathBuf>,
     #[command(flatten)]
     browser: BrowserArgs,
 }
@@ -167,11 +181,47 @@ impl BrowserArgs {
     }
 }
 
-fn main() -> Result<()> {
-    let cli = Cli::parse();
+fn main() -> ExitCode {
+    if std::env::args_os().len() == 1 {
+        first_contact::list_subcommands();
+        return ExitCode::SUCCESS;
+    }
+    let mut command = Cli::command().after_help(
+        "Browser commands act in a session of a background `cdpilot serve`, started on first use. `cdpilot` alone lists every command.",
+    );
+    // The CLI's options go before or after its subcommand.
+    command = command.args(cli::global_args());
+    for verb in cli::verbs::VERBS {
+        command = command.subcommand(verb.command().args(cli::global_args()));
+    }
+    let matches = command.get_matches();
+    if let Some((name, sub)) = matches.subcommand() {
+        if cli::verbs::find(name).is_some() {
+            return cli::run(name, sub, &matches);
+        }
+    }
+    let cli = match Cli::from_arg_matches(&matches) {
+        Ok(cli) => cli,
+        Err(e) => e.exit(),
+    };
+    match run(cli) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("Error: {e:?}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(cli: Cli) -> Result<ExitCode> {
     match cli.command {
-        Command::Tools { json } => print_tools(json),
+        Command::Tools { json } => print_tools(json).map(|()| ExitCode::SUCCESS),
+        Command::Doctor(args) => {
+            let config = args.config()?;
+            Ok(runtime()?.block_on(first_contact::doctor(config)))
+        }
         Command::Mcp(args) => {
+            first_contact::mcp_banner();
             init_logging();
             let config = args.config()?;
             let runtime = runtime()?;
@@ -179,17 +229,23 @@ fn main() -> Result<()> {
             // The stdin reader sits in a blocking read that only the client
             // can end; do not wait for it.
             runtime.shutdown_background();
-            outcome
+            outcome.map(|()| ExitCode::SUCCESS)
         }
         Command::Serve(args) => {
             init_logging();
             let config = args.config()?;
-            runtime()?.block_on(serve_http(config))
+            let options = server::serve::Options {
+                idle_exit: args.idle_exit,
+                state_file: args.state_file.clone(),
+            };
+            runtime()?
+                .block_on(serve_http(config, options))
+                .map(|()| ExitCode::SUCCESS)
         }
     }
 }
 
-async fn serve_http(config: Config) -> Result<()> {
+async fn serve_http(config: Config, options: server::serve::Options) -> Result<()> {
     let engine = Arc::new(Engine::start(config).map_err(anyhow::Error::msg)?);
     let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
         .context("installing the SIGTERM handler")?;
@@ -199,7 +255,9 @@ async fn serve_http(config: Config) -> Result<()> {
             _ = terminate.recv() => tracing::info!("SIGTERM: shutting down"),
         }
     };
-    server::serve::run(engine, stop).await.map_err(anyhow::Error::msg)
+    server::serve::run_with(engine, stop, options)
+        .await
+        .map_err(anyhow::Error::msg)
 }
 
 async fn serve_mcp(config: Config, log_metrics: bool) -> Result<()> {
@@ -252,11 +310,16 @@ fn print_tools(json: bool) -> Result<()> {
             .iter()
             .map(|t| serde_json::json!({"name": t.name, "description": t.description, "inputSchema": t.input_schema()}))
             .collect();
-        println!("{}", serde_json::to_string_pretty(&list)?);
+        cli::out(&serde_json::to_string_pretty(&list)?);
         return Ok(());
     }
     for tool in tools::tools() {
-        println!("{} ({})\n  {}", tool.name, tool.group.name(), tool.description);
+        cli::out(&format!(
+            "{} ({})\n  {}",
+            tool.name,
+            tool.group.name(),
+            tool.description
+        ));
         let schema = tool.input_schema();
         let required: Vec<&str> = schema
             .get("required")
@@ -276,9 +339,9 @@ fn print_tools(json: bool) -> Result<()> {
             } else {
                 ""
             };
-            println!("    {name}: {kind}{marker}  {doc}");
+            cli::out(&format!("    {name}: {kind}{marker}  {doc}"));
         }
-        println!();
+        cli::out("");
     }
     Ok(())
 }

@@ -83,6 +83,7 @@ impl McpServer {
     /// when `cancel` fires or the server stops.
     pub async fn call(&self, name: &str, arguments: Value, cancel: CancellationToken) -> CallToolResult {
         let call = self.stopping.child_token();
+        let mark = self.lease.as_ref().map(|lease| lease.call_started());
         let dispatched = engine::dispatch::call(self.session(), name, arguments, call.clone());
         let started = std::time::Instant::now();
         let outcome = crate::cancel::linked(dispatched, &cancel, &call).await;
@@ -90,6 +91,9 @@ impl McpServer {
             lease.touch();
             let code = outcome.as_ref().map_or_else(|e| e.code.as_str(), |_| "ok");
             lease.metrics().call(name, code, started.elapsed());
+            if let Some(mark) = mark {
+                mark.finish(name, code);
+            }
         }
         match outcome {
             Ok(output) => success(output),

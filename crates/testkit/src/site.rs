@@ -44,6 +44,7 @@ const PAGES: &[(&str, &str)] = &[
     ("media.html", include_str!("../site/media.html")),
     ("counter.html", include_str!("../site/counter.html")),
     ("shop.html", include_str!("../site/shop.html")),
+    ("ask.html", include_str!("../site/ask.html")),
 ];
 
 /// A reserved loopback port on which connections are refused.

@@ -316,3 +316,35 @@ pub struct Pdf {
     pub data: String,
 }
 command!(PrintToPdf => "Page.printToPDF", Pdf);
+/// Starts sending `Page.screencastFrame` events (the dashboard's live view).
+#[derive(Debug, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StartScreencast {
+    pub format: String,
+    pub quality: u8,
+    pub max_width: u32,
+    pub max_height: u32,
+    pub every_nth_frame: u32,
+}
+command!(StartScreencast => "Page.startScreencast", Empty);
+
+#[derive(Debug, Default, Serialize)]
+pub struct StopScreencast {}
+command!(StopScreencast => "Page.stopScreencast", Empty);
+
+/// Acknowledges a frame; Chrome sends the next one only after this.
+#[derive(Debug, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ScreencastFrameAck {
+    pub session_id: i64,
+}
+command!(ScreencastFrameAck => "Page.screencastFrameAck", Empty);
+
+/// One frame of a screencast: base64 image data.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ScreencastFrame {
+    pub data: String,
+    pub session_id: i64,
+}
+crate::event!(ScreencastFrame => "Page.screencastFrame");

@@ -260,6 +260,20 @@ impl Context {
         Ok(listed)
     }
 
+    /// `(id, tab, active)` for every tab, in order, as known now (no
+    /// browser round trip).
+    pub(crate) fn tabs_now(&self) -> Vec<(String, Arc<Tab>, bool)> {
+        let tabs = self.tabs.lock().unwrap();
+        let active = tabs.active_id().to_owned();
+        tabs.list()
+            .into_iter()
+            .map(|(id, tab)| {
+                let is_active = id == active;
+                (id, tab, is_active)
+            })
+            .collect()
+    }
+
     /// Stops every tab's tasks and, for a context of its own, closes it
     /// with its tabs.
     pub async fn dispose(&self, budget: &Budget) {

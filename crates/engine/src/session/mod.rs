@@ -9,6 +9,7 @@
 mod context;
 mod idle;
 mod policy;
+mod watch;
 
 use std::sync::{Arc, Mutex};
 
@@ -29,6 +30,7 @@ use crate::{tools, ActionError, ActionOutput, Budget};
 
 pub use context::Context;
 pub(crate) use policy::destination_url;
+pub use watch::{Overview, TabView};
 
 /// One client's session: its browser context and tabs, and the path every
 /// action takes in it. Get one from [`Engine::session`](crate::Engine::session)

@@ -80,7 +80,44 @@ impl Guard {
     }
 }
 
-/// Middleware on every route: `Host`, `Origin`, then the bearer token.
+/// The cookie the dashboard keeps the token in (set by `/?token=…`).
+pub const COOKIE: &str = "cdpilot_token";
+
+/// The token in the request's `cdpilot_token` cookie.
+fn cookie_token(headers: &HeaderMap) -> Option<&str> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .find_map(|pair| pair.trim().strip_prefix(COOKIE)?.strip_prefix('='))
+}
+
+/// `/?token=…` with the right token: keep it in an HttpOnly cookie and go
+/// to `/` (so the token leaves the address bar and the history).
+fn login(guard: &Guard, request: &Request) -> Option<Response> {
+    if request.uri().path() != "/" {
+        return None;
+    }
+    let offered = crate::serve::dashboard::query_value(request, "token")?;
+    if !guard.token_matches(offered) {
+        return Some(refuse(
+            StatusCode::UNAUTHORIZED,
+            "bad_token: the token in the address is wrong",
+        ));
+    }
+    let cookie = format!("{COOKIE}={offered}; HttpOnly; SameSite=Strict; Path=/");
+    let mut response = StatusCode::SEE_OTHER.into_response();
+    let headers = response.headers_mut();
+    headers.insert(header::LOCATION, header::HeaderValue::from_static("/"));
+    if let Ok(value) = header::HeaderValue::from_str(&cookie) {
+        headers.insert(header::SET_COOKIE, value);
+    }
+    Some(response)
+}
+
+/// Middleware on every route: `Host`, `Origin`, then the bearer token (or
+/// the dashboard's cookie).
 pub async fn check(State(guard): State<Arc<Guard>>, mut request: Request, next: Next) -> Response {
     let headers = request.headers();
     if !guard.host_allowed(headers) {
@@ -95,6 +132,20 @@ pub async fn check(State(guard): State<Arc<Guard>>, mut request: Request, next: 
             "this Origin may not use the server; add it to [serve] allowed_origins",
         );
     }
+    if let Some(response) = login(&guard, &request) {
+        return response;
+    }
+    let headers = request.headers();
+    if let Some(offered) = cookie_token(headers) {
+        if !guard.token_matches(offered) {
+            return refuse(
+                StatusCode::UNAUTHORIZED,
+                "bad_token: the dashboard's cookie holds a wrong token; open /?token=<token> again",
+            );
+        }
+        request.extensions_mut().insert(HeaderAuthenticated);
+        return next.run(request).await;
+    }
     match headers.get(header::AUTHORIZATION) {
         Some(value) => {
             let offered = value.to_str().ok().and_then(|v| v.strip_prefix("Bearer "));
@@ -108,7 +159,7 @@ pub async fn check(State(guard): State<Arc<Guard>>, mut request: Request, next: 
         None => {
             return refuse(
                 StatusCode::UNAUTHORIZED,
-                "bad_token: send Authorization: Bearer <token> (printed by cdpilot serve at start, or [serve] token)",
+                "bad_token: send Authorization: Bearer <token> (printed by cdpilot serve at start, or [serve] token); for the dashboard open /?token=<token>",
             )
         }
     }

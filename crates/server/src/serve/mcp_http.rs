@@ -39,11 +39,18 @@ pub fn service(engine: Arc<Engine>, sessions: Arc<Sessions>, stopping: Cancellat
         .with_cancellation_token(stopping.clone());
     let factory = move || {
         let lease = sessions.start().map_err(std::io::Error::other)?;
-        Ok(McpServer::for_session(
-            engine.clone(),
-            lease,
-            stopping.child_token(),
-        ))
+        lease.set_client("mcp");
+        // Its calls end at shutdown and at Stop (the lease's token, which
+        // is also cancelled when the lease goes: this watcher ends then).
+        let calls = stopping.child_token();
+        let (ends, stop) = (calls.clone(), lease.stop_token().clone());
+        tokio::spawn(async move {
+            tokio::select! {
+                _ = stop.cancelled() => ends.cancel(),
+                _ = ends.cancelled() => {}
+            }
+        });
+        Ok(McpServer::for_session(engine.clone(), lease, calls))
     };
     StreamableHttpService::new(factory, Arc::new(manager), config)
 }

@@ -8,6 +8,7 @@
 //! end lives in its own module; all of them call `engine::dispatch`.
 
 pub mod auth;
+pub mod dashboard;
 mod mcp_http;
 pub mod metrics;
 pub mod sessions;
@@ -62,9 +63,28 @@ fn prometheus_text(metrics: &metrics::ServeMetrics) -> axum::response::Response 
         .into_response()
 }
 
+/// How `cdpilot serve` runs beyond its configuration.
+#[derive(Debug, Default, Clone)]
+pub struct Options {
+    /// Stop after `[session] idle_timeout_s` with no session (the server
+    /// the CLI starts in the background).
+    pub idle_exit: bool,
+    /// Once listening, write `{"url", "pid"}` here (mode 0600); removed at exit.
+    pub state_file: Option<std::path::PathBuf>,
+}
+
 /// Serves until `stop` completes, then shuts down in order. Prints the
 /// address (and a generated token) on stderr once listening.
 pub async fn run(engine: Arc<Engine>, stop: impl Future<Output = ()>) -> Result<(), String> {
+    run_with(engine, stop, Options::default()).await
+}
+
+/// [`run`] with [`Options`].
+pub async fn run_with(
+    engine: Arc<Engine>,
+    stop: impl Future<Output = ()>,
+    options: Options,
+) -> Result<(), String> {
     let (token, generated) = token(&engine)?;
     let config = &engine.config().serve;
     let listener = tokio::net::TcpListener::bind(&config.listen)
@@ -83,7 +103,22 @@ pub async fn run(engine: Arc<Engine>, stop: impl Future<Output = ()>) -> Result<
         guard: guard.clone(),
         stopping: stopping.clone(),
         connections: TaskTracker::new(),
+        thumbnails: Arc::default(),
+        asks: Arc::default(),
+        screencasts: Arc::default(),
     });
+    dashboard::install(&sessions, &ws_state.thumbnails);
+    let idle = Duration::from_secs(engine.config().session.idle_timeout_s);
+    let idle_exit = {
+        let (sessions, stopping) = (sessions.clone(), stopping.clone());
+        let enabled = options.idle_exit && !idle.is_zero();
+        async move {
+            match enabled {
+                true => idle_exit(sessions, idle, stopping).await,
+                false => std::future::pending().await,
+            }
+        }
+    };
 
     let mcp = Router::new()
         .route_service(
@@ -94,6 +129,7 @@ pub async fn run(engine: Arc<Engine>, stop: impl Future<Output = ()>) -> Result<
     let app = Router::new()
         .route(auth::WS_PATH, get(ws::upgrade))
         .route("/v1/schema", get(ws::schema))
+        .merge(dashboard::routes())
         .with_state(ws_state.clone())
         .merge(mcp)
         .route("/metrics", get(move || async move { prometheus_text(&metrics) }))
@@ -103,14 +139,21 @@ pub async fn run(engine: Arc<Engine>, stop: impl Future<Output = ()>) -> Result<
     if generated {
         eprintln!("cdpilot serve: token {token} (set [serve] token or --token to choose one)");
     }
-    eprintln!("cdpilot serve: listening on http://{local} (MCP at /mcp, WebSocket API at /v1/ws)");
+    eprintln!("cdpilot serve: listening on http://{local} (MCP at /mcp, WebSocket API at /v1/ws, dashboard at /?token=…)");
+    if let Some(path) = &options.state_file {
+        write_private(
+            path,
+            &serde_json::json!({"url": format!("http://{local}"), "pid": std::process::id()}).to_string(),
+        )
+        .map_err(|e| format!("writing {}: {e}", path.display()))?;
+    }
 
     let shutdown = stopping.clone();
     let server = axum::serve(listener, app).with_graceful_shutdown(async move { shutdown.cancelled().await });
     let mut server = std::pin::pin!(std::future::IntoFuture::into_future(server));
     let served = tokio::select! {
         served = &mut server => served.map_err(|e| format!("the HTTP server failed: {e}")),
-        _ = stop => {
+        _ = async { tokio::select! { _ = stop => {}, _ = idle_exit => {} } } => {
             tracing::info!("shutting down: no new connections, cancelling calls in flight");
             stopping.cancel();
             if tokio::time::timeout(DRAIN, &mut server).await.is_err() {
@@ -129,5 +172,42 @@ pub async fn run(engine: Arc<Engine>, stop: impl Future<Output = ()>) -> Result<
     }
     sessions.close_all().await;
     engine.shutdown().await;
+    if let Some(path) = &options.state_file {
+        let _ = std::fs::remove_file(path);
+    }
     served
+}
+
+/// Writes `text` to `path` readable by the user only (written aside, then
+/// renamed into place, so a reader never sees half of it).
+pub fn write_private(path: &std::path::Path, text: &str) -> std::io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let aside = path.with_extension("tmp");
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .write(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(&aside)?;
+    file.write_all(text.as_bytes())?;
+    drop(file);
+    std::fs::rename(&aside, path)
+}
+
+/// Stops `cdpilot serve` started in the background once it has had no
+/// session for `idle` (`[session] idle_timeout_s`): resolves then.
+async fn idle_exit(sessions: Arc<Sessions>, idle: Duration, stopping: CancellationToken) {
+    let tick = (idle / 4).clamp(Duration::from_millis(200), Duration::from_secs(5));
+    loop {
+        tokio::select! {
+            _ = tokio::time::sleep(tick) => {}
+            _ = stopping.cancelled() => return,
+        }
+        sessions.expire_kept(idle);
+        if sessions.empty_for().is_some_and(|empty| empty >= idle) {
+            tracing::info!("no session for {idle:?}: the background server stops");
+            return;
+        }
+    }
 }

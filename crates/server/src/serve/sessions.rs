@@ -5,8 +5,13 @@
 //! Owns the table from session id to [`Lease`] and the limit on how many
 //! may be open. A lease ends its session when the last holder drops it (the
 //! MCP session ended, the last WebSocket holding it closed); `close_all`
-//! ends the rest at shutdown. The table lock is held for microseconds,
-//! never across an await.
+//! ends the rest at shutdown. Kept sessions (a WebSocket `hello` with
+//! `keep: NAME`, as the CLI sends) are also held by the table under their
+//! name until `[session] idle_timeout_s` without a call or a Stop. Each
+//! lease has a stop token: Stop (the dashboard's, `cdpilot stop`) cancels
+//! its calls in flight at once and ends it (shutdown cancels calls through
+//! the transports' own tokens, as before). The table lock is held for
+//! microseconds, never across an await.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
@@ -14,6 +19,7 @@ use std::time::{Duration, Instant};
 
 use engine::{Budget, Engine, Session};
 use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
 
 use super::metrics::ServeMetrics;
 
@@ -31,7 +37,17 @@ pub struct Sessions {
     /// shutdown so no context is left half-disposed.
     closing: Mutex<Vec<JoinHandle<()>>>,
     metrics: Arc<ServeMetrics>,
+    /// Kept sessions by name: held here (strongly) until idle or stopped.
+    kept: Mutex<HashMap<String, Arc<Lease>>>,
+    /// When the table last became empty (or was created): the background
+    /// server's idle exit counts from here.
+    empty_since: Mutex<Option<Instant>>,
+    /// Called after every call that ended `ok` (the dashboard's thumbnails).
+    on_success: Mutex<Option<OnSuccess>>,
 }
+
+/// A hook run after a successful call: the lease and the tool.
+pub type OnSuccess = Arc<dyn Fn(&Arc<Lease>, &str) + Send + Sync>;
 
 /// Refused: the server already has `max_sessions` open.
 #[derive(Debug)]
@@ -60,6 +76,20 @@ pub struct Lease {
     last_used: Mutex<Instant>,
     /// Where its calls are counted.
     metrics: Arc<ServeMetrics>,
+    /// Cancelled by Stop: its calls end at once, its connections close.
+    /// Also cancelled when the lease is dropped (nothing runs in it then),
+    /// which ends whatever waits on it.
+    stop: CancellationToken,
+    /// When it started.
+    started: Instant,
+    /// Who drives it (`hello`'s `client`, `mcp`, …), for the dashboard.
+    client: Mutex<String>,
+    /// Its kept name, if the table keeps it.
+    kept_as: Option<String>,
+    /// The last call: tool, outcome (`ok` or the error code), when it ended.
+    last_call: Mutex<Option<(String, String, Instant)>>,
+    /// Calls running now.
+    running: std::sync::atomic::AtomicUsize,
 }
 
 impl Lease {
@@ -79,15 +109,91 @@ impl Lease {
     pub fn touch(&self) {
         *self.last_used.lock().unwrap() = Instant::now();
     }
+
+    /// Cancelled when the session is stopped (or the server shuts down).
+    pub fn stop_token(&self) -> &CancellationToken {
+        &self.stop
+    }
+
+    /// Names who drives the session (shown by the dashboard).
+    pub fn set_client(&self, client: &str) {
+        *self.client.lock().unwrap() = client.to_owned();
+    }
+
+    /// Marks a call as started; the guard marks it finished (with its
+    /// outcome, through [`CallMark::finish`]).
+    pub fn call_started(self: &Arc<Self>) -> CallMark {
+        self.running.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        CallMark { lease: self.clone() }
+    }
+
+    /// What the dashboard shows of it (no browser round trip).
+    pub fn view(&self) -> serde_json::Value {
+        let overview = self.session.overview();
+        let last = self.last_call.lock().unwrap().clone();
+        serde_json::json!({
+            "id": self.id,
+            "client": *self.client.lock().unwrap(),
+            "kept_as": self.kept_as,
+            "age_s": self.started.elapsed().as_secs(),
+            "idle_s": self.last_used.lock().unwrap().elapsed().as_secs(),
+            "running": self.running.load(std::sync::atomic::Ordering::Relaxed),
+            "stopped": self.stop.is_cancelled(),
+            "last_call": last.map(|(tool, outcome, at)| serde_json::json!({
+                "tool": tool, "outcome": outcome, "ago_s": at.elapsed().as_secs(),
+            })),
+            "tabs": overview.tabs,
+            "dialogs": overview.dialogs,
+        })
+    }
+}
+
+/// A call in flight in a lease; see [`Lease::call_started`].
+pub struct CallMark {
+    lease: Arc<Lease>,
+}
+
+impl CallMark {
+    /// Records the call's outcome (`ok` or an error code) as the last call.
+    pub fn finish(self, tool: &str, outcome: &str) {
+        *self.lease.last_call.lock().unwrap() = Some((tool.to_owned(), outcome.to_owned(), Instant::now()));
+        if outcome != "ok" {
+            return;
+        }
+        let hook = self
+            .lease
+            .sessions
+            .upgrade()
+            .and_then(|s| s.on_success.lock().unwrap().clone());
+        if let Some(hook) = hook {
+            hook(&self.lease, tool);
+        }
+    }
+}
+
+impl Drop for CallMark {
+    fn drop(&mut self) {
+        self.lease
+            .running
+            .fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+        self.lease.touch();
+    }
 }
 
 impl Drop for Lease {
     fn drop(&mut self) {
+        self.stop.cancel();
         self.metrics.session_ended();
         let Some(sessions) = self.sessions.upgrade() else {
             return;
         };
-        sessions.open.lock().unwrap().remove(&self.id);
+        {
+            let mut open = sessions.open.lock().unwrap();
+            open.remove(&self.id);
+            if open.is_empty() {
+                *sessions.empty_since.lock().unwrap() = Some(Instant::now());
+            }
+        }
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             return;
         };
@@ -111,6 +217,9 @@ impl Sessions {
             open: Mutex::new(HashMap::new()),
             closing: Mutex::new(Vec::new()),
             metrics,
+            kept: Mutex::new(HashMap::new()),
+            empty_since: Mutex::new(Some(Instant::now())),
+            on_success: Mutex::new(None),
         })
     }
 
@@ -130,6 +239,26 @@ impl Sessions {
     /// A new session with a browser context of its own (opened on its
     /// first call), unless `max_sessions` are open.
     pub fn start(self: &Arc<Self>) -> Result<Arc<Lease>, TooManySessions> {
+        self.start_as(None)
+    }
+
+    /// The kept session `name`, started (and kept) if there is none.
+    pub fn keep(self: &Arc<Self>, name: &str) -> Result<(Arc<Lease>, bool), TooManySessions> {
+        let kept = self.kept.lock().unwrap().get(name).cloned();
+        if let Some(lease) = kept.filter(|l| !l.stop.is_cancelled()) {
+            return Ok((lease, false));
+        }
+        let lease = self.start_as(Some(name))?;
+        let mut kept = self.kept.lock().unwrap();
+        // Two connections may have started it at once: the first kept wins.
+        if let Some(first) = kept.get(name).filter(|l| !l.stop.is_cancelled()) {
+            return Ok((first.clone(), false));
+        }
+        kept.insert(name.to_owned(), lease.clone());
+        Ok((lease, true))
+    }
+
+    fn start_as(self: &Arc<Self>, kept_as: Option<&str>) -> Result<Arc<Lease>, TooManySessions> {
         let mut open = self.open.lock().unwrap();
         if open.len() >= self.max {
             return Err(TooManySessions { max: self.max });
@@ -141,8 +270,15 @@ impl Sessions {
             sessions: Arc::downgrade(self),
             last_used: Mutex::new(Instant::now()),
             metrics: self.metrics.clone(),
+            stop: CancellationToken::new(),
+            started: Instant::now(),
+            client: Mutex::new(String::new()),
+            kept_as: kept_as.map(str::to_owned),
+            last_call: Mutex::new(None),
+            running: Default::default(),
         });
         open.insert(id.clone(), Arc::downgrade(&lease));
+        *self.empty_since.lock().unwrap() = None;
         drop(open);
         self.metrics.session_started();
         tracing::info!(session = id, "session started");
@@ -154,6 +290,78 @@ impl Sessions {
         self.open.lock().unwrap().get(id).and_then(Weak::upgrade)
     }
 
+    /// Every open session not stopped, oldest first (a stopped one lingers
+    /// only until its last connection has said goodbye).
+    pub fn list(&self) -> Vec<Arc<Lease>> {
+        let mut open: Vec<Arc<Lease>> = self
+            .open
+            .lock()
+            .unwrap()
+            .values()
+            .filter_map(Weak::upgrade)
+            .filter(|lease| !lease.stop.is_cancelled())
+            .collect();
+        open.sort_by_key(|l| l.started);
+        open
+    }
+
+    /// Sets the hook run after every successful call.
+    pub fn on_success(&self, hook: OnSuccess) {
+        *self.on_success.lock().unwrap() = Some(hook);
+    }
+
+    /// The id of the session kept as `name`.
+    pub fn resolve(&self, name: &str) -> Option<String> {
+        self.kept.lock().unwrap().get(name).map(|l| l.id.clone())
+    }
+
+    /// Stops session `id`: its calls in flight end at once (`canceled`),
+    /// its connections close, the table lets go of it. False: no such session.
+    pub fn stop(&self, id: &str) -> bool {
+        let Some(lease) = self.get(id) else {
+            return false;
+        };
+        lease.stop.cancel();
+        // The browser context goes now, not when the last holder lets go.
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            let session = lease.session.clone();
+            let task = runtime.spawn(async move {
+                session.close(&Budget::with_timeout(CLOSE_BUDGET)).await;
+            });
+            self.closing.lock().unwrap().push(task);
+        }
+        if let Some(name) = &lease.kept_as {
+            let mut kept = self.kept.lock().unwrap();
+            if kept.get(name).is_some_and(|l| Arc::ptr_eq(l, &lease)) {
+                kept.remove(name);
+            }
+        }
+        true
+    }
+
+    /// Stops every session (see [`Sessions::stop`]); returns how many.
+    pub fn stop_all(&self) -> usize {
+        let all = self.list();
+        for lease in &all {
+            self.stop(lease.id());
+        }
+        all.len()
+    }
+
+    /// Lets go of kept sessions idle for `idle` with no call running.
+    pub fn expire_kept(&self, idle: Duration) {
+        let mut kept = self.kept.lock().unwrap();
+        kept.retain(|_, lease| {
+            let running = lease.running.load(std::sync::atomic::Ordering::Relaxed) > 0;
+            running || lease.last_used.lock().unwrap().elapsed() < idle
+        });
+    }
+
+    /// How long the server has had no session (`None`: it has one).
+    pub fn empty_for(&self) -> Option<Duration> {
+        self.empty_since.lock().unwrap().map(|t| t.elapsed())
+    }
+
     /// Ends every session still open and waits for those already ending.
     pub async fn close_all(&self) {
         let open: Vec<Arc<Lease>> = self
@@ -163,6 +371,7 @@ impl Sessions {
             .values()
             .filter_map(Weak::upgrade)
             .collect();
+        self.kept.lock().unwrap().clear();
         let budget = Budget::with_timeout(CLOSE_BUDGET);
         for lease in &open {
             lease.session.close(&budget).await;

@@ -28,6 +28,14 @@ use super::upgrade::Socket;
 use super::WsState;
 use crate::serve::sessions::Lease;
 
+/// A kept session's name: 1 to 64 of `[A-Za-z0-9._-]`.
+fn valid_name(name: &str) -> bool {
+    (1..=64).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+}
+
 /// How long a new connection may take to send `hello`.
 const HELLO_TIMEOUT: Duration = Duration::from_secs(10);
 /// Messages queued for a client that has not read them yet.
@@ -112,6 +120,9 @@ impl Connection {
         let consent = lease.session().consent();
         if let Some(asker) = &asker {
             consent.install(Some(asker.clone() as Arc<dyn Asker>));
+        } else if consent.asker().is_none() {
+            // Nobody on this connection answers asks: the dashboard may.
+            consent.install(Some(self.state.asks.asker_for(lease.id())));
         }
         self.requests(incoming, &lease, asker.as_deref()).await;
         if let Some(asker) = asker {
@@ -120,7 +131,7 @@ impl Connection {
                 .asker()
                 .is_some_and(|current| std::ptr::addr_eq(Arc::as_ptr(&current), Arc::as_ptr(&asker)));
             if ours {
-                consent.install(None);
+                consent.install(Some(self.state.asks.asker_for(lease.id())));
             }
         }
     }
@@ -135,14 +146,15 @@ impl Connection {
     ) -> Option<(Arc<Lease>, bool)> {
         loop {
             let text = self.next_text(incoming).await?;
-            let (protocol_version, token, session, asks) = match messages::parse(&text) {
+            let (protocol_version, token, session, asks, keep, client) = match messages::parse(&text) {
                 Ok(ClientMessage::Hello {
                     protocol_version,
                     token,
                     session,
                     ask,
-                    ..
-                }) => (protocol_version, token, session, ask),
+                    keep,
+                    client,
+                }) => (protocol_version, token, session, ask, keep, client),
                 Ok(other) => {
                     let id = match other {
                         ClientMessage::Request { id, .. }
@@ -177,8 +189,28 @@ impl Connection {
                     &format!("this server speaks protocol_version {PROTOCOL_VERSION}"),
                 );
             }
-            let (lease, started) = match session {
-                Some(id) => match self.state.sessions.get(&id) {
+            let (lease, started) = match (session, keep) {
+                (Some(_), Some(_)) => {
+                    self.send(ServerMessage::Error {
+                        id: None,
+                        error: ErrorBody::invalid(
+                            "hello takes session (join by id) or keep (join or start by name), not both",
+                        ),
+                    });
+                    continue;
+                }
+                (None, Some(name)) if !valid_name(&name) => {
+                    self.send(ServerMessage::Error {
+                        id: None,
+                        error: ErrorBody::invalid("keep: a name of 1 to 64 letters, digits, '-', '_' or '.'"),
+                    });
+                    continue;
+                }
+                (None, Some(name)) => match self.state.sessions.keep(&name) {
+                    Ok(kept) => kept,
+                    Err(full) => return self.reject(RejectReason::TooManySessions, &full.to_string()),
+                },
+                (Some(id), None) => match self.state.sessions.get(&id) {
                     Some(lease) => (lease, false),
                     None => {
                         return self.reject(
@@ -187,11 +219,14 @@ impl Connection {
                         )
                     }
                 },
-                None => match self.state.sessions.start() {
+                (None, None) => match self.state.sessions.start() {
                     Ok(lease) => (lease, true),
                     Err(full) => return self.reject(RejectReason::TooManySessions, &full.to_string()),
                 },
             };
+            if started || client.is_some() {
+                lease.set_client(client.as_deref().unwrap_or("websocket"));
+            }
             let tools = engine::tools::offered(self.state.engine.config())
                 .map(|t| t.name.to_owned())
                 .collect();
@@ -213,7 +248,13 @@ impl Connection {
         let (done_tx, mut done) = mpsc::channel::<Done>(SEND_QUEUE);
         let mut in_flight: HashMap<String, InFlight> = HashMap::new();
         let mut next_seq = 0u64;
+        let stopped = lease.stop_token().clone();
+        let mut told_stopped = false;
         loop {
+            if told_stopped && in_flight.is_empty() {
+                self.close(CloseCode::Normal, "session stopped");
+                break;
+            }
             tokio::select! {
                 text = self.next_text(incoming) => {
                     let Some(text) = text else { break };
@@ -276,6 +317,12 @@ impl Connection {
                     self.send(ServerMessage::Response { id: finished.id, result, error });
                 }
                 _ = self.stopping.cancelled() => break,
+                // Stopped from the dashboard or `cdpilot stop`: its calls end
+                // (`canceled`), then the connection says so and closes.
+                _ = stopped.cancelled(), if !told_stopped => {
+                    told_stopped = true;
+                    self.event(lease, "session_ended", serde_json::json!({"reason": "stopped"}));
+                }
                 _ = self.state.stopping.cancelled() => {
                     self.event(lease, "session_ended", serde_json::json!({"reason": "stopped"}));
                     self.close(CloseCode::Away, "server stopping");
@@ -365,12 +412,18 @@ struct Request {
 impl Request {
     async fn run(self, lease: Arc<Lease>, cancel: CancellationToken, done: mpsc::Sender<Done>) {
         let started = std::time::Instant::now();
-        let outcome = engine::dispatch::call(lease.session(), &self.tool, self.arguments, cancel).await;
-        lease.touch();
+        let mark = lease.call_started();
+        let dispatched = engine::dispatch::call(lease.session(), &self.tool, self.arguments, cancel.clone());
+        let outcome = crate::cancel::linked(dispatched, lease.stop_token(), &cancel).await;
         let code = outcome.as_ref().map_or_else(|e| e.code.as_str(), |_| "ok");
         lease.metrics().call(&self.tool, code, started.elapsed());
+        mark.finish(&self.tool, code);
         let outcome = match outcome {
             Ok(output) => Ok(result_of(output)),
+            Err(error) if lease.stop_token().is_cancelled() && error.code == engine::ErrorCode::Canceled => Err(ErrorBody {
+                code: "canceled".into(),
+                message: "canceled: the session was stopped (the dashboard's Stop or cdpilot stop). Start a new session to go on.".into(),
+            }),
             Err(error) => Err(ErrorBody {
                 code: error.code.as_str().to_owned(),
                 message: crate::mcp::error_message(&error),

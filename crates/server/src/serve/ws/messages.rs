@@ -28,6 +28,11 @@ pub enum ClientMessage {
         /// `decide`; without it an ask is refused with `permission_denied`.
         #[serde(default)]
         ask: bool,
+        /// Join or start the session the server keeps under this name: it
+        /// outlives this connection (the CLI's sessions) until `[session]
+        /// idle_timeout_s` without a call or a Stop. Not with `session`.
+        #[serde(default)]
+        keep: Option<String>,
     },
     /// Run one tool.
     Request {

@@ -5,7 +5,7 @@
 mod ask;
 mod connection;
 pub mod messages;
-mod upgrade;
+pub(crate) mod upgrade;
 
 use std::sync::Arc;
 
@@ -31,6 +31,12 @@ pub struct WsState {
     /// The connections' tasks, awaited at shutdown (an upgraded socket is
     /// no longer the HTTP server's to wait for).
     pub connections: TaskTracker,
+    /// Audit thumbnails taken after page actions (the dashboard shows them).
+    pub thumbnails: Arc<super::dashboard::Thumbnails>,
+    /// URL asks waiting for the dashboard.
+    pub asks: Arc<super::dashboard::DashboardAsks>,
+    /// The dashboard's live views, shared per tab.
+    pub screencasts: Arc<super::dashboard::Screencasts>,
 }
 
 /// `GET /v1/ws`.

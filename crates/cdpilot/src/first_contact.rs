@@ -1,0 +1,210 @@
+//! First contact: what `cdpilot` alone prints (every subcommand, one line
+//! each), what `cdpilot mcp` says when a person runs it from a terminal,
+//! and `cdpilot doctor` (is the browser there, which version, does it
+//! launch headless and load a page; what to fix when not).
+
+use std::io::{IsTerminal, Read, Write};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use engine::{Config, Engine};
+
+use crate::cli::{self, out};
+
+/// `cdpilot` with no arguments: every subcommand with one line.
+pub fn list_subcommands() {
+    out("cdpilot: drive a real Chromium safely and fast over CDP, for AI agents.\n");
+    out("Servers:");
+    for (name, what) in [
+        (
+            "mcp",
+            "Serve MCP over stdio (add this command to your MCP client).",
+        ),
+        (
+            "serve",
+            "Serve many sessions over HTTP: MCP at /mcp, the WebSocket API at /v1/ws, a dashboard at /.",
+        ),
+        (
+            "tools",
+            "Print the tool definitions (name, description, argument schema).",
+        ),
+        (
+            "doctor",
+            "Check the browser: found, its version, launches headless, loads a page.",
+        ),
+    ] {
+        out(&format!("  {name:<11}{what}"));
+    }
+    out("\nBrowser commands (each one tool call in a background `cdpilot serve`, started on first use):");
+    for verb in cli::verbs::VERBS {
+        let about = verb
+            .command()
+            .get_about()
+            .map(|a| a.to_string())
+            .unwrap_or_default();
+        out(&format!("  {:<11}{about}", verb.name));
+    }
+    out("\n`cdpilot <command> --help` says more; --session NAME keeps sessions apart, --json prints structured results.");
+}
+
+/// `cdpilot mcp` from a terminal: a person, not an MCP client, started it.
+pub fn mcp_banner() {
+    if !std::io::stdin().is_terminal() {
+        return;
+    }
+    let exe = std::env::current_exe()
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|_| "cdpilot".into());
+    let snippet = serde_json::json!({"mcpServers": {"cdpilot": {"command": exe, "args": ["mcp"]}}});
+    eprintln!(
+        "cdpilot mcp: an MCP server on stdio (JSON-RPC on stdin/stdout) that drives a real Chromium.\n\
+         It is meant to be started by an MCP client, not typed at. Add this to your client's configuration:\n\n{}\n\n\
+         To drive a browser from a shell instead, run `cdpilot` for the list of commands. Ctrl-D or Ctrl-C ends this.",
+        serde_json::to_string_pretty(&snippet).unwrap_or_default()
+    );
+}
+
+/// One check's outcome, printed as it is known.
+fn report(ok: bool, what: &str, detail: &str) {
+    let mark = if ok { "ok " } else { "FAIL" };
+    out(&format!("[{mark}] {what}: {detail}"));
+}
+
+/// `cdpilot doctor`: exit 0 when the browser works, 1 with what to fix.
+pub async fn doctor(mut config: Config) -> ExitCode {
+    let attach = !config.browser.cdp_url.is_empty();
+    if attach {
+        report(
+            true,
+            "browser",
+            &format!("attaching to {} (browser.cdp_url)", config.browser.cdp_url),
+        );
+    } else {
+        let executable = match config.browser.executable.as_str() {
+            "" => cdp::launch::find_executable().map_err(|e| e.to_string()),
+            path => Ok(std::path::PathBuf::from(path)),
+        };
+        let executable = match executable {
+            Ok(path) if path.exists() => path,
+            Ok(path) => {
+                report(false, "browser found", &format!("{} does not exist. Fix: install Chromium (apt-get install chromium) or point browser.executable / $CDPILOT_CHROME at it.", path.display()));
+                return ExitCode::FAILURE;
+            }
+            Err(why) => {
+                report(false, "browser found", &why);
+                return ExitCode::FAILURE;
+            }
+        };
+        report(true, "browser found", &executable.display().to_string());
+        match std::process::Command::new(&executable).arg("--version").output() {
+            Ok(output) if output.status.success() => {
+                report(true, "version", String::from_utf8_lossy(&output.stdout).trim())
+            }
+            Ok(output) => {
+                report(
+                    false,
+                    "version",
+                    &format!(
+                        "`{} --version` failed: {}. Fix: reinstall the browser.",
+                        executable.display(),
+                        String::from_utf8_lossy(&output.stderr).trim()
+                    ),
+                );
+                return ExitCode::FAILURE;
+            }
+            Err(e) => {
+                report(
+                    false,
+                    "version",
+                    &format!(
+                        "cannot run {}: {e}. Fix: check its permissions.",
+                        executable.display()
+                    ),
+                );
+                return ExitCode::FAILURE;
+            }
+        }
+        config.browser.executable = executable.display().to_string();
+        config.browser.headless = true;
+    }
+    let (url, site) = match one_page_site() {
+        Ok(site) => site,
+        Err(e) => {
+            report(false, "test page", &format!("cannot listen on loopback: {e}"));
+            return ExitCode::FAILURE;
+        }
+    };
+    let engine = match Engine::start(config) {
+        Ok(engine) => Arc::new(engine),
+        Err(why) => {
+            report(false, "configuration", &why);
+            return ExitCode::FAILURE;
+        }
+    };
+    let started = std::time::Instant::now();
+    let call = engine::dispatch::call(
+        engine.session(),
+        "browser_navigate",
+        serde_json::json!({"url": url, "timeout_ms": 30000}),
+        Default::default(),
+    )
+    .await;
+    let code = match call {
+        Ok(output) if output.data["title"] == "cdpilot doctor" => {
+            report(
+                true,
+                "launches headless",
+                &format!(
+                    "and answers CDP ({} ms, launch included)",
+                    started.elapsed().as_millis()
+                ),
+            );
+            report(true, "a page loads", &format!("{url} → title \"cdpilot doctor\""));
+            out("\nAll good: `cdpilot open https://example.com` or add `cdpilot mcp` to your MCP client.");
+            ExitCode::SUCCESS
+        }
+        Ok(output) => {
+            report(false, "a page loads", &format!("the test page loaded with title {} instead. Fix: check proxy settings and browser flags.", output.data["title"]));
+            ExitCode::FAILURE
+        }
+        Err(error) => {
+            let fix = match error.code.as_str() {
+                "browser_disconnected" | "internal_error" => "Fix: run the browser by hand with --headless --remote-debugging-port=0 to see why it fails (missing libraries, a sandbox that needs --no-sandbox as root, no /dev/shm); set [browser] args in cdpilot.toml.",
+                "timeout" => "Fix: the browser started too slowly or not at all; try again, or check the machine's load and the browser's flags.",
+                _ => "Fix: see the message above.",
+            };
+            report(
+                false,
+                "launches headless and loads a page",
+                &format!("{}: {}\n       {fix}", error.code, error.message),
+            );
+            ExitCode::FAILURE
+        }
+    };
+    engine.shutdown().await;
+    drop(site);
+    code
+}
+
+/// A loopback HTTP server answering every request with one small page;
+/// runs on a thread until the process exits.
+fn one_page_site() -> std::io::Result<(String, std::thread::JoinHandle<()>)> {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
+    let url = format!("http://{}/", listener.local_addr()?);
+    let thread = std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let mut stream = stream;
+            let _ = stream.set_read_timeout(Some(Duration::from_secs(2)));
+            let mut buf = [0u8; 4096];
+            let _ = stream.read(&mut buf);
+            let body = "<!doctype html><title>cdpilot doctor</title><p>ok</p>";
+            let _ = write!(
+                stream,
+                "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    Ok((url, thread))
+}

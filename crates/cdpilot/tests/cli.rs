@@ -1,0 +1,360 @@
+//! The CLI as a shell (or a shell-driven agent) uses it: each `cdpilot
+//! <command>` a separate process, the first one starting a background
+//! `cdpilot serve` in a private runtime directory, later ones reusing it and
+//! its kept session; `--json` output; exit codes per error class; nothing
+//! left running after `stop --all`.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+use std::time::Duration;
+
+use serde_json::Value;
+use testkit::TestSite;
+
+/// A private runtime directory and TMPDIR: the background server's command
+/// line names the first, its Chromium's the second, both under `root`.
+struct Cli {
+    root: tempfile::TempDir,
+}
+
+impl Cli {
+    fn new() -> Cli {
+        let root = tempfile::Builder::new()
+            .prefix("cdpilot-cli-test-")
+            .tempdir()
+            .expect("tempdir");
+        std::fs::create_dir(root.path().join("tmp")).unwrap();
+        Cli { root }
+    }
+
+    fn runtime_dir(&self) -> PathBuf {
+        self.root.path().join("run")
+    }
+
+    async fn run(&self, args: &[&str]) -> Output {
+        let output = tokio::process::Command::new(env!("CARGO_BIN_EXE_cdpilot"))
+            .args(args)
+            .env("CDPILOT_RUNTIME_DIR", self.runtime_dir())
+            .env("TMPDIR", self.root.path().join("tmp"))
+            .env("CDPILOT_CHROME", testkit::chromium::executable())
+            .env("CDPILOT_CONFIG", "")
+            .env_remove("CDPILOT_SESSION")
+            .env_remove("CDPILOT_SERVE_TOKEN")
+            .kill_on_drop(true)
+            .output();
+        let output = tokio::time::timeout(Duration::from_secs(90), output)
+            .await
+            .expect("a CLI call took over 90 s")
+            .expect("spawn cdpilot");
+        eprintln!(
+            "$ cdpilot {}\n{}{}[exit {:?}]",
+            args.join(" "),
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr),
+            output.status.code()
+        );
+        output
+    }
+
+    /// Runs a command that must succeed; its stdout.
+    async fn ok(&self, args: &[&str]) -> String {
+        let output = self.run(args).await;
+        assert_eq!(output.status.code(), Some(0), "cdpilot {args:?} failed");
+        String::from_utf8(output.stdout).unwrap()
+    }
+
+    fn server_pid(&self) -> Option<u64> {
+        let text = std::fs::read_to_string(self.runtime_dir().join("serve.json")).ok()?;
+        serde_json::from_str::<Value>(&text).ok()?["pid"].as_u64()
+    }
+}
+
+impl Drop for Cli {
+    /// A test that failed half-way still leaves no server (and so no
+    /// Chromium: its guard follows the server) behind.
+    fn drop(&mut self) {
+        if let Some(pid) = self.server_pid() {
+            let _ = std::process::Command::new("kill")
+                .args(["-KILL", &pid.to_string()])
+                .status();
+        }
+        // Let the browser's guard finish cleaning up before the directory
+        // goes (it removes its own run directory inside it).
+        let deadline = std::time::Instant::now() + Duration::from_secs(15);
+        while !left_running(self.root.path()).is_empty() && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+/// The ref on the first snapshot line containing `needle`.
+fn ref_on(snapshot: &str, needle: &str) -> String {
+    support::ref_on_line(snapshot, needle)
+}
+
+fn left_running(dir: &Path) -> Vec<u32> {
+    testkit::processes::mentioning(dir)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_cli_drives_a_page_end_to_end_through_one_background_server() {
+    let site = TestSite::start().await;
+    let cli = Cli::new();
+    assert!(cli.server_pid().is_none());
+
+    // open → snapshot → click → (snapshot) → type --submit → extract
+    let opened = cli.ok(&["open", &site.url("/index.html")]).await;
+    assert!(opened.contains("cdpilot test home"), "{opened}");
+    let first_pid = cli
+        .server_pid()
+        .expect("the first call started a background server");
+    let meta = std::fs::metadata(cli.runtime_dir().join("token")).unwrap();
+    assert_eq!(
+        std::os::unix::fs::PermissionsExt::mode(&meta.permissions()) & 0o777,
+        0o600,
+        "the token is the user's only"
+    );
+
+    let snapshot = cli.ok(&["snapshot"]).await;
+    let link = ref_on(&snapshot, "Go to form");
+    let clicked = cli.ok(&["click", &link]).await;
+    assert!(clicked.contains(&format!("Clicked ref {link}")), "{clicked}");
+    // The click may return before the navigation it started is seen.
+    cli.ok(&["wait", "--url", "*/form.html"]).await;
+    let form = cli.ok(&["snapshot"]).await;
+    let email = ref_on(&form, "Email");
+    cli.ok(&["type", &email, "new@example.com", "--submit"]).await;
+    let extracted = cli.ok(&["extract"]).await;
+    assert!(extracted.contains("submitted new@example.com"), "{extracted}");
+
+    // Every call went to the same server and the same kept session.
+    assert_eq!(cli.server_pid(), Some(first_pid));
+    let sessions: Value =
+        serde_json::from_str(&cli.ok(&["sessions", "--json"]).await).expect("--json is JSON");
+    let sessions = sessions["sessions"].as_array().unwrap().clone();
+    assert_eq!(sessions.len(), 1, "{sessions:?}");
+    assert_eq!(sessions[0]["kept_as"], "default");
+    assert!(
+        sessions[0]["tabs"][0]["url"]
+            .as_str()
+            .unwrap()
+            .ends_with("/form.html"),
+        "{sessions:?}"
+    );
+
+    // --json prints the structured result, before or after the subcommand.
+    let value: Value =
+        serde_json::from_str(&cli.ok(&["eval", "document.title", "--json"]).await).expect("JSON");
+    assert_eq!(value["value"], "submitted new@example.com");
+    let value: Value = serde_json::from_str(&cli.ok(&["--json", "eval", "1+1"]).await).expect("JSON");
+    assert_eq!(value["value"], 2);
+
+    // A stale ref and a timeout exit with different codes (README: exit codes):
+    // the form's refs are stale once the tab has left the form.
+    cli.ok(&["open", &site.url("/index.html")]).await;
+    let stale = cli.run(&["click", &email]).await;
+    assert_eq!(stale.status.code(), Some(4), "element_stale");
+    assert!(String::from_utf8_lossy(&stale.stderr).starts_with("element_stale"));
+    let timeout = cli
+        .run(&["wait", "--text", "never on this page", "--timeout", "1000"])
+        .await;
+    assert_eq!(timeout.status.code(), Some(11), "timeout");
+    let failed: Value =
+        serde_json::from_str(&String::from_utf8(cli.run(&["--json", "click", &email]).await.stdout).unwrap())
+            .expect("an error as JSON");
+    assert_eq!(failed["error"]["code"], "element_stale");
+
+    // A tool this build does not have is a clear error, not a crash.
+    let unknown = cli.run(&["pdf", "out.pdf"]).await;
+    if unknown.status.code() != Some(0) {
+        let stderr = String::from_utf8_lossy(&unknown.stderr);
+        assert!(stderr.contains("browser_pdf"), "{stderr}");
+    }
+
+    // A second session stands beside the first.
+    cli.ok(&["--session", "other", "open", &site.url("/dialogs.html")])
+        .await;
+    let listed = cli.ok(&["sessions"]).await;
+    assert!(
+        listed.contains("(default)") && listed.contains("(other)"),
+        "{listed}"
+    );
+    assert_eq!(cli.server_pid(), Some(first_pid));
+
+    // `stop` ends a session's call in flight at once (exit 12, canceled);
+    // the other session goes on.
+    let waiting = tokio::process::Command::new(env!("CARGO_BIN_EXE_cdpilot"))
+        .args(["--session", "other", "wait", "--ms", "20000"])
+        .env("CDPILOT_RUNTIME_DIR", cli.runtime_dir())
+        .kill_on_drop(true)
+        .output();
+    let waiting = tokio::spawn(waiting);
+    let running = async {
+        loop {
+            let listed: Value = serde_json::from_str(&cli.ok(&["sessions", "--json"]).await).unwrap();
+            let other = listed["sessions"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|s| s["kept_as"] == "other")
+                .cloned();
+            if other.is_some_and(|s| s["running"] == 1) {
+                return;
+            }
+            // Another process's state: polled, there is no event to await.
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(30), running)
+        .await
+        .expect("the wait never ran");
+    let stopped_at = std::time::Instant::now();
+    cli.ok(&["--session", "other", "stop"]).await;
+    let waited = waiting.await.unwrap().unwrap();
+    assert_eq!(waited.status.code(), Some(12), "{waited:?}");
+    assert!(
+        String::from_utf8_lossy(&waited.stderr).contains("stopped"),
+        "{waited:?}"
+    );
+    assert!(
+        stopped_at.elapsed() < Duration::from_secs(10),
+        "stop took {:?}",
+        stopped_at.elapsed()
+    );
+    let listed = cli.ok(&["sessions"]).await;
+    assert!(
+        listed.contains("(default)") && !listed.contains("(other)"),
+        "{listed}"
+    );
+
+    // stop --all ends the server and its browser: nothing is left running.
+    cli.ok(&["stop", "--all"]).await;
+    // The server has exited; its browser's guard may take a moment more.
+    let clean = testkit::processes::wait_until(Duration::from_secs(15), || {
+        left_running(cli.root.path()).is_empty()
+    })
+    .await;
+    assert!(clean, "left running: {:?}", left_running(cli.root.path()));
+    assert!(!cli.runtime_dir().join("serve.json").exists());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_background_server_stops_itself_after_the_idle_timeout() {
+    let site = TestSite::start().await;
+    let cli = Cli::new();
+    let config = cli.root.path().join("cdpilot.toml");
+    std::fs::write(&config, "[session]\nidle_timeout_s = 1\n").unwrap();
+    let output = tokio::process::Command::new(env!("CARGO_BIN_EXE_cdpilot"))
+        .args(["open", &site.url("/index.html")])
+        .env("CDPILOT_RUNTIME_DIR", cli.runtime_dir())
+        .env("TMPDIR", cli.root.path().join("tmp"))
+        .env("CDPILOT_CHROME", testkit::chromium::executable())
+        .env("CDPILOT_CONFIG", &config)
+        .output()
+        .await
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let pid = cli.server_pid().expect("a background server");
+    // 1 s without a call ends the kept session, 1 s without a session the
+    // server; polled (no event to await from outside the process).
+    let gone = testkit::processes::wait_until(Duration::from_secs(30), || {
+        !Path::new(&format!("/proc/{pid}")).exists() && left_running(cli.root.path()).is_empty()
+    })
+    .await;
+    assert!(gone, "the idle background server is still running");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tools_piped_into_head_exits_cleanly() {
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_cdpilot"))
+        .arg("tools")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Read one line, then close the pipe as `head -1` does.
+    let mut stdout = child.stdout.take().unwrap();
+    let mut first = [0u8; 16];
+    std::io::Read::read_exact(&mut stdout, &mut first).unwrap();
+    drop(stdout);
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_arguments_lists_the_subcommands_from_the_registry() {
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_cdpilot"))
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    let text = String::from_utf8(output.stdout).unwrap();
+    for verb in [
+        "open",
+        "snapshot",
+        "click",
+        "type",
+        "fill",
+        "wait",
+        "screenshot",
+        "stop",
+        "doctor",
+        "mcp",
+    ] {
+        assert!(
+            text.lines().any(|l| l.trim_start().starts_with(verb)),
+            "{verb} missing:\n{text}"
+        );
+    }
+    // The help is the tool's own description (the registry MCP sends).
+    let navigate = engine::tools::find("browser_navigate").unwrap().description;
+    let first = navigate.split(". ").next().unwrap();
+    assert!(text.contains(first), "{text}");
+    let help = std::process::Command::new(env!("CARGO_BIN_EXE_cdpilot"))
+        .args(["click", "--help"])
+        .output()
+        .unwrap();
+    let help = String::from_utf8(help.stdout).unwrap();
+    assert!(
+        help.contains(engine::tools::find("browser_click").unwrap().description),
+        "{help}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn doctor_checks_the_browser_and_says_what_to_fix() {
+    let cli = Cli::new();
+    let healthy = cli.run(&["doctor"]).await;
+    let text = String::from_utf8_lossy(&healthy.stdout).to_string();
+    assert_eq!(healthy.status.code(), Some(0), "{text}");
+    for check in [
+        "browser found",
+        "version: Chromium",
+        "launches headless",
+        "a page loads",
+    ] {
+        assert!(text.contains(check), "{check} missing:\n{text}");
+    }
+    let clean = testkit::processes::wait_until(Duration::from_secs(15), || {
+        left_running(cli.root.path()).is_empty()
+    })
+    .await;
+    assert!(clean, "doctor left its browser running");
+
+    let missing = tokio::process::Command::new(env!("CARGO_BIN_EXE_cdpilot"))
+        .arg("doctor")
+        .env("CDPILOT_CHROME", "/nonexistent/chromium")
+        .env("CDPILOT_CONFIG", "")
+        .output()
+        .await
+        .unwrap();
+    let text = String::from_utf8_lossy(&missing.stdout);
+    assert_eq!(missing.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("[FAIL] browser found") && text.contains("Fix:"),
+        "{text}"
+    );
+}

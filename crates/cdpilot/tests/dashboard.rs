@@ -1,0 +1,277 @@
+//! The dashboard at `/` of `cdpilot serve`, loaded in a second real
+//! headless Chromium that the test drives (through the engine as a
+//! library): it shows a session driven by another client, answers a
+//! pending prompt (the page under test sees the answer), shows the live
+//! view and audit thumbnails, and its Stop all ends a running 20 s
+//! `browser_wait` at once.
+
+mod support;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use engine::{Config, Engine};
+use serde_json::{json, Value};
+use support::serve::Serve;
+use testkit::TestSite;
+
+/// The browser that looks at the dashboard, as a person would.
+struct Viewer {
+    engine: Arc<Engine>,
+}
+
+impl Viewer {
+    fn new() -> Viewer {
+        let mut config = Config::default();
+        config.browser.executable = testkit::chromium::executable().display().to_string();
+        Viewer {
+            engine: Arc::new(Engine::new(config)),
+        }
+    }
+
+    async fn call(&self, tool: &str, arguments: Value) -> Result<engine::ActionOutput, engine::ActionError> {
+        engine::dispatch::call(self.engine.session(), tool, arguments, Default::default()).await
+    }
+
+    async fn ok(&self, tool: &str, arguments: Value) -> engine::ActionOutput {
+        match self.call(tool, arguments.clone()).await {
+            Ok(output) => output,
+            Err(e) => panic!("the dashboard's {tool} {arguments} failed: {}", e.message),
+        }
+    }
+
+    async fn wait_text(&self, text: &str) {
+        self.ok("browser_wait", json!({"text": text, "timeout_ms": 20000}))
+            .await;
+    }
+}
+
+/// Runs `tool` on a WebSocket session and returns its result (panics on an error).
+async fn ws_ok(ws: &mut support::serve::Ws, id: &str, tool: &str, arguments: Value) -> Value {
+    let response = ws.call(id, tool, arguments).await;
+    assert!(response.get("error").is_none(), "{tool}: {response}");
+    response["result"].clone()
+}
+
+type Socket = tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+
+/// A live-view WebSocket on the active tab of `session`, as the page opens one.
+async fn screencast(serve: &Serve, session: &str) -> Socket {
+    use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+    let url = format!(
+        "ws://{}/v1/dashboard/screencast?session={session}&tab=t1",
+        serve.authority
+    );
+    let mut request = url.into_client_request().unwrap();
+    let bearer = format!("Bearer {}", serve.token).parse().unwrap();
+    request.headers_mut().insert("authorization", bearer);
+    tokio_tungstenite::connect_async(request)
+        .await
+        .expect("the live view's WebSocket")
+        .0
+}
+
+/// The next JPEG frame (base64) of a live view, within 20 s.
+async fn next_frame(socket: &mut Socket) -> Option<String> {
+    use futures_util::StreamExt;
+    let read = async {
+        while let Some(Ok(message)) = socket.next().await {
+            if let tokio_tungstenite::tungstenite::Message::Text(text) = message {
+                assert!(!text.starts_with("error:"), "{text}");
+                return Some(text.as_str().to_owned());
+            }
+        }
+        None
+    };
+    tokio::time::timeout(Duration::from_secs(20), read)
+        .await
+        .ok()
+        .flatten()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_dashboard_shows_answers_and_stops_sessions() {
+    let site = TestSite::start().await;
+    let serve = Serve::start("[dialogs]\ntimeout_s = 120\n", &["--ask", "http://localhost:*/*"]).await;
+
+    // Two sessions driven by other clients.
+    let mut agent = serve.ws().await;
+    let session = agent.open(&serve.token).await;
+    ws_ok(
+        &mut agent,
+        "1",
+        "browser_navigate",
+        json!({"url": site.url("/ask.html")}),
+    )
+    .await;
+    let mut other = serve.ws().await;
+    other.open(&serve.token).await;
+    ws_ok(
+        &mut other,
+        "1",
+        "browser_navigate",
+        json!({"url": site.url("/index.html")}),
+    )
+    .await;
+
+    // The token goes in once; the page keeps it in a cookie and leaves the address bar.
+    let viewer = Viewer::new();
+    let opened = viewer
+        .ok(
+            "browser_navigate",
+            json!({"url": format!("http://{}/?token={}", serve.authority, serve.token)}),
+        )
+        .await;
+    assert_eq!(
+        opened.data["url"],
+        format!("http://{}/", serve.authority),
+        "{}",
+        opened.text
+    );
+    viewer.wait_text(&site.url("/ask.html")).await;
+    viewer.wait_text(&site.url("/index.html")).await;
+    viewer.wait_text(&session).await;
+
+    // The live view shows frames of the selected session's tab.
+    viewer
+        .ok(
+            "browser_wait",
+            json!({"selector": "#live[src^='data:image/jpeg']", "timeout_ms": 20000}),
+        )
+        .await;
+
+    // The other client's page action gets its thumbnail in the audit.
+    ws_ok(&mut other, "2", "browser_hover", json!({"selector": "a"})).await;
+    viewer
+        .ok(
+            "browser_wait",
+            json!({"selector": "#audit img[alt='after browser_hover']", "timeout_ms": 20000}),
+        )
+        .await;
+
+    // A prompt opened by the agent's click waits in the dashboard, which answers it.
+    let clicked = ws_ok(&mut agent, "2", "browser_click", json!({"selector": "#ask"})).await;
+    assert_eq!(clicked["dialog_opened"]["type"], "prompt", "{clicked}");
+    viewer.wait_text("What is your name?").await;
+    if let Ok(path) = std::env::var("CDPILOT_DASHBOARD_PNG") {
+        let shot = viewer.ok("browser_screenshot", json!({})).await;
+        use base64::Engine as _;
+        let png = base64::engine::general_purpose::STANDARD
+            .decode(&shot.image.as_ref().expect("an image").base64)
+            .unwrap();
+        std::fs::write(&path, png).unwrap();
+    }
+    viewer
+        .ok(
+            "browser_type",
+            json!({"selector": "#dialogs input.prompt", "text": "Ada"}),
+        )
+        .await;
+    viewer
+        .ok("browser_click", json!({"selector": "#dialogs .accept"}))
+        .await;
+    viewer.wait_text("No dialog is waiting.").await;
+    let answered = ws_ok(
+        &mut agent,
+        "3",
+        "browser_wait",
+        json!({"text": "hello Ada", "timeout_ms": 10000}),
+    )
+    .await;
+    assert_eq!(answered["ok"], true, "{answered}");
+
+    // Page actions have thumbnails in the audit while the dashboard watches.
+    ws_ok(&mut agent, "hover", "browser_hover", json!({"selector": "#ask"})).await;
+    viewer
+        .ok(
+            "browser_wait",
+            json!({"selector": "#audit img[alt='after browser_hover']", "timeout_ms": 20000}),
+        )
+        .await;
+    let thumbnail = viewer
+        .ok(
+            "browser_evaluate",
+            json!({"expression": "fetch(document.querySelector('#audit img').src).then(r => r.headers.get('content-type'))"}),
+        )
+        .await;
+    assert_eq!(thumbnail.data["value"], "image/jpeg", "{}", thumbnail.text);
+
+    // Two more viewers of the same tab (WebSockets of the test's own) share
+    // its screencast: one joining gets the latest frame at once, one
+    // leaving does not stop the others' frames.
+    let mut first = screencast(&serve, &session).await;
+    let mut second = screencast(&serve, &session).await;
+    assert!(
+        next_frame(&mut first).await.is_some(),
+        "no frame for the first extra viewer"
+    );
+    assert!(
+        next_frame(&mut second).await.is_some(),
+        "no latest frame for a viewer who joined"
+    );
+    second.close(None).await.unwrap();
+    drop(second);
+    ws_ok(
+        &mut agent,
+        "repaint",
+        "browser_navigate",
+        json!({"url": site.url("/form.html")}),
+    )
+    .await;
+    assert!(
+        next_frame(&mut first).await.is_some(),
+        "frames stopped when a viewer left"
+    );
+    drop(first);
+
+    // A URL the policy asks about, from a client that cannot ask: the
+    // dashboard asks the person, who allows it once.
+    let asked_url = site.url_b("/index.html");
+    agent
+        .send(json!({"type": "request", "id": "ask", "tool": "browser_navigate", "arguments": {"url": asked_url}}))
+        .await;
+    viewer.wait_text(&asked_url).await;
+    viewer
+        .ok("browser_click", json!({"selector": "#asks .once"}))
+        .await;
+    let allowed = loop {
+        let message = agent.next().await.expect("an answer");
+        if message["type"] == "response" {
+            break message;
+        }
+    };
+    assert!(allowed.get("error").is_none(), "{allowed}");
+    assert_eq!(allowed["result"]["url"], asked_url);
+
+    // Stop all ends a running 20 s wait at once, and the sessions with it.
+    agent
+        .send(json!({"type": "request", "id": "4", "tool": "browser_wait", "arguments": {"time_ms": 20000, "timeout_ms": 30000}}))
+        .await;
+    viewer.wait_text("(1 running)").await;
+    let clicked_at = Instant::now();
+    viewer.ok("browser_click", json!({"selector": "#stop-all"})).await;
+    let mut ended = false;
+    let response = loop {
+        let message = agent
+            .next()
+            .await
+            .expect("the socket stays open until the answer");
+        ended |= message["event"] == "session_ended" && message["data"]["reason"] == "stopped";
+        if message["type"] == "response" {
+            break message;
+        }
+    };
+    let took = clicked_at.elapsed();
+    eprintln!("Stop all: the 20 s wait answered canceled {took:?} after the click");
+    assert_eq!(response["id"], "4");
+    assert_eq!(response["error"]["code"], "canceled", "{response}");
+    // Budget: 1 s; slack for two browsers and a busy 2-core machine.
+    assert!(took < Duration::from_secs(4), "Stop all took {took:?}");
+    while let Some(message) = agent.next().await {
+        ended |= message["event"] == "session_ended" && message["data"]["reason"] == "stopped";
+    }
+    assert!(ended, "the agent was told its session was stopped");
+    viewer.wait_text("No session is open.").await;
+
+    viewer.engine.shutdown().await;
+}
