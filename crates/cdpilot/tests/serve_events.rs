@@ -201,6 +201,41 @@ async fn an_idle_session_ends_with_reason_idle_and_is_counted() {
 }
 
 #[tokio::test]
+async fn sessions_their_clients_end_count_as_client_closed_and_shutdown_says_stopped() {
+    let mut serve = Serve::start("", &[]).await;
+    let closing = Client::open(&serve).await;
+    let mut mcp = serve.mcp_client();
+    assert_eq!(mcp.initialize().await.status, 200);
+    let mut staying = Client::open(&serve).await;
+
+    let mut ws = closing.ws;
+    ws.socket.close(None).await.unwrap();
+    assert!((200..300).contains(&mcp.end().await));
+    // Sessions end in the background once their last holder let go.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    let ended = loop {
+        let m = metrics(&serve).await;
+        let ended = m
+            .get(r#"cdpilot_sessions_ended_total{reason="client_closed"}"#)
+            .copied();
+        if ended == Some(2.0) || tokio::time::Instant::now() > deadline {
+            break ended;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert_eq!(ended, Some(2.0));
+
+    let stopping = tokio::spawn(async move {
+        let status = serve.terminate().await;
+        (serve, status)
+    });
+    let ended = staying.event("session_ended").await;
+    assert_eq!(ended["data"]["reason"], "stopped", "{ended}");
+    let (_serve, status) = stopping.await.unwrap();
+    assert!(status.success(), "{status:?}");
+}
+
+#[tokio::test]
 async fn healthz_answers_without_a_token_and_a_wrong_one_is_still_refused() {
     let serve = Serve::start("", &["--token", "t"]).await;
     let bare = http(&serve.authority, "GET", "/healthz", &[], "").await;

@@ -5,8 +5,10 @@
 //!
 //! Owns each endpoint's [`BrowserSlot`] (attached, never launched), its
 //! load (sessions placed since it last came up) and whether it is up.
-//! Placing and taking out are decided under one lock held for
-//! microseconds, so sessions opening at once still spread evenly. It owns
+//! Placing is decided under one fleet-wide lock held for microseconds
+//! (look at every endpoint's load, then add to the chosen one), so sessions
+//! opening at once still spread evenly; each endpoint's state has a lock
+//! of its own, always taken after that one. It owns
 //! no session: a [`Placement`] is the session's, and dropping it gives the
 //! endpoint its load back. The watcher and retry tasks end at
 //! [`Fleet::shutdown`].
@@ -35,6 +37,9 @@ const RETRY_BUDGET: Duration = Duration::from_secs(10);
 /// The endpoints sessions are spread over.
 pub struct Fleet {
     endpoints: Vec<Arc<Endpoint>>,
+    /// Held while a session is placed: two placements never both see the
+    /// same least-loaded endpoint.
+    placing: Mutex<()>,
     /// Cancelled at shutdown: connections closing then are not failures,
     /// and retries stop.
     stopping: CancellationToken,
@@ -128,6 +133,7 @@ impl Fleet {
             .collect();
         Arc::new(Fleet {
             endpoints,
+            placing: Mutex::new(()),
             stopping: CancellationToken::new(),
         })
     }
@@ -196,33 +202,37 @@ impl Fleet {
     /// Places a session on the least-loaded endpoint that is up (the first
     /// of equals).
     fn place(&self, lifecycle: &Arc<Lifecycle>) -> Result<Placement, ActionError> {
-        let endpoint = self
-            .endpoints
-            .iter()
-            .filter_map(|e| {
-                let state = e.state.lock().unwrap();
-                (!state.down).then_some((state.load, e))
-            })
-            .min_by_key(|(load, _)| *load)
-            .map(|(_, e)| e.clone())
-            .ok_or_else(|| self.all_down())?;
-        let mut state = endpoint.state.lock().unwrap();
-        // Taken out between the look and now: let the caller try again.
-        if state.down {
-            return Err(self.all_down());
+        let _placing = self.placing.lock().unwrap();
+        // An endpoint may be taken out between the look and the placement
+        // (`lost` does not wait for this lock): look again.
+        loop {
+            let endpoint = self
+                .endpoints
+                .iter()
+                .filter_map(|e| {
+                    let state = e.state.lock().unwrap();
+                    (!state.down).then_some((state.load, e))
+                })
+                .min_by_key(|(load, _)| *load)
+                .map(|(_, e)| e.clone())
+                .ok_or_else(|| self.all_down())?;
+            let mut state = endpoint.state.lock().unwrap();
+            if state.down {
+                continue;
+            }
+            state.load += 1;
+            state.placed += 1;
+            let number = state.placed;
+            state.sessions.push((number, lifecycle.clone()));
+            let epoch = state.epoch;
+            drop(state);
+            tracing::info!(endpoint = endpoint.url, "session placed");
+            return Ok(Placement {
+                endpoint,
+                epoch,
+                number,
+            });
         }
-        state.load += 1;
-        state.placed += 1;
-        let number = state.placed;
-        state.sessions.push((number, lifecycle.clone()));
-        let epoch = state.epoch;
-        drop(state);
-        tracing::info!(endpoint = endpoint.url, "session placed");
-        Ok(Placement {
-            endpoint,
-            epoch,
-            number,
-        })
     }
 
     fn all_down(&self) -> ActionError {
@@ -340,5 +350,59 @@ impl Endpoint {
             ));
         }
         self.slot.get(budget).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::session::events::Events;
+
+    fn fleet_of(urls: &[&str]) -> Arc<Fleet> {
+        let mut config = Config::default();
+        config.browser.endpoints = urls.iter().map(|u| u.to_string()).collect();
+        Fleet::new(&config, Arc::default())
+    }
+
+    fn lifecycle() -> Arc<Lifecycle> {
+        Arc::new(Lifecycle::new(Events::default(), Arc::default()))
+    }
+
+    fn loads(fleet: &Fleet) -> Vec<(bool, usize)> {
+        fleet.status().iter().map(|e| (e.up, e.sessions)).collect()
+    }
+
+    #[tokio::test]
+    async fn sessions_go_least_loaded_first_and_leave_an_endpoint_that_failed() {
+        // Nothing listens on port 9 of loopback: the retry task never succeeds.
+        let fleet = fleet_of(&["http://127.0.0.1:9", "http://127.0.0.1:9"]);
+        let lives: Vec<_> = (0..4).map(|_| lifecycle()).collect();
+        let mut placed: Vec<_> = lives.iter().map(|l| fleet.place(l).unwrap()).collect();
+        assert_eq!(loads(&fleet), [(true, 2), (true, 2)]);
+        // Leaving frees a place, which the next session takes.
+        placed.remove(0);
+        assert_eq!(loads(&fleet), [(true, 1), (true, 2)]);
+        placed.push(fleet.place(&lifecycle()).unwrap());
+        assert_eq!(loads(&fleet), [(true, 2), (true, 2)]);
+
+        // Sessions 0 and 2 went to the first endpoint (0 has left since).
+        let mut heard = lives[2].events().subscribe();
+        let first = fleet.endpoints[0].clone();
+        fleet.lost(&first);
+        assert_eq!(loads(&fleet), [(false, 0), (true, 2)]);
+        let ended = heard.recv().await.unwrap();
+        assert_eq!(ended.data()["reason"], "browser_lost");
+        // Its placements are stale: dropping them does not touch the load
+        // it will have when it comes back.
+        assert!(placed.iter().filter(|p| !p.valid()).count() == 2);
+        placed.retain(|p| p.valid());
+        assert_eq!(loads(&fleet), [(false, 0), (true, 2)]);
+        placed.push(fleet.place(&lifecycle()).unwrap());
+        assert_eq!(loads(&fleet), [(false, 0), (true, 3)]);
+
+        fleet.lost(&fleet.endpoints[1].clone());
+        let refused = fleet.place(&lifecycle()).err().expect("every endpoint is down");
+        assert_eq!(refused.code, ErrorCode::BrowserDisconnected);
+        fleet.shutdown().await;
     }
 }
