@@ -22,6 +22,7 @@ use tokio_util::sync::CancellationToken;
 use super::slot::BrowserSlot;
 use super::Browser;
 use crate::config::Config;
+use crate::error::Failure;
 use crate::metrics::Metrics;
 use crate::policy::Policy;
 use crate::session::events::{EndReason, Lifecycle};
@@ -81,7 +82,8 @@ pub struct EndpointStatus {
     pub url: String,
     /// Not taken out (it may not have been tried yet).
     pub up: bool,
-    /// Sessions placed on it.
+    /// Sessions placed on it (a fleet's endpoints; 0 for the one browser,
+    /// which every session shares).
     pub sessions: usize,
 }
 
@@ -189,7 +191,9 @@ impl Fleet {
                     self.watch(&current, &browser);
                     return Ok(browser);
                 }
-                Err(e) if budget.is_canceled() || budget.remaining().is_zero() => return Err(e),
+                // The call ran out of time (the start gets the caller's
+                // time less a margin): not the endpoint's fault.
+                Err(e) if budget.is_canceled() || out_of_time(&e, budget) => return Err(e),
                 Err(e) => {
                     tracing::warn!(endpoint = current.url, "browser endpoint failed: {e}");
                     self.lost(&current);
@@ -336,6 +340,11 @@ impl Fleet {
             endpoint.slot.shutdown().await;
         }
     }
+}
+
+/// A timeout that came with the caller's budget nearly spent.
+fn out_of_time(error: &ActionError, budget: &Budget) -> bool {
+    matches!(error.failure, Failure::Timeout { .. }) && budget.remaining() < Duration::from_secs(1)
 }
 
 impl Endpoint {
