@@ -62,6 +62,10 @@ struct ServeArgs {
     /// Once listening, write {"url", "pid"} to this file (mode 0600); removed at exit.
     #[arg(long, hide = true)]
     state_file: Option<PathBuf>,
+    /// A browser endpoint to place sessions on (ws://…, wss://… or http://host:port; repeatable;
+    /// default [browser] endpoints, $CDPILOT_BROWSER_ENDPOINTS comma-separated).
+    #[arg(long = "endpoint", value_name = "URL")]
+    endpoints: Vec<String>,
     #[command(flatten)]
     browser: BrowserArgs,
 }
@@ -81,6 +85,15 @@ impl ServeArgs {
             .filter(|l| !l.is_empty())
         {
             config.serve.listen = listen;
+        }
+        if let Some(endpoints) = std::env::var("CDPILOT_BROWSER_ENDPOINTS")
+            .ok()
+            .filter(|e| !e.trim().is_empty())
+        {
+            config.browser.endpoints = endpoints.split(',').map(|e| e.trim().to_owned()).collect();
+        }
+        if !self.endpoints.is_empty() {
+            config.browser.endpoints = self.endpoints.clone();
         }
         if let Some(listen) = &self.listen {
             config.serve.listen = listen.clone();

@@ -12,7 +12,9 @@ use tokio_util::sync::CancellationToken;
 
 use crate::action::Action;
 use crate::audit::Audit;
+use crate::browser::fleet::{EndpointStatus, Fleet};
 use crate::browser::slot::BrowserSlot;
+use crate::browser::Browsers;
 use crate::metrics::Metrics;
 use crate::secrets::Secrets;
 use crate::session::Session;
@@ -22,10 +24,13 @@ use crate::{dispatch, ActionError, ActionOutput, Budget, Config};
 /// its sessions share (launched on first use), and the default session.
 pub struct Engine {
     config: Arc<Config>,
-    /// The browser all sessions share.
+    /// The browser all sessions share (the default session's, and every
+    /// session's without `[browser] endpoints`).
     slot: Arc<BrowserSlot>,
-    /// The default session's metrics; browser restarts and reconnects are
-    /// counted here too.
+    /// `[browser] endpoints`: new sessions are placed on them instead.
+    fleet: Option<Arc<Fleet>>,
+    /// Every session's counts (each session's metrics count here too),
+    /// browser restarts and reconnects.
     metrics: Arc<Metrics>,
     /// Every call of every session, one record each (`cdpilot://audit`,
     /// `[audit] file`).
@@ -57,10 +62,11 @@ impl Engine {
         let audit = Arc::new(Audit::open(&config.audit.file, metrics.clone())?);
         let secrets = Arc::new(Secrets::from_config(&config.secrets)?);
         let slot = Arc::new(BrowserSlot::new(config.clone(), metrics.clone()));
+        let fleet = (!config.browser.endpoints.is_empty()).then(|| Fleet::new(&config, metrics.clone()));
         let session = Session::new(
             "default".into(),
             config.clone(),
-            slot.clone(),
+            Browsers::One(slot.clone()),
             false,
             metrics.clone(),
             audit.clone(),
@@ -69,6 +75,7 @@ impl Engine {
         Ok(Engine {
             config,
             slot,
+            fleet,
             metrics,
             audit,
             secrets,
@@ -82,7 +89,8 @@ impl Engine {
         &self.config
     }
 
-    /// The default session's metrics (browser restarts and reconnects too).
+    /// The counts of every session (the default one's alone over stdio),
+    /// browser restarts and reconnects.
     pub fn metrics(&self) -> &Metrics {
         &self.metrics
     }
@@ -102,12 +110,16 @@ impl Engine {
     /// [`Engine::new_session`] under the transport's id for it (its name in
     /// the audit).
     pub fn new_session_named(&self, id: String) -> Session {
+        let browsers = match &self.fleet {
+            Some(fleet) => Browsers::Fleet(fleet.clone()),
+            None => Browsers::One(self.slot.clone()),
+        };
         Session::new(
             id,
             self.config.clone(),
-            self.slot.clone(),
+            browsers,
             true,
-            Arc::new(Metrics::default()),
+            Arc::new(Metrics::within(self.metrics.clone())),
             self.audit.clone(),
             self.secrets.clone(),
         )
@@ -140,12 +152,32 @@ impl Engine {
         self.slot.guard_pid()
     }
 
+    /// The browser endpoints new sessions are placed on, with their health
+    /// and load: `[browser] endpoints`, else the one browser (up when its
+    /// connection is).
+    pub fn browser_endpoints(&self) -> Vec<EndpointStatus> {
+        match &self.fleet {
+            Some(fleet) => fleet.status(),
+            None => vec![EndpointStatus {
+                url: match self.config.browser.cdp_url.as_str() {
+                    "" => "launched".into(),
+                    url => url.into(),
+                },
+                up: !self.slot.is_dead(),
+                sessions: 0,
+            }],
+        }
+    }
+
     /// Ends the default session and closes the browser (a launched one
     /// exits and its temporary profile is removed). Actions still running
     /// on it fail with `browser_disconnected`.
     pub async fn shutdown(&self) {
         self.session.close(&Budget::with_timeout(SHUTDOWN_BUDGET)).await;
         self.slot.shutdown().await;
+        if let Some(fleet) = &self.fleet {
+            fleet.shutdown().await;
+        }
     }
 }
 

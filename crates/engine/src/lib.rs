@@ -83,6 +83,7 @@ pub mod tools;
 mod validate;
 
 pub use action::{Action, ActionOutput, Image};
+pub use browser::fleet::EndpointStatus;
 pub use budget::Budget;
 pub use config::Config;
 pub use engine::Engine;

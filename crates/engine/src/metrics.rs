@@ -2,7 +2,10 @@
 //! script terminations, cancellations and browser restarts. Read as JSON
 //! (the MCP resource `cdpilot://metrics`, `--log-metrics` at exit).
 //!
-//! One small lock, held for microseconds to bump numbers.
+//! One small lock, held for microseconds to bump numbers. A session's
+//! metrics may count into a parent as well (the engine's totals, which
+//! `cdpilot serve`'s `/metrics` reads), so nothing is lost when a session
+//! ends.
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;
@@ -21,6 +24,25 @@ pub const BUCKETS_MS: &[u64] = &[5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000,
 #[derive(Default)]
 pub struct Metrics {
     inner: Mutex<Totals>,
+    /// Every count made here is made there too (the engine's totals).
+    parent: Option<std::sync::Arc<Metrics>>,
+}
+
+/// The engine-wide counters `/metrics` exports (a copy).
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct Counters {
+    /// Calls that ended with `timeout`.
+    pub timeouts: u64,
+    /// Scripts stopped with `Runtime.terminateExecution`.
+    pub evaluate_terminations: u64,
+    /// Connections to a live browser opened again.
+    pub reconnects: u64,
+    /// Browsers started again after one died.
+    pub browser_restarts: u64,
+    /// URL verdicts by action (`allow`, `ask`, `deny`).
+    pub policy_verdicts: Vec<(String, u64)>,
+    /// Sessions whose pages ended, by reason (`idle`, `browser_lost`, …).
+    pub sessions_ended: Vec<(String, u64)>,
 }
 
 #[derive(Default, Serialize)]
@@ -38,6 +60,10 @@ struct Totals {
     /// Audit records that could not be written to `[audit] file` (they are
     /// still in memory).
     audit_write_errors: u64,
+    /// URL verdicts by action.
+    policy_verdicts: BTreeMap<String, u64>,
+    /// Sessions ended, by reason.
+    sessions_ended: BTreeMap<&'static str, u64>,
 }
 
 #[derive(Default, Serialize)]
@@ -53,10 +79,63 @@ struct ToolStats {
 }
 
 impl Metrics {
+    /// Metrics that also count into `parent`.
+    pub fn within(parent: std::sync::Arc<Metrics>) -> Metrics {
+        Metrics {
+            inner: Mutex::default(),
+            parent: Some(parent),
+        }
+    }
+
+    /// Applies `count` here and in the parent.
+    fn count(&self, count: impl Fn(&mut Totals)) {
+        count(&mut self.inner.lock().unwrap());
+        if let Some(parent) = &self.parent {
+            parent.count(count);
+        }
+    }
+
     /// Counts one call of `tool` that took `elapsed` and ended with `outcome`.
     pub fn record(&self, tool: &'static str, elapsed: Duration, outcome: Result<(), ErrorCode>) {
+        self.count(|totals| totals.record(tool, elapsed, outcome));
+    }
+
+    /// Counts one URL verdict (`allow`, `ask`, `deny`).
+    pub fn verdict(&self, action: &str) {
+        self.count(|totals| *totals.policy_verdicts.entry(action.to_owned()).or_default() += 1);
+    }
+
+    /// Counts a session whose pages ended for `reason`.
+    pub fn session_ended(&self, reason: &'static str) {
+        self.count(|totals| *totals.sessions_ended.entry(reason).or_default() += 1);
+    }
+
+    /// A copy of the counters `/metrics` exports.
+    pub fn counters(&self) -> Counters {
+        let totals = self.inner.lock().unwrap();
+        Counters {
+            timeouts: totals.tools.values().map(|t| t.timeouts).sum(),
+            evaluate_terminations: totals.terminate_execution,
+            reconnects: totals.reconnects,
+            browser_restarts: totals.browser_restarts,
+            policy_verdicts: totals
+                .policy_verdicts
+                .iter()
+                .map(|(k, v)| (k.clone(), *v))
+                .collect(),
+            sessions_ended: totals
+                .sessions_ended
+                .iter()
+                .map(|(k, v)| (k.to_string(), *v))
+                .collect(),
+        }
+    }
+}
+
+impl Totals {
+    fn record(&mut self, tool: &'static str, elapsed: Duration, outcome: Result<(), ErrorCode>) {
         let ms = elapsed.as_millis() as u64;
-        let mut totals = self.inner.lock().unwrap();
+        let totals = self;
         let stats = totals.tools.entry(tool).or_default();
         if stats.histogram_ms.is_empty() {
             stats.histogram_ms = vec![0; BUCKETS_MS.len() + 1];
@@ -82,25 +161,27 @@ impl Metrics {
             }
         }
     }
+}
 
+impl Metrics {
     /// Counts a script stopped with `Runtime.terminateExecution`.
     pub fn script_terminated(&self) {
-        self.inner.lock().unwrap().terminate_execution += 1;
+        self.count(|totals| totals.terminate_execution += 1);
     }
 
     /// Counts a reconnect to a live browser.
     pub fn reconnected(&self) {
-        self.inner.lock().unwrap().reconnects += 1;
+        self.count(|totals| totals.reconnects += 1);
     }
 
     /// Counts an audit record that could not be written to the audit file.
     pub fn audit_write_failed(&self) {
-        self.inner.lock().unwrap().audit_write_errors += 1;
+        self.count(|totals| totals.audit_write_errors += 1);
     }
 
     /// Counts a browser started again after the previous one died.
     pub fn browser_restarted(&self) {
-        self.inner.lock().unwrap().browser_restarts += 1;
+        self.count(|totals| totals.browser_restarts += 1);
     }
 
     /// The totals as JSON.
@@ -127,6 +208,7 @@ mod tests {
         );
         m.record("browser_wait", Duration::from_secs(60), Err(ErrorCode::Canceled));
         m.script_terminated();
+        m.verdict("deny");
         let j = m.to_json();
         assert_eq!(j["tools"]["browser_click"]["calls"], 2);
         assert_eq!(j["tools"]["browser_click"]["ok"], 1);
@@ -137,5 +219,22 @@ mod tests {
         assert_eq!(j["tools"]["browser_wait"]["histogram_ms"][BUCKETS_MS.len()], 1);
         assert_eq!(j["cancellations"], 1);
         assert_eq!(j["terminate_execution"], 1);
+        assert_eq!(j["policy_verdicts"]["deny"], 1);
+    }
+
+    #[test]
+    fn a_sessions_counts_reach_its_parent() {
+        let parent = std::sync::Arc::new(Metrics::default());
+        let child = Metrics::within(parent.clone());
+        child.record("browser_click", Duration::from_millis(3), Err(ErrorCode::Timeout));
+        child.script_terminated();
+        child.verdict("allow");
+        child.session_ended("idle");
+        drop(child);
+        let counters = parent.counters();
+        assert_eq!(counters.timeouts, 1);
+        assert_eq!(counters.evaluate_terminations, 1);
+        assert_eq!(counters.policy_verdicts, [("allow".to_string(), 1)]);
+        assert_eq!(counters.sessions_ended, [("idle".to_string(), 1)]);
     }
 }

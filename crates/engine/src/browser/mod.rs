@@ -10,6 +10,7 @@
 //!
 //! Tabs belong to sessions (`crate::session`), not here.
 
+pub mod fleet;
 mod popups;
 pub mod slot;
 mod targets;
@@ -29,6 +30,26 @@ use crate::tab::{DialogRules, TabSetup};
 use crate::{ActionError, Budget, ErrorCode};
 
 pub use targets::TargetManager;
+
+/// Where a session's browser comes from: the one browser of the process
+/// (launched or `cdp_url`), or a fleet of endpoints.
+#[derive(Clone)]
+pub enum Browsers {
+    /// The one browser every session shares.
+    One(Arc<slot::BrowserSlot>),
+    /// `[browser] endpoints`: each session placed on one of them.
+    Fleet(Arc<fleet::Fleet>),
+}
+
+impl Browsers {
+    /// The URL rules, compiled once.
+    pub fn policy(&self) -> &Arc<Policy> {
+        match self {
+            Browsers::One(slot) => slot.policy(),
+            Browsers::Fleet(fleet) => fleet.policy(),
+        }
+    }
+}
 
 pub struct Browser {
     /// The Chromium we launched; `None` when attached to someone else's,

@@ -81,6 +81,16 @@ impl BrowserSlot {
         self.current.lock().unwrap().clone().filter(|b| b.is_alive())
     }
 
+    /// A browser was started and its connection is gone (a reconnect has
+    /// not been tried yet).
+    pub fn is_dead(&self) -> bool {
+        self.current
+            .lock()
+            .unwrap()
+            .as_ref()
+            .is_some_and(|b| !b.is_alive())
+    }
+
     /// Runs as the single flight: reconnect to the browser we had, or
     /// start one.
     async fn recover(&self, time: Duration) -> Result<Arc<Browser>, ActionError> {

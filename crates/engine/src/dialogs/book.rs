@@ -16,6 +16,7 @@ use cdp::protocol::{fetch, page};
 use tokio::sync::watch;
 
 use super::{bridge, now, Closer, Dialog};
+use crate::session::events::{SessionEvent, TabEvents};
 
 pub const RECENT_CAP: usize = 20;
 
@@ -33,6 +34,9 @@ struct Shared {
     /// the next dialog, an answer waiting for the page's reaction, a watchdog
     /// waiting for another answerer) looks again.
     changed: watch::Sender<u64>,
+    /// The session's event stream (`dialog_opened`, `dialog_closed`), once
+    /// a session adopted the tab.
+    events: TabEvents,
 }
 
 impl Default for Shared {
@@ -40,6 +44,7 @@ impl Default for Shared {
         Shared {
             book: Mutex::default(),
             changed: watch::Sender::new(0),
+            events: TabEvents::default(),
         }
     }
 }
@@ -50,6 +55,8 @@ struct Book {
     recent: VecDeque<Dialog>,
     /// Dialogs ever opened on this tab; ids are `d-N`.
     opened: u64,
+    /// Dialogs ever closed on this tab (to tell which an edit closed).
+    closed: u64,
 }
 
 impl std::fmt::Debug for DialogBook {
@@ -76,11 +83,42 @@ impl DialogBook {
         read(&self.shared.book.lock().unwrap())
     }
 
-    /// Changes the book, then wakes whoever waits for a change.
+    /// Changes the book, then wakes whoever waits for a change and tells
+    /// the session's event stream which dialogs opened or closed.
     fn edit<T>(&self, edit: impl FnOnce(&mut Book) -> T) -> T {
-        let result = edit(&mut self.shared.book.lock().unwrap());
+        let (result, opened, closed) = {
+            let mut book = self.shared.book.lock().unwrap();
+            let (opened_before, closed_before) = (book.opened, book.closed);
+            let result = edit(&mut book);
+            let opened: Vec<Dialog> = book
+                .pending
+                .iter()
+                .chain(&book.recent)
+                .filter(|d| d.number > opened_before)
+                .cloned()
+                .collect();
+            let closed_now = (book.closed - closed_before) as usize;
+            let closed: Vec<Dialog> = book.recent.iter().rev().take(closed_now).rev().cloned().collect();
+            (result, opened, closed)
+        };
         self.shared.changed.send_modify(|n| *n += 1);
+        for dialog in opened {
+            self.shared
+                .events
+                .emit(|tab| SessionEvent::DialogOpened { tab, dialog });
+        }
+        for dialog in closed {
+            self.shared
+                .events
+                .emit(|tab| SessionEvent::DialogClosed { tab, dialog });
+        }
         result
+    }
+
+    /// The tab's way to its session's event stream (bound when a session
+    /// adopts the tab; the event reader sends `navigated` through it too).
+    pub fn events(&self) -> &TabEvents {
+        &self.shared.events
     }
 
     /// Records a dialog event of one of the tab's sessions. Returns the
@@ -310,6 +348,7 @@ impl Book {
         let mut dialog = self.pending.remove(index);
         dialog.closed_at = Some(now());
         dialog.closed_by = Some(dialog.answering.take().unwrap_or(Closer::Remote));
+        self.closed += 1;
         self.recent.push_back(dialog);
         while self.recent.len() > RECENT_CAP {
             self.recent.pop_front();

@@ -12,6 +12,7 @@ use std::sync::{Arc, Mutex};
 
 use cdp::protocol::target::{self, TargetInfo};
 
+use super::events::Events;
 use crate::browser::Browser;
 use crate::error::Failure;
 use crate::tab::Tab;
@@ -29,6 +30,8 @@ pub struct Context {
     tabs: Mutex<TabSet>,
     /// The link generation the tabs are attached under.
     generation: AtomicU64,
+    /// The session's event stream: every tab adopted here reports to it.
+    events: Events,
 }
 
 impl Context {
@@ -37,6 +40,7 @@ impl Context {
     pub async fn open(
         browser: Arc<Browser>,
         isolated: bool,
+        events: Events,
         budget: &Budget,
     ) -> Result<Context, ActionError> {
         let id = match isolated {
@@ -48,6 +52,7 @@ impl Context {
             browser,
             id,
             tabs: Mutex::new(TabSet::default()),
+            events,
         };
         context.sync(budget).await?;
         if context.tabs.lock().unwrap().list().is_empty() {
@@ -140,7 +145,7 @@ impl Context {
         for target_id in unseen {
             match link.targets.tab(&target_id, None, budget).await {
                 Ok(tab) => {
-                    self.tabs.lock().unwrap().add(tab);
+                    self.adopt(&mut self.tabs.lock().unwrap(), tab);
                 }
                 // Closed while we were attaching: nothing to list.
                 Err(e) if e.failure == Failure::TargetClosed && link.targets.info(&target_id).is_none() => {}
@@ -173,9 +178,18 @@ impl Context {
         });
         let tab = link.targets.tab(&created.target_id, None, budget).await?;
         let mut tabs = self.tabs.lock().unwrap();
-        let id = tabs.add(tab.clone());
+        let id = self.adopt(&mut tabs, tab.clone());
         tabs.select(&id);
         Ok((id, tab))
+    }
+
+    /// Adds a tab to the set and sends its events to the session's stream
+    /// under its short id.
+    fn adopt(&self, tabs: &mut TabSet, tab: Arc<Tab>) -> String {
+        let events = tab.dialogs();
+        let id = tabs.add(tab);
+        events.events().bind(&self.events, &id);
+        id
     }
 
     /// Makes `id` the active tab (and brings it to the front).

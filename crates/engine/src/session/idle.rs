@@ -18,6 +18,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::Notify;
 use tokio::task::AbortHandle;
 
+use super::events::{EndReason, Lifecycle};
 use super::Context;
 use crate::Budget;
 
@@ -46,6 +47,8 @@ struct Clock {
     expired: AtomicBool,
     /// Poked when a call ends, so the timer counts from then.
     call_ended: Notify,
+    /// Told when the session's pages end for idleness (`session_ended`).
+    lifecycle: Arc<Lifecycle>,
 }
 
 /// A call in flight; dropping it ends the call on the idle clock.
@@ -72,12 +75,13 @@ impl Clock {
         }
         let context = slot.take()?;
         self.expired.store(true, Ordering::SeqCst);
+        self.lifecycle.ended(EndReason::Idle);
         Some(context)
     }
 }
 
 impl Idle {
-    pub fn new(timeout_s: u64) -> Idle {
+    pub fn new(timeout_s: u64, lifecycle: Arc<Lifecycle>) -> Idle {
         Idle {
             timeout: (timeout_s > 0).then(|| Duration::from_secs(timeout_s)),
             state: Arc::new(Clock {
@@ -85,6 +89,7 @@ impl Idle {
                 in_flight: AtomicUsize::new(0),
                 expired: AtomicBool::new(false),
                 call_ended: Notify::new(),
+                lifecycle,
             }),
             timer: OnceLock::new(),
         }

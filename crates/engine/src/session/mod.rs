@@ -3,10 +3,13 @@
 //! the path every action takes in it.
 //!
 //! Owns: the session's [`Context`] (replaced when the browser was
-//! relaunched: the next result says so) and its metrics. The browser is
-//! shared ([`BrowserSlot`]); nothing here holds a lock across an await.
+//! relaunched: the next result says so), its metrics, its event stream
+//! (`events`) and, with a fleet of endpoints, its placement on one. The
+//! browser is shared ([`Browsers`]); nothing here holds a lock across an
+//! await.
 
 mod context;
+pub mod events;
 mod idle;
 mod policy;
 mod watch;
@@ -18,7 +21,8 @@ use tracing::Instrument;
 use crate::action::Action;
 use crate::actions;
 use crate::audit::Audit;
-use crate::browser::slot::BrowserSlot;
+use crate::browser::fleet::Placement;
+use crate::browser::{Browser, Browsers};
 use crate::config::Config;
 use crate::dialogs;
 use crate::metrics::Metrics;
@@ -29,6 +33,7 @@ use crate::tab::{DialogPolicy, Tab};
 use crate::{tools, ActionError, ActionOutput, Budget};
 
 pub use context::Context;
+use events::{EndReason, Events, Lifecycle, SessionEvent};
 pub(crate) use policy::destination_url;
 pub use watch::{Overview, TabView};
 
@@ -39,7 +44,12 @@ pub struct Session {
     /// Names the session in the audit (`default` over stdio).
     id: String,
     config: Arc<Config>,
-    slot: Arc<BrowserSlot>,
+    /// The browser, or the fleet of endpoints, it runs on.
+    browsers: Browsers,
+    /// Its place on one endpoint of a fleet (none yet, or not a fleet).
+    placement: Mutex<Option<Placement>>,
+    /// Its event stream, and saying once that its pages ended.
+    lifecycle: Arc<Lifecycle>,
     /// A browser context of its own (true), or the default one (stdio, so a
     /// `--user-data-dir` profile is the one the agent uses).
     isolated: bool,
@@ -67,26 +77,29 @@ pub struct Session {
 const OPEN_BUDGET: std::time::Duration = std::time::Duration::from_secs(20);
 
 impl Session {
-    /// A session on the browser in `slot`: with a browser context of its own
+    /// A session on `browsers`: with a browser context of its own
     /// (`isolated`) or the default one. Library users call
     /// [`Engine::new_session`](crate::Engine::new_session) instead.
-    pub fn new(
+    pub(crate) fn new(
         id: String,
         config: Arc<Config>,
-        slot: Arc<BrowserSlot>,
+        browsers: Browsers,
         isolated: bool,
         metrics: Arc<Metrics>,
         audit: Arc<Audit>,
         secrets: Arc<Secrets>,
     ) -> Session {
-        let idle = idle::Idle::new(config.session.idle_timeout_s);
+        let lifecycle = Arc::new(Lifecycle::new(Events::default(), metrics.clone()));
+        let idle = idle::Idle::new(config.session.idle_timeout_s, lifecycle.clone());
         Session {
             id,
             idle,
             audit,
             secrets,
             config,
-            slot,
+            browsers,
+            placement: Mutex::new(None),
+            lifecycle,
             isolated,
             metrics,
             context: Arc::new(Mutex::new(None)),
@@ -103,6 +116,12 @@ impl Session {
     /// What this session did.
     pub fn metrics(&self) -> &Metrics {
         &self.metrics
+    }
+
+    /// The session's event stream (`dialog_opened`, `navigated`,
+    /// `session_ended`, …): subscribe to hear what happens in it.
+    pub fn events(&self) -> &Events {
+        self.lifecycle.events()
     }
 
     /// The session's id (`default` over stdio), as the audit names it.
@@ -174,7 +193,36 @@ impl Session {
         }
         let outcome = result.as_ref().map(|_| ()).map_err(|e| e.code);
         self.metrics.record(tool, elapsed, outcome);
+        self.report(action, &result, notes);
         result
+    }
+
+    /// Counts the call's URL verdicts and tells the event stream what the
+    /// call saw: URLs the policy refused, an obstacle.
+    fn report(&self, action: &Action, result: &Result<ActionOutput, ActionError>, notes: &Notes) {
+        for verdict in &notes.verdicts {
+            let decision = verdict["action"].as_str().unwrap_or("deny");
+            self.metrics.verdict(decision);
+            // A destination the user allowed shows as `ask`; one refused
+            // ends the call with permission_denied.
+            let refused = decision == "deny"
+                || (decision == "ask"
+                    && matches!(result, Err(e) if e.code == crate::ErrorCode::PermissionDenied));
+            if refused {
+                self.events().emit(SessionEvent::PermissionDenied {
+                    url: verdict["url"].as_str().unwrap_or_default().to_owned(),
+                    rule: verdict["rule"].as_str().unwrap_or_default().to_owned(),
+                });
+            }
+        }
+        if let Ok(output) = result {
+            if !output.data["obstacle"].is_null() {
+                self.events().emit(SessionEvent::Obstacle {
+                    tab: action.common().tab.clone(),
+                    obstacle: output.data["obstacle"].clone(),
+                });
+            }
+        }
     }
 
     async fn run(
@@ -193,7 +241,7 @@ impl Session {
             self.refuse_if_off(spec)?;
         }
         crate::validate::urls(action, &self.config.policy.schemes)?;
-        let rules = self.slot.policy();
+        let rules = self.browsers.policy();
         // Judged once: the verdict goes to the audit and decides the call. A
         // "once" answer is held until the call ends.
         let destination = destination_url(action).map(|url| rules.judge(url));
@@ -246,7 +294,7 @@ impl Session {
     /// concurrent callers) when there is none or the browser was replaced.
     /// The flag says a context on an earlier browser was lost.
     pub async fn context(&self, budget: &Budget) -> Result<(Arc<Context>, bool), ActionError> {
-        let browser = self.slot.get(budget).await?;
+        let browser = self.browser(budget).await?;
         let current = self.context.lock().unwrap().clone();
         if let Some(context) = &current {
             if Arc::ptr_eq(&context.browser, &browser) {
@@ -256,11 +304,12 @@ impl Session {
         }
         let isolated = self.isolated;
         let state_file = self.config.browser.storage_state.clone();
+        let events = self.events().clone();
         let opened = self
             .opening
             .run("opening the session", budget, move || async move {
                 let budget = Budget::with_timeout(OPEN_BUDGET);
-                let context = Context::open(browser, isolated, &budget).await?;
+                let context = Context::open(browser, isolated, events, &budget).await?;
                 // `[browser] storage_state`: every new session starts with it.
                 if !state_file.is_empty() {
                     let path = std::path::Path::new(&state_file);
@@ -275,6 +324,7 @@ impl Session {
                 Ok(Arc::new(context))
             })
             .await?;
+        self.lifecycle.began();
         let replaced = current.is_some_and(|c| !Arc::ptr_eq(&c.browser, &opened.browser));
         let mut slot = self.context.lock().unwrap();
         if slot
@@ -284,6 +334,25 @@ impl Session {
             *slot = Some(opened.clone());
         }
         Ok((opened, replaced))
+    }
+
+    /// The live browser this session runs on: the one browser, or its
+    /// endpoint of the fleet (placed on the least-loaded one first, and
+    /// again when its endpoint failed).
+    async fn browser(&self, budget: &Budget) -> Result<Arc<Browser>, ActionError> {
+        match &self.browsers {
+            Browsers::One(slot) => slot.get(budget).await,
+            Browsers::Fleet(fleet) => fleet.browser(&self.placement, &self.lifecycle, budget).await,
+        }
+    }
+
+    /// Ends the session for `reason`: its pages close (as
+    /// [`Session::close`]) and `session_ended` is said, unless its pages
+    /// had already ended (idle, a lost browser).
+    pub async fn end(&self, reason: EndReason, budget: &Budget) {
+        self.close(budget).await;
+        self.lifecycle.ended(reason);
+        self.placement.lock().unwrap().take();
     }
 
     /// Runs an action in a tab under the dialog rules: while a dialog blocks

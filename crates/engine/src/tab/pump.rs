@@ -28,6 +28,7 @@ use super::TabState;
 use crate::dialogs::{self, Watchdogs};
 pub use crate::dialogs::{DialogPolicy, DialogRules};
 use crate::policy::{gate, Gate, Policy};
+use crate::session::events::SessionEvent;
 
 /// Installed in every document of the tab and its frames before any page
 /// script runs: automation must not announce itself.
@@ -160,7 +161,17 @@ pub(super) fn spawn(
             } else {
                 let from_tab = event.session_id == tab_session;
                 let opened = book.apply(&event);
-                state.lock().unwrap().apply_from(&event, from_tab);
+                let navigated = {
+                    let mut state = state.lock().unwrap();
+                    let before = from_tab.then(|| (state.document, state.url.clone()));
+                    state.apply_from(&event, from_tab);
+                    before
+                        .filter(|(document, url)| *document != state.document || *url != state.url)
+                        .map(|_| state.url.clone())
+                };
+                if let Some(url) = navigated {
+                    book.events().emit(|tab| SessionEvent::Navigated { tab, url });
+                }
                 if let Some(dialog) = opened {
                     let session = conn.session(dialog.session.clone());
                     watchdogs.opened(&book, session, dialog);

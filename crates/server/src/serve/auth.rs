@@ -17,6 +17,10 @@ use axum::response::{IntoResponse, Response};
 /// (browsers cannot set headers on a WebSocket upgrade).
 pub const WS_PATH: &str = "/v1/ws";
 
+/// The load balancers' probe: answered without a token (it says only
+/// whether the server can take sessions).
+pub const HEALTH_PATH: &str = "/healthz";
+
 pub struct Guard {
     token: String,
     /// The address served; a loopback one means `Host` must be a loopback name.
@@ -117,7 +121,8 @@ fn login(guard: &Guard, request: &Request) -> Option<Response> {
 }
 
 /// Middleware on every route: `Host`, `Origin`, then the bearer token (or
-/// the dashboard's cookie).
+/// the dashboard's cookie; not asked of [`HEALTH_PATH`], where a wrong one
+/// offered is still refused).
 pub async fn check(State(guard): State<Arc<Guard>>, mut request: Request, next: Next) -> Response {
     let headers = request.headers();
     if !guard.host_allowed(headers) {
@@ -156,6 +161,7 @@ pub async fn check(State(guard): State<Arc<Guard>>, mut request: Request, next: 
         }
         // The WebSocket API may carry the token in `hello` instead.
         None if request.uri().path() == WS_PATH => {}
+        None if request.uri().path() == HEALTH_PATH => {}
         None => {
             return refuse(
                 StatusCode::UNAUTHORIZED,

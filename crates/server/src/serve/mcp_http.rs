@@ -9,7 +9,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::extract::{Request, State};
+use axum::extract::Request;
 use axum::http::{header, Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
@@ -38,7 +38,11 @@ pub fn service(engine: Arc<Engine>, sessions: Arc<Sessions>, stopping: Cancellat
         .disable_allowed_origins()
         .with_cancellation_token(stopping.clone());
     let factory = move || {
-        let lease = sessions.start().map_err(std::io::Error::other)?;
+        let lease = sessions.start().map_err(|full| {
+            // Tell `limit_sessions`, which runs this request, to say so.
+            let _ = REFUSED.try_with(|refused| refused.set(Some(full.max)));
+            std::io::Error::other(full)
+        })?;
         lease.set_client("mcp");
         // Its calls end at shutdown and at Stop (the lease's token, which
         // is also cancelled when the lease goes: this watcher ends then).
@@ -55,11 +59,23 @@ pub fn service(engine: Arc<Engine>, sessions: Arc<Sessions>, stopping: Cancellat
     StreamableHttpService::new(factory, Arc::new(manager), config)
 }
 
+tokio::task_local! {
+    /// Set by the service factory when `max_sessions` refused the session
+    /// this request was opening (rmcp runs the factory inside the
+    /// request's own future, so the middleware around it can read it).
+    static REFUSED: std::cell::Cell<Option<usize>>;
+}
+
 /// Middleware on `/mcp`: a new MCP session past `max_sessions` gets a
 /// JSON-RPC error that says so (rmcp would answer a bare 500); an ended
 /// session's DELETE answers 204 (rmcp says 202, which clients such as the
 /// Python SDK report as a failed termination).
-pub async fn limit_sessions(State(sessions): State<Arc<Sessions>>, request: Request, next: Next) -> Response {
+///
+/// The limit itself is decided once, by `Sessions::start` under its lock
+/// when rmcp creates the session; checking the count here first would let
+/// two initializes arriving together both pass. This only turns that
+/// refusal into the answer.
+pub async fn limit_sessions(request: Request, next: Next) -> Response {
     if request.method() == Method::DELETE {
         let mut response = next.run(request).await;
         if response.status() == StatusCode::ACCEPTED {
@@ -68,15 +84,22 @@ pub async fn limit_sessions(State(sessions): State<Arc<Sessions>>, request: Requ
         return response;
     }
     let opens_session = request.method() == Method::POST && !request.headers().contains_key("mcp-session-id");
-    if opens_session && sessions.is_full() {
-        let message = TooManySessions { max: sessions.max() }.to_string();
-        let body = json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32000, "message": message}});
-        return (
-            StatusCode::SERVICE_UNAVAILABLE,
-            [(header::CONTENT_TYPE, "application/json")],
-            body.to_string(),
-        )
-            .into_response();
+    if !opens_session {
+        return next.run(request).await;
     }
-    next.run(request).await
+    let (response, refused) = REFUSED
+        .scope(std::cell::Cell::new(None), async {
+            let response = next.run(request).await;
+            (response, REFUSED.with(|r| r.get()))
+        })
+        .await;
+    let Some(max) = refused else { return response };
+    let message = TooManySessions { max }.to_string();
+    let body = json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32000, "message": message}});
+    (
+        StatusCode::SERVICE_UNAVAILABLE,
+        [(header::CONTENT_TYPE, "application/json")],
+        body.to_string(),
+    )
+        .into_response()
 }

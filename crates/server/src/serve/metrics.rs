@@ -1,14 +1,23 @@
 //! `/metrics` of `cdpilot serve` in Prometheus text format: calls by tool
-//! and outcome, call durations, sessions open, started and ended.
+//! and outcome, call durations, sessions open and started (here), and what
+//! the engine counts (sessions ended by reason, timeouts, script
+//! terminations, reconnects, policy verdicts, browser endpoints up).
 //!
 //! Owns the Prometheus registry. Calls are recorded by the transports at
 //! their edge (one record per tool call, whichever front end made it);
-//! sessions by [`super::sessions`].
+//! sessions by [`super::sessions`]; the engine's counts are read from
+//! [`engine::metrics::Metrics::counters`] at each scrape ([`EngineCounts`]),
+//! so the engine keeps one set of numbers and no copy goes stale.
 
+use std::sync::Arc;
 use std::time::Duration;
 
+use engine::Engine;
+use prometheus::core::{Collector, Desc};
+use prometheus::proto::MetricFamily;
 use prometheus::{
-    Encoder, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge, Opts, Registry, TextEncoder,
+    Encoder, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge, IntGaugeVec, Opts, Registry,
+    TextEncoder,
 };
 
 pub struct ServeMetrics {
@@ -19,11 +28,11 @@ pub struct ServeMetrics {
     duration: HistogramVec,
     sessions_open: IntGauge,
     sessions_started: IntCounter,
-    sessions_ended: IntCounter,
 }
 
-impl Default for ServeMetrics {
-    fn default() -> Self {
+impl ServeMetrics {
+    /// The metrics of a server on `engine`.
+    pub fn new(engine: Arc<Engine>) -> Self {
         let registry = Registry::new();
         let calls = IntCounterVec::new(
             Opts::new(
@@ -43,14 +52,12 @@ impl Default for ServeMetrics {
             IntGauge::new("cdpilot_sessions_open", "Sessions open now.").expect("valid metric");
         let sessions_started =
             IntCounter::new("cdpilot_sessions_started_total", "Sessions started.").expect("valid metric");
-        let sessions_ended =
-            IntCounter::new("cdpilot_sessions_ended_total", "Sessions ended.").expect("valid metric");
         for metric in [
             Box::new(calls.clone()) as Box<dyn prometheus::core::Collector>,
             Box::new(duration.clone()),
             Box::new(sessions_open.clone()),
             Box::new(sessions_started.clone()),
-            Box::new(sessions_ended.clone()),
+            Box::new(EngineCounts::new(engine)),
         ] {
             registry.register(metric).expect("metric names are unique");
         }
@@ -60,12 +67,8 @@ impl Default for ServeMetrics {
             duration,
             sessions_open,
             sessions_started,
-            sessions_ended,
         }
     }
-}
-
-impl ServeMetrics {
     /// One finished tool call; `outcome` is `ok` or the error code.
     pub fn call(&self, tool: &str, outcome: &str, elapsed: Duration) {
         // Unknown tool names come from clients: do not let them grow the label set.
@@ -81,8 +84,9 @@ impl ServeMetrics {
         self.sessions_open.inc();
     }
 
+    /// A session's lease ended (its end, with the reason, is the engine's
+    /// count).
     pub fn session_ended(&self) {
-        self.sessions_ended.inc();
         self.sessions_open.dec();
     }
 
@@ -93,5 +97,139 @@ impl ServeMetrics {
             .encode(&self.registry.gather(), &mut out)
             .expect("text encoding does not fail");
         String::from_utf8(out).expect("the text format is UTF-8")
+    }
+}
+
+/// The engine's counts, as Prometheus metrics made afresh at each scrape.
+struct EngineCounts {
+    engine: Arc<Engine>,
+    /// The same metrics, empty: their descriptions, which a collector must
+    /// give before it is registered.
+    shape: EngineMetrics,
+}
+
+/// One set of the engine's metrics.
+struct EngineMetrics {
+    timeouts: IntCounter,
+    terminations: IntCounter,
+    reconnects: IntCounter,
+    restarts: IntCounter,
+    verdicts: IntCounterVec,
+    sessions_ended: IntCounterVec,
+    endpoints_up: IntGauge,
+    endpoint_up: IntGaugeVec,
+    endpoint_sessions: IntGaugeVec,
+}
+
+impl EngineMetrics {
+    fn new() -> EngineMetrics {
+        let counter = |name: &str, help: &str| IntCounter::new(name, help).expect("valid metric");
+        let counters = |name: &str, help: &str, label: &str| {
+            IntCounterVec::new(Opts::new(name, help), &[label]).expect("valid metric")
+        };
+        let gauges = |name: &str, help: &str| {
+            IntGaugeVec::new(Opts::new(name, help), &["endpoint"]).expect("valid metric")
+        };
+        EngineMetrics {
+            timeouts: counter(
+                "cdpilot_timeouts_total",
+                "Tool calls that ran out of their budget.",
+            ),
+            terminations: counter(
+                "cdpilot_evaluate_terminations_total",
+                "Scripts stopped with Runtime.terminateExecution (evaluate past its budget, or cancelled).",
+            ),
+            reconnects: counter(
+                "cdpilot_browser_reconnects_total",
+                "Connections to a live browser opened again after one dropped.",
+            ),
+            restarts: counter(
+                "cdpilot_browser_restarts_total",
+                "Browsers launched again after the previous one died.",
+            ),
+            verdicts: counters(
+                "cdpilot_policy_verdicts_total",
+                "URL policy verdicts by action (allow, ask, deny).",
+                "action",
+            ),
+            sessions_ended: counters(
+                "cdpilot_sessions_ended_total",
+                "Sessions ended, by reason (idle, stopped, client_closed, browser_lost).",
+                "reason",
+            ),
+            endpoints_up: IntGauge::new(
+                "cdpilot_browser_endpoints_up",
+                "Browser endpoints not taken out after a failure.",
+            )
+            .expect("valid metric"),
+            endpoint_up: gauges(
+                "cdpilot_browser_endpoint_up",
+                "1 if this browser endpoint is up, 0 while it is taken out.",
+            ),
+            endpoint_sessions: gauges(
+                "cdpilot_browser_endpoint_sessions",
+                "Sessions placed on this browser endpoint.",
+            ),
+        }
+    }
+
+    fn collectors(&self) -> [&dyn Collector; 9] {
+        [
+            &self.timeouts,
+            &self.terminations,
+            &self.reconnects,
+            &self.restarts,
+            &self.verdicts,
+            &self.sessions_ended,
+            &self.endpoints_up,
+            &self.endpoint_up,
+            &self.endpoint_sessions,
+        ]
+    }
+}
+
+impl EngineCounts {
+    fn new(engine: Arc<Engine>) -> EngineCounts {
+        EngineCounts {
+            engine,
+            shape: EngineMetrics::new(),
+        }
+    }
+}
+
+impl Collector for EngineCounts {
+    fn desc(&self) -> Vec<&Desc> {
+        self.shape
+            .collectors()
+            .into_iter()
+            .flat_map(|c| c.desc())
+            .collect()
+    }
+
+    fn collect(&self) -> Vec<MetricFamily> {
+        let now = EngineMetrics::new();
+        let counters = self.engine.metrics().counters();
+        now.timeouts.inc_by(counters.timeouts);
+        now.terminations.inc_by(counters.evaluate_terminations);
+        now.reconnects.inc_by(counters.reconnects);
+        now.restarts.inc_by(counters.browser_restarts);
+        for (action, n) in &counters.policy_verdicts {
+            now.verdicts.with_label_values(&[action]).inc_by(*n);
+        }
+        for (reason, n) in &counters.sessions_ended {
+            now.sessions_ended.with_label_values(&[reason]).inc_by(*n);
+        }
+        let endpoints = self.engine.browser_endpoints();
+        now.endpoints_up
+            .set(endpoints.iter().filter(|e| e.up).count() as i64);
+        for endpoint in &endpoints {
+            now.endpoint_up
+                .with_label_values(&[&endpoint.url])
+                .set(endpoint.up as i64);
+            now.endpoint_sessions
+                .with_label_values(&[&endpoint.url])
+                .set(endpoint.sessions as i64);
+        }
+        now.collectors().into_iter().flat_map(|c| c.collect()).collect()
     }
 }

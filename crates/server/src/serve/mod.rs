@@ -73,6 +73,19 @@ pub struct Options {
     pub state_file: Option<std::path::PathBuf>,
 }
 
+/// `/healthz`: 200 `ok`, or 503 when every browser endpoint of a fleet is
+/// taken out (a single browser is launched again on demand, so it is never
+/// the reason to take the server out).
+fn health(engine: &Engine) -> axum::response::Response {
+    use axum::http::StatusCode;
+    use axum::response::IntoResponse;
+    let fleet = !engine.config().browser.endpoints.is_empty();
+    if fleet && !engine.browser_endpoints().iter().any(|e| e.up) {
+        return (StatusCode::SERVICE_UNAVAILABLE, "no browser endpoint is up\n").into_response();
+    }
+    "ok\n".into_response()
+}
+
 /// Serves until `stop` completes, then shuts down in order. Prints the
 /// address (and a generated token) on stderr once listening.
 pub async fn run(engine: Arc<Engine>, stop: impl Future<Output = ()>) -> Result<(), String> {
@@ -94,7 +107,7 @@ pub async fn run_with(
         .local_addr()
         .map_err(|e| format!("cannot read the listening address: {e}"))?;
     let guard = Arc::new(Guard::new(token.clone(), local, config.allowed_origins.clone()));
-    let metrics = Arc::new(metrics::ServeMetrics::default());
+    let metrics = Arc::new(metrics::ServeMetrics::new(engine.clone()));
     let sessions = Sessions::new(engine.clone(), config.max_sessions, metrics.clone());
     let stopping = CancellationToken::new();
     let ws_state = Arc::new(WsState {
@@ -120,12 +133,13 @@ pub async fn run_with(
         }
     };
 
+    let health_engine = engine.clone();
     let mcp = Router::new()
         .route_service(
             "/mcp",
             mcp_http::service(engine.clone(), sessions.clone(), stopping.clone()),
         )
-        .layer(from_fn_with_state(sessions.clone(), mcp_http::limit_sessions));
+        .layer(axum::middleware::from_fn(mcp_http::limit_sessions));
     let app = Router::new()
         .route(auth::WS_PATH, get(ws::upgrade))
         .route("/v1/schema", get(ws::schema))
@@ -133,7 +147,10 @@ pub async fn run_with(
         .with_state(ws_state.clone())
         .merge(mcp)
         .route("/metrics", get(move || async move { prometheus_text(&metrics) }))
-        .route("/healthz", get(|| async { "ok\n" }))
+        .route(
+            auth::HEALTH_PATH,
+            get(move || async move { health(&health_engine) }),
+        )
         .layer(from_fn_with_state(guard, auth::check));
 
     if generated {

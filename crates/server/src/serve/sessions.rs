@@ -17,6 +17,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
+use engine::session::events::EndReason;
 use engine::{Budget, Engine, Session};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
@@ -200,7 +201,11 @@ impl Drop for Lease {
         let session = self.session.clone();
         let id = self.id.clone();
         let task = runtime.spawn(async move {
-            session.close(&Budget::with_timeout(CLOSE_BUDGET)).await;
+            // Its client let go of it (the last connection closed, an MCP
+            // DELETE or keep-alive expiry): unless it had already ended.
+            session
+                .end(EndReason::ClientClosed, &Budget::with_timeout(CLOSE_BUDGET))
+                .await;
             tracing::info!(session = id, "session ended");
         });
         let mut closing = sessions.closing.lock().unwrap();
@@ -374,7 +379,7 @@ impl Sessions {
         self.kept.lock().unwrap().clear();
         let budget = Budget::with_timeout(CLOSE_BUDGET);
         for lease in &open {
-            lease.session.close(&budget).await;
+            lease.session.end(EndReason::Stopped, &budget).await;
         }
         let closing: Vec<JoinHandle<()>> = std::mem::take(&mut *self.closing.lock().unwrap());
         for task in closing {

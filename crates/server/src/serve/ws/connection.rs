@@ -16,7 +16,7 @@ use std::time::Duration;
 use engine::policy::Asker;
 use futures_util::{SinkExt, StreamExt};
 use serde_json::Value;
-use tokio::sync::mpsc;
+use tokio::sync::{broadcast, mpsc};
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::protocol::CloseFrame;
 use tokio_tungstenite::tungstenite::{Error as WsError, Message};
@@ -246,6 +246,9 @@ impl Connection {
     /// sends the answers of those that finish.
     async fn requests(&self, incoming: &mut Incoming, lease: &Arc<Lease>, asker: Option<&WsAsker>) {
         let (done_tx, mut done) = mpsc::channel::<Done>(SEND_QUEUE);
+        // The session's events (dialogs, navigations, refusals, its end),
+        // sent to every connection holding it.
+        let mut events = lease.session().events().subscribe();
         let mut in_flight: HashMap<String, InFlight> = HashMap::new();
         let mut next_seq = 0u64;
         let stopped = lease.stop_token().clone();
@@ -316,6 +319,14 @@ impl Connection {
                     };
                     self.send(ServerMessage::Response { id: finished.id, result, error });
                 }
+                event = events.recv() => match event {
+                    Ok(event) => self.event(lease, event.name(), event.data()),
+                    Err(broadcast::error::RecvError::Lagged(missed)) => {
+                        tracing::warn!(missed, "a WebSocket connection fell behind its session's events");
+                    }
+                    // The lease we hold keeps the sender: cannot happen.
+                    Err(broadcast::error::RecvError::Closed) => break,
+                },
                 _ = self.stopping.cancelled() => break,
                 // Stopped from the dashboard or `cdpilot stop`: its calls end
                 // (`canceled`), then the connection says so and closes.

@@ -1,0 +1,292 @@
+//! A session's event stream: what happened in it that no call asked about
+//! (a dialog opened or closed, a tab's page changed, the policy refused a
+//! URL, an obstacle was seen, the session ended). The WebSocket API sends
+//! them to the connections holding the session; a dashboard may subscribe
+//! the same way.
+//!
+//! Owns one `tokio::sync::broadcast` per session. Emitting never blocks and
+//! never fails: with no subscriber the event is dropped, and a subscriber
+//! that falls more than [`CAPACITY`] events behind loses the oldest (it
+//! hears `Lagged`). Tabs are attached by the browser, not by a session, so
+//! a tab reaches its session's stream through a [`TabEvents`] handle the
+//! session's context binds when it adopts the tab.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use serde_json::{json, Value};
+use tokio::sync::broadcast;
+
+use crate::dialogs::Dialog;
+use crate::metrics::Metrics;
+
+/// Events kept for a subscriber that has not read them yet.
+pub const CAPACITY: usize = 256;
+
+/// Why a session ended (`session_ended`'s `reason`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EndReason {
+    /// No call for `[session] idle_timeout_s`.
+    Idle,
+    /// The server is shutting down.
+    Stopped,
+    /// Its client ended it (closed the last connection, an MCP DELETE).
+    ClientClosed,
+    /// The browser endpoint it ran on failed; its next call starts on
+    /// another one.
+    BrowserLost,
+}
+
+impl EndReason {
+    /// The reason as `session_ended` and the metrics name it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EndReason::Idle => "idle",
+            EndReason::Stopped => "stopped",
+            EndReason::ClientClosed => "client_closed",
+            EndReason::BrowserLost => "browser_lost",
+        }
+    }
+}
+
+/// One event of a session, as `shared/spec/PROTOCOL.md` names them.
+#[derive(Debug, Clone)]
+pub enum SessionEvent {
+    /// A dialog opened in tab `tab` (or one of its frames).
+    DialogOpened {
+        /// The tab's short id (`t1`).
+        tab: String,
+        /// The dialog as the supervisor recorded it.
+        dialog: Dialog,
+    },
+    /// A dialog closed: answered by the agent, a policy or the watchdog,
+    /// or by the page.
+    DialogClosed {
+        /// The tab's short id.
+        tab: String,
+        /// The dialog, with `closed_by`.
+        dialog: Dialog,
+    },
+    /// The top-level document of tab `tab` is now `url`.
+    Navigated {
+        /// The tab's short id.
+        tab: String,
+        /// The tab's new URL.
+        url: String,
+    },
+    /// The URL policy refused `url` by `rule`.
+    PermissionDenied {
+        /// The URL refused.
+        url: String,
+        /// The rule that refused it.
+        rule: String,
+    },
+    /// A call saw an obstacle on the page (a captcha, a login wall, …).
+    Obstacle {
+        /// The tab's short id, when the call named one.
+        tab: Option<String>,
+        /// The obstacle as the call's result reported it.
+        obstacle: Value,
+    },
+    /// The session's pages are gone for `reason`.
+    Ended {
+        /// Why.
+        reason: EndReason,
+    },
+}
+
+impl SessionEvent {
+    /// The event's name on the wire (`dialog_opened`, …).
+    pub fn name(&self) -> &'static str {
+        match self {
+            SessionEvent::DialogOpened { .. } => "dialog_opened",
+            SessionEvent::DialogClosed { .. } => "dialog_closed",
+            SessionEvent::Navigated { .. } => "navigated",
+            SessionEvent::PermissionDenied { .. } => "permission_denied",
+            SessionEvent::Obstacle { .. } => "obstacle",
+            SessionEvent::Ended { .. } => "session_ended",
+        }
+    }
+
+    /// The event's `data` on the wire.
+    pub fn data(&self) -> Value {
+        match self {
+            SessionEvent::DialogOpened { tab, dialog } | SessionEvent::DialogClosed { tab, dialog } => {
+                let mut data = json!(dialog);
+                data["tab"] = tab.as_str().into();
+                data
+            }
+            SessionEvent::Navigated { tab, url } => json!({ "tab": tab, "url": url }),
+            SessionEvent::PermissionDenied { url, rule } => json!({ "url": url, "rule": rule }),
+            SessionEvent::Obstacle { tab, obstacle } => json!({ "tab": tab, "obstacle": obstacle }),
+            SessionEvent::Ended { reason } => json!({ "reason": reason.as_str() }),
+        }
+    }
+}
+
+/// A session's event stream; clones share it.
+#[derive(Clone)]
+pub struct Events {
+    sender: broadcast::Sender<SessionEvent>,
+}
+
+impl Default for Events {
+    fn default() -> Self {
+        Events {
+            sender: broadcast::Sender::new(CAPACITY),
+        }
+    }
+}
+
+impl std::fmt::Debug for Events {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Events({} subscribers)", self.sender.receiver_count())
+    }
+}
+
+impl Events {
+    /// Every event from now on.
+    pub fn subscribe(&self) -> broadcast::Receiver<SessionEvent> {
+        self.sender.subscribe()
+    }
+
+    /// Sends `event` to every subscriber (none: dropped).
+    pub fn emit(&self, event: SessionEvent) {
+        tracing::debug!(event = event.name(), "session event");
+        let _ = self.sender.send(event);
+    }
+}
+
+/// Says once that a session's pages ended: the `session_ended` event and
+/// its count in the metrics. Whoever ends them (the idle timer, a failed
+/// browser endpoint, the transport closing the session) calls
+/// [`Lifecycle::ended`]; a later call on a session that already ended (an
+/// idle session its client then closes) says nothing more. Opening the
+/// session's pages again makes it live.
+pub struct Lifecycle {
+    events: Events,
+    metrics: Arc<Metrics>,
+    /// Its pages ended and nothing has opened them again.
+    ended: AtomicBool,
+}
+
+impl Lifecycle {
+    /// A live session's lifecycle, reporting to `events` and `metrics`.
+    pub fn new(events: Events, metrics: Arc<Metrics>) -> Lifecycle {
+        Lifecycle {
+            events,
+            metrics,
+            ended: AtomicBool::new(false),
+        }
+    }
+
+    /// The session's event stream.
+    pub fn events(&self) -> &Events {
+        &self.events
+    }
+
+    /// The session's pages ended for `reason`: said and counted, unless
+    /// they had already ended. True if this call said it.
+    pub fn ended(&self, reason: EndReason) -> bool {
+        if self.ended.swap(true, Ordering::SeqCst) {
+            return false;
+        }
+        self.metrics.session_ended(reason.as_str());
+        self.events.emit(SessionEvent::Ended { reason });
+        true
+    }
+
+    /// The session has pages again (a call opened its context).
+    pub fn began(&self) {
+        self.ended.store(false, Ordering::SeqCst);
+    }
+}
+
+/// A tab's way to its session's stream: unbound until the session's
+/// context adopts the tab, and bound again if another session ever does.
+/// Clones share the binding (the tab's event reader, its dialog book).
+#[derive(Clone, Default)]
+pub struct TabEvents {
+    bound: Arc<Mutex<Option<(Events, String)>>>,
+}
+
+impl std::fmt::Debug for TabEvents {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let bound = self.bound.lock().unwrap();
+        write!(f, "TabEvents({:?})", bound.as_ref().map(|(_, tab)| tab))
+    }
+}
+
+impl TabEvents {
+    /// From now on the tab's events go to `events`, naming it `tab`.
+    pub fn bind(&self, events: &Events, tab: &str) {
+        *self.bound.lock().unwrap() = Some((events.clone(), tab.to_owned()));
+    }
+
+    /// Emits the event `make` builds from the tab's short id, if bound.
+    pub fn emit(&self, make: impl FnOnce(String) -> SessionEvent) {
+        let bound = self.bound.lock().unwrap().clone();
+        if let Some((events, tab)) = bound {
+            events.emit(make(tab));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_bound_tab_reaches_its_session_and_an_unbound_one_reaches_nobody() {
+        let events = Events::default();
+        let mut heard = events.subscribe();
+        let tab = TabEvents::default();
+        tab.emit(|tab| SessionEvent::Navigated {
+            tab,
+            url: "http://a/".into(),
+        });
+        tab.bind(&events, "t2");
+        tab.clone().emit(|tab| SessionEvent::Navigated {
+            tab,
+            url: "http://b/".into(),
+        });
+        let event = heard.recv().await.unwrap();
+        assert_eq!(event.name(), "navigated");
+        assert_eq!(event.data(), json!({"tab": "t2", "url": "http://b/"}));
+        assert!(heard.try_recv().is_err(), "the unbound emit went nowhere");
+    }
+
+    #[tokio::test]
+    async fn an_end_is_said_once_until_the_session_begins_again() {
+        let metrics = Arc::new(Metrics::default());
+        let lifecycle = Lifecycle::new(Events::default(), metrics.clone());
+        let mut heard = lifecycle.events().subscribe();
+        assert!(lifecycle.ended(EndReason::Idle));
+        assert!(!lifecycle.ended(EndReason::ClientClosed));
+        lifecycle.began();
+        assert!(lifecycle.ended(EndReason::BrowserLost));
+        let reasons: Vec<_> = [heard.recv().await.unwrap(), heard.recv().await.unwrap()]
+            .iter()
+            .map(|e| e.data()["reason"].clone())
+            .collect();
+        assert_eq!(reasons, ["idle", "browser_lost"]);
+        assert_eq!(
+            metrics.counters().sessions_ended,
+            [("browser_lost".to_string(), 1), ("idle".to_string(), 1)]
+        );
+    }
+
+    #[test]
+    fn end_reasons_are_the_protocol_names() {
+        let names: Vec<_> = [
+            EndReason::Idle,
+            EndReason::Stopped,
+            EndReason::ClientClosed,
+            EndReason::BrowserLost,
+        ]
+        .iter()
+        .map(|r| SessionEvent::Ended { reason: *r }.data()["reason"].clone())
+        .collect();
+        assert_eq!(names, ["idle", "stopped", "client_closed", "browser_lost"]);
+    }
+}
