@@ -63,6 +63,19 @@ pub enum Action {
     /// `browser_cdp`: send one raw CDP command.
     #[serde(rename = "browser_cdp")]
     Cdp(CdpArgs),
+    /// `browser_fill_form`: set several form fields in one call.
+    #[serde(rename = "browser_fill_form")]
+    FillForm(FillFormArgs),
+    /// `browser_drag`: drag an element onto another with trusted input.
+    #[serde(rename = "browser_drag")]
+    Drag(DragArgs),
+    /// `browser_upload`: give a file input (or a file chooser) local files.
+    #[serde(rename = "browser_upload")]
+    Upload(UploadArgs),
+    /// `browser_scroll`: scroll an element into view, or the page or a
+    /// container by wheel input.
+    #[serde(rename = "browser_scroll")]
+    Scroll(ScrollArgs),
 }
 
 impl Action {
@@ -84,6 +97,10 @@ impl Action {
             Action::Extract(_) => "browser_extract",
             Action::Tabs(_) => "browser_tabs",
             Action::Cdp(_) => "browser_cdp",
+            Action::FillForm(_) => "browser_fill_form",
+            Action::Drag(_) => "browser_drag",
+            Action::Upload(_) => "browser_upload",
+            Action::Scroll(_) => "browser_scroll",
         }
     }
 
@@ -105,6 +122,10 @@ impl Action {
             Action::Extract(a) => &a.common,
             Action::Tabs(a) => &a.common,
             Action::Cdp(a) => &a.common,
+            Action::FillForm(a) => &a.common,
+            Action::Drag(a) => &a.common,
+            Action::Upload(a) => &a.common,
+            Action::Scroll(a) => &a.common,
         }
     }
 
@@ -250,6 +271,9 @@ pub struct TypeArgs {
     /// Press Enter afterwards.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub submit: Option<bool>,
+    /// One key event per character (autocomplete, masks).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slowly: Option<bool>,
     #[allow(missing_docs)] // schema-visible: see the module doc
     #[serde(flatten)]
     pub common: Common,
@@ -466,6 +490,122 @@ pub struct CdpArgs {
     /// Send it to this frame's session (f2, or a frame_tree id).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub frame: Option<String>,
+    #[allow(missing_docs)] // schema-visible: see the module doc
+    #[serde(flatten)]
+    pub common: Common,
+}
+
+/// Arguments of `browser_fill_form`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+pub struct FillFormArgs {
+    #[allow(missing_docs)] // schema-visible: see the module doc
+    pub fields: Vec<FormField>,
+    #[allow(missing_docs)] // schema-visible: see the module doc
+    #[serde(flatten)]
+    pub common: Common,
+}
+
+/// One field of `browser_fill_form`: which control, and its new value.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FormField {
+    #[allow(missing_docs)] // schema-visible: see the module doc
+    #[serde(rename = "ref", default, skip_serializing_if = "Option::is_none")]
+    pub reference: Option<String>,
+    #[allow(missing_docs)] // schema-visible: see the module doc
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub selector: Option<String>,
+    /// Text; "true"/"false" for a checkbox or radio; an option's value or label.
+    #[serde(deserialize_with = "text_of_scalar")]
+    pub value: String,
+}
+
+impl FormField {
+    /// The control this field names.
+    pub fn target(&self) -> ElementTarget {
+        ElementTarget {
+            reference: self.reference.clone(),
+            selector: self.selector.clone(),
+        }
+    }
+}
+
+/// A form value as text: a model that writes `true` or `5` for a checkbox
+/// or a number input means `"true"` or `"5"`.
+fn text_of_scalar<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    match Value::deserialize(d)? {
+        Value::String(s) => Ok(s),
+        Value::Bool(b) => Ok(b.to_string()),
+        Value::Number(n) => Ok(n.to_string()),
+        other => Err(serde::de::Error::custom(format!(
+            "a field's value is a string, not {other}"
+        ))),
+    }
+}
+
+/// Arguments of `browser_drag`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+pub struct DragArgs {
+    #[allow(missing_docs)] // schema-visible: see the module doc
+    #[serde(flatten)]
+    pub target: ElementTarget,
+    #[allow(missing_docs)] // schema-visible: see the module doc
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub to_ref: Option<String>,
+    #[allow(missing_docs)] // schema-visible: see the module doc
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub to_selector: Option<String>,
+    #[allow(missing_docs)] // schema-visible: see the module doc
+    #[serde(flatten)]
+    pub common: Common,
+}
+
+impl DragArgs {
+    /// Where the drag ends.
+    pub fn destination(&self) -> ElementTarget {
+        ElementTarget {
+            reference: self.to_ref.clone(),
+            selector: self.to_selector.clone(),
+        }
+    }
+}
+
+/// Arguments of `browser_upload`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+pub struct UploadArgs {
+    #[allow(missing_docs)] // schema-visible: see the module doc
+    #[serde(flatten)]
+    pub target: ElementTarget,
+    /// Local files (relative to the server's working directory).
+    pub paths: Vec<String>,
+    #[allow(missing_docs)] // schema-visible: see the module doc
+    #[serde(flatten)]
+    pub common: Common,
+}
+
+// Which way `browser_scroll` scrolls.
+#[allow(missing_docs)] // schema-visible: see the module doc
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ScrollDirection {
+    Up,
+    Down,
+    Left,
+    Right,
+}
+
+/// Arguments of `browser_scroll`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+pub struct ScrollArgs {
+    #[allow(missing_docs)] // schema-visible: see the module doc
+    #[serde(flatten)]
+    pub target: ElementTarget,
+    #[allow(missing_docs)] // schema-visible: see the module doc
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub direction: Option<ScrollDirection>,
+    /// Pixels (default one viewport).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub amount: Option<u32>,
     #[allow(missing_docs)] // schema-visible: see the module doc
     #[serde(flatten)]
     pub common: Common,

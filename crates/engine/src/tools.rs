@@ -129,6 +129,14 @@ static TOOLS: &[ToolSpec] = &[
         "Recent console messages and uncaught exceptions of the tab (last 200)."),
     tool!("browser_dialog", DialogArgs, Action::Dialog, true,
         "Accept or dismiss the page's pending alert/confirm/prompt (prompt_text answers a prompt)."),
+    tool!("browser_fill_form", FillFormArgs, Action::FillForm, false,
+        "Set several form controls at once: text, checkbox/radio \"true\"/\"false\", select option, range/date/time/color/number value. Stops at the first field that fails."),
+    tool!("browser_drag", DragArgs, Action::Drag, false,
+        "Drag an element onto another (to_ref) with real mouse input; works for sliders and HTML5 drag and drop."),
+    tool!("browser_upload", UploadArgs, Action::Upload, false,
+        "Give a file input, or the element that opens a file chooser, local files."),
+    tool!("browser_scroll", ScrollArgs, Action::Scroll, false,
+        "Scroll ref into view, or scroll by wheel input in a direction (the page, or the container ref). Returns the scroll position."),
 ];
 
 /// Every tool, in the order tools/list shows them.

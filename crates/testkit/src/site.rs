@@ -38,6 +38,11 @@ const PAGES: &[(&str, &str)] = &[
     ("outer.html", include_str!("../site/outer.html")),
     ("inner.html", include_str!("../site/inner.html")),
     ("resources.html", include_str!("../site/resources.html")),
+    ("forms.html", include_str!("../site/forms.html")),
+    ("drag.html", include_str!("../site/drag.html")),
+    ("scroll.html", include_str!("../site/scroll.html")),
+    ("widgets-frame.html", include_str!("../site/widgets-frame.html")),
+    ("downloads.html", include_str!("../site/downloads.html")),
 ];
 
 /// A reserved loopback port on which connections are refused.

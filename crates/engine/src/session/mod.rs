@@ -330,6 +330,21 @@ impl Session {
             Action::Extract(args) => actions::extract::run(tab, args, budget).await,
             Action::Cdp(args) => actions::cdp::run(tab, args, budget).await,
             Action::Tabs(_) => Err(ActionError::internal("browser_tabs does not act in one tab")),
+            Action::FillForm(args) => {
+                let page = tab.state(|s| s.url.clone());
+                let mut args = args.clone();
+                for field in &mut args.fields {
+                    if field.value.contains("{{secret:") {
+                        field.value = self.secrets.expand(&field.value, &page)?;
+                    }
+                }
+                actions::fill_form::run(tab, &args, budget).await
+            }
+            Action::Drag(args) => actions::drag::run(tab, args, budget).await,
+            Action::Upload(args) => {
+                actions::upload::run(tab, args, &self.config.files.upload_roots(), budget).await
+            }
+            Action::Scroll(args) => actions::scroll::run(tab, args, budget).await,
         }
     }
 
