@@ -5,6 +5,7 @@ pub mod cdp;
 pub mod click;
 pub mod console;
 pub mod dialog;
+pub mod download;
 pub mod drag;
 pub mod element;
 pub mod evaluate;

@@ -29,6 +29,9 @@ pub struct Context {
     tabs: Mutex<TabSet>,
     /// The link generation the tabs are attached under.
     generation: AtomicU64,
+    /// One more than the link generation whose connection was told where
+    /// this context's downloads go (0: none yet); a new connection forgets.
+    pub(super) downloads_for: AtomicU64,
 }
 
 impl Context {
@@ -48,6 +51,7 @@ impl Context {
             browser,
             id,
             tabs: Mutex::new(TabSet::default()),
+            downloads_for: AtomicU64::new(0),
         };
         context.sync(budget).await?;
         if context.tabs.lock().unwrap().list().is_empty() {

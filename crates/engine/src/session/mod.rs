@@ -7,6 +7,7 @@
 //! shared ([`BrowserSlot`]); nothing here holds a lock across an await.
 
 mod context;
+mod downloads;
 mod idle;
 mod policy;
 
@@ -203,6 +204,9 @@ impl Session {
             None => None,
         };
         let (context, restarted) = self.context(budget).await?;
+        context
+            .save_downloads_in(&self.config.files.output_dir(), budget)
+            .await?;
         let result = match action {
             Action::Tabs(args) => actions::tabs::run(&context, args, &self.consent, budget).await,
             other => match context.tab(other.common().tab.as_deref(), budget).await {
