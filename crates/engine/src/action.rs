@@ -173,13 +173,13 @@ pub enum WaitUntil {
 /// Open a URL, or go back/forward/reload.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct NavigateArgs {
-    /// http(s) URL to open.
+    #[allow(missing_docs)] // schema-visible: see the module doc
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
-    /// Instead of url: back, forward or reload.
+    /// Instead of url.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub history: Option<History>,
-    /// When the page counts as loaded (default load).
+    /// Default load.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wait_until: Option<WaitUntil>,
     #[allow(missing_docs)] // schema-visible: see the module doc
@@ -190,13 +190,13 @@ pub struct NavigateArgs {
 /// Arguments of `browser_snapshot`.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct SnapshotArgs {
-    /// Only this frame (f2, as in its refs).
+    /// Only frame f2 (as in refs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub frame: Option<String>,
-    /// CSS selector: snapshot only this element's subtree.
+    /// Only this subtree.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub selector: Option<String>,
-    /// Cap on elements listed (default 2000).
+    /// Default 2000.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_elements: Option<u32>,
     #[allow(missing_docs)] // schema-visible: see the module doc
@@ -208,10 +208,13 @@ pub struct SnapshotArgs {
 /// selector.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct ElementTarget {
-    /// Ref from browser_snapshot, e.g. e12.
+    // A ref from browser_snapshot (e12); the server's instructions say so
+    // once for every tool that takes one.
+    #[allow(missing_docs)] // schema-visible: see the module doc
     #[serde(rename = "ref", default, skip_serializing_if = "Option::is_none")]
     pub reference: Option<String>,
-    /// CSS selector (instead of ref).
+    // A CSS selector, instead of ref (said once in the instructions too).
+    #[allow(missing_docs)] // schema-visible: see the module doc
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub selector: Option<String>,
 }
@@ -249,7 +252,7 @@ pub struct ClickArgs {
     /// 2 for a double click.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub click_count: Option<u32>,
-    /// Keys held during the click.
+    /// Held keys.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub modifiers: Vec<Modifier>,
     #[allow(missing_docs)] // schema-visible: see the module doc
@@ -263,15 +266,15 @@ pub struct TypeArgs {
     #[allow(missing_docs)] // schema-visible: see the module doc
     #[serde(flatten)]
     pub target: ElementTarget,
-    /// Text to enter.
+    #[allow(missing_docs)] // schema-visible: see the module doc
     pub text: String,
-    /// Clear the field first (default true).
+    /// Default true.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub clear: Option<bool>,
     /// Press Enter afterwards.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub submit: Option<bool>,
-    /// One key event per character (autocomplete, masks).
+    /// A key event per character.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slowly: Option<bool>,
     #[allow(missing_docs)] // schema-visible: see the module doc
@@ -292,10 +295,10 @@ pub enum ImageFormat {
 /// Arguments of `browser_screenshot`.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct ScreenshotArgs {
-    /// Element ref: capture only that element.
+    #[allow(missing_docs)] // schema-visible: see the module doc
     #[serde(rename = "ref", default, skip_serializing_if = "Option::is_none")]
     pub reference: Option<String>,
-    /// Whole scrollable page, not just the viewport.
+    #[allow(missing_docs)] // schema-visible: see the module doc
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub full_page: Option<bool>,
     #[allow(missing_docs)] // schema-visible: see the module doc
@@ -312,19 +315,19 @@ pub struct ScreenshotArgs {
 /// Wait for one condition (exactly one of these).
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct WaitArgs {
-    /// Text to appear on the page.
+    #[allow(missing_docs)] // schema-visible: see the module doc
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub text: Option<String>,
-    /// Text to disappear.
+    #[allow(missing_docs)] // schema-visible: see the module doc
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub text_gone: Option<String>,
-    /// CSS selector of a visible element to appear.
+    #[allow(missing_docs)] // schema-visible: see the module doc
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub selector: Option<String>,
-    /// URL glob the page must reach (* any characters).
+    /// Glob (* any text).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
-    /// Just wait this many ms.
+    #[allow(missing_docs)] // schema-visible: see the module doc
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub time_ms: Option<u64>,
     #[allow(missing_docs)] // schema-visible: see the module doc
@@ -335,19 +338,19 @@ pub struct WaitArgs {
 /// Arguments of `browser_evaluate`.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct EvaluateArgs {
-    /// JavaScript expression.
+    #[allow(missing_docs)] // schema-visible: see the module doc
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expression: Option<String>,
-    /// Instead: source of a function, called with the element when ref is given.
+    /// Instead: a function's source, given ref's element.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub function: Option<String>,
-    /// Element ref passed to function.
+    #[allow(missing_docs)] // schema-visible: see the module doc
     #[serde(rename = "ref", default, skip_serializing_if = "Option::is_none")]
     pub reference: Option<String>,
-    /// Run in this frame (f2, or a frame_tree id).
+    /// f2 or a frame_tree id.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub frame: Option<String>,
-    /// Wait for a returned promise (default true).
+    /// Await a promise (default true).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub await_promise: Option<bool>,
     #[allow(missing_docs)] // schema-visible: see the module doc
@@ -369,10 +372,10 @@ pub enum DialogAnswer {
 pub struct DialogArgs {
     #[allow(missing_docs)] // schema-visible: see the module doc
     pub action: DialogAnswer,
-    /// Text to enter in a prompt() before accepting.
+    /// Answer to a prompt().
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prompt_text: Option<String>,
-    /// Which pending dialog (default: the oldest).
+    /// Default the oldest.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dialog_id: Option<String>,
     #[allow(missing_docs)] // schema-visible: see the module doc
@@ -394,7 +397,7 @@ pub struct HoverArgs {
 /// Arguments of `browser_press_key`.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct PressKeyArgs {
-    /// Enter, Tab, Escape, Backspace, ArrowDown, PageDown, a character, or a combo like Control+a.
+    /// Enter, Tab, ArrowDown, a character, Control+a…
     pub key: String,
     #[allow(missing_docs)] // schema-visible: see the module doc
     #[serde(flatten)]
@@ -407,7 +410,7 @@ pub struct SelectOptionArgs {
     #[allow(missing_docs)] // schema-visible: see the module doc
     #[serde(flatten)]
     pub target: ElementTarget,
-    /// Option values or labels.
+    #[allow(missing_docs)] // schema-visible: see the module doc
     pub values: Vec<String>,
     #[allow(missing_docs)] // schema-visible: see the module doc
     #[serde(flatten)]
@@ -430,7 +433,7 @@ pub struct ConsoleArgs {
     /// Default all.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub level: Option<ConsoleLevel>,
-    /// Empty the log after reading.
+    /// Empty it after.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub clear: Option<bool>,
     #[allow(missing_docs)] // schema-visible: see the module doc
@@ -441,13 +444,13 @@ pub struct ConsoleArgs {
 /// Arguments of `browser_extract`.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct ExtractArgs {
-    /// CSS selector of the part to read (default: the main content).
+    /// Part to read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub selector: Option<String>,
-    /// Character offset to start from (next_start_char of the last page).
+    /// next_start_char of the last page.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub start_char: Option<u64>,
-    /// Page size in characters (default 20000).
+    /// Default 20000.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_chars: Option<u64>,
     #[allow(missing_docs)] // schema-visible: see the module doc
@@ -471,7 +474,7 @@ pub enum TabsAction {
 pub struct TabsArgs {
     #[allow(missing_docs)] // schema-visible: see the module doc
     pub action: TabsAction,
-    /// For new: URL to open.
+    /// For new.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
     /// For select and close, `tab` names the tab.
@@ -487,7 +490,7 @@ pub struct CdpArgs {
     #[allow(missing_docs)] // schema-visible: see the module doc
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub params: Option<serde_json::Map<String, serde_json::Value>>,
-    /// Send it to this frame's session (f2, or a frame_tree id).
+    /// f2 or a frame_tree id.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub frame: Option<String>,
     #[allow(missing_docs)] // schema-visible: see the module doc
@@ -505,7 +508,9 @@ pub struct FillFormArgs {
     pub common: Common,
 }
 
-/// One field of `browser_fill_form`: which control, and its new value.
+// One field of `browser_fill_form`: which control, and its new value (a
+// comment, not a doc: it would be repeated in the schema).
+#[allow(missing_docs)] // schema-visible: see the module doc
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FormField {
@@ -515,7 +520,7 @@ pub struct FormField {
     #[allow(missing_docs)] // schema-visible: see the module doc
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub selector: Option<String>,
-    /// Text; "true"/"false" for a checkbox or radio; an option's value or label.
+    #[allow(missing_docs)] // schema-visible: see the module doc
     #[serde(deserialize_with = "text_of_scalar")]
     pub value: String,
 }
@@ -576,7 +581,7 @@ pub struct UploadArgs {
     #[allow(missing_docs)] // schema-visible: see the module doc
     #[serde(flatten)]
     pub target: ElementTarget,
-    /// Local files (relative to the server's working directory).
+    /// Relative to the server's directory.
     pub paths: Vec<String>,
     #[allow(missing_docs)] // schema-visible: see the module doc
     #[serde(flatten)]
