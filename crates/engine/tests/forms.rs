@@ -324,6 +324,15 @@ async fn drag_moves_a_mouse_slider_and_reorders_an_html5_sortable_list() {
     let snap = ok(&engine, "browser_snapshot", json!({})).await.text;
     let knob = ref_of(&snap, "Knob");
     let gamma = ref_of(&snap, "listitem \"Gamma\"");
+    let alpha = ref_of(&snap, "listitem \"Alpha\"");
+    let out = ok(&engine, "browser_drag", json!({"ref": alpha, "to_ref": gamma})).await;
+    assert_eq!(out.data["html5"], json!(true), "{}", out.text);
+    assert_eq!(
+        eval(&engine, "document.getElementById('order').textContent").await,
+        json!("Order: Beta, Gamma, Alpha")
+    );
+
+    // After a drop, plain mouse input works as before: the knob follows.
     let out = ok(
         &engine,
         "browser_drag",
@@ -339,14 +348,6 @@ async fn drag_moves_a_mouse_slider_and_reorders_an_html5_sortable_list() {
         .parse()
         .unwrap();
     assert!(level > 0, "the knob moved with the mouse: level {level}");
-
-    let alpha = ref_of(&snap, "listitem \"Alpha\"");
-    let out = ok(&engine, "browser_drag", json!({"ref": alpha, "to_ref": gamma})).await;
-    assert_eq!(out.data["html5"], json!(true), "{}", out.text);
-    assert_eq!(
-        eval(&engine, "document.getElementById('order').textContent").await,
-        json!("Order: Beta, Gamma, Alpha")
-    );
 
     let e = call(
         &engine,
@@ -538,4 +539,44 @@ async fn upload_gives_files_to_an_input_a_chooser_and_a_frame_and_refuses_outsid
     );
     engine.shutdown().await;
     let _ = std::fs::remove_dir_all(allowed.parent().unwrap());
+}
+
+/// The contract (v2, Secrets): `fill_form` values take `{{secret:NAME}}`
+/// like `browser_type`; the page gets the value, the result the placeholder.
+#[tokio::test]
+async fn fill_form_types_a_secret_and_hands_back_its_placeholder() {
+    std::env::set_var("CDPILOT_TEST_FORMS_SECRET", "pa55-w0rd-forms");
+    let site = testkit::TestSite::start().await;
+    let engine = engine_with(|c| {
+        c.secrets.insert(
+            "PW".into(),
+            engine::config::SecretConfig {
+                env: "CDPILOT_TEST_FORMS_SECRET".into(),
+                origins: vec![],
+            },
+        );
+    });
+    let session = engine.session();
+    common::ok_in(
+        &session,
+        "browser_navigate",
+        json!({"url": site.url("/forms.html")}),
+    )
+    .await;
+    let out = common::ok_in(
+        &session,
+        "browser_fill_form",
+        json!({"fields": [{"selector": "#name", "value": "{{secret:PW}}"}]}),
+    )
+    .await;
+    assert_eq!(out.data["values"], json!(["{{secret:PW}}"]), "{}", out.text);
+    assert!(!out.text.contains("pa55"), "{}", out.text);
+    let typed = common::ok_in(
+        &session,
+        "browser_evaluate",
+        json!({"expression": "document.getElementById('name').value.length"}),
+    )
+    .await;
+    assert_eq!(typed.data["value"], json!("pa55-w0rd-forms".len()));
+    engine.shutdown().await;
 }

@@ -84,11 +84,14 @@ pub async fn run(tab: &Tab, args: &ClickArgs, budget: &Budget) -> Result<ActionO
         let text = match download["path"].as_str() {
             Some(path) => format!(
                 "Clicked {}; it downloaded {} ({} bytes), saved as {path}.",
-                element.label, download["filename"], download["bytes"]
+                element.label,
+                download["filename"].as_str().unwrap_or_default(),
+                download["bytes"]
             ),
             None => format!(
                 "Clicked {}; the download of {} was canceled.",
-                element.label, download["filename"]
+                element.label,
+                download["filename"].as_str().unwrap_or_default()
             ),
         };
         return Ok(ActionOutput::new(

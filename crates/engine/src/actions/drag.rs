@@ -44,6 +44,9 @@ const WATCH_DRAGSTART: &str = r#"function () {
 
 const DRAG_STARTED: &str = "function () { const w = this.ownerDocument.defaultView; return w.__cdpilotDragStarted ? w.__cdpilotDragStarted() : false; }";
 
+/// What undoing a drag's state may take after the call's budget ran out.
+const CLEANUP: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// Moves between press and release: enough for pages that follow the
 /// pointer (a slider reads each move), few enough to stay quick.
 const STEPS: u32 = 8;
@@ -84,14 +87,20 @@ pub async fn run(tab: &Tab, args: &DragArgs, budget: &Budget) -> Result<ActionOu
         )
         .await?;
     let dragged = drag(tab, &source, from, to, &mut intercepted, budget).await;
-    // Always stop intercepting: a later real drag must not be swallowed.
-    let stop = budget
+    // Always stop intercepting (a later real drag must not be swallowed),
+    // and after a failure let go of the button, within a budget of its own
+    // since the call's may be spent.
+    let cleanup = Budget::with_timeout(CLEANUP);
+    let stop = cleanup
         .cdp(
             "intercepting drags",
             &tab.session,
             SetInterceptDrags { enabled: false },
         )
         .await;
+    if dragged.is_err() {
+        let _ = input::left_mouse(tab, &cleanup, "mouseReleased", to, false).await;
+    }
     let html5 = dragged?;
     stop?;
     if target.frame.session.id() != tab.session.id() {
