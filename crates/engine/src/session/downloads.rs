@@ -9,12 +9,13 @@ use std::sync::atomic::Ordering;
 use cdp::protocol::browser::SetDownloadBehavior;
 
 use super::Context;
+use crate::error::Failure;
 use crate::{ActionError, Budget};
 
 impl Context {
     /// Sends `Browser.setDownloadBehavior` for this context unless the
-    /// current connection already has it. A directory that cannot be made
-    /// is logged and skipped: actions still work, downloads are not saved.
+    /// current connection already has it. A browser that refuses it is
+    /// logged and not asked again: actions still work.
     pub(super) async fn save_downloads_in(&self, dir: &Path, budget: &Budget) -> Result<(), ActionError> {
         let generation = self.browser.link().generation;
         if self.downloads_for.load(Ordering::SeqCst) == generation + 1 {
@@ -36,9 +37,15 @@ impl Context {
             events_enabled: true,
         };
         let browser = self.browser.connection().browser();
-        budget
-            .cdp("setting where downloads go", &browser, behavior)
-            .await?;
+        match budget.cdp("setting where downloads go", &browser, behavior).await {
+            Ok(_) => {}
+            // The call's own trouble (its budget, the connection) is the
+            // call's to report; the next call tries again.
+            Err(e) if e.failure.ends_the_call() || e.failure == Failure::Disconnected => return Err(e),
+            // A browser (or a relay) that refuses it: actions still work,
+            // downloads follow the browser's own settings. Not asked again.
+            Err(e) => tracing::warn!("downloads are not saved into {}: {e}", dir.display()),
+        }
         self.downloads_for.store(generation + 1, Ordering::SeqCst);
         Ok(())
     }
