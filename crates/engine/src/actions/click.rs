@@ -17,12 +17,14 @@ use crate::{ActionError, ActionOutput, Budget};
 /// navigation events, which travel another pipe and may arrive later.
 /// A second flag says the click asked for a download (a `download` link,
 /// or one a handler clicked: those fire no `navigate` event), which the
-/// browser announces on its own session some time later.
+/// browser announces on its own session some time later. A cross-origin
+/// `download` link is a plain navigation (the attribute is ignored).
 const ARM_NAVIGATION_FLAG: &str = "(() => { const w = globalThis; w.__cdpilotNav = null; \
 if (!w.__cdpilotNavArmed && w.navigation) { w.__cdpilotNavArmed = true; \
 navigation.addEventListener('navigate', (e) => { if (e.downloadRequest !== null) w.__cdpilotDownload = true; \
 else if (!e.destination.sameDocument) w.__cdpilotNav = e.destination.url; }); \
-addEventListener('click', (e) => { if (!e.defaultPrevented && e.target.closest && e.target.closest('a[download]')) w.__cdpilotDownload = true; }); } \
+addEventListener('click', (e) => { const a = !e.defaultPrevented && e.target.closest && e.target.closest('a[download]'); \
+if (a && (a.origin === location.origin || a.protocol === 'data:')) w.__cdpilotDownload = true; }); } \
 w.__cdpilotDownload = false; })()";
 
 pub async fn run(tab: &Tab, args: &ClickArgs, budget: &Budget) -> Result<ActionOutput, ActionError> {

@@ -21,24 +21,37 @@ const METRICS: &str = r#"function (page) {
     cx: page ? win.innerWidth / 2 : null, cy: page ? win.innerHeight / 2 : null };
 }"#;
 
-/// Resolves with the box's position once a wheel's scroll has finished:
-/// the position moved and then held for two frames, or it never moved in
-/// twenty frames (already at the end, or the page ate the wheel).
+/// Before the wheel: notes when a wheel event reaches the scrolled box's
+/// window (the wheel is acknowledged by the top-level page; a frame's
+/// process may handle it later).
+const WATCH_WHEEL: &str = r#"function () {
+  const win = this.ownerDocument.defaultView;
+  win.__cdpilotWheelSeen = false;
+  win.addEventListener('wheel', () => { win.__cdpilotWheelSeen = true; }, { once: true, capture: true, passive: true });
+}"#;
+
+/// Resolves with the box's position once the wheel's scroll has finished:
+/// the position moved and then held for two frames; or it did not move in
+/// twenty frames after the wheel arrived (already at the end, or the page
+/// ate the wheel), or in 120 frames when the wheel never showed here (it
+/// went to a frame inside, which may have scrolled instead).
 const SETTLED: &str = r#"function (page, x0, y0) {
   const doc = this.ownerDocument;
+  const win = doc.defaultView;
   const s = page ? (doc.scrollingElement || doc.documentElement) : this;
   return new Promise((resolve) => {
-    let last = null, still = 0, frames = 0;
+    let last = null, still = 0, frames = 0, sinceWheel = 0;
     const tick = () => {
       const now = [s.scrollLeft, s.scrollTop];
       const moved = now[0] !== x0 || now[1] !== y0;
       still = last && now[0] === last[0] && now[1] === last[1] ? still + 1 : 0;
       last = now;
       frames += 1;
-      if ((moved && still >= 2) || (!moved && frames >= 20)) return resolve({ x: now[0], y: now[1] });
-      requestAnimationFrame(tick);
+      if (win.__cdpilotWheelSeen) sinceWheel += 1;
+      if ((moved && still >= 2) || (!moved && (sinceWheel >= 20 || frames >= 120))) return resolve({ x: now[0], y: now[1] });
+      win.requestAnimationFrame(tick);
     };
-    requestAnimationFrame(tick);
+    win.requestAnimationFrame(tick);
   });
 }"#;
 
@@ -76,6 +89,9 @@ pub async fn run(tab: &Tab, args: &ScrollArgs, budget: &Budget) -> Result<Action
         (ScrollDirection::Right, amount) => (amount.unwrap_or(size("w")), 0.0),
         (ScrollDirection::Left, amount) => (-amount.unwrap_or(size("w")), 0.0),
     };
+    scroller
+        .call(budget, "watching for the wheel", WATCH_WHEEL, vec![])
+        .await?;
     input::wheel(tab, budget, point, (delta_x, delta_y)).await?;
     let at = settle(&scroller, page, &before, budget).await?;
     let what = if page {
