@@ -56,3 +56,29 @@ async fn a_click_that_downloads_saves_the_file_with_its_bytes_and_name() {
     engine.shutdown().await;
     let _ = std::fs::remove_dir_all(&out_dir);
 }
+
+/// A session with a browser context of its own (serve's sessions) saves
+/// its downloads the same way: the behaviour is set per context.
+#[tokio::test]
+async fn a_session_with_its_own_browser_context_saves_downloads_too() {
+    let site = testkit::TestSite::start().await;
+    let out_dir = std::env::temp_dir().join(format!("cdpilot-downloads-ctx-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&out_dir);
+    let dir = out_dir.display().to_string();
+    let engine = engine_with(|c| c.files.output_dir = dir);
+    let session = engine.new_session();
+    common::ok_in(
+        &session,
+        "browser_navigate",
+        json!({"url": site.url("/downloads.html")}),
+    )
+    .await;
+    let out = common::ok_in(&session, "browser_click", json!({"selector": "#attachment"})).await;
+    let path = out.data["download"]["path"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{}", out.text));
+    assert_eq!(std::fs::read_to_string(path).unwrap(), "id,name\n1,Ada\n");
+    session.close(&common::budget()).await;
+    engine.shutdown().await;
+    let _ = std::fs::remove_dir_all(&out_dir);
+}
