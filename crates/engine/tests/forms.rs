@@ -256,6 +256,13 @@ async fn fill_form_type_slowly_and_scroll_work_inside_a_cross_origin_frame() {
     .await;
     assert_eq!(scrolled.data["scroll_y"], json!(200.0), "{}", scrolled.text);
     assert_eq!(eval_on(&engine, &inner, "el.scrollTop").await, json!(200));
+    // Into view across the frame boundary: the page scrolled down to the
+    // feed frame; a field of the forms frame brings the page back up.
+    let forms_frame_shown = "(() => { const r = document.getElementById('forms').getBoundingClientRect(); return r.bottom > 0 && r.top < innerHeight; })()";
+    assert_eq!(eval(&engine, forms_frame_shown).await, json!(false));
+    let shown = ok(&engine, "browser_scroll", json!({"ref": name})).await;
+    assert_eq!(shown.data["ok"], true, "{}", shown.text);
+    assert_eq!(eval(&engine, forms_frame_shown).await, json!(true));
     engine.shutdown().await;
 }
 
