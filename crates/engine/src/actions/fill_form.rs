@@ -102,10 +102,10 @@ fn stopped_at(e: ActionError, index: usize, total: usize) -> ActionError {
         1 => "field 1 was filled".to_owned(),
         n => format!("fields 1-{n} were filled"),
     };
-    let rest = if index + 1 < total {
-        format!(", fields {}-{total} were not touched", index + 2)
-    } else {
-        String::new()
+    let rest = match total - index - 1 {
+        0 => String::new(),
+        1 => format!(", field {total} was not touched"),
+        _ => format!(", fields {}-{total} were not touched", index + 2),
     };
     ActionError {
         message: format!(
