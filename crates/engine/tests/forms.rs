@@ -513,6 +513,14 @@ async fn upload_gives_files_to_an_input_a_chooser_and_a_frame_and_refuses_outsid
     let e = call(
         &engine,
         "browser_upload",
+        json!({"selector": "#off", "paths": [report]}),
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(e.code, ErrorCode::ElementNotInteractable, "{e}");
+    let e = call(
+        &engine,
+        "browser_upload",
         json!({"selector": "#one", "paths": []}),
     )
     .await

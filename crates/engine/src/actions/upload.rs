@@ -16,7 +16,7 @@ use crate::actions::input;
 use crate::tab::Tab;
 use crate::{ActionError, ActionOutput, Budget, ErrorCode};
 
-const INSPECT: &str = "function () { return { file: this instanceof HTMLInputElement && this.type === 'file', multiple: !!this.multiple }; }";
+const INSPECT: &str = "function () { return { file: this instanceof HTMLInputElement && this.type === 'file', multiple: !!this.multiple, disabled: !!this.disabled }; }";
 
 const FILE_NAMES: &str = "function () { return Array.from(this.files || []).map((f) => f.name); }";
 
@@ -40,6 +40,13 @@ pub async fn run(
         .call(budget, "inspecting the element", INSPECT, vec![])
         .await?;
     let names = if inspected["file"] == Value::Bool(true) {
+        if inspected["disabled"] == Value::Bool(true) {
+            return Err(ActionError::new(
+                ErrorCode::ElementNotInteractable,
+                format!("{} is disabled", element.label),
+                "Fill in what the form needs first, then upload.",
+            ));
+        }
         if files.len() > 1 && inspected["multiple"] != Value::Bool(true) {
             return Err(one_file_only(&element.label, files.len()));
         }
