@@ -135,9 +135,10 @@ async fn drag(
         .call_awaiting(budget, "checking for a drag start", DRAG_STARTED, vec![])
         .await?;
     if started != Value::Bool(true) {
-        for n in 2..=STEPS {
-            input::left_mouse(tab, budget, "mouseMoved", step(n), true).await?;
-        }
+        // One ordered batch, as a click's events: Chrome handles input in
+        // order, and awaiting each move would cost a frame per step.
+        let moves = (2..=STEPS).map(|n| input::left_mouse(tab, budget, "mouseMoved", step(n), true));
+        futures_util::future::try_join_all(moves).await?;
         // A drag the page started late was handed over meanwhile: drop it.
         let late = std::iter::from_fn(|| intercepted.try_recv().ok())
             .find_map(|event| event.decode::<DragIntercepted>());
