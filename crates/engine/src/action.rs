@@ -75,6 +75,19 @@ pub enum Action {
     /// `browser_emulate`: viewport, device and environment of the tab.
     #[serde(rename = "browser_emulate")]
     Emulate(EmulateArgs),
+    /// `browser_fill_form`: set several form fields in one call.
+    #[serde(rename = "browser_fill_form")]
+    FillForm(FillFormArgs),
+    /// `browser_drag`: drag an element onto another with trusted input.
+    #[serde(rename = "browser_drag")]
+    Drag(DragArgs),
+    /// `browser_upload`: give a file input (or a file chooser) local files.
+    #[serde(rename = "browser_upload")]
+    Upload(UploadArgs),
+    /// `browser_scroll`: scroll an element into view, or the page or a
+    /// container by wheel input.
+    #[serde(rename = "browser_scroll")]
+    Scroll(ScrollArgs),
 }
 
 impl Action {
@@ -100,6 +113,10 @@ impl Action {
             Action::Storage(_) => "browser_storage",
             Action::Pdf(_) => "browser_pdf",
             Action::Emulate(_) => "browser_emulate",
+            Action::FillForm(_) => "browser_fill_form",
+            Action::Drag(_) => "browser_drag",
+            Action::Upload(_) => "browser_upload",
+            Action::Scroll(_) => "browser_scroll",
         }
     }
 
@@ -125,6 +142,10 @@ impl Action {
             Action::Storage(a) => &a.common,
             Action::Pdf(a) => &a.common,
             Action::Emulate(a) => &a.common,
+            Action::FillForm(a) => &a.common,
+            Action::Drag(a) => &a.common,
+            Action::Upload(a) => &a.common,
+            Action::Scroll(a) => &a.common,
         }
     }
 
@@ -172,13 +193,13 @@ pub enum WaitUntil {
 /// Open a URL, or go back/forward/reload.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct NavigateArgs {
-    /// http(s) URL to open.
+    #[allow(missing_docs)] // schema-visible: see the module doc
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
-    /// Instead of url: back, forward or reload.
+    /// Instead of url.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub history: Option<History>,
-    /// When the page counts as loaded (default load).
+    /// Default load.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wait_until: Option<WaitUntil>,
     #[allow(missing_docs)] // schema-visible: see the module doc
@@ -189,13 +210,13 @@ pub struct NavigateArgs {
 /// Arguments of `browser_snapshot`.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct SnapshotArgs {
-    /// Only this frame (f2, as in its refs).
+    /// Only frame f2 (as in refs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub frame: Option<String>,
-    /// CSS selector: snapshot only this element's subtree.
+    /// Only this subtree.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub selector: Option<String>,
-    /// Cap on elements listed (default 2000).
+    /// Default 2000.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_elements: Option<u32>,
     /// Text or /regex/: only matching lines, with ancestors.
@@ -215,10 +236,13 @@ pub struct SnapshotArgs {
 /// selector.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct ElementTarget {
-    /// Ref from browser_snapshot, e.g. e12.
+    // A ref from browser_snapshot (e12); the server's instructions say so
+    // once for every tool that takes one.
+    #[allow(missing_docs)] // schema-visible: see the module doc
     #[serde(rename = "ref", default, skip_serializing_if = "Option::is_none")]
     pub reference: Option<String>,
-    /// CSS selector (instead of ref).
+    // A CSS selector, instead of ref (said once in the instructions too).
+    #[allow(missing_docs)] // schema-visible: see the module doc
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub selector: Option<String>,
 }
@@ -256,7 +280,7 @@ pub struct ClickArgs {
     /// 2 for a double click.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub click_count: Option<u32>,
-    /// Keys held during the click.
+    /// Held keys.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub modifiers: Vec<Modifier>,
     #[allow(missing_docs)] // schema-visible: see the module doc
@@ -270,14 +294,17 @@ pub struct TypeArgs {
     #[allow(missing_docs)] // schema-visible: see the module doc
     #[serde(flatten)]
     pub target: ElementTarget,
-    /// Text to enter.
+    #[allow(missing_docs)] // schema-visible: see the module doc
     pub text: String,
-    /// Clear the field first (default true).
+    /// Default true.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub clear: Option<bool>,
     /// Press Enter afterwards.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub submit: Option<bool>,
+    /// A key event per character.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slowly: Option<bool>,
     #[allow(missing_docs)] // schema-visible: see the module doc
     #[serde(flatten)]
     pub common: Common,
@@ -296,10 +323,10 @@ pub enum ImageFormat {
 /// Arguments of `browser_screenshot`.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct ScreenshotArgs {
-    /// Element ref: capture only that element.
+    #[allow(missing_docs)] // schema-visible: see the module doc
     #[serde(rename = "ref", default, skip_serializing_if = "Option::is_none")]
     pub reference: Option<String>,
-    /// Whole scrollable page, not just the viewport.
+    #[allow(missing_docs)] // schema-visible: see the module doc
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub full_page: Option<bool>,
     #[allow(missing_docs)] // schema-visible: see the module doc
@@ -323,19 +350,19 @@ pub struct ScreenshotArgs {
 /// Wait for one condition (exactly one of these).
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct WaitArgs {
-    /// Text to appear on the page.
+    #[allow(missing_docs)] // schema-visible: see the module doc
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub text: Option<String>,
-    /// Text to disappear.
+    #[allow(missing_docs)] // schema-visible: see the module doc
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub text_gone: Option<String>,
-    /// CSS selector of a visible element to appear.
+    #[allow(missing_docs)] // schema-visible: see the module doc
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub selector: Option<String>,
-    /// URL glob the page must reach (* any characters).
+    /// Glob (* any text).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
-    /// Just wait this many ms.
+    #[allow(missing_docs)] // schema-visible: see the module doc
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub time_ms: Option<u64>,
     #[allow(missing_docs)] // schema-visible: see the module doc
@@ -346,19 +373,19 @@ pub struct WaitArgs {
 /// Arguments of `browser_evaluate`.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct EvaluateArgs {
-    /// JavaScript expression.
+    #[allow(missing_docs)] // schema-visible: see the module doc
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expression: Option<String>,
-    /// Instead: source of a function, called with the element when ref is given.
+    /// Instead: a function's source, given ref's element.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub function: Option<String>,
-    /// Element ref passed to function.
+    #[allow(missing_docs)] // schema-visible: see the module doc
     #[serde(rename = "ref", default, skip_serializing_if = "Option::is_none")]
     pub reference: Option<String>,
-    /// Run in this frame (f2, or a frame_tree id).
+    /// f2 or a frame_tree id.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub frame: Option<String>,
-    /// Wait for a returned promise (default true).
+    /// Await a promise (default true).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub await_promise: Option<bool>,
     #[allow(missing_docs)] // schema-visible: see the module doc
@@ -380,10 +407,10 @@ pub enum DialogAnswer {
 pub struct DialogArgs {
     #[allow(missing_docs)] // schema-visible: see the module doc
     pub action: DialogAnswer,
-    /// Text to enter in a prompt() before accepting.
+    /// Answer to a prompt().
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prompt_text: Option<String>,
-    /// Which pending dialog (default: the oldest).
+    /// Default the oldest.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dialog_id: Option<String>,
     #[allow(missing_docs)] // schema-visible: see the module doc
@@ -405,7 +432,7 @@ pub struct HoverArgs {
 /// Arguments of `browser_press_key`.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct PressKeyArgs {
-    /// Enter, Tab, Escape, Backspace, ArrowDown, PageDown, a character, or a combo like Control+a.
+    /// Enter, Tab, ArrowDown, a character, Control+a…
     pub key: String,
     #[allow(missing_docs)] // schema-visible: see the module doc
     #[serde(flatten)]
@@ -418,7 +445,7 @@ pub struct SelectOptionArgs {
     #[allow(missing_docs)] // schema-visible: see the module doc
     #[serde(flatten)]
     pub target: ElementTarget,
-    /// Option values or labels.
+    #[allow(missing_docs)] // schema-visible: see the module doc
     pub values: Vec<String>,
     #[allow(missing_docs)] // schema-visible: see the module doc
     #[serde(flatten)]
@@ -441,7 +468,7 @@ pub struct ConsoleArgs {
     /// Default all.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub level: Option<ConsoleLevel>,
-    /// Empty the log after reading.
+    /// Empty it after.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub clear: Option<bool>,
     #[allow(missing_docs)] // schema-visible: see the module doc
@@ -452,13 +479,13 @@ pub struct ConsoleArgs {
 /// Arguments of `browser_extract`.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct ExtractArgs {
-    /// CSS selector of the part to read (default: the main content).
+    /// Part to read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub selector: Option<String>,
-    /// Character offset to start from (next_start_char of the last page).
+    /// next_start_char of the last page.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub start_char: Option<u64>,
-    /// Page size in characters (default 20000).
+    /// Default 20000.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_chars: Option<u64>,
     #[allow(missing_docs)] // schema-visible: see the module doc
@@ -482,7 +509,7 @@ pub enum TabsAction {
 pub struct TabsArgs {
     #[allow(missing_docs)] // schema-visible: see the module doc
     pub action: TabsAction,
-    /// For new: URL to open.
+    /// For new.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
     /// For select and close, `tab` names the tab.
@@ -498,7 +525,7 @@ pub struct CdpArgs {
     #[allow(missing_docs)] // schema-visible: see the module doc
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub params: Option<serde_json::Map<String, serde_json::Value>>,
-    /// Send it to this frame's session (f2, or a frame_tree id).
+    /// f2 or a frame_tree id.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub frame: Option<String>,
     #[allow(missing_docs)] // schema-visible: see the module doc
@@ -678,6 +705,124 @@ pub struct EmulateArgs {
     #[allow(missing_docs)] // schema-visible: see the module doc
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub offline: Option<bool>,
+    #[allow(missing_docs)] // schema-visible: see the module doc
+    #[serde(flatten)]
+    pub common: Common,
+}
+
+/// Arguments of `browser_fill_form`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+pub struct FillFormArgs {
+    #[allow(missing_docs)] // schema-visible: see the module doc
+    pub fields: Vec<FormField>,
+    #[allow(missing_docs)] // schema-visible: see the module doc
+    #[serde(flatten)]
+    pub common: Common,
+}
+
+// One field of `browser_fill_form`: which control, and its new value (a
+// comment, not a doc: it would be repeated in the schema).
+#[allow(missing_docs)] // schema-visible: see the module doc
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FormField {
+    #[allow(missing_docs)] // schema-visible: see the module doc
+    #[serde(rename = "ref", default, skip_serializing_if = "Option::is_none")]
+    pub reference: Option<String>,
+    #[allow(missing_docs)] // schema-visible: see the module doc
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub selector: Option<String>,
+    #[allow(missing_docs)] // schema-visible: see the module doc
+    #[serde(deserialize_with = "text_of_scalar")]
+    pub value: String,
+}
+
+impl FormField {
+    /// The control this field names.
+    pub fn target(&self) -> ElementTarget {
+        ElementTarget {
+            reference: self.reference.clone(),
+            selector: self.selector.clone(),
+        }
+    }
+}
+
+/// A form value as text: a model that writes `true` or `5` for a checkbox
+/// or a number input means `"true"` or `"5"`.
+fn text_of_scalar<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    match Value::deserialize(d)? {
+        Value::String(s) => Ok(s),
+        Value::Bool(b) => Ok(b.to_string()),
+        Value::Number(n) => Ok(n.to_string()),
+        other => Err(serde::de::Error::custom(format!(
+            "a field's value is a string, not {other}"
+        ))),
+    }
+}
+
+/// Arguments of `browser_drag`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+pub struct DragArgs {
+    #[allow(missing_docs)] // schema-visible: see the module doc
+    #[serde(flatten)]
+    pub target: ElementTarget,
+    #[allow(missing_docs)] // schema-visible: see the module doc
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub to_ref: Option<String>,
+    #[allow(missing_docs)] // schema-visible: see the module doc
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub to_selector: Option<String>,
+    #[allow(missing_docs)] // schema-visible: see the module doc
+    #[serde(flatten)]
+    pub common: Common,
+}
+
+impl DragArgs {
+    /// Where the drag ends.
+    pub fn destination(&self) -> ElementTarget {
+        ElementTarget {
+            reference: self.to_ref.clone(),
+            selector: self.to_selector.clone(),
+        }
+    }
+}
+
+/// Arguments of `browser_upload`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+pub struct UploadArgs {
+    #[allow(missing_docs)] // schema-visible: see the module doc
+    #[serde(flatten)]
+    pub target: ElementTarget,
+    /// Relative to the server's directory.
+    pub paths: Vec<String>,
+    #[allow(missing_docs)] // schema-visible: see the module doc
+    #[serde(flatten)]
+    pub common: Common,
+}
+
+// Which way `browser_scroll` scrolls.
+#[allow(missing_docs)] // schema-visible: see the module doc
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ScrollDirection {
+    Up,
+    Down,
+    Left,
+    Right,
+}
+
+/// Arguments of `browser_scroll`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+pub struct ScrollArgs {
+    #[allow(missing_docs)] // schema-visible: see the module doc
+    #[serde(flatten)]
+    pub target: ElementTarget,
+    #[allow(missing_docs)] // schema-visible: see the module doc
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub direction: Option<ScrollDirection>,
+    /// Pixels (default one viewport).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub amount: Option<u32>,
     #[allow(missing_docs)] // schema-visible: see the module doc
     #[serde(flatten)]
     pub common: Common,

@@ -121,6 +121,33 @@ pub fn action(action: &Action) -> Result<(), ActionError> {
         Action::Storage(a) => crate::actions::storage::check(a),
         Action::Pdf(a) => a.path.as_deref().map_or(Ok(()), |p| non_empty("path", p)),
         Action::Emulate(a) => crate::actions::emulate::check(a),
+        Action::FillForm(a) => fill_form(a),
+        Action::Drag(a) => {
+            element_target("browser_drag", &a.target)?;
+            match (&a.to_ref, &a.to_selector) {
+                (Some(r), None) => reference(r),
+                (None, Some(s)) => non_empty("to_selector", s),
+                (Some(_), Some(_)) => Err(ActionError::invalid(
+                    "browser_drag takes to_ref or to_selector, not both",
+                    "Pass the drop target's ref as to_ref only.",
+                )),
+                (None, None) => Err(ActionError::invalid(
+                    "browser_drag needs where to drop: to_ref (or to_selector)",
+                    "Pass the drop target's ref from browser_snapshot as to_ref.",
+                )),
+            }
+        }
+        Action::Upload(a) => {
+            element_target("browser_upload", &a.target)?;
+            if a.paths.is_empty() {
+                return Err(ActionError::invalid(
+                    "paths is empty",
+                    "Pass the local files to upload, e.g. {\"paths\": [\"report.pdf\"]}.",
+                ));
+            }
+            a.paths.iter().try_for_each(|p| non_empty("paths[]", p))
+        }
+        Action::Scroll(a) => scroll(a),
     }
 }
 
@@ -389,5 +416,43 @@ mod tests {
         for bad in ["", "e", "12", "ex", "f2", "fe3", "f2e", "e1 ", "button"] {
             assert!(reference(bad).is_err(), "{bad}");
         }
+    }
+}
+
+fn fill_form(a: &FillFormArgs) -> Result<(), ActionError> {
+    if a.fields.is_empty() {
+        return Err(ActionError::invalid(
+            "fields is empty",
+            "Pass the fields to fill, e.g. {\"fields\": [{\"ref\": \"e3\", \"value\": \"Ada\"}]}.",
+        ));
+    }
+    for (i, field) in a.fields.iter().enumerate() {
+        element_target("browser_fill_form", &field.target()).map_err(|e| ActionError {
+            message: format!("fields[{i}]: {}", e.message),
+            ..e
+        })?;
+    }
+    Ok(())
+}
+
+fn scroll(a: &ScrollArgs) -> Result<(), ActionError> {
+    let named = a.target.reference.is_some() || a.target.selector.is_some();
+    if named {
+        element_target("browser_scroll", &a.target)?;
+    }
+    match (a.direction, a.amount) {
+        (None, None) if !named => Err(ActionError::invalid(
+            "browser_scroll needs a ref (to scroll it into view) or a direction",
+            "Pass {\"direction\": \"down\"} to scroll the page, or the ref of an element to bring into view.",
+        )),
+        (None, Some(_)) => Err(ActionError::invalid(
+            "amount needs a direction",
+            "Add direction: up, down, left or right.",
+        )),
+        (Some(_), Some(0)) => Err(ActionError::invalid(
+            "amount must be at least 1 pixel",
+            "Leave amount out to scroll one viewport.",
+        )),
+        _ => Ok(()),
     }
 }

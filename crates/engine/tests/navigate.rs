@@ -112,6 +112,10 @@ async fn a_download_is_reported_as_a_download_not_as_a_site_down() {
     assert_eq!(e.code, ErrorCode::NavigationFailed, "{e}");
     assert!(e.message.contains("download"), "{e}");
     assert!(e.message.contains("report.csv"), "{e}");
+    assert!(
+        e.message.contains("saved as"),
+        "the file is kept and its place named: {e}"
+    );
     assert!(!e.message.contains("may be down"), "{e}");
     assert!(!e.next_step.contains("may be down"), "{e}");
 

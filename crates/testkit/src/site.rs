@@ -45,6 +45,11 @@ const PAGES: &[(&str, &str)] = &[
     ("counter.html", include_str!("../site/counter.html")),
     ("shop.html", include_str!("../site/shop.html")),
     ("ask.html", include_str!("../site/ask.html")),
+    ("forms.html", include_str!("../site/forms.html")),
+    ("drag.html", include_str!("../site/drag.html")),
+    ("scroll.html", include_str!("../site/scroll.html")),
+    ("widgets-frame.html", include_str!("../site/widgets-frame.html")),
+    ("downloads.html", include_str!("../site/downloads.html")),
 ];
 
 /// A reserved loopback port on which connections are refused.

@@ -72,3 +72,16 @@ pub struct Focus {
     pub object_id: String,
 }
 command!(Focus => "DOM.focus", Empty);
+
+/// Gives a file input these local files (the browser reads them); the
+/// page sees `input` and `change`.
+#[derive(Debug, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SetFileInputFiles {
+    pub files: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub object_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub backend_node_id: Option<i64>,
+}
+command!(SetFileInputFiles => "DOM.setFileInputFiles", Empty);

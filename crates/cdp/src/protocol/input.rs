@@ -40,3 +40,52 @@ pub struct InsertText {
     pub text: String,
 }
 command!(InsertText => "Input.insertText", Empty);
+
+/// A wheel turn at a point: the page scrolls what is under it, as for a
+/// person's wheel or trackpad (`Input.dispatchMouseEvent`, `mouseWheel`).
+#[derive(Debug, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DispatchMouseWheel {
+    /// Always "mouseWheel".
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub x: f64,
+    pub y: f64,
+    /// Pixels; positive scrolls right.
+    pub delta_x: f64,
+    /// Pixels; positive scrolls down.
+    pub delta_y: f64,
+}
+command!(DispatchMouseWheel => "Input.dispatchMouseEvent", Empty);
+
+/// Whether a drag the page starts is handed to us (`Input.dragIntercepted`)
+/// instead of starting a native drag, which no one could finish headless.
+#[derive(Debug, Default, Serialize)]
+pub struct SetInterceptDrags {
+    pub enabled: bool,
+}
+command!(SetInterceptDrags => "Input.setInterceptDrags", Empty);
+
+/// The data of a drag (what `Input.dragIntercepted` hands over and
+/// `Input.dispatchDragEvent` carries back). Kept as JSON: it goes back as
+/// it came.
+#[derive(Debug, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DispatchDragEvent {
+    /// "dragEnter", "dragOver", "drop", "dragCancel".
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub x: f64,
+    pub y: f64,
+    pub data: serde_json::Value,
+    pub modifiers: u32,
+}
+command!(DispatchDragEvent => "Input.dispatchDragEvent", Empty);
+
+/// A drag the page started while drags are intercepted.
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(default)]
+pub struct DragIntercepted {
+    pub data: serde_json::Value,
+}
+crate::event!(DragIntercepted => "Input.dragIntercepted");

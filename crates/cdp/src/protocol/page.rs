@@ -348,3 +348,22 @@ pub struct ScreencastFrame {
     pub session_id: i64,
 }
 crate::event!(ScreencastFrame => "Page.screencastFrame");
+/// Whether a file chooser the page opens is reported
+/// (`Page.fileChooserOpened`) instead of shown.
+#[derive(Debug, Default, Serialize)]
+pub struct SetInterceptFileChooserDialog {
+    pub enabled: bool,
+}
+command!(SetInterceptFileChooserDialog => "Page.setInterceptFileChooserDialog", Empty);
+
+/// The page opened a file chooser (while choosers are intercepted) for the
+/// file input `backend_node_id`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct FileChooserOpened {
+    pub frame_id: String,
+    /// "selectSingle" or "selectMultiple".
+    pub mode: String,
+    pub backend_node_id: i64,
+}
+crate::event!(FileChooserOpened => "Page.fileChooserOpened");

@@ -5,7 +5,7 @@ use cdp::protocol::runtime;
 use serde_json::json;
 
 use crate::action::{ClickArgs, WaitUntil};
-use crate::actions::{element, input};
+use crate::actions::{download, element, input};
 use crate::error::Failure;
 use crate::tab::Tab;
 use crate::{ActionError, ActionOutput, Budget};
@@ -15,9 +15,17 @@ use crate::{ActionError, ActionOutput, Budget};
 /// synchronously during the click's default action or handlers, so the flag
 /// is set by the time the mouse release is acknowledged: unlike CDP's
 /// navigation events, which travel another pipe and may arrive later.
+/// A second flag says the click asked for a download (a `download` link,
+/// or one a handler clicked: those fire no `navigate` event), which the
+/// browser announces on its own session some time later. A cross-origin
+/// `download` link is a plain navigation (the attribute is ignored).
 const ARM_NAVIGATION_FLAG: &str = "(() => { const w = globalThis; w.__cdpilotNav = null; \
 if (!w.__cdpilotNavArmed && w.navigation) { w.__cdpilotNavArmed = true; \
-navigation.addEventListener('navigate', (e) => { if (!e.destination.sameDocument && !e.downloadRequest) w.__cdpilotNav = e.destination.url; }); } })()";
+navigation.addEventListener('navigate', (e) => { if (e.downloadRequest !== null) w.__cdpilotDownload = true; \
+else if (!e.destination.sameDocument) w.__cdpilotNav = e.destination.url; }); \
+addEventListener('click', (e) => { const a = !e.defaultPrevented && e.target.closest && e.target.closest('a[download]'); \
+if (a && (a.origin === location.origin || a.protocol === 'data:')) w.__cdpilotDownload = true; }); } \
+w.__cdpilotDownload = false; })()";
 
 pub async fn run(tab: &Tab, args: &ClickArgs, budget: &Budget) -> Result<ActionOutput, ActionError> {
     let element = element::resolve(tab, &args.target, budget).await?;
@@ -36,6 +44,7 @@ pub async fn run(tab: &Tab, args: &ClickArgs, budget: &Budget) -> Result<ActionO
     let document_before = tab.state(|s| s.document);
     // Watch before clicking so no navigation event can slip past.
     let mut navigations = tab.navigations();
+    let downloads = download::DownloadWatch::start(tab);
     input::click(
         tab,
         budget,
@@ -50,16 +59,19 @@ pub async fn run(tab: &Tab, args: &ClickArgs, budget: &Budget) -> Result<ActionO
     }
 
     // The world is gone if the new document already replaced the old one.
-    let started = match budget
+    let (started, download_asked) = match budget
         .cdp(
             "checking for a navigation",
             &tab.session,
-            flag("globalThis.__cdpilotNav"),
+            flag("[globalThis.__cdpilotNav, globalThis.__cdpilotDownload]"),
         )
         .await
     {
-        Ok(checked) => checked.result.value.is_some_and(|v| v.is_string()),
-        Err(e) if e.failure == Failure::ContextGone => true,
+        Ok(checked) => {
+            let flags = checked.result.value.unwrap_or_default();
+            (flags[0].is_string(), flags[1] == true)
+        }
+        Err(e) if e.failure == Failure::ContextGone => (true, false),
         Err(e) => return Err(e),
     };
     if started {
@@ -68,6 +80,27 @@ pub async fn run(tab: &Tab, args: &ClickArgs, budget: &Budget) -> Result<ActionO
     // The event reader keeps the URL current (commits and same-document
     // changes), so no round trip to the page is needed to report it.
     let (navigated, url) = tab.state(|s| (s.document != document_before, s.url.clone()));
+    // A navigation that committed nothing may have become a download.
+    let download = downloads.finish(tab, download_asked, budget).await?;
+    if let Some(download) = download {
+        let text = match download["path"].as_str() {
+            Some(path) => format!(
+                "Clicked {}; it downloaded {} ({} bytes), saved as {path}.",
+                element.label,
+                download["filename"].as_str().unwrap_or_default(),
+                download["bytes"]
+            ),
+            None => format!(
+                "Clicked {}; the download of {} was canceled.",
+                element.label,
+                download["filename"].as_str().unwrap_or_default()
+            ),
+        };
+        return Ok(ActionOutput::new(
+            text,
+            json!({ "ok": true, "url": url, "navigated": navigated, "download": download }),
+        ));
+    }
     let text = if navigated {
         format!(
             "Clicked {}; the page navigated to {url}. Take a browser_snapshot to see it.",

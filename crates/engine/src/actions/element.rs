@@ -339,7 +339,7 @@ impl Element {
     }
 
     /// Like [`Element::call`], for a function that returns a promise.
-    async fn call_awaiting(
+    pub async fn call_awaiting(
         &self,
         budget: &Budget,
         step: &str,

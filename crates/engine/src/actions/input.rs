@@ -144,6 +144,47 @@ pub async fn move_to(tab: &Tab, budget: &Budget, (x, y): (f64, f64)) -> Result<(
     Ok(())
 }
 
+/// Turns the mouse wheel at `(x, y)` by `delta` pixels (x, y).
+pub async fn wheel(
+    tab: &Tab,
+    budget: &Budget,
+    (x, y): (f64, f64),
+    (delta_x, delta_y): (f64, f64),
+) -> Result<(), ActionError> {
+    let event = input::DispatchMouseWheel {
+        kind: "mouseWheel".into(),
+        x,
+        y,
+        delta_x,
+        delta_y,
+    };
+    budget.cdp("turning the mouse wheel", &tab.session, event).await?;
+    Ok(())
+}
+
+/// One mouse event with the left button: `mouseMoved` (held down when
+/// `pressed`), `mousePressed` or `mouseReleased`. A drag is made of these.
+pub async fn left_mouse(
+    tab: &Tab,
+    budget: &Budget,
+    kind: &str,
+    (x, y): (f64, f64),
+    pressed: bool,
+) -> Result<(), ActionError> {
+    let moving = kind == "mouseMoved";
+    let event = input::DispatchMouseEvent {
+        kind: kind.into(),
+        x,
+        y,
+        button: if moving && !pressed { "none" } else { "left" }.into(),
+        buttons: u32::from(pressed),
+        click_count: u32::from(!moving),
+        modifiers: 0,
+    };
+    budget.cdp("dragging", &tab.session, event).await?;
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

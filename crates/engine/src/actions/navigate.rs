@@ -101,6 +101,7 @@ async fn open(
     navigations: &mut Navigations<'_>,
     budget: &Budget,
 ) -> Result<String, ActionError> {
+    let downloads = crate::actions::download::DownloadWatch::start(tab);
     let navigated = budget
         .cdp(
             "starting the navigation",
@@ -113,10 +114,25 @@ async fn open(
         // they are all in the stream already.
         let loader = navigated.loader_id.unwrap_or_default();
         if let Some(file) = navigations.download(&loader) {
+            // The browser saves it into [files] output_dir; say where.
+            let saved = downloads.finish(tab, true, budget).await?;
+            let (saved, next) = match saved.as_ref().and_then(|d| d["path"].as_str()) {
+                Some(path) => (
+                    format!(
+                        "; it was saved as {path} ({} bytes)",
+                        saved.as_ref().map_or(Value::Null, |d| d["bytes"].clone())
+                    ),
+                    "Read the saved file, or open a page URL instead.",
+                ),
+                None => (
+                    String::new(),
+                    "Open a page URL instead, or read the file with browser_evaluate and fetch().",
+                ),
+            };
             return Err(ActionError::new(
                 ErrorCode::NavigationFailed,
-                format!("could not open {url}: the response was a download (file name {file}), not a page; the tab stays where it was"),
-                "cdpilot does not save downloads yet. Open a page URL instead, or read the file with browser_evaluate and fetch().",
+                format!("could not open {url}: the response was a download (file name {file}), not a page{saved}; the tab stays where it was"),
+                next,
             ));
         }
         return Err(ActionError::new(

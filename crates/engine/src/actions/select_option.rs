@@ -10,7 +10,7 @@ use crate::{ActionError, ActionOutput, Budget, ErrorCode};
 
 /// Returns the chosen options' values and labels, or `{missing}` /
 /// `{not_select}` / `{too_many}`.
-const SELECT: &str = r#"function (wanted) {
+pub(crate) const SELECT: &str = r#"function (wanted) {
   if (!(this instanceof HTMLSelectElement)) return { not_select: this.tagName.toLowerCase() };
   const options = Array.from(this.options);
   const picks = [];

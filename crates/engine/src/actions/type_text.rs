@@ -4,13 +4,13 @@
 use serde_json::{json, Value};
 
 use crate::action::TypeArgs;
-use crate::actions::{element, input};
+use crate::actions::{element, input, keys};
 use crate::tab::Tab;
 use crate::{ActionError, ActionOutput, Budget, ErrorCode};
 
 /// Focuses the element and, when asked, selects its whole content so the
 /// inserted text replaces it. Returns false for elements that take no text.
-const PREPARE: &str = r#"function (clear) {
+pub(crate) const PREPARE: &str = r#"function (clear) {
   const editable = this.isContentEditable ||
     (this instanceof HTMLInputElement && !['checkbox','radio','button','submit','reset','image','file','range','color'].includes(this.type)) ||
     this instanceof HTMLTextAreaElement;
@@ -30,7 +30,8 @@ const PREPARE: &str = r#"function (clear) {
   return true;
 }"#;
 
-const VALUE: &str = "function () { return this.isContentEditable ? this.textContent : this.value; }";
+pub(crate) const VALUE: &str =
+    "function () { return this.isContentEditable ? this.textContent : this.value; }";
 
 pub async fn run(tab: &Tab, args: &TypeArgs, budget: &Budget) -> Result<ActionOutput, ActionError> {
     let element = element::resolve(tab, &args.target, budget).await?;
@@ -48,6 +49,17 @@ pub async fn run(tab: &Tab, args: &TypeArgs, budget: &Budget) -> Result<ActionOu
     if args.text.is_empty() {
         if clear {
             input::press_delete(tab, budget).await?;
+        }
+    } else if args.slowly == Some(true) {
+        // One trusted key event per character, for fields that react to
+        // each keystroke (autocomplete, input masks).
+        for c in args.text.chars() {
+            let key = if c == '\n' {
+                "Enter".to_owned()
+            } else {
+                c.to_string()
+            };
+            input::press(tab, budget, &keys::parse(&key)?).await?;
         }
     } else {
         input::insert_text(tab, budget, &args.text).await?;

@@ -32,6 +32,9 @@ pub struct Context {
     generation: AtomicU64,
     /// The session's event stream: every tab adopted here reports to it.
     events: Events,
+    /// One more than the link generation whose connection was told where
+    /// this context's downloads go (0: none yet); a new connection forgets.
+    pub(super) downloads_for: AtomicU64,
 }
 
 impl Context {
@@ -53,6 +56,7 @@ impl Context {
             id,
             tabs: Mutex::new(TabSet::default()),
             events,
+            downloads_for: AtomicU64::new(0),
         };
         context.sync(budget).await?;
         if context.tabs.lock().unwrap().list().is_empty() {

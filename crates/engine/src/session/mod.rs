@@ -10,6 +10,7 @@
 
 mod context;
 pub mod events;
+mod downloads;
 mod idle;
 mod policy;
 mod watch;
@@ -253,6 +254,9 @@ impl Session {
             None => None,
         };
         let (context, restarted) = self.context(budget).await?;
+        context
+            .save_downloads_in(&self.config.files.output_dir(), budget)
+            .await?;
         let result = match action {
             Action::Tabs(args) => actions::tabs::run(&context, args, &self.consent, budget).await,
             Action::Storage(args) => actions::storage::run(&context, args, &self.config.files, budget).await,
@@ -424,6 +428,21 @@ impl Session {
             )),
             Action::Pdf(args) => actions::pdf::run(tab, args, &self.config.files, budget).await,
             Action::Emulate(args) => actions::emulate::run(tab, args, budget).await,
+            Action::FillForm(args) => {
+                let page = tab.state(|s| s.url.clone());
+                let mut args = args.clone();
+                for field in &mut args.fields {
+                    if field.value.contains("{{secret:") {
+                        field.value = self.secrets.expand(&field.value, &page)?;
+                    }
+                }
+                actions::fill_form::run(tab, &args, budget).await
+            }
+            Action::Drag(args) => actions::drag::run(tab, args, budget).await,
+            Action::Upload(args) => {
+                actions::upload::run(tab, args, &self.config.files.upload_roots(), budget).await
+            }
+            Action::Scroll(args) => actions::scroll::run(tab, args, budget).await,
         }
     }
 

@@ -182,6 +182,8 @@
   function interactive(el, role) {
     if (INTERACTIVE.has(role)) return true;
     if (el.hasAttribute('onclick')) return true;
+    // Something to drag (browser_drag) needs a ref as much as a button does.
+    if (el.getAttribute('draggable') === 'true') return true;
     const tabindex = el.getAttribute('tabindex');
     return tabindex !== null && Number(tabindex) >= 0 && role !== 'generic' && role !== 'none';
   }

@@ -5,7 +5,7 @@
 
 /// The file a response with this `Content-Disposition` saves as, when it
 /// is an attachment (`None`: the response is meant to be shown).
-pub(super) fn file_name(disposition: &str, url: &str) -> Option<String> {
+pub(crate) fn file_name(disposition: &str, url: &str) -> Option<String> {
     let attachment = disposition
         .trim_start()
         .get(..10)

@@ -21,7 +21,7 @@ pub const WORLD: &str = "__cdpilot_world";
 pub use pump::{DialogPolicy, DialogRules, TabSetup};
 pub use state::TabState;
 
-mod download;
+pub(crate) mod download;
 mod navigation;
 mod pump;
 mod state;

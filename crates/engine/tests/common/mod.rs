@@ -28,6 +28,11 @@ pub async fn open(path: &str) -> (testkit::TestSite, Engine) {
 /// Like [`engine`], with the configuration adjusted first.
 pub fn engine_with(adjust: impl FnOnce(&mut Config)) -> Engine {
     let mut config = Config::default();
+    // Downloads land in a scratch directory, not in the source tree.
+    config.files.output_dir = std::env::temp_dir()
+        .join(format!("cdpilot-test-output-{}", std::process::id()))
+        .display()
+        .to_string();
     adjust(&mut config);
     config.browser.executable = testkit::chromium::executable().display().to_string();
     config.browser.args = testkit::chromium::TEST_FLAGS

@@ -1,0 +1,187 @@
+//! `browser_drag`: press the mouse on one element, move it onto another in
+//! steps and release it, all trusted input. Two kinds of drag come out of
+//! that: mouse-driven ones (sliders, canvases: the page follows
+//! pointer/mouse events) and HTML5 drag and drop (`draggable`, `dragstart`,
+//! `drop`). Headless Chromium cannot finish a native drag, so drags are
+//! intercepted (`Input.setInterceptDrags`): when the page starts one, its
+//! data comes back to us and the drop is dispatched at the target
+//! (`Input.dispatchDragEvent`), as Playwright does.
+
+use cdp::protocol::input::{DispatchDragEvent, DragIntercepted, SetInterceptDrags};
+use serde_json::{json, Value};
+
+use crate::action::DragArgs;
+use crate::actions::{element, input};
+use crate::tab::Tab;
+use crate::{ActionError, ActionOutput, Budget};
+
+/// Watches the source's window for the drag's first mouse move: a
+/// `dragstart` that follows (and is not cancelled) settles it as a drag;
+/// two frames without one settle it as a plain mouse drag. Chromium may
+/// dispatch `dragstart` a task after the move, so one task is not enough.
+/// `__cdpilotDragStarted()` answers it (false when no move came).
+const WATCH_DRAGSTART: &str = r#"function () {
+  const win = this.ownerDocument.defaultView;
+  let started = Promise.resolve(false);
+  let settle = () => {};
+  const onDrag = (e) => settle(!e.defaultPrevented);
+  const onMove = () => {
+    started = new Promise((resolve) => {
+      settle = resolve;
+      win.addEventListener('dragstart', onDrag, { once: true, capture: true });
+      win.requestAnimationFrame(() => win.requestAnimationFrame(() => resolve(false)));
+    });
+  };
+  win.addEventListener('mousemove', onMove, { once: true, capture: true });
+  win.__cdpilotDragStarted = async () => {
+    const value = await started;
+    win.removeEventListener('mousemove', onMove, { capture: true });
+    win.removeEventListener('dragstart', onDrag, { capture: true });
+    delete win.__cdpilotDragStarted;
+    return value;
+  };
+}"#;
+
+const DRAG_STARTED: &str = "function () { const w = this.ownerDocument.defaultView; return w.__cdpilotDragStarted ? w.__cdpilotDragStarted() : false; }";
+
+/// What undoing a drag's state may take after the call's budget ran out.
+const CLEANUP: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Moves between press and release: enough for pages that follow the
+/// pointer (a slider reads each move), few enough to stay quick.
+const STEPS: u32 = 8;
+
+pub async fn run(tab: &Tab, args: &DragArgs, budget: &Budget) -> Result<ActionOutput, ActionError> {
+    let source = element::resolve(tab, &args.target, budget).await?;
+    let target = element::resolve(tab, &args.destination(), budget).await?;
+    if source.frame.session.id() != target.frame.session.id() {
+        return Err(ActionError::invalid(
+            format!(
+                "{} and {} are in different frames; a drag stays within one frame",
+                source.label, target.label
+            ),
+            "Pick a drop target in the same frame as the element you drag.",
+        ));
+    }
+    let covered = |e: ActionError| ActionError {
+        message: e
+            .message
+            .replace("would receive the click", "would receive the drop"),
+        ..e
+    };
+    // The target is brought into view first; measuring the source may
+    // scroll again, so the target is measured last.
+    target.actionable_point(tab, budget).await.map_err(covered)?;
+    let from = source.actionable_point(tab, budget).await?;
+    let to = target.actionable_point(tab, budget).await.map_err(covered)?;
+
+    source
+        .call(budget, "watching for a drag start", WATCH_DRAGSTART, vec![])
+        .await?;
+    let mut intercepted = tab.session.events();
+    budget
+        .cdp(
+            "intercepting drags",
+            &tab.session,
+            SetInterceptDrags { enabled: true },
+        )
+        .await?;
+    let dragged = drag(tab, &source, from, to, &mut intercepted, budget).await;
+    // Always stop intercepting (a later real drag must not be swallowed),
+    // and after a failure let go of the button, within a budget of its own
+    // since the call's may be spent.
+    let cleanup = Budget::with_timeout(CLEANUP);
+    let stop = cleanup
+        .cdp(
+            "intercepting drags",
+            &tab.session,
+            SetInterceptDrags { enabled: false },
+        )
+        .await;
+    if dragged.is_err() {
+        let _ = input::left_mouse(tab, &cleanup, "mouseReleased", to, false).await;
+    }
+    let html5 = dragged?;
+    stop?;
+    if target.frame.session.id() != tab.session.id() {
+        target.settle(budget).await?;
+    }
+    let kind = if html5 { "drag and drop" } else { "mouse drag" };
+    Ok(ActionOutput::new(
+        format!("Dragged {} onto {} ({kind}).", source.label, target.label),
+        json!({ "ok": true, "html5": html5 }),
+    ))
+}
+
+/// Presses at `from`, moves to `to` in steps and drops there. Returns
+/// whether the page made it an HTML5 drag.
+async fn drag(
+    tab: &Tab,
+    source: &element::Element,
+    from: (f64, f64),
+    to: (f64, f64),
+    intercepted: &mut cdp::EventStream,
+    budget: &Budget,
+) -> Result<bool, ActionError> {
+    input::left_mouse(tab, budget, "mouseMoved", from, false).await?;
+    input::left_mouse(tab, budget, "mousePressed", from, true).await?;
+    let step = |n: u32| {
+        let t = f64::from(n) / f64::from(STEPS);
+        (from.0 + (to.0 - from.0) * t, from.1 + (to.1 - from.1) * t)
+    };
+    // The first move starts an HTML5 drag if the page has one.
+    input::left_mouse(tab, budget, "mouseMoved", step(1), true).await?;
+    let started = source
+        .call_awaiting(budget, "checking for a drag start", DRAG_STARTED, vec![])
+        .await?;
+    if started != Value::Bool(true) {
+        // One ordered batch, as a click's events: Chrome handles input in
+        // order, and awaiting each move would cost a frame per step.
+        let moves = (2..=STEPS).map(|n| input::left_mouse(tab, budget, "mouseMoved", step(n), true));
+        futures_util::future::try_join_all(moves).await?;
+        // A drag the page started late was handed over meanwhile: drop it.
+        let late = std::iter::from_fn(|| intercepted.try_recv().ok())
+            .find_map(|event| event.decode::<DragIntercepted>());
+        match late {
+            Some(late) => return drop_at(tab, to, late.data, budget).await.map(|_| true),
+            None => {
+                input::left_mouse(tab, budget, "mouseReleased", to, false).await?;
+                return Ok(false);
+            }
+        }
+    }
+    let data = budget
+        .run("waiting for the page's drag data", async {
+            while let Some(event) = intercepted.recv().await {
+                if let Some(drag) = event.decode::<DragIntercepted>() {
+                    return Ok(drag.data);
+                }
+            }
+            Err(ActionError::disconnected())
+        })
+        .await
+        .map_err(|e| ActionError {
+            message: format!(
+                "{} started a drag, but Chromium handed over no drag data ({})",
+                source.label, e.message
+            ),
+            ..e
+        })?;
+    drop_at(tab, to, data, budget).await?;
+    Ok(true)
+}
+
+/// Enters, hovers and drops the intercepted drag's `data` at `to`.
+async fn drop_at(tab: &Tab, to: (f64, f64), data: Value, budget: &Budget) -> Result<(), ActionError> {
+    for kind in ["dragEnter", "dragOver", "drop"] {
+        let event = DispatchDragEvent {
+            kind: kind.into(),
+            x: to.0,
+            y: to.1,
+            data: data.clone(),
+            modifiers: 0,
+        };
+        budget.cdp("dropping", &tab.session, event).await?;
+    }
+    Ok(())
+}

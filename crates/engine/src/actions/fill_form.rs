@@ -1,0 +1,294 @@
+//! `browser_fill_form`: set several controls in one call. Text fields get
+//! trusted text input (as `browser_type`), checkboxes and radios a trusted
+//! click when their state must change, selects the option named by value or
+//! label, and range/date/time/color/number inputs their value with `input`
+//! and `change` (a slider needs no click per step).
+//!
+//! Fields are filled in order; the first that fails stops the call, and the
+//! error names it and says which fields before it were filled.
+
+use serde_json::{json, Value};
+
+use crate::action::{FillFormArgs, FormField, MouseButton};
+use crate::actions::element::{self, Element};
+use crate::actions::{input, select_option, type_text};
+use crate::tab::Tab;
+use crate::{ActionError, ActionOutput, Budget, ErrorCode};
+
+/// What kind of control the element is, and for a checkbox or radio its
+/// state and whether a person could click it.
+const KIND: &str = r#"function () {
+  const el = this;
+  const control = el instanceof HTMLSelectElement || el instanceof HTMLTextAreaElement || el instanceof HTMLInputElement;
+  if (control && (el.disabled || el.closest('fieldset[disabled]'))) return { kind: 'refused', why: 'is disabled' };
+  if (control && el.readOnly && el.type !== 'checkbox' && el.type !== 'radio') return { kind: 'refused', why: 'is read-only' };
+  if (el instanceof HTMLSelectElement) return { kind: 'select' };
+  if (el instanceof HTMLTextAreaElement || el.isContentEditable) return { kind: 'text' };
+  if (el instanceof HTMLInputElement) {
+    const t = el.type;
+    if (t === 'checkbox' || t === 'radio') {
+      const r = el.getBoundingClientRect();
+      const visible = el.checkVisibility() && r.width > 0 && r.height > 0;
+      return { kind: 'check', type: t, checked: el.checked, visible };
+    }
+    if (['range', 'date', 'time', 'color', 'number', 'month', 'week', 'datetime-local'].includes(t)) return { kind: 'value', type: t };
+    if (t === 'file') return { kind: 'file' };
+    if (['button', 'submit', 'reset', 'image', 'hidden'].includes(t)) return { kind: 'none', what: '<input type=' + t + '>' };
+    return { kind: 'text' };
+  }
+  return { kind: 'none', what: '<' + el.tagName.toLowerCase() + '>' };
+}"#;
+
+/// Sets a range/date/time/color/number input from its string form through
+/// the native setter (so frameworks that track the value see the change),
+/// then fires `input` and `change`. `{bad}` when the input refused the text.
+const SET_VALUE: &str = r#"function (value) {
+  const el = this;
+  if (el.disabled) return { refused: 'is disabled' };
+  if (el.readOnly) return { refused: 'is read-only' };
+  Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, 'value').set.call(el, value);
+  const numeric = el.type === 'range' || el.type === 'number';
+  const bad = numeric ? (value.trim() === '' || isNaN(Number(value)))
+    : el.type === 'color' ? el.value !== value.toLowerCase()
+    : value !== '' && el.value === '';
+  if (bad) return { bad: true };
+  el.dispatchEvent(new Event('input', { bubbles: true }));
+  el.dispatchEvent(new Event('change', { bubbles: true }));
+  return { value: el.value };
+}"#;
+
+/// Clicks a checkbox or radio a person cannot reach (a custom control that
+/// hides the real input behind its label): the page sees `input` and
+/// `change` as for a click.
+const CLICK_HIDDEN: &str = "function () { this.click(); }";
+
+const CHECKED: &str = "function () { return this.checked; }";
+
+/// The format each value input expects, for the error that refuses one.
+fn format_of(kind: &str) -> &'static str {
+    match kind {
+        "date" => "YYYY-MM-DD",
+        "time" => "HH:MM or HH:MM:SS",
+        "color" => "#rrggbb",
+        "month" => "YYYY-MM",
+        "week" => "YYYY-Www",
+        "datetime-local" => "YYYY-MM-DDTHH:MM",
+        _ => "a number",
+    }
+}
+
+pub async fn run(tab: &Tab, args: &FillFormArgs, budget: &Budget) -> Result<ActionOutput, ActionError> {
+    let mut values = Vec::with_capacity(args.fields.len());
+    let mut lines = Vec::with_capacity(args.fields.len());
+    for (index, field) in args.fields.iter().enumerate() {
+        match fill(tab, field, budget).await {
+            Ok((label, value)) => {
+                lines.push(format!("{label} = {value}"));
+                values.push(value);
+            }
+            Err(e) => return Err(stopped_at(e, index, args.fields.len())),
+        }
+    }
+    Ok(ActionOutput::new(
+        format!("Filled {} fields: {}.", values.len(), lines.join("; ")),
+        json!({ "ok": true, "values": values }),
+    ))
+}
+
+/// Says which field failed and what the fields before it hold now.
+fn stopped_at(e: ActionError, index: usize, total: usize) -> ActionError {
+    let filled = match index {
+        0 => "no field was filled".to_owned(),
+        1 => "field 1 was filled".to_owned(),
+        n => format!("fields 1-{n} were filled"),
+    };
+    let rest = match total - index - 1 {
+        0 => String::new(),
+        1 => format!(", field {total} was not touched"),
+        _ => format!(", fields {}-{total} were not touched", index + 2),
+    };
+    ActionError {
+        message: format!(
+            "field {} of {total} (fields[{index}]): {}; {filled}{rest}",
+            index + 1,
+            e.message
+        ),
+        next_step: format!(
+            "{} Then call browser_fill_form again with fields[{index}] onwards.",
+            e.next_step
+        ),
+        ..e
+    }
+}
+
+/// Fills one field; returns how it was named and its value afterwards.
+async fn fill(tab: &Tab, field: &FormField, budget: &Budget) -> Result<(String, Value), ActionError> {
+    let element = element::resolve(tab, &field.target(), budget).await?;
+    let kind = element.call(budget, "inspecting the field", KIND, vec![]).await?;
+    let value = match kind["kind"].as_str().unwrap_or_default() {
+        "text" => text(tab, &element, &field.value, budget).await?,
+        "check" => check(tab, &element, &kind, &field.value, budget).await?,
+        "select" => select(&element, &field.value, budget).await?,
+        "value" => set_value(&element, kind["type"].as_str().unwrap_or_default(), &field.value, budget).await?,
+        "refused" => {
+            return Err(ActionError::new(
+                ErrorCode::ElementNotInteractable,
+                format!("{} {}", element.label, kind["why"].as_str().unwrap_or_default()),
+                "Fill in what the form needs first, or leave this field out.",
+            ))
+        }
+        "file" => {
+            return Err(ActionError::invalid(
+                format!("{} is a file input", element.label),
+                "Use browser_upload for file inputs.",
+            ))
+        }
+        _ => {
+            return Err(ActionError::invalid(
+                format!(
+                    "{} is a {}, not a form control",
+                    element.label,
+                    kind["what"].as_str().unwrap_or("element")
+                ),
+                "Pass text fields, checkboxes, radios, selects or value inputs only (click buttons with browser_click).",
+            ))
+        }
+    };
+    Ok((element.label, value))
+}
+
+async fn text(tab: &Tab, element: &Element, value: &str, budget: &Budget) -> Result<Value, ActionError> {
+    let editable = element
+        .call(
+            budget,
+            "focusing the field",
+            type_text::PREPARE,
+            vec![Value::Bool(true)],
+        )
+        .await?;
+    if editable != Value::Bool(true) {
+        return Err(ActionError::new(
+            ErrorCode::ElementNotInteractable,
+            format!("{} does not accept text", element.label),
+            "Pick a text field from browser_snapshot.",
+        ));
+    }
+    if value.is_empty() {
+        input::press_delete(tab, budget).await?;
+    } else {
+        input::insert_text(tab, budget, value).await?;
+    }
+    if element.frame.session.id() != tab.session.id() {
+        element.settle(budget).await?;
+    }
+    element
+        .call(budget, "reading the field", type_text::VALUE, vec![])
+        .await
+}
+
+async fn check(
+    tab: &Tab,
+    element: &Element,
+    kind: &Value,
+    value: &str,
+    budget: &Budget,
+) -> Result<Value, ActionError> {
+    let wanted = match value.trim().to_ascii_lowercase().as_str() {
+        "true" => true,
+        "false" => false,
+        _ => {
+            return Err(ActionError::invalid(
+                format!(
+                    "{} is a {}; its value must be \"true\" or \"false\", not {value:?}",
+                    element.label,
+                    kind["type"].as_str().unwrap_or("checkbox")
+                ),
+                "Pass \"true\" to check it or \"false\" to clear it.",
+            ))
+        }
+    };
+    if kind["checked"].as_bool() == Some(wanted) {
+        return Ok(Value::Bool(wanted));
+    }
+    if !wanted && kind["type"] == "radio" {
+        return Err(ActionError::invalid(
+            format!(
+                "{} is a checked radio button; a radio cannot be cleared",
+                element.label
+            ),
+            "Set another radio button of its group to \"true\" instead.",
+        ));
+    }
+    if kind["visible"] == Value::Bool(true) {
+        let point = element.actionable_point(tab, budget).await?;
+        input::click(tab, budget, point, MouseButton::Left, 1, 0).await?;
+        if element.frame.session.id() != tab.session.id() {
+            element.settle(budget).await?;
+        }
+    } else {
+        element
+            .call(budget, "clicking the hidden input", CLICK_HIDDEN, vec![])
+            .await?;
+    }
+    let checked = element.call(budget, "reading the field", CHECKED, vec![]).await?;
+    if checked != Value::Bool(wanted) {
+        return Err(ActionError::new(
+            ErrorCode::ElementNotInteractable,
+            format!(
+                "clicking {} did not change it (the page kept it {})",
+                element.label, !wanted
+            ),
+            "The page may need something else first; take a browser_snapshot to see why.",
+        ));
+    }
+    Ok(checked)
+}
+
+async fn select(element: &Element, value: &str, budget: &Budget) -> Result<Value, ActionError> {
+    let result = element
+        .call(
+            budget,
+            "choosing the option",
+            select_option::SELECT,
+            vec![json!([value])],
+        )
+        .await?;
+    if result["missing"].is_string() {
+        return Err(ActionError::invalid(
+            format!(
+                "{} has no option {value:?}; it has {}",
+                element.label, result["available"]
+            ),
+            "Pass an option's value or its visible label.",
+        ));
+    }
+    Ok(result["selected"][0].clone())
+}
+
+async fn set_value(
+    element: &Element,
+    kind: &str,
+    value: &str,
+    budget: &Budget,
+) -> Result<Value, ActionError> {
+    let result = element
+        .call(budget, "setting the value", SET_VALUE, vec![json!(value)])
+        .await?;
+    if let Some(why) = result["refused"].as_str() {
+        return Err(ActionError::new(
+            ErrorCode::ElementNotInteractable,
+            format!("{} {why}", element.label),
+            "Fill in what the form needs first, or leave this field out.",
+        ));
+    }
+    if result["bad"] == Value::Bool(true) {
+        return Err(ActionError::invalid(
+            format!(
+                "{value:?} is not a valid value for {} (an <input type={kind}>)",
+                element.label
+            ),
+            format!("Pass {}.", format_of(kind)),
+        ));
+    }
+    Ok(result["value"].clone())
+}

@@ -1,0 +1,144 @@
+//! `browser_scroll`: bring an element into view, or turn the mouse wheel
+//! over the page (or over a scrolling container) by an amount, and report
+//! where the scrolled box ended up. Wheel input is trusted, so pages that
+//! load more on `wheel` or `scroll` (infinite lists) react as for a person.
+
+use serde_json::{json, Value};
+
+use crate::action::{ScrollArgs, ScrollDirection};
+use crate::actions::element::{self, Element};
+use crate::actions::input;
+use crate::tab::Tab;
+use crate::{ActionError, ActionOutput, Budget};
+
+/// The scrolled box's position and size: the element's document (`page`)
+/// or the element itself.
+const METRICS: &str = r#"function (page) {
+  const doc = this.ownerDocument;
+  const s = page ? (doc.scrollingElement || doc.documentElement) : this;
+  const win = doc.defaultView;
+  return { x: s.scrollLeft, y: s.scrollTop, w: page ? win.innerWidth : s.clientWidth, h: page ? win.innerHeight : s.clientHeight,
+    cx: page ? win.innerWidth / 2 : null, cy: page ? win.innerHeight / 2 : null };
+}"#;
+
+/// Before the wheel: notes when a wheel event reaches the scrolled box's
+/// window (the wheel is acknowledged by the top-level page; a frame's
+/// process may handle it later).
+const WATCH_WHEEL: &str = r#"function () {
+  const win = this.ownerDocument.defaultView;
+  win.__cdpilotWheelSeen = false;
+  win.addEventListener('wheel', () => { win.__cdpilotWheelSeen = true; }, { once: true, capture: true, passive: true });
+}"#;
+
+/// Resolves with the box's position once the wheel's scroll has finished:
+/// the position moved and then held for two frames; or it did not move in
+/// twenty frames after the wheel arrived (already at the end, or the page
+/// ate the wheel), or in 120 frames when the wheel never showed here (it
+/// went to a frame inside, which may have scrolled instead).
+const SETTLED: &str = r#"function (page, x0, y0) {
+  const doc = this.ownerDocument;
+  const win = doc.defaultView;
+  const s = page ? (doc.scrollingElement || doc.documentElement) : this;
+  return new Promise((resolve) => {
+    let last = null, still = 0, frames = 0, sinceWheel = 0;
+    const tick = () => {
+      const now = [s.scrollLeft, s.scrollTop];
+      const moved = now[0] !== x0 || now[1] !== y0;
+      still = last && now[0] === last[0] && now[1] === last[1] ? still + 1 : 0;
+      last = now;
+      frames += 1;
+      if (win.__cdpilotWheelSeen) sinceWheel += 1;
+      if ((moved && still >= 2) || (!moved && (sinceWheel >= 20 || frames >= 120))) return resolve({ x: now[0], y: now[1] });
+      win.requestAnimationFrame(tick);
+    };
+    win.requestAnimationFrame(tick);
+  });
+}"#;
+
+pub async fn run(tab: &Tab, args: &ScrollArgs, budget: &Budget) -> Result<ActionOutput, ActionError> {
+    let named = args.target.reference.is_some() || args.target.selector.is_some();
+    let Some(direction) = args.direction else {
+        let element = element::resolve(tab, &args.target, budget).await?;
+        element.viewport_box(tab, budget).await?;
+        let at = element
+            .call(budget, "reading the scroll position", METRICS, vec![json!(true)])
+            .await?;
+        return Ok(scrolled(format!("Scrolled {} into view", element.label), &at));
+    };
+    // The scrolled box: the container named, else the page's root.
+    let (scroller, page) = if named {
+        (element::resolve(tab, &args.target, budget).await?, false)
+    } else {
+        (element::by_selector(tab, ":root", budget).await?, true)
+    };
+    let before = scroller
+        .call(budget, "measuring the scrolled box", METRICS, vec![json!(page)])
+        .await?;
+    let point = if page {
+        (
+            before["cx"].as_f64().unwrap_or_default(),
+            before["cy"].as_f64().unwrap_or_default(),
+        )
+    } else {
+        scroller.actionable_point(tab, budget).await?
+    };
+    let size = |key: &str| before[key].as_f64().unwrap_or_default();
+    let (delta_x, delta_y) = match (direction, args.amount.map(f64::from)) {
+        (ScrollDirection::Down, amount) => (0.0, amount.unwrap_or(size("h"))),
+        (ScrollDirection::Up, amount) => (0.0, -amount.unwrap_or(size("h"))),
+        (ScrollDirection::Right, amount) => (amount.unwrap_or(size("w")), 0.0),
+        (ScrollDirection::Left, amount) => (-amount.unwrap_or(size("w")), 0.0),
+    };
+    scroller
+        .call(budget, "watching for the wheel", WATCH_WHEEL, vec![])
+        .await?;
+    input::wheel(tab, budget, point, (delta_x, delta_y)).await?;
+    let at = settle(&scroller, page, &before, budget).await?;
+    let what = if page {
+        "the page".to_owned()
+    } else {
+        scroller.label.clone()
+    };
+    let moved = at["x"] != before["x"] || at["y"] != before["y"];
+    let mut text = format!("Scrolled {what} {}", direction_name(direction));
+    if !moved {
+        text += " but it did not move (already at the end, or not scrollable that way)";
+    }
+    Ok(scrolled(text, &at))
+}
+
+async fn settle(
+    scroller: &Element,
+    page: bool,
+    before: &Value,
+    budget: &Budget,
+) -> Result<Value, ActionError> {
+    scroller
+        .call_awaiting(
+            budget,
+            "waiting for the scroll to finish",
+            SETTLED,
+            vec![json!(page), before["x"].clone(), before["y"].clone()],
+        )
+        .await
+}
+
+fn direction_name(direction: ScrollDirection) -> &'static str {
+    match direction {
+        ScrollDirection::Up => "up",
+        ScrollDirection::Down => "down",
+        ScrollDirection::Left => "left",
+        ScrollDirection::Right => "right",
+    }
+}
+
+fn scrolled(text: String, at: &Value) -> ActionOutput {
+    let (x, y) = (
+        at["x"].as_f64().unwrap_or_default(),
+        at["y"].as_f64().unwrap_or_default(),
+    );
+    ActionOutput::new(
+        format!("{text}; it is now at x={x}, y={y}."),
+        json!({ "ok": true, "scroll_x": x, "scroll_y": y }),
+    )
+}
