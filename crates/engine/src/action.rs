@@ -222,9 +222,7 @@ pub struct SnapshotArgs {
     /// Text or /regex/: only matching lines, with ancestors.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub find: Option<String>,
-    // Only what changed since the tab's previous snapshot (no schema text:
-    // the tool list's core budget is tight).
-    #[allow(missing_docs)] // schema-visible: see the module doc
+    /// Only what changed since the last snapshot.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub diff: Option<bool>,
     #[allow(missing_docs)] // schema-visible: see the module doc
@@ -335,8 +333,7 @@ pub struct ScreenshotArgs {
     /// JPEG quality 0-100.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub quality: Option<u8>,
-    // Draw each ref's box and label (the name says it: no schema text).
-    #[allow(missing_docs)] // schema-visible: see the module doc
+    /// Draw each ref's box and label.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub annotate: Option<bool>,
     /// Save as this file; no image returned.
