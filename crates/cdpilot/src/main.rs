@@ -74,24 +74,6 @@ impl ServeArgs {
     /// The configuration with `[serve]` overridden by the environment, then the flags.
     fn config(&self) -> Result<Config> {
         let mut config = self.browser.config()?;
-        if let Some(token) = std::env::var("CDPILOT_SERVE_TOKEN")
-            .ok()
-            .filter(|t| !t.is_empty())
-        {
-            config.serve.token = token;
-        }
-        if let Some(listen) = std::env::var("CDPILOT_SERVE_LISTEN")
-            .ok()
-            .filter(|l| !l.is_empty())
-        {
-            config.serve.listen = listen;
-        }
-        if let Some(endpoints) = std::env::var("CDPILOT_BROWSER_ENDPOINTS")
-            .ok()
-            .filter(|e| !e.trim().is_empty())
-        {
-            config.browser.endpoints = endpoints.split(',').map(|e| e.trim().to_owned()).collect();
-        }
         if !self.endpoints.is_empty() {
             config.browser.endpoints = self.endpoints.clone();
         }
@@ -155,6 +137,9 @@ impl BrowserArgs {
             Some(path) => Config::load(&path).map_err(anyhow::Error::msg)?,
             None => Config::default(),
         };
+        config
+            .apply_env(|name| std::env::var(name).ok())
+            .map_err(|e| anyhow::anyhow!("environment: {e}"))?;
         if self.headed {
             config.browser.headless = false;
         }

@@ -40,6 +40,7 @@ impl Cli {
             .env("TMPDIR", self.root.path().join("tmp"))
             .env("CDPILOT_CHROME", testkit::chromium::executable())
             .env("CDPILOT_CONFIG", "")
+            .env("CDPILOT_FILES_OUTPUT_DIR", self.root.path().join("out"))
             .env_remove("CDPILOT_SESSION")
             .env_remove("CDPILOT_SERVE_TOKEN")
             .kill_on_drop(true)
@@ -166,12 +167,38 @@ async fn the_cli_drives_a_page_end_to_end_through_one_background_server() {
             .expect("an error as JSON");
     assert_eq!(failed["error"]["code"], "element_stale");
 
-    // A tool this build does not have is a clear error, not a crash.
-    let unknown = cli.run(&["pdf", "out.pdf"]).await;
-    if unknown.status.code() != Some(0) {
-        let stderr = String::from_utf8_lossy(&unknown.stderr);
-        assert!(stderr.contains("browser_pdf"), "{stderr}");
-    }
+    // The v2 tools through the CLI: find, fill, and a PDF moved where the
+    // user asked (the server writes it under its output directory).
+    cli.ok(&["open", &site.url("/forms.html")]).await;
+    let found = cli.ok(&["snapshot", "--find", "colour"]).await;
+    assert!(
+        found.contains("Colour") && !found.contains("Gift wrap"),
+        "{found}"
+    );
+    let form = cli.ok(&["snapshot"]).await;
+    let (name, gift) = (ref_on(&form, "\"Name\""), ref_on(&form, "Gift wrap"));
+    cli.ok(&["fill", &format!("{name}=Ada"), &format!("{gift}=true")])
+        .await;
+    let value: Value = serde_json::from_str(
+        &cli.ok(&[
+            "--json",
+            "eval",
+            "[document.getElementById('name').value, gift.checked].join()",
+        ])
+        .await,
+    )
+    .unwrap();
+    assert_eq!(value["value"], "Ada,true");
+    let pdf = cli.root.path().join("page.pdf");
+    let printed = cli.ok(&["pdf", pdf.to_str().unwrap()]).await;
+    assert!(printed.contains("page.pdf"), "{printed}");
+    assert!(std::fs::read(&pdf).unwrap().starts_with(b"%PDF"));
+    let unknown = cli.run(&["eval"]).await;
+    assert_eq!(
+        unknown.status.code(),
+        Some(2),
+        "a missing argument is a usage error"
+    );
 
     // A second session stands beside the first.
     cli.ok(&["--session", "other", "open", &site.url("/dialogs.html")])

@@ -301,6 +301,57 @@ impl Config {
         Ok(config)
     }
 
+    /// Lays the environment over the file for every v2 key
+    /// (`CDPILOT_<SECTION>_<KEY>`, CONFIG.md): flags go on top of this,
+    /// defaults under the file. `var` reads one variable (the process
+    /// environment in the binary); an empty value counts as unset. Lists
+    /// are comma-separated.
+    pub fn apply_env(&mut self, var: impl Fn(&str) -> Option<String>) -> Result<(), String> {
+        let get = |name: &str| var(name).filter(|v| !v.trim().is_empty());
+        let list = |v: String| {
+            v.split(',')
+                .map(|e| e.trim().to_owned())
+                .filter(|e| !e.is_empty())
+                .collect()
+        };
+        let number = |name: &str, v: String| {
+            v.trim()
+                .parse::<u64>()
+                .map_err(|_| format!("${name} = {v:?}: allowed is a whole number"))
+        };
+        if let Some(v) = get("CDPILOT_BROWSER_ENDPOINTS") {
+            self.browser.endpoints = list(v);
+        }
+        if let Some(v) = get("CDPILOT_BROWSER_STORAGE_STATE") {
+            self.browser.storage_state = v;
+        }
+        if let Some(v) = get("CDPILOT_TOOLS_CAPS") {
+            self.tools.caps = list(v);
+        }
+        if let Some(v) = get("CDPILOT_SESSION_IDLE_TIMEOUT_S") {
+            self.session.idle_timeout_s = number("CDPILOT_SESSION_IDLE_TIMEOUT_S", v)?;
+        }
+        if let Some(v) = get("CDPILOT_SERVE_LISTEN") {
+            self.serve.listen = v;
+        }
+        if let Some(v) = get("CDPILOT_SERVE_TOKEN") {
+            self.serve.token = v;
+        }
+        if let Some(v) = get("CDPILOT_SERVE_MAX_SESSIONS") {
+            self.serve.max_sessions = number("CDPILOT_SERVE_MAX_SESSIONS", v)? as usize;
+        }
+        if let Some(v) = get("CDPILOT_SERVE_ALLOWED_ORIGINS") {
+            self.serve.allowed_origins = list(v);
+        }
+        if let Some(v) = get("CDPILOT_FILES_UPLOAD_ROOTS") {
+            self.files.upload_roots = list(v);
+        }
+        if let Some(v) = get("CDPILOT_FILES_OUTPUT_DIR") {
+            self.files.output_dir = v;
+        }
+        self.check()
+    }
+
     /// Value checks that serde's types cannot express.
     pub fn check(&self) -> Result<(), String> {
         one_of(
@@ -433,6 +484,33 @@ mod tests {
             e.contains("browser.storage_state") && e.contains("cannot read"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn the_environment_overrides_the_file_for_v2_keys() {
+        let mut c =
+            Config::parse("[files]\noutput_dir = \"from-file\"\n[session]\nidle_timeout_s = 5\n").unwrap();
+        let env = |name: &str| match name {
+            "CDPILOT_FILES_OUTPUT_DIR" => Some("/tmp/from-env".to_owned()),
+            "CDPILOT_TOOLS_CAPS" => Some("pdf, network".to_owned()),
+            "CDPILOT_SESSION_IDLE_TIMEOUT_S" => Some("".to_owned()),
+            _ => None,
+        };
+        c.apply_env(env).unwrap();
+        assert_eq!(c.files.output_dir(), PathBuf::from("/tmp/from-env"));
+        assert_eq!(c.tools.caps, ["pdf", "network"]);
+        assert_eq!(c.session.idle_timeout_s, 5, "an empty variable is unset");
+        let e = c
+            .apply_env(|n| (n == "CDPILOT_SERVE_MAX_SESSIONS").then(|| "many".to_owned()))
+            .unwrap_err();
+        assert!(
+            e.contains("CDPILOT_SERVE_MAX_SESSIONS") && e.contains("many"),
+            "{e}"
+        );
+        let e = c
+            .apply_env(|n| (n == "CDPILOT_TOOLS_CAPS").then(|| "pfd".to_owned()))
+            .unwrap_err();
+        assert!(e.contains("tools.caps") && e.contains("pfd"), "{e}");
     }
 
     #[test]

@@ -155,12 +155,13 @@ async fn call(
         Ok(mut result) => {
             let saved = match verb.name {
                 "screenshot" => save_image(matches, &mut result),
+                "pdf" => move_pdf(matches, &mut result),
                 _ => Ok(None),
             };
             let saved = match saved {
                 Ok(saved) => saved,
                 Err(why) => {
-                    eprintln!("cdpilot screenshot: {why}");
+                    eprintln!("cdpilot {}: {why}", verb.name);
                     return Ok(1);
                 }
             };
@@ -212,6 +213,27 @@ fn save_image(matches: &ArgMatches, result: &mut Value) -> Result<Option<String>
     result["images"][0]["saved_to"] = file.clone().into();
     result["saved_to"] = file.clone().into();
     Ok(Some(format!("saved {file} ({} bytes)", bytes.len())))
+}
+
+/// Moves the PDF the server wrote (under its `[files] output_dir`) to the
+/// file the user named; the result then names that file.
+fn move_pdf(matches: &ArgMatches, result: &mut Value) -> Result<Option<String>, String> {
+    let (Some(file), Some(written)) = (
+        matches.get_one::<String>("file"),
+        result["path"].as_str().map(str::to_owned),
+    ) else {
+        return Ok(None);
+    };
+    if std::fs::rename(&written, file).is_err() {
+        // Another file system: copy, then remove the server's copy.
+        std::fs::copy(&written, file).map_err(|e| format!("writing {file}: {e}"))?;
+        let _ = std::fs::remove_file(&written);
+    }
+    result["path"] = file.clone().into();
+    let pages = result["pages"].as_u64().unwrap_or(0);
+    let bytes = result["bytes"].as_u64().unwrap_or(0);
+    result["text"] = format!("saved {file} ({bytes} bytes, {pages} pages)").into();
+    Ok(None)
 }
 
 async fn sessions(json: bool) -> Result<u8, Unreachable> {

@@ -130,7 +130,10 @@ pub async fn find_or_start() -> Result<Server, Unreachable> {
         std::env::current_exe().map_err(|e| Unreachable(format!("cannot find the cdpilot binary: {e}")))?;
     let mut child = std::process::Command::new(exe);
     child
-        .args(["serve", "--listen", "127.0.0.1:0", "--idle-exit", "--state-file"])
+        // Every tool group: a CLI user names the tool, so an unused one
+        // costs nothing (the groups exist to keep MCP's tool list short).
+        .args(["serve", "--listen", "127.0.0.1:0", "--caps", "all", "--idle-exit"])
+        .arg("--state-file")
         .arg(dir.join("serve.json"))
         .env("CDPILOT_SERVE_TOKEN", &token)
         .stdin(std::process::Stdio::null())

@@ -457,7 +457,9 @@ pub const VERBS: &[Verb] = &[
         tool: Some("browser_pdf"),
         about: "Print the page to a PDF file.",
         args: || vec![pos("file", "Where to write it")],
-        map: |m| Ok(json!({"path": absolute(&s(m, "file").unwrap_or_default())})),
+        // The server writes under its [files] output_dir; the CLI then
+        // moves the file where the user asked (see `cli::move_pdf`).
+        map: |_| Ok(json!({})),
     },
     Verb {
         name: "sessions",

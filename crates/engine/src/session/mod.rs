@@ -9,8 +9,8 @@
 //! await.
 
 mod context;
-pub mod events;
 mod downloads;
+pub mod events;
 mod idle;
 mod policy;
 mod watch;
