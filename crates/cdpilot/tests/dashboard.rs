@@ -218,10 +218,25 @@ async fn the_dashboard_shows_answers_and_stops_sessions() {
         json!({"url": site.url("/form.html")}),
     )
     .await;
-    assert!(
-        next_frame(&mut first).await.is_some(),
-        "frames stopped when a viewer left"
-    );
+    // Chrome sends a frame only when the page repaints, and a loaded
+    // machine may let one repaint go by without a frame: repaint again
+    // (a cast that stopped sends nothing however often the page paints).
+    let mut frame = None;
+    for round in 0..3 {
+        frame = next_frame(&mut first).await;
+        if frame.is_some() {
+            break;
+        }
+        let script = format!("document.body.style.background = '#{:02x}0000'", 64 * (round + 1));
+        ws_ok(
+            &mut agent,
+            &format!("repaint-{round}"),
+            "browser_evaluate",
+            json!({ "expression": script }),
+        )
+        .await;
+    }
+    assert!(frame.is_some(), "frames stopped when a viewer left");
     drop(first);
 
     // A URL the policy asks about, from a client that cannot ask: the
@@ -250,13 +265,13 @@ async fn the_dashboard_shows_answers_and_stops_sessions() {
     viewer.wait_text("(1 running)").await;
     let clicked_at = Instant::now();
     viewer.ok("browser_click", json!({"selector": "#stop-all"})).await;
-    let mut ended = false;
+    let mut ended = 0;
     let response = loop {
         let message = agent
             .next()
             .await
             .expect("the socket stays open until the answer");
-        ended |= message["event"] == "session_ended" && message["data"]["reason"] == "stopped";
+        ended += usize::from(message["event"] == "session_ended" && message["data"]["reason"] == "stopped");
         if message["type"] == "response" {
             break message;
         }
@@ -268,9 +283,9 @@ async fn the_dashboard_shows_answers_and_stops_sessions() {
     // Budget: 1 s; slack for two browsers and a busy 2-core machine.
     assert!(took < Duration::from_secs(4), "Stop all took {took:?}");
     while let Some(message) = agent.next().await {
-        ended |= message["event"] == "session_ended" && message["data"]["reason"] == "stopped";
+        ended += usize::from(message["event"] == "session_ended" && message["data"]["reason"] == "stopped");
     }
-    assert!(ended, "the agent was told its session was stopped");
+    assert_eq!(ended, 1, "the agent was told once that its session was stopped");
     viewer.wait_text("No session is open.").await;
 
     viewer.engine.shutdown().await;

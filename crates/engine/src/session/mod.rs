@@ -350,6 +350,13 @@ impl Session {
         }
     }
 
+    /// Says now (once) that the session ended for `reason`, before its
+    /// pages are closed: for a transport about to tell its client. True if
+    /// this call said it; a later [`end`](Self::end) says nothing more.
+    pub fn say_ended(&self, reason: EndReason) -> bool {
+        self.lifecycle.ended(reason)
+    }
+
     /// Ends the session for `reason`: its pages close (as
     /// [`Session::close`]) and `session_ended` is said, unless its pages
     /// had already ended (idle, a lost browser).

@@ -14,6 +14,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use engine::policy::Asker;
+use engine::session::events::{EndReason, SessionEvent};
 use futures_util::{SinkExt, StreamExt};
 use serde_json::Value;
 use tokio::sync::{broadcast, mpsc};
@@ -332,10 +333,10 @@ impl Connection {
                 // (`canceled`), then the connection says so and closes.
                 _ = stopped.cancelled(), if !told_stopped => {
                     told_stopped = true;
-                    self.event(lease, "session_ended", serde_json::json!({"reason": "stopped"}));
+                    self.say_stopped(lease, &mut events);
                 }
                 _ = self.state.stopping.cancelled() => {
-                    self.event(lease, "session_ended", serde_json::json!({"reason": "stopped"}));
+                    self.say_stopped(lease, &mut events);
                     self.close(CloseCode::Away, "server stopping");
                     break;
                 }
@@ -381,6 +382,16 @@ impl Connection {
         });
         self.close(CloseCode::Policy, "rejected");
         None
+    }
+
+    /// `session_ended` (`stopped`), said once by the session (every
+    /// connection holding it hears it, and a session that had already ended
+    /// says nothing twice); sent before this connection closes.
+    fn say_stopped(&self, lease: &Lease, events: &mut broadcast::Receiver<SessionEvent>) {
+        lease.session().say_ended(EndReason::Stopped);
+        while let Ok(event) = events.try_recv() {
+            self.event(lease, event.name(), event.data());
+        }
     }
 
     fn event(&self, lease: &Lease, event: &str, data: Value) {
