@@ -178,6 +178,9 @@ pub struct SnapshotArgs {
     /// Cap on elements listed (default 2000).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_elements: Option<u32>,
+    /// Continue a capped snapshot: list elements from this one on (its next_start).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start: Option<u32>,
     #[allow(missing_docs)] // schema-visible: see the module doc
     #[serde(flatten)]
     pub common: Common,

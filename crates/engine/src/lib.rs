@@ -76,6 +76,7 @@ mod single_flight;
 mod snapshot;
 mod tab;
 mod tabs;
+pub mod timing;
 pub mod tools;
 mod validate;
 

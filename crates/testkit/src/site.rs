@@ -38,6 +38,7 @@ const PAGES: &[(&str, &str)] = &[
     ("outer.html", include_str!("../site/outer.html")),
     ("inner.html", include_str!("../site/inner.html")),
     ("resources.html", include_str!("../site/resources.html")),
+    ("frames5.html", include_str!("../site/frames5.html")),
 ];
 
 /// A reserved loopback port on which connections are refused.
