@@ -39,6 +39,7 @@ const PAGES: &[(&str, &str)] = &[
     ("inner.html", include_str!("../site/inner.html")),
     ("resources.html", include_str!("../site/resources.html")),
     ("frames5.html", include_str!("../site/frames5.html")),
+    ("long-text.html", include_str!("../site/long-text.html")),
 ];
 
 /// A reserved loopback port on which connections are refused.

@@ -19,6 +19,8 @@
   const INLINE = new Set(['SPAN', 'B', 'STRONG', 'I', 'EM', 'CODE', 'TIME', 'LABEL', 'SMALL', 'SUB', 'SUP',
     'ABBR', 'MARK', 'Q', 'S', 'U', 'CITE', 'DFN', 'KBD', 'SAMP', 'VAR', 'BDI', 'BDO', 'FONT', 'DEL', 'INS', 'A']);
   const NON_SPACE = /\S/;
+  const SPACE_START = /^\s/;
+  const SPACE_END = /\s$/;
   const INDENT = [''];
   const indent = (depth) => INDENT[depth] ??= '  '.repeat(depth);
 
@@ -168,6 +170,10 @@
     // children are rendered: they are judged one by one.
     const style = getComputedStyle(el);
     if (style.display !== 'contents') return PRUNED;
+    // It shows if what holds it does (containers are not all asked: see
+    // `visit`).
+    const holder = el.assignedSlot || el.parentElement || el.parentNode?.host;
+    if (holder && shows(holder) === PRUNED) return PRUNED;
     return style.visibility === 'visible' ? SHOWN : INVISIBLE;
   }
 
@@ -273,9 +279,14 @@
     // Whether a text line printed now is on this page.
     const textOnPage = () => start === 0 ? true : seen > start;
 
-    function pushText(text, depth) {
+    // Words joined as the page shows them: a space only where the page's
+    // text had one (`<b>bold</b>ly` stays one word).
+    let spaceAfter = false;
+    function pushText(data, text, depth) {
+      const spaced = spaceAfter || SPACE_START.test(data);
+      spaceAfter = SPACE_END.test(data);
       if (textLine >= 0 && textDepth === depth) {
-        lines[textLine] += ' ' + text;
+        lines[textLine] += spaced ? ' ' + text : text;
       } else {
         textLine = lines.length;
         textDepth = depth;
@@ -305,7 +316,7 @@
           if (!NON_SPACE.test(data) || !textOnPage()) continue;
           const text = data.replace(/\s+/g, ' ').trim();
           if (text === nameAbove) continue;
-          if (textShown ??= textShows(node)) pushText(text, depth);
+          if (textShown ??= shows(node) !== PRUNED && textShows(node)) pushText(data, text, depth);
           continue;
         }
         if (type !== 1 || SKIP.has(child.tagName)) continue;
@@ -314,18 +325,13 @@
     }
 
     function visit(el, depth, nameAbove) {
-      const how = shows(el);
-      if (how === PRUNED) return;
-      if (how === INVISIBLE) {
-        // A frame's document and a select's options are not its children
-        // in the page's layout: nothing there can show.
-        if (el.tagName === 'IFRAME' || el.tagName === 'FRAME' || el.tagName === 'SELECT') return;
-        walk(el, depth, nameAbove);
-        return;
-      }
       const role = roleOf(el);
       if (role === null) return;
       if (TRANSPARENT.has(role) && !interactive(el, role)) {
+        // A container that is not printed is not asked how it shows (most
+        // elements of a page are such): what it holds is asked instead,
+        // each element by itself, its text at the first words to print.
+        if (el.hidden || el.getAttribute('aria-hidden') === 'true') return;
         if (INLINE.has(el.tagName)) {
           walk(el, depth, nameAbove);
         } else {
@@ -333,6 +339,15 @@
           walk(el, depth, nameAbove);
           textLine = -1;
         }
+        return;
+      }
+      const how = shows(el);
+      if (how === PRUNED) return;
+      if (how === INVISIBLE) {
+        // A frame's document and a select's options are not its children
+        // in the page's layout: nothing there can show.
+        if (el.tagName === 'IFRAME' || el.tagName === 'FRAME' || el.tagName === 'SELECT') return;
+        walk(el, depth, nameAbove);
         return;
       }
       textLine = -1;
