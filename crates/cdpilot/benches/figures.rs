@@ -138,6 +138,26 @@ async fn main() {
         ms(median(firsts))
     );
 
+    // The same, called 500 ms after initialize (as a client that lists its
+    // tools and lets a model think first): the start began at initialize.
+    let mut later = Vec::new();
+    for _ in 0..5 {
+        let mut client = spawn();
+        client.initialize().await;
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let began = Instant::now();
+        let nav = client
+            .call("browser_navigate", json!({"url": site.url("/")}))
+            .await;
+        later.push(began.elapsed());
+        assert_eq!(nav["isError"], false, "{nav}");
+        shutdown(client).await;
+    }
+    println!(
+        "first navigate, 500 ms after initialize:     {}",
+        ms(median(later))
+    );
+
     let mut client = spawn();
     client.initialize().await;
     let server = client.child.id().unwrap();
