@@ -321,6 +321,9 @@ async fn write_loop(
     closed.cancel();
 }
 
+/// Messages at least this long have their parsing timed (`cdpilot::timing`).
+const LARGE_MESSAGE: usize = 64 * 1024;
+
 async fn read_loop(mut stream: transport::Incoming, inner: Weak<Inner>, closed: CancellationToken) {
     loop {
         let frame = tokio::select! {
@@ -329,8 +332,15 @@ async fn read_loop(mut stream: transport::Incoming, inner: Weak<Inner>, closed: 
         };
         let Some(Ok(text)) = frame else { break };
         let Some(inner) = inner.upgrade() else { break };
+        let began = std::time::Instant::now();
         match serde_json::from_str::<Incoming>(&text) {
-            Ok(incoming) => route(&inner, incoming),
+            Ok(incoming) => {
+                if text.len() >= LARGE_MESSAGE {
+                    let ms = began.elapsed().as_secs_f64() * 1000.0;
+                    tracing::info!(target: "cdpilot::timing", step = "cdp.parse_large", ms, bytes = text.len());
+                }
+                route(&inner, incoming)
+            }
             Err(e) => tracing::warn!("unparseable CDP message ({e}): {:.200}", text.as_str()),
         }
     }

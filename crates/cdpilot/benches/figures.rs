@@ -3,22 +3,38 @@
 //! on loopback. Run: `cargo bench -p cdpilot --bench figures`.
 //!
 //! Not a test: it asserts nothing about speed, it prints medians.
+//!
+//! `-- breakdown` prints instead where the milliseconds of a snapshot, a
+//! click and the first navigate (the browser's start) go, step by step, from
+//! the server's `CDPILOT_TIMINGS` file. `CDPILOT_BENCH_BIN=<path>` measures
+//! another build of the binary (a base to compare with, run back to back).
 
+use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 use testkit::{McpClient, TestSite};
 
+/// The binary measured: `$CDPILOT_BENCH_BIN`, else this build's.
+fn binary() -> String {
+    std::env::var("CDPILOT_BENCH_BIN")
+        .ok()
+        .filter(|b| !b.is_empty())
+        .unwrap_or_else(|| env!("CARGO_BIN_EXE_cdpilot").to_owned())
+}
+
 fn spawn() -> McpClient {
+    spawn_with(&[])
+}
+
+fn spawn_with(env: &[(&str, &str)]) -> McpClient {
     let chrome = testkit::chromium::executable();
-    McpClient::spawn(
-        env!("CARGO_BIN_EXE_cdpilot"),
-        &["mcp"],
-        &[
-            ("CDPILOT_CHROME", chrome.to_str().unwrap()),
-            ("CDPILOT_CONFIG", ""),
-        ],
-    )
+    let mut vars = vec![
+        ("CDPILOT_CHROME", chrome.to_str().unwrap()),
+        ("CDPILOT_CONFIG", ""),
+    ];
+    vars.extend_from_slice(env);
+    McpClient::spawn(&binary(), &["mcp"], &vars)
 }
 
 fn median(mut samples: Vec<Duration>) -> Duration {
@@ -61,6 +77,16 @@ async fn shutdown(mut client: McpClient) {
 #[tokio::main]
 async fn main() {
     let site = TestSite::start().await;
+    let args: Vec<String> = std::env::args().collect();
+    if let Some(at) = args.iter().position(|a| a == "breakdown") {
+        let parts: Vec<&str> = args[at + 1..]
+            .iter()
+            .map(String::as_str)
+            .filter(|a| !a.starts_with('-'))
+            .collect();
+        breakdown(&site, &parts).await;
+        return;
+    }
     println!("cdpilot figures (medians; MCP stdio, release build, headless Chromium)\n");
 
     // Cold start: spawn → initialize → tools/list answered.
@@ -112,8 +138,30 @@ async fn main() {
         ms(median(firsts))
     );
 
+    // The same, called 500 ms after initialize (as a client that lists its
+    // tools and lets a model think first): the start began at initialize.
+    let mut later = Vec::new();
+    for _ in 0..5 {
+        let mut client = spawn();
+        client.initialize().await;
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let began = Instant::now();
+        let nav = client
+            .call("browser_navigate", json!({"url": site.url("/")}))
+            .await;
+        later.push(began.elapsed());
+        assert_eq!(nav["isError"], false, "{nav}");
+        shutdown(client).await;
+    }
+    println!(
+        "first navigate, 500 ms after initialize:     {}",
+        ms(median(later))
+    );
+
     let mut client = spawn();
     client.initialize().await;
+    let server = client.child.id().unwrap();
+    let peak = PeakPss::watch(server);
 
     // Snapshots of pages with N controls, every control ref'd.
     println!("\nsnapshot (whole page, no cap)      wall        chars      refs");
@@ -140,6 +188,54 @@ async fn main() {
             last["structuredContent"]["ref_count"]
         );
     }
+    println!(
+        "server RSS after a 20,000-control snapshot:  {:.1} MB",
+        rss_kib(server) as f64 / 1024.0
+    );
+
+    // A fresh document each time: the navigate and its first full snapshot.
+    let mut firsts = Vec::new();
+    for i in 0..5 {
+        let began = Instant::now();
+        client
+            .call(
+                "browser_navigate",
+                json!({"url": site.url(&format!("/controls/20000?n={i}"))}),
+            )
+            .await;
+        let snap = client
+            .call("browser_snapshot", json!({"max_elements": 1_000_000}))
+            .await;
+        firsts.push(began.elapsed());
+        assert_eq!(snap["isError"], false, "{snap}");
+    }
+    println!(
+        "navigate + first full snapshot, 20,000 controls: {}",
+        ms(median(firsts))
+    );
+
+    // Five cross-origin iframes: the first snapshot of a document against
+    // the second.
+    let (mut first, mut second) = (Vec::new(), Vec::new());
+    for i in 0..7 {
+        client
+            .call(
+                "browser_navigate",
+                json!({"url": site.url(&format!("/frames5.html?n={i}"))}),
+            )
+            .await;
+        for times in [&mut first, &mut second] {
+            let began = Instant::now();
+            let snap = client.call("browser_snapshot", json!({})).await;
+            times.push(began.elapsed());
+            assert!(text_of(&snap).contains("Child frame"), "{snap}");
+        }
+    }
+    println!(
+        "five cross-origin iframes: first snapshot {}, second {}",
+        ms(median(first)),
+        ms(median(second))
+    );
 
     // Snapshot sizes on the test site's pages (compare with other tools on
     // the same pages).
@@ -206,6 +302,11 @@ async fn main() {
         }
         println!("  {label:<22} {}", ms(median(times)));
     }
+    let peak = peak.stop();
+    println!(
+        "\npeak PSS of the process tree (server + Chromium) during the run: {:.0} MiB",
+        peak as f64 / 1024.0
+    );
     shutdown(client).await;
     forms(&site).await;
     url_rules(&site).await;
@@ -476,5 +577,253 @@ forms (test site /forms.html)"
         assert_eq!(r["isError"], false, "{r}");
     }
     println!("  scroll one viewport by wheel         {}", ms(median(scrolls)));
+    shutdown(client).await;
+}
+
+/// Samples the PSS of a process and all its descendants (the server and
+/// the Chromium it started) every 200 ms, keeping the peak.
+struct PeakPss {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    sampler: std::thread::JoinHandle<u64>,
+}
+
+impl PeakPss {
+    fn watch(root: u32) -> PeakPss {
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let stopping = stop.clone();
+        let sampler = std::thread::spawn(move || {
+            let mut peak = 0;
+            while !stopping.load(std::sync::atomic::Ordering::Relaxed) {
+                peak = peak.max(tree_pss_kib(root));
+                std::thread::sleep(Duration::from_millis(200));
+            }
+            peak
+        });
+        PeakPss { stop, sampler }
+    }
+
+    /// The peak, in KiB.
+    fn stop(self) -> u64 {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        self.sampler.join().unwrap_or(0)
+    }
+}
+
+/// PSS (KiB) of `root` and its descendants.
+fn tree_pss_kib(root: u32) -> u64 {
+    let mut parents = Vec::new();
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        // The fields after the command's closing parenthesis: state, ppid.
+        let ppid = stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().nth(1))
+            .and_then(|p| p.parse::<u32>().ok());
+        if let Some(ppid) = ppid {
+            parents.push((pid, ppid));
+        }
+    }
+    let mut tree = vec![root];
+    let mut i = 0;
+    while i < tree.len() {
+        let parent = tree[i];
+        tree.extend(parents.iter().filter(|(_, p)| *p == parent).map(|(c, _)| *c));
+        i += 1;
+    }
+    tree.iter()
+        .map(|pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup"))
+                .unwrap_or_default()
+                .lines()
+                .find(|l| l.starts_with("Pss:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|v| v.parse::<u64>().ok())
+                .unwrap_or(0)
+        })
+        .sum()
+}
+
+/// One call's steps from the server's timings file: the summed wall time
+/// of each step (a step may run once per frame), by name.
+type Steps = BTreeMap<String, f64>;
+
+/// Reads the timings file from line `from` on; returns the calls it closes
+/// (a call ends with its `dispatch` line) and the next line to read.
+fn calls_in(path: &std::path::Path, from: usize) -> (Vec<(Steps, Vec<String>)>, usize) {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let lines: Vec<&str> = text.lines().collect();
+    let mut calls = Vec::new();
+    let mut steps = Steps::new();
+    let mut order = Vec::new();
+    let mut next = from;
+    for (i, line) in lines.iter().enumerate().skip(from) {
+        let Ok(v) = serde_json::from_str::<Value>(line) else {
+            continue;
+        };
+        let (Some(step), Some(took)) = (v["step"].as_str(), v["ms"].as_f64()) else {
+            continue;
+        };
+        if !steps.contains_key(step) {
+            order.push(step.to_owned());
+        }
+        *steps.entry(step.to_owned()).or_default() += took;
+        if step == "dispatch" {
+            calls.push((std::mem::take(&mut steps), std::mem::take(&mut order)));
+            next = i + 1;
+        }
+    }
+    (calls, next)
+}
+
+/// Prints the median of each step over `calls`, with the client's wall
+/// times, and what MCP adds (wall minus the dispatch).
+fn print_steps(title: &str, calls: &[(Steps, Vec<String>)], walls: &[Duration]) {
+    println!("\n{title} ({} calls; medians)", calls.len());
+    let mut order: Vec<String> = Vec::new();
+    for (_, steps) in calls {
+        for s in steps {
+            if !order.contains(s) {
+                order.push(s.clone());
+            }
+        }
+    }
+    let median_of = |values: Vec<f64>| {
+        let mut values = values;
+        values.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        values.get(values.len() / 2).copied().unwrap_or(0.0)
+    };
+    for step in &order {
+        let values = calls
+            .iter()
+            .map(|(c, _)| c.get(step).copied().unwrap_or(0.0))
+            .collect();
+        println!("  {step:<28} {:>9.2} ms", median_of(values));
+    }
+    let wall = median(walls.to_vec());
+    let dispatch = median_of(calls.iter().map(|(c, _)| c["dispatch"]).collect());
+    println!("  {:<28} {:>9.2} ms", "client wall", wall.as_secs_f64() * 1000.0);
+    println!(
+        "  {:<28} {:>9.2} ms",
+        "MCP (wall − dispatch)",
+        wall.as_secs_f64() * 1000.0 - dispatch
+    );
+}
+
+/// `-- breakdown`: where the milliseconds go, step by step.
+async fn breakdown(site: &TestSite, parts: &[&str]) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    println!("cdpilot step timings (CDPILOT_TIMINGS; release build)");
+    let wanted = |part: &str| parts.is_empty() || parts.contains(&part);
+
+    // The first navigate of a fresh server: the browser's start.
+    let mut calls = Vec::new();
+    let mut walls = Vec::new();
+    for i in 0..if wanted("launch") { 5 } else { 0 } {
+        let path = dir.path().join(format!("launch-{i}.jsonl"));
+        let mut client = spawn_with(&[("CDPILOT_TIMINGS", path.to_str().unwrap())]);
+        client.initialize().await;
+        let began = Instant::now();
+        let nav = client
+            .call("browser_navigate", json!({"url": site.url("/")}))
+            .await;
+        walls.push(began.elapsed());
+        assert_eq!(nav["isError"], false, "{nav}");
+        calls.extend(calls_in(&path, 0).0);
+        shutdown(client).await;
+    }
+    if wanted("launch") {
+        print_steps("first navigate incl. browser launch", &calls, &walls);
+    }
+
+    let path = dir.path().join("run.jsonl");
+    let mut client = spawn_with(&[("CDPILOT_TIMINGS", path.to_str().unwrap())]);
+    client.initialize().await;
+    let mut read = 0;
+    for count in [5_000usize, 20_000] {
+        if !wanted("snapshot") {
+            break;
+        }
+        client
+            .call(
+                "browser_navigate",
+                json!({"url": site.url(&format!("/controls/{count}"))}),
+            )
+            .await;
+        read = calls_in(&path, read).1;
+        let mut walls = Vec::new();
+        for _ in 0..7 {
+            let began = Instant::now();
+            client
+                .call("browser_snapshot", json!({"max_elements": 1_000_000}))
+                .await;
+            walls.push(began.elapsed());
+        }
+        let (calls, next) = calls_in(&path, read);
+        read = next;
+        print_steps(&format!("full snapshot, {count} controls"), &calls, &walls);
+    }
+
+    for (label, page, needle) in [
+        ("small page", "/".to_owned(), "button \"Trusted click\""),
+        (
+            "5,000-control page",
+            "/controls/5000".to_owned(),
+            "button \"Buy 2500\"",
+        ),
+    ] {
+        if !wanted("click") {
+            break;
+        }
+        client
+            .call("browser_navigate", json!({"url": site.url(&page)}))
+            .await;
+        let snap = text_of(
+            &client
+                .call("browser_snapshot", json!({"max_elements": 1_000_000}))
+                .await,
+        );
+        read = calls_in(&path, read).1;
+        let reference = ref_on_line(&snap, needle);
+        let mut walls = Vec::new();
+        for _ in 0..15 {
+            let began = Instant::now();
+            client.call("browser_click", json!({"ref": reference})).await;
+            walls.push(began.elapsed());
+        }
+        let (calls, next) = calls_in(&path, read);
+        read = next;
+        print_steps(&format!("click by ref, {label}"), &calls, &walls);
+    }
+
+    let (mut first, mut second) = (Vec::new(), Vec::new());
+    let (mut first_walls, mut second_walls) = (Vec::new(), Vec::new());
+    for i in 0..if wanted("frames") { 5 } else { 0 } {
+        client
+            .call(
+                "browser_navigate",
+                json!({"url": site.url(&format!("/frames5.html?n={i}"))}),
+            )
+            .await;
+        read = calls_in(&path, read).1;
+        for (calls, walls) in [(&mut first, &mut first_walls), (&mut second, &mut second_walls)] {
+            let began = Instant::now();
+            client.call("browser_snapshot", json!({})).await;
+            walls.push(began.elapsed());
+            let (got, next) = calls_in(&path, read);
+            read = next;
+            calls.extend(got);
+        }
+    }
+    if wanted("frames") {
+        print_steps("five cross-origin iframes, first snapshot", &first, &first_walls);
+        print_steps(
+            "five cross-origin iframes, second snapshot",
+            &second,
+            &second_walls,
+        );
+    }
     shutdown(client).await;
 }

@@ -21,6 +21,8 @@ use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use engine::{tools, Config, Engine};
 use server::mcp::McpServer;
 
+mod timings;
+
 #[derive(Parser)]
 #[command(
     name = "cdpilot",
@@ -292,14 +294,36 @@ fn runtime() -> Result<tokio::runtime::Runtime> {
         .context("starting the async runtime")
 }
 
+/// Logs to stderr (`CDPILOT_LOG`, default `warn`); with
+/// `CDPILOT_TIMINGS=<file>`, every timed step to that file as well.
 fn init_logging() {
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
+    use tracing_subscriber::Layer;
+
     let filter = tracing_subscriber::EnvFilter::try_from_env("CDPILOT_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
-    tracing_subscriber::fmt()
-        .with_env_filter(filter)
+    let log = tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
         .with_ansi(false)
-        .init();
+        .with_filter(filter);
+    let timings = std::env::var("CDPILOT_TIMINGS")
+        .ok()
+        .filter(|path| !path.is_empty())
+        .and_then(|path| match timings::Timings::to(&path) {
+            Ok(layer) => Some(layer),
+            Err(e) => {
+                eprintln!("cdpilot: CDPILOT_TIMINGS={path}: {e}; step timings are off");
+                None
+            }
+        })
+        .map(|layer| {
+            layer.with_filter(
+                tracing_subscriber::filter::Targets::new()
+                    .with_target(engine::timing::TARGET, tracing::Level::INFO),
+            )
+        });
+    tracing_subscriber::registry().with(log).with(timings).init();
 }
 
 fn print_tools(json: bool) -> Result<()> {

@@ -225,6 +225,9 @@ pub struct SnapshotArgs {
     /// Only what changed since the last snapshot.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub diff: Option<bool>,
+    /// Continue a capped snapshot: list elements from this one on (its next_start).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start: Option<u32>,
     #[allow(missing_docs)] // schema-visible: see the module doc
     #[serde(flatten)]
     pub common: Common,

@@ -22,12 +22,15 @@ pub async fn call(
 ) -> Result<ActionOutput, ActionError> {
     let at = std::time::SystemTime::now();
     let started = std::time::Instant::now();
+    let _timed = crate::timing::span("dispatch");
     let mut notes = Notes::default();
     let result = parse_and_perform(session, name, arguments.clone(), cancel, &mut notes).await;
     // Secrets leave only as their placeholders, whatever echoed them: a
     // field's value in a snapshot, an evaluate, a console line, an error.
     let secrets = session.secrets();
+    let redacting = crate::timing::span("dispatch.redact");
     let result = secrets.redact_result(result);
+    drop(redacting);
     let redact = |url: Option<String>| url.map(|u| secrets.redact(&u));
     session.audit().record(Record {
         at: audit::rfc3339(at),

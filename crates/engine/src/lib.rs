@@ -79,6 +79,7 @@ mod snapshot;
 mod storage_state;
 mod tab;
 mod tabs;
+pub mod timing;
 pub mod tools;
 mod validate;
 

@@ -20,7 +20,13 @@ pub const SIGNALS: &str = r#"(() => {
     });
     while (text.length < 4000 && walker.nextNode()) text += walker.currentNode.data + ' ';
   }
-  const headings = Array.from(document.querySelectorAll('h1, h2, legend, button, input[type=submit]'), (e) => e.textContent || e.value || '').join(' ').slice(0, 1000);
+  // Up to 1000 characters: a page of 20,000 buttons is not read whole.
+  let headings = '';
+  for (const e of document.querySelectorAll('h1, h2, legend, button, input[type=submit]')) {
+    if (headings.length >= 1000) break;
+    headings += (headings ? ' ' : '') + (e.textContent || e.value || '');
+  }
+  headings = headings.slice(0, 1000);
   return {
     title: document.title,
     url: location.href,

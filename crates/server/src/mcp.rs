@@ -144,6 +144,22 @@ pub fn error_message(error: &ActionError) -> String {
 }
 
 impl ServerHandler for McpServer {
+    /// Answers at once; over stdio it also starts the browser and the tab
+    /// in the background, so the first tool call finds them ready (a start
+    /// takes a few hundred milliseconds; a client lists its tools meanwhile).
+    async fn initialize(
+        &self,
+        request: rmcp::model::InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, ErrorData> {
+        if self.lease.is_none() {
+            let server = self.clone();
+            tokio::spawn(async move { server.session().warm_up().await });
+        }
+        context.peer.set_peer_info(request.clone());
+        self.negotiate_initialize(&request)
+    }
+
     fn get_info(&self) -> InitializeResult {
         let capabilities = ServerCapabilities::builder()
             .enable_tools()

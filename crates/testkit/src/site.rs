@@ -50,6 +50,8 @@ const PAGES: &[(&str, &str)] = &[
     ("scroll.html", include_str!("../site/scroll.html")),
     ("widgets-frame.html", include_str!("../site/widgets-frame.html")),
     ("downloads.html", include_str!("../site/downloads.html")),
+    ("frames5.html", include_str!("../site/frames5.html")),
+    ("long-text.html", include_str!("../site/long-text.html")),
 ];
 
 /// A reserved loopback port on which connections are refused.

@@ -8,6 +8,7 @@ use crate::action::{ClickArgs, WaitUntil};
 use crate::actions::{download, element, input};
 use crate::error::Failure;
 use crate::tab::Tab;
+use crate::timing;
 use crate::{ActionError, ActionOutput, Budget};
 
 /// Arms a one-shot flag in cdpilot's world that the page's `navigate` event
@@ -28,8 +29,8 @@ if (a && (a.origin === location.origin || a.protocol === 'data:')) w.__cdpilotDo
 w.__cdpilotDownload = false; })()";
 
 pub async fn run(tab: &Tab, args: &ClickArgs, budget: &Budget) -> Result<ActionOutput, ActionError> {
-    let element = element::resolve(tab, &args.target, budget).await?;
-    let world = tab.world(budget).await?;
+    let element = timing::timed("click.resolve", element::resolve(tab, &args.target, budget)).await?;
+    let world = timing::timed("click.world", tab.world(budget)).await?;
     let flag = |expression: &str| runtime::Evaluate {
         expression: expression.to_owned(),
         context_id: Some(world),
@@ -39,19 +40,25 @@ pub async fn run(tab: &Tab, args: &ClickArgs, budget: &Budget) -> Result<ActionO
     };
     let (point, _) = tokio::try_join!(
         element.actionable_point(tab, budget),
-        budget.cdp("preparing the click", &tab.session, flag(ARM_NAVIGATION_FLAG)),
+        timing::timed(
+            "click.arm",
+            budget.cdp("preparing the click", &tab.session, flag(ARM_NAVIGATION_FLAG))
+        ),
     )?;
     let document_before = tab.state(|s| s.document);
     // Watch before clicking so no navigation event can slip past.
     let mut navigations = tab.navigations();
     let downloads = download::DownloadWatch::start(tab);
-    input::click(
-        tab,
-        budget,
-        point,
-        args.button.unwrap_or_default(),
-        args.click_count.unwrap_or(1),
-        input::modifier_mask(&args.modifiers),
+    timing::timed(
+        "click.input",
+        input::click(
+            tab,
+            budget,
+            point,
+            args.button.unwrap_or_default(),
+            args.click_count.unwrap_or(1),
+            input::modifier_mask(&args.modifiers),
+        ),
     )
     .await?;
     if element.frame.session.id() != tab.session.id() {
@@ -59,14 +66,12 @@ pub async fn run(tab: &Tab, args: &ClickArgs, budget: &Budget) -> Result<ActionO
     }
 
     // The world is gone if the new document already replaced the old one.
-    let (started, download_asked) = match budget
-        .cdp(
-            "checking for a navigation",
-            &tab.session,
-            flag("[globalThis.__cdpilotNav, globalThis.__cdpilotDownload]"),
-        )
-        .await
-    {
+    let probe = budget.cdp(
+        "checking for a navigation",
+        &tab.session,
+        flag("[globalThis.__cdpilotNav, globalThis.__cdpilotDownload]"),
+    );
+    let (started, download_asked) = match timing::timed("click.probe", probe).await {
         Ok(checked) => {
             let flags = checked.result.value.unwrap_or_default();
             (flags[0].is_string(), flags[1] == true)
@@ -75,7 +80,7 @@ pub async fn run(tab: &Tab, args: &ClickArgs, budget: &Budget) -> Result<ActionO
         Err(e) => return Err(e),
     };
     if started {
-        navigations.loaded(None, WaitUntil::Load, budget).await?;
+        timing::timed("click.load", navigations.loaded(None, WaitUntil::Load, budget)).await?;
     }
     // The event reader keeps the URL current (commits and same-document
     // changes), so no round trip to the page is needed to report it.

@@ -12,6 +12,7 @@ use crate::action::ElementTarget;
 use crate::actions::geometry;
 use crate::error::Failure;
 use crate::tab::{FrameRef, Tab};
+use crate::timing;
 use crate::{ActionError, Budget, ErrorCode};
 
 /// Resolves `null` once the element is attached, visible, enabled and has
@@ -106,7 +107,7 @@ pub async fn by_ref(tab: &Tab, reference: &str, budget: &Budget) -> Result<Eleme
         })?,
     };
     let expression = format!(
-        "globalThis.__cdpilot ? globalThis.__cdpilot.lookup({}) : 'no-world'",
+        "globalThis.__cdpilot?.issued() ? globalThis.__cdpilot.lookup({}) : 'no-world'",
         serde_json::to_string(reference).expect("string serializes")
     );
     let object = tab
@@ -196,14 +197,13 @@ impl Element {
     pub async fn actionable_point(&self, tab: &Tab, budget: &Budget) -> Result<(f64, f64), ActionError> {
         // Leave part of the budget for reporting why, rather than a bare timeout.
         let wait_ms = (budget.remaining().as_millis() as u64 * 4 / 5).min(3000);
-        let state = self
-            .call_awaiting(
-                budget,
-                "waiting for the element to be actionable",
-                WAIT_ACTIONABLE,
-                vec![json!(wait_ms)],
-            )
-            .await?;
+        let waited = self.call_awaiting(
+            budget,
+            "waiting for the element to be actionable",
+            WAIT_ACTIONABLE,
+            vec![json!(wait_ms)],
+        );
+        let state = timing::timed("element.actionable", waited).await?;
         if let Some(reason) = state.as_str() {
             let (what, next) = match reason {
                 "detached" => (
@@ -234,14 +234,13 @@ impl Element {
             ));
         }
         let (point, local) = self.points(tab, budget).await?;
-        let cover = self
-            .call(
-                budget,
-                "checking what is under the pointer",
-                HIT_TEST,
-                vec![json!(local.0), json!(local.1)],
-            )
-            .await?;
+        let hit = self.call(
+            budget,
+            "checking what is under the pointer",
+            HIT_TEST,
+            vec![json!(local.0), json!(local.1)],
+        );
+        let cover = timing::timed("element.hit_test", hit).await?;
         if let Some(cover) = cover.as_str() {
             return Err(ActionError::new(
                 ErrorCode::ElementNotInteractable,
@@ -261,7 +260,8 @@ impl Element {
         let placed = self.placed(tab, budget).await?;
         let (x, y) = placed.quad_centre;
         let (sx, sy) = placed.session_origin;
-        let (fx, fy) = geometry::frame_offset_in_session(tab, &self.frame, budget).await?;
+        let offset = geometry::frame_offset_in_session(tab, &self.frame, budget);
+        let (fx, fy) = timing::timed("element.frame_offset", offset).await?;
         Ok(((x + sx, y + sy), (x - fx, y - fy)))
     }
 
@@ -286,27 +286,24 @@ impl Element {
     /// quad (in its session's coordinates) and where that session's root
     /// document sits in the tab's viewport.
     async fn placed(&self, tab: &Tab, budget: &Budget) -> Result<Placed, ActionError> {
-        self.frame
-            .cdp(
-                budget,
-                "scrolling the element into view",
-                dom::ScrollIntoViewIfNeeded {
-                    object_id: self.object_id.clone(),
-                    backend_node_id: None,
-                },
-            )
-            .await?;
-        let quads = self
-            .frame
-            .cdp(
-                budget,
-                "measuring the element",
-                dom::GetContentQuads {
-                    object_id: self.object_id.clone(),
-                    backend_node_id: None,
-                },
-            )
-            .await?;
+        let scroll = self.frame.cdp(
+            budget,
+            "scrolling the element into view",
+            dom::ScrollIntoViewIfNeeded {
+                object_id: self.object_id.clone(),
+                backend_node_id: None,
+            },
+        );
+        timing::timed("element.scroll", scroll).await?;
+        let measure = self.frame.cdp(
+            budget,
+            "measuring the element",
+            dom::GetContentQuads {
+                object_id: self.object_id.clone(),
+                backend_node_id: None,
+            },
+        );
+        let quads = timing::timed("element.quads", measure).await?;
         let quad = quads.quads.into_iter().find(|q| q.len() == 8 && quad_area(q) > 0.5).ok_or_else(|| {
             ActionError::new(
                 ErrorCode::ElementNotInteractable,
@@ -318,7 +315,8 @@ impl Element {
             (quad[0] + quad[2] + quad[4] + quad[6]) / 4.0,
             (quad[1] + quad[3] + quad[5] + quad[7]) / 4.0,
         );
-        let session_origin = geometry::session_origin(tab, self.frame.session.id(), budget).await?;
+        let origin = geometry::session_origin(tab, self.frame.session.id(), budget);
+        let session_origin = timing::timed("element.origin", origin).await?;
         Ok(Placed {
             quad,
             quad_centre,

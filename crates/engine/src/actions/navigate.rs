@@ -24,11 +24,14 @@ pub async fn run(tab: &Tab, args: &NavigateArgs, budget: &Budget) -> Result<Acti
     let mut navigations = tab.navigations();
     let navigated = async {
         let loader = match (&args.url, args.history) {
-            (Some(url), _) => Some(open(tab, url, &mut navigations, budget).await?),
+            (Some(url), _) => {
+                let opening = open(tab, url, &mut navigations, budget);
+                Some(crate::timing::timed("navigate.start", opening).await?)
+            }
             (None, Some(step)) => history(tab, step, budget).await?,
             (None, None) => return Err(ActionError::invalid("no url given", "Pass url.")),
         };
-        navigations.loaded(loader, wait_until, budget).await
+        crate::timing::timed("navigate.load", navigations.loaded(loader, wait_until, budget)).await
     };
     let loader = match navigated.await {
         Ok(loader) => loader,
@@ -39,7 +42,7 @@ pub async fn run(tab: &Tab, args: &NavigateArgs, budget: &Budget) -> Result<Acti
         }
         Err(error) => return Err(error),
     };
-    let (url, title) = location(tab, budget).await?;
+    let (url, title) = crate::timing::timed("navigate.location", location(tab, budget)).await?;
     let response = loader
         .as_deref()
         .and_then(|l| tab.state(|s| s.document_response(l).cloned()));
@@ -58,7 +61,8 @@ pub async fn run(tab: &Tab, args: &NavigateArgs, budget: &Budget) -> Result<Acti
         data["redirected_from"] = Value::String(from);
     }
     text += &format!(". Title: {title:?}. Take a browser_snapshot to see the page.");
-    if let Some(obstacle) = crate::obstacle::check(tab, budget, status).await? {
+    let obstacle = crate::obstacle::check(tab, budget, status);
+    if let Some(obstacle) = crate::timing::timed("navigate.obstacle", obstacle).await? {
         text += &format!(
             "\nObstacle ({}, {} confidence): {}",
             obstacle.kind, obstacle.confidence, obstacle.message

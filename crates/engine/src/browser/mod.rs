@@ -27,6 +27,7 @@ use cdp::{endpoint, Connection, Transport, WebSocket};
 use crate::config::BrowserConfig;
 use crate::policy::Policy;
 use crate::tab::{DialogRules, TabSetup};
+use crate::timing;
 use crate::{ActionError, Budget, ErrorCode};
 
 pub use targets::TargetManager;
@@ -92,7 +93,7 @@ impl Browser {
                 user_data_dir: (!config.user_data_dir.is_empty())
                     .then(|| PathBuf::from(&config.user_data_dir)),
             };
-            let process = launch::launch(&options, budget.remaining())
+            let process = timing::timed("launch.devtools", launch::launch(&options, budget.remaining()))
                 .await
                 .map_err(start_failed)?;
             (Arc::new(WebSocket::new(process.ws_url())), Some(process))
@@ -106,19 +107,19 @@ impl Browser {
             (Arc::new(WebSocket::new(ws_url)), None)
         };
         let attached = process.is_none();
-        let conn = budget
-            .run("connecting to the browser", async {
-                Connection::open(transport.clone()).await.map_err(start_failed)
-            })
-            .await
-            .map_err(|e| if attached { attach_timed_out(e) } else { e })?;
-        let version = budget
-            .cdp(
-                "reading the browser version",
-                &conn.browser(),
-                browser::GetVersion {},
-            )
-            .await?;
+        let connecting = budget.run("connecting to the browser", async {
+            Connection::open(transport.clone()).await.map_err(start_failed)
+        });
+        let conn = timing::timed("launch.connect", connecting).await.map_err(|e| {
+            if attached {
+                attach_timed_out(e)
+            } else {
+                e
+            }
+        })?;
+        let root = conn.browser();
+        let version = budget.cdp("reading the browser version", &root, browser::GetVersion {});
+        let version = timing::timed("launch.version", version).await?;
         let setup = Arc::new(TabSetup {
             user_agent: version
                 .user_agent
@@ -128,7 +129,11 @@ impl Browser {
             bridge,
             policy,
         });
-        let targets = TargetManager::start(conn, setup.clone(), budget).await?;
+        let targets = timing::timed(
+            "launch.targets",
+            TargetManager::start(conn, setup.clone(), budget),
+        )
+        .await?;
         let link = Arc::new(Link {
             targets,
             generation: 0,

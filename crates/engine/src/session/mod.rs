@@ -177,7 +177,8 @@ impl Session {
     ) -> Result<ActionOutput, ActionError> {
         let tool = action.tool_name();
         let span = tracing::info_span!("tool", tool);
-        let (_in_flight, expired) = self.idle.begin(&self.context).await;
+        let (_in_flight, expired) =
+            crate::timing::timed("session.idle", self.idle.begin(&self.context)).await;
         let mut result = self.run(action, budget, notes).instrument(span.clone()).await;
         if expired {
             session_restarted(&mut result, self.config.session.idle_timeout_s);
@@ -264,9 +265,11 @@ impl Session {
                 Ok(tab) => {
                     notes.url_before = Some(tab.state(|s| s.url.clone()));
                     tab.gate().serve(&self.consent);
-                    let _once = policy::current_page(other, &tab, rules, &self.consent, budget).await?;
+                    let judging = policy::current_page(other, &tab, rules, &self.consent, budget);
+                    let _once = crate::timing::timed("session.policy", judging).await?;
                     let mark = tab.gate().mark();
-                    let result = self.supervised(&tab, other, budget).await;
+                    let acting = self.supervised(&tab, other, budget);
+                    let result = crate::timing::timed("session.action", acting).await;
                     let result = policy::after(result, tab.gate().since(mark), &tab);
                     notes.url_after = Some(tab.state(|s| s.url.clone()));
                     result
@@ -298,7 +301,7 @@ impl Session {
     /// concurrent callers) when there is none or the browser was replaced.
     /// The flag says a context on an earlier browser was lost.
     pub async fn context(&self, budget: &Budget) -> Result<(Arc<Context>, bool), ActionError> {
-        let browser = self.browser(budget).await?;
+        let browser = crate::timing::timed("session.browser", self.browser(budget)).await?;
         let current = self.context.lock().unwrap().clone();
         if let Some(context) = &current {
             if Arc::ptr_eq(&context.browser, &browser) {
@@ -313,7 +316,8 @@ impl Session {
             .opening
             .run("opening the session", budget, move || async move {
                 let budget = Budget::with_timeout(OPEN_BUDGET);
-                let context = Context::open(browser, isolated, events, &budget).await?;
+                let opening = Context::open(browser, isolated, events, &budget);
+                let context = crate::timing::timed("session.context", opening).await?;
                 // `[browser] storage_state`: every new session starts with it.
                 if !state_file.is_empty() {
                     let path = std::path::Path::new(&state_file);
@@ -453,6 +457,21 @@ impl Session {
         }
     }
 
+    /// Starts the browser and opens this session's tab ahead of its first
+    /// call (MCP stdio does at `initialize`), so that call finds them
+    /// ready. A failure is only logged: the first call meets it again and
+    /// reports it.
+    pub async fn warm_up(&self) {
+        let budget = Budget::with_timeout(WARM_UP_BUDGET);
+        let opened = async {
+            let (context, _) = self.context(&budget).await?;
+            context.tab(None, &budget).await
+        };
+        if let Err(e) = crate::timing::timed("session.warm_up", opened).await {
+            tracing::debug!("warming up the browser: {e}");
+        }
+    }
+
     /// The `backendDOMNodeId` of the element a ref names in the active tab
     /// (library use: hand the node to other CDP tooling).
     pub async fn ref_node(&self, reference: &str, budget: &Budget) -> Result<i64, ActionError> {
@@ -496,6 +515,9 @@ pub(crate) struct Notes {
     /// `{url, action, rule}` of each URL the policy judged.
     pub verdicts: Vec<serde_json::Value>,
 }
+
+/// How long starting the browser ahead of the first call may take.
+const WARM_UP_BUDGET: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// How long closing a dropped session's browser context may take.
 const DROP_CLOSE_BUDGET: std::time::Duration = std::time::Duration::from_secs(5);

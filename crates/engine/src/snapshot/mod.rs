@@ -15,6 +15,7 @@ use serde_json::json;
 
 use crate::action::SnapshotArgs;
 use crate::tab::{FrameRef, Tab};
+use crate::timing;
 use crate::{ActionError, ActionOutput, Budget, ErrorCode};
 
 mod diff;
@@ -37,17 +38,28 @@ const MAX_FRAMES: usize = 30;
 #[serde(default)]
 struct Serialized {
     text: String,
+    /// Elements listed.
     elements: u64,
+    /// Elements counted, listed or before `start` (an earlier page's).
+    seen: u64,
     refs: u64,
     truncated: bool,
     /// Refs of the frame elements, whose markers await their content.
     frames: Vec<String>,
+    /// Refs of frame elements an earlier page listed: their content may
+    /// still be on this page (it comes after the frame's document).
+    #[serde(rename = "earlierFrames")]
+    earlier_frames: Vec<String>,
+    /// Text lines cut at the serializer's cap.
+    cut: u64,
     /// The serializer's next ref number in this frame.
     next: u64,
     url: String,
     title: String,
     error: Option<String>,
     message: Option<String>,
+    /// The serializer's own time in the page.
+    ms: f64,
 }
 
 /// One snapshot's walk over the tab's frames.
@@ -56,7 +68,11 @@ struct Walk<'a> {
     budget: &'a Budget,
     /// Elements still allowed by `max_elements`.
     remaining: u64,
+    /// Elements still to pass over before listing (`start`).
+    skip: u64,
     elements: u64,
+    /// Text lines cut at the serializer's cap.
+    cut: u64,
     refs: u64,
     truncated: bool,
     frames_expanded: usize,
@@ -76,31 +92,52 @@ pub async fn run(
         None => tab.main_frame(),
         Some(name) => find_frame(tab, name)?,
     };
+    let start = args.start.unwrap_or(0) as u64;
     let mut walk = Walk {
         tab,
         budget,
         remaining: max_elements as u64,
+        skip: start,
         elements: 0,
+        cut: 0,
         refs: 0,
         truncated: false,
         frames_expanded: 0,
     };
-    let snap = walk.frame(&root, args.selector.as_deref(), 0).await?;
+    let snap = timing::timed("snapshot.frames", walk.frame(&root, args.selector.as_deref(), 0)).await?;
     // Refs are valid for the document they were issued in; if a navigation
     // raced the snapshot, the world was replaced and the evaluate retried,
     // so record the document the tab is in now.
     tab.state(|s| s.refs_document = Some(s.document.max(document)));
 
     let (tree, shown) = view::shape(tab, args, &root.frame_id, &snap.text);
-    let mut text = format!("URL: {}\nTitle: {}\n\n{}", snap.url, snap.title, tree);
-    if walk.truncated {
+    let mut text = format!("URL: {}\nTitle: {}\n\n", snap.url, snap.title);
+    if start > 0 {
+        text += &match walk.elements {
+            0 => format!("(No elements from start: {start} on: the page lists fewer.)\n"),
+            n => format!(
+                "(Elements {start} to {}: the ones before are on earlier pages of this snapshot.)\n",
+                start + n - 1
+            ),
+        };
+    }
+    text += &tree;
+    let next_start = walk.truncated.then(|| start + walk.elements);
+    if let Some(next) = next_start {
         text += &format!(
-            "\n[truncated after {} elements: pass a selector or frame to scope the snapshot, or a larger max_elements]",
+            "\n[truncated after {} elements: continue with browser_snapshot start: {next} (refs stay the same), \
+             look for something with find, scope with selector or frame, or raise max_elements]",
             walk.elements
         );
     }
+    if walk.cut > 0 {
+        text += &format!(
+            "\n[{} long text passages were cut (marked \"text cut\"): browser_extract reads the page's text whole]",
+            walk.cut
+        );
+    }
     let status = tab.state(|s| s.current_status());
-    let obstacle = crate::obstacle::check(tab, budget, status).await?;
+    let obstacle = timing::timed("snapshot.obstacle", crate::obstacle::check(tab, budget, status)).await?;
     if let Some(o) = &obstacle {
         text += &format!(
             "\n\nobstacle: {} ({} confidence): {}",
@@ -113,6 +150,8 @@ pub async fn run(
         "ref_count": walk.refs,
         "element_count": walk.elements,
         "truncated": walk.truncated,
+        "start": start,
+        "next_start": next_start,
     });
     if let Some(o) = obstacle {
         data["obstacle"] = json!(o);
@@ -173,28 +212,22 @@ impl Walk<'_> {
             let options = json!({
                 "selector": selector,
                 "maxElements": self.remaining.max(1),
+                "start": self.skip,
                 "prefix": frame.prefix(),
                 "refBase": base,
             });
-            let expression = format!("({SERIALIZER}).snapshot({options})");
-            let value = self
-                .tab
-                .evaluate_in(
-                    frame,
-                    self.budget,
-                    "serializing the page",
-                    &expression,
-                    true,
-                    false,
-                )
-                .await?
-                .value
-                .unwrap_or_default();
+            let value = timing::timed("snapshot.evaluate", self.serialize(frame, &options)).await?;
+            let decoding = timing::span("snapshot.decode");
             let mut snap: Serialized = serde_json::from_value(value).map_err(|e| {
                 ActionError::internal(format!(
                     "the snapshot serializer returned an unexpected shape: {e}"
                 ))
             })?;
+            drop(decoding);
+            timing::record(
+                "snapshot.in_page",
+                std::time::Duration::from_secs_f64(snap.ms / 1000.0),
+            );
             match snap.error.as_deref() {
                 Some("invalid_selector") => {
                     return Err(ActionError::invalid(
@@ -217,30 +250,80 @@ impl Walk<'_> {
             self.tab
                 .state(|s| s.frames.refs_issued(&frame.frame_id, snap.next));
             self.remaining = self.remaining.saturating_sub(snap.elements);
+            self.skip = self.skip.saturating_sub(snap.seen);
             self.elements += snap.elements;
             self.refs += snap.refs;
+            self.cut += snap.cut;
             self.truncated |= snap.truncated;
+            // Frames an earlier page listed come first in the order pages
+            // count elements; their content goes at the end, under a line
+            // that names the frame again.
+            for reference in std::mem::take(&mut snap.earlier_frames) {
+                let content = self.content(frame, &reference, depth).await?;
+                if !content.is_empty() {
+                    let _stitching = timing::span("snapshot.stitch").entered();
+                    let marker = format!("iframe [ref={reference}] (continued)\n  \u{1}{reference}");
+                    snap.text = stitch(&format!("{}\n{marker}", snap.text), &reference, &content);
+                }
+            }
             for reference in std::mem::take(&mut snap.frames) {
-                let content =
-                    if depth < MAX_FRAME_DEPTH && self.frames_expanded < MAX_FRAMES && !self.truncated {
-                        self.frames_expanded += 1;
-                        match self.child(frame, &reference).await {
-                            Ok(Some(child)) => match self.frame(&child, None, depth + 1).await {
-                                Ok(inner) => inner.text,
-                                Err(e) if e.failure.ends_the_call() => return Err(e),
-                                Err(e) => format!("(frame content unavailable: {})", e.message),
-                            },
-                            Ok(None) => String::new(),
-                            Err(e) if e.failure.ends_the_call() => return Err(e),
-                            Err(e) => format!("(frame content unavailable: {})", e.message),
-                        }
-                    } else {
-                        String::new()
-                    };
+                let content = self.content(frame, &reference, depth).await?;
+                let _stitching = timing::span("snapshot.stitch").entered();
                 snap.text = stitch(&snap.text, &reference, &content);
             }
             Ok(snap)
         })
+    }
+
+    /// Runs the serializer in `frame`: the one installed in its world (at
+    /// the document's start, see `tab::pump`), else its source.
+    async fn serialize(
+        &self,
+        frame: &FrameRef,
+        options: &serde_json::Value,
+    ) -> Result<serde_json::Value, ActionError> {
+        let step = "serializing the page";
+        let installed = format!("globalThis.__cdpilot?.snapshot({options})");
+        let value = self
+            .tab
+            .evaluate_in(frame, self.budget, step, &installed, true, false)
+            .await?
+            .value;
+        if let Some(value) = value.filter(|v| !v.is_null()) {
+            return Ok(value);
+        }
+        let expression = format!("({SERIALIZER}).snapshot({options})");
+        let value = self
+            .tab
+            .evaluate_in(frame, self.budget, step, &expression, true, false)
+            .await?
+            .value;
+        Ok(value.unwrap_or_default())
+    }
+
+    /// The text of the frame shown by the `<iframe>` with ref `reference`
+    /// in `parent`, when it is to be expanded.
+    async fn content(
+        &mut self,
+        parent: &FrameRef,
+        reference: &str,
+        depth: usize,
+    ) -> Result<String, ActionError> {
+        if depth >= MAX_FRAME_DEPTH || self.frames_expanded >= MAX_FRAMES || self.truncated {
+            return Ok(String::new());
+        }
+        self.frames_expanded += 1;
+        let failed = |e: ActionError| format!("(frame content unavailable: {})", e.message);
+        match self.child(parent, reference).await {
+            Ok(Some(child)) => match self.frame(&child, None, depth + 1).await {
+                Ok(inner) => Ok(inner.text),
+                Err(e) if e.failure.ends_the_call() => Err(e),
+                Err(e) => Ok(failed(e)),
+            },
+            Ok(None) => Ok(String::new()),
+            Err(e) if e.failure.ends_the_call() => Err(e),
+            Err(e) => Ok(failed(e)),
+        }
     }
 
     /// The frame shown by the `<iframe>` with ref `reference` in `parent`.

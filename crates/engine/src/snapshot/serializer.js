@@ -9,7 +9,20 @@
   const refOf = new WeakMap();   // element -> "e12" (or "f2e12" in frame 2)
   const byRef = new Map();       // "e12" -> WeakRef(element)
   let nextRef = 1;
+  let snapshots = 0;
   let prefix = '';               // this frame's ref prefix, set by each snapshot
+
+  // A text line is cut past this many characters, saying how much was cut.
+  const TEXT_MAX = 4000;
+  // Elements whose text flows on one line with the text around them; any
+  // other element starts a new text line.
+  const INLINE = new Set(['SPAN', 'B', 'STRONG', 'I', 'EM', 'CODE', 'TIME', 'LABEL', 'SMALL', 'SUB', 'SUP',
+    'ABBR', 'MARK', 'Q', 'S', 'U', 'CITE', 'DFN', 'KBD', 'SAMP', 'VAR', 'BDI', 'BDO', 'FONT', 'DEL', 'INS', 'A']);
+  const NON_SPACE = /\S/;
+  const SPACE_START = /^\s/;
+  const SPACE_END = /\s$/;
+  const INDENT = [''];
+  const indent = (depth) => INDENT[depth] ??= '  '.repeat(depth);
 
   const SKIP = new Set(['SCRIPT', 'STYLE', 'NOSCRIPT', 'TEMPLATE', 'HEAD', 'META', 'LINK', 'TITLE', 'BASE']);
   const INTERACTIVE = new Set(['button', 'link', 'textbox', 'searchbox', 'checkbox', 'radio', 'combobox',
@@ -157,6 +170,10 @@
     // children are rendered: they are judged one by one.
     const style = getComputedStyle(el);
     if (style.display !== 'contents') return PRUNED;
+    // It shows if what holds it does (containers are not all asked: see
+    // `visit`).
+    const holder = el.assignedSlot || el.parentElement || el.parentNode?.host;
+    if (holder && shows(holder) === PRUNED) return PRUNED;
     return style.visibility === 'visible' ? SHOWN : INVISIBLE;
   }
 
@@ -188,23 +205,29 @@
     return tabindex !== null && Number(tabindex) >= 0 && role !== 'generic' && role !== 'none';
   }
 
+  // The element's states, as ` [checked] [disabled]…`.
   function states(el, role) {
-    const out = [];
+    let out = '';
     if (role === 'heading') {
       const level = el.getAttribute('aria-level') || (/^H[1-6]$/.test(el.tagName) ? el.tagName[1] : '');
-      if (level) out.push('level=' + level);
+      if (level) out += ' [level=' + level + ']';
     }
     if (role === 'checkbox' || role === 'radio' || role === 'switch' || role === 'menuitemcheckbox' || role === 'menuitemradio') {
       const aria = el.getAttribute('aria-checked');
-      if (aria === 'mixed') out.push('mixed');
-      else if (el.checked === true || aria === 'true') out.push('checked');
+      if (aria === 'mixed') out += ' [mixed]';
+      else if (el.checked === true || aria === 'true') out += ' [checked]';
     }
-    if (el.disabled === true || el.getAttribute('aria-disabled') === 'true') out.push('disabled');
-    const expanded = el.getAttribute('aria-expanded');
-    if (expanded === 'true') out.push('expanded');
-    else if (expanded === 'false') out.push('collapsed');
-    if (el.getAttribute('aria-selected') === 'true' || (role === 'option' && el.selected)) out.push('selected');
-    if (el.getAttribute('aria-pressed') === 'true') out.push('pressed');
+    // Most elements carry no ARIA state: one look at the attribute count
+    // spares the six lookups below.
+    const attributes = el.attributes.length;
+    if (el.disabled === true || attributes && el.getAttribute('aria-disabled') === 'true') out += ' [disabled]';
+    if (attributes) {
+      const expanded = el.getAttribute('aria-expanded');
+      if (expanded === 'true') out += ' [expanded]';
+      else if (expanded === 'false') out += ' [collapsed]';
+    }
+    if (attributes && el.getAttribute('aria-selected') === 'true' || (role === 'option' && el.selected)) out += ' [selected]';
+    if (attributes && el.getAttribute('aria-pressed') === 'true') out += ' [pressed]';
     return out;
   }
 
@@ -221,13 +244,21 @@
     return '';
   }
 
-  const q = (s) => '"' + s.replace(/\\/g, '\\\\').replace(/"/g, '\\"') + '"';
+  // A name or value in quotes; JSON's escaping (quotes, backslashes, control characters).
+  const q = JSON.stringify;
 
+  // One frame's snapshot. Elements are counted in document order; those
+  // before `opts.start` are walked but not printed (a later page of a
+  // capped snapshot), and the walk stops after `opts.maxElements` printed.
+  // A text line belongs to the element before it.
   function snapshot(opts) {
+    const began = performance.now();
     const max = opts.maxElements > 0 ? opts.maxElements : Infinity;
+    const start = opts.start > 0 ? opts.start : 0;
     prefix = opts.prefix || '';
     nextRef = Math.max(nextRef, opts.refBase || 1);
     const frames = [];
+    const earlierFrames = [];
     let root = document.body || document.documentElement;
     if (opts.selector) {
       try {
@@ -238,83 +269,150 @@
       if (!root) return { error: 'no_match' };
     }
     const lines = [];
-    let elements = 0;
+    let seen = 0;          // elements counted, printed or not
+    let elements = 0;      // elements printed
     let refs = 0;
     let truncated = false;
+    let cut = 0;           // text lines cut at TEXT_MAX
+    // The text line that the next words join, while no element or block
+    // boundary came between: its index in `lines`, or -1.
+    let textLine = -1;
+    let textDepth = -1;
+    // Whether a text line printed now is on this page.
+    const textOnPage = () => start === 0 ? true : seen > start;
 
-    function children(node) {
-      if (node.shadowRoot) return node.shadowRoot.childNodes;
-      if (node.tagName === 'SLOT') return node.assignedNodes({ flatten: true });
-      return node.childNodes;
-    }
-
-    function walk(node, depth) {
-      // A label's words are already the name of the control it labels.
-      const labelText = node.tagName === 'LABEL' && node.control;
-      let textShown;  // asked once, at the first text to print
-      for (const child of children(node)) {
-        if (truncated) return;
-        if (child.nodeType === 3) {
-          if (labelText) continue;
-          const text = clean(child.data, 200);
-          if (text && (textShown ??= textShows(node))) lines.push('  '.repeat(depth) + 'text: ' + text);
-          continue;
-        }
-        if (child.nodeType !== 1 || SKIP.has(child.tagName)) continue;
-        visit(child, depth);
+    // Words joined as the page shows them: a space only where the page's
+    // text had one (`<b>bold</b>ly` stays one word).
+    let spaceAfter = false;
+    function pushText(data, text, depth) {
+      const spaced = spaceAfter || SPACE_START.test(data);
+      spaceAfter = SPACE_END.test(data);
+      if (textLine >= 0 && textDepth === depth) {
+        lines[textLine] += spaced ? ' ' + text : text;
+      } else {
+        textLine = lines.length;
+        textDepth = depth;
+        lines.push(indent(depth) + 'text: ' + text);
       }
     }
 
-    function visit(el, depth) {
+    function walk(node, depth, nameAbove) {
+      // A label's words are already the name of the control it labels.
+      const labelText = node.tagName === 'LABEL' && node.control;
+      let textShown;  // asked once, at the first text to print
+      let list = null;
+      let i = 0;
+      let child;
+      const shadow = node.shadowRoot;
+      if (shadow) child = shadow.firstChild;
+      else if (node.tagName === 'SLOT') {
+        list = node.assignedNodes({ flatten: true });
+        child = list[0];
+      } else child = node.firstChild;
+      for (; child; child = list ? list[++i] : child.nextSibling) {
+        if (truncated) return;
+        const type = child.nodeType;
+        if (type === 3) {
+          if (labelText) continue;
+          const data = child.data;
+          if (!NON_SPACE.test(data) || !textOnPage()) continue;
+          const text = data.replace(/\s+/g, ' ').trim();
+          if (text === nameAbove) continue;
+          if (textShown ??= shows(node) !== PRUNED && textShows(node)) pushText(data, text, depth);
+          continue;
+        }
+        if (type !== 1 || SKIP.has(child.tagName)) continue;
+        visit(child, depth, nameAbove);
+      }
+    }
+
+    function visit(el, depth, nameAbove) {
+      const role = roleOf(el);
+      if (role === null) return;
+      if (TRANSPARENT.has(role) && !interactive(el, role)) {
+        // A container that is not printed is not asked how it shows (most
+        // elements of a page are such): what it holds is asked instead,
+        // each element by itself, its text at the first words to print.
+        if (el.hidden || el.getAttribute('aria-hidden') === 'true') return;
+        if (INLINE.has(el.tagName)) {
+          walk(el, depth, nameAbove);
+        } else {
+          textLine = -1;
+          walk(el, depth, nameAbove);
+          textLine = -1;
+        }
+        return;
+      }
       const how = shows(el);
       if (how === PRUNED) return;
       if (how === INVISIBLE) {
         // A frame's document and a select's options are not its children
         // in the page's layout: nothing there can show.
         if (el.tagName === 'IFRAME' || el.tagName === 'FRAME' || el.tagName === 'SELECT') return;
-        walk(el, depth);
+        walk(el, depth, nameAbove);
         return;
       }
-      const role = roleOf(el);
-      if (role === null) return;
-      if (TRANSPARENT.has(role) && !interactive(el, role)) {
-        walk(el, depth);
+      textLine = -1;
+      const frame = el.tagName === 'IFRAME' || el.tagName === 'FRAME';
+      if (seen < start) {
+        // An earlier page's element: counted, its subtree walked.
+        seen++;
+        if (frame) {
+          earlierFrames.push(refFor(el));
+          return;
+        }
+        if (el.tagName !== 'SELECT' && !LEAF.has(role)) walk(el, depth + 1, nameOf(el, role));
+        textLine = -1;
         return;
       }
       if (elements >= max) {
         truncated = true;
         return;
       }
+      seen++;
       elements++;
       const name = nameOf(el, role);
-      let line = '  '.repeat(depth) + role;
+      let line = indent(depth) + role;
       if (name) line += ' ' + q(name);
-      if (name || interactive(el, role) || role === 'iframe') {
+      if (name || frame || interactive(el, role)) {
         line += ' [ref=' + refFor(el) + ']';
         refs++;
       }
-      for (const s of states(el, role)) line += ' [' + s + ']';
+      line += states(el, role);
       const value = valueOf(el, role);
       if (value) line += ' value=' + q(value);
       lines.push(line);
-      if (el.tagName === 'IFRAME' || el.tagName === 'FRAME') {
+      if (frame) {
         // The frame's content is serialized in its own world and stitched
         // in here by cdpilot, at this marker.
         frames.push(refFor(el));
-        lines.push('  '.repeat(depth + 1) + '\u0001' + refFor(el));
+        lines.push(indent(depth + 1) + '\u0001' + refFor(el));
         return;
       }
       if (el.tagName === 'SELECT') {
         for (const o of el.options) {
-          lines.push('  '.repeat(depth + 1) + 'option ' + q(clean(o.label || o.textContent, 100)) + (o.selected ? ' [selected]' : ''));
+          lines.push(indent(depth + 1) + 'option ' + q(clean(o.label || o.textContent, 100)) + (o.selected ? ' [selected]' : ''));
         }
         return;
       }
-      if (!LEAF.has(role)) walk(el, depth + 1);
+      if (!LEAF.has(role)) walk(el, depth + 1, name);
+      textLine = -1;
     }
 
-    if (opts.selector) visit(root, 0); else walk(root, 0);
-    return { text: lines.join('\n'), elements, refs, truncated, frames, next: nextRef, url: location.href, title: document.title };
+    if (opts.selector) visit(root, 0, ''); else walk(root, 0, '');
+    for (let k = 0; k < lines.length; k++) {
+      const line = lines[k];
+      if (line.length > TEXT_MAX && line.trimStart().startsWith('text: ')) {
+        lines[k] = line.slice(0, TEXT_MAX) + '… [text cut: ' + (line.length - TEXT_MAX) + ' more characters]';
+        cut++;
+      }
+    }
+    snapshots++;
+    const text = lines.join('\n');
+    return {
+      text, elements, seen, refs, truncated, frames, earlierFrames, cut, next: nextRef,
+      url: location.href, title: document.title, ms: performance.now() - began,
+    };
   }
 
   function lookup(ref) {
@@ -322,5 +420,9 @@
     return el && el.isConnected ? el : null;
   }
 
-  return (globalThis.__cdpilot = { snapshot, lookup, refFor });
+  // Whether this world has taken a snapshot (refs can only be looked up
+  // in one that did: a world made for a later document has none).
+  const issued = () => snapshots > 0;
+
+  return (globalThis.__cdpilot = { snapshot, lookup, refFor, issued });
 })()

@@ -95,16 +95,16 @@ impl Tab {
         gate: Arc<Gate>,
         budget: &Budget,
     ) -> Result<Tab, ActionError> {
-        let attached = budget
-            .cdp(
-                "attaching to the tab",
-                &conn.browser(),
-                target::AttachToTarget {
-                    target_id: target_id.to_owned(),
-                    flatten: true,
-                },
-            )
-            .await?;
+        let root = conn.browser();
+        let attaching = budget.cdp(
+            "attaching to the tab",
+            &root,
+            target::AttachToTarget {
+                target_id: target_id.to_owned(),
+                flatten: true,
+            },
+        );
+        let attached = crate::timing::timed("tab.attach", attaching).await?;
         let session = conn.session(attached.session_id);
         let pump = pump::spawn(
             conn.clone(),
@@ -137,7 +137,7 @@ impl Tab {
             });
             return Ok(tab);
         }
-        let tree = enable(&tab.session, &setup, budget).await?;
+        let tree = crate::timing::timed("tab.enable", enable(&tab.session, &setup, budget)).await?;
         tab.state(|s| s.adopt_frame_tree(&tree.frame_tree));
         Ok(tab)
     }

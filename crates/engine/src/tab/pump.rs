@@ -89,9 +89,21 @@ impl TabSetup {
                 .await
                 .map(|_| ())
         };
-        let (a, b) = tokio::join!(install, intercept);
+        // cdpilot's world, with the snapshot serializer in it, made in every
+        // document as it starts: the first snapshot of a page (and of each
+        // of its frames) finds it ready.
+        let world = session.call(
+            page::AddScriptToEvaluateOnNewDocument {
+                source: crate::snapshot::SERIALIZER.to_owned(),
+                world_name: Some(super::WORLD.to_owned()),
+                run_immediately: true,
+            },
+            deadline,
+        );
+        let (a, b, c) = tokio::join!(install, intercept, world);
         a?;
         b?;
+        c?;
         let script = session.call(before_scripts(NO_WEBDRIVER), deadline);
         match &self.user_agent {
             Some(ua) => {
