@@ -38,6 +38,10 @@ const PAGES: &[(&str, &str)] = &[
     ("outer.html", include_str!("../site/outer.html")),
     ("inner.html", include_str!("../site/inner.html")),
     ("resources.html", include_str!("../site/resources.html")),
+    ("reading.html", include_str!("../site/reading.html")),
+    ("hidden-body.html", include_str!("../site/hidden-body.html")),
+    ("console-error.html", include_str!("../site/console-error.html")),
+    ("blank-article.html", include_str!("../site/blank-article.html")),
 ];
 
 /// A reserved loopback port on which connections are refused.
