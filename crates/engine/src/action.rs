@@ -426,7 +426,7 @@ pub struct ExtractArgs {
     /// Page size in characters (default 20000).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_chars: Option<u64>,
-    /// false: link and image text only, no URLs (default true).
+    /// false: drop link and image URLs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub links: Option<bool>,
     #[allow(missing_docs)] // schema-visible: see the module doc

@@ -8,7 +8,8 @@
 //! ```
 //!
 //! Prints, over all pages: browser_extract's token F1 against the reference
-//! (median and 10th percentile), the characters it spends on link and image
+//! (median and 10th percentile; also with `links: false`), the characters
+//! it spends on link and image
 //! targets, the snapshot's word coverage (share of the reference's words in
 //! `browser_snapshot`'s text) and size, the share of snapshot characters in
 //! the console_errors and recent_dialogs sections, and every obstacle
@@ -27,6 +28,7 @@ use testkit::corpus::{self, quantile, score, CorpusSite};
 #[derive(Default)]
 struct Row {
     f1: f64,
+    f1_no_links: f64,
     precision: f64,
     recall: f64,
     extract_chars: usize,
@@ -59,7 +61,7 @@ async fn reading_the_corpus() {
     let targets = regex::Regex::new(r"\]\(([^)]*)\)").unwrap();
     let mut rows = Vec::new();
     let mut tsv = String::from(
-        "page\tlang\tf1\tprecision\trecall\textract_chars\ttarget_chars\tcoverage\tsnapshot_chars\tsection_chars\tobstacle\textract_ms\tnext_page_ms\n",
+        "page\tlang\tf1\tf1_no_links\tprecision\trecall\textract_chars\ttarget_chars\tcoverage\tsnapshot_chars\tsection_chars\tobstacle\textract_ms\tnext_page_ms\n",
     );
     for page in &pages {
         let mut row = Row::default();
@@ -87,6 +89,11 @@ async fn reading_the_corpus() {
                 obstacles.push(out.data["obstacle"].clone());
             }
             Err(e) => println!("{}: extract failed: {e}", page.name),
+        }
+        let bare = json!({"max_chars": 1_000_000, "links": false});
+        if let Ok(out) = call(&engine, "browser_extract", bare).await {
+            let md = out.data["content"].as_str().unwrap_or_default();
+            row.f1_no_links = score(md, &page.reference).2;
         }
         let started = Instant::now();
         if call(
@@ -125,10 +132,11 @@ async fn reading_the_corpus() {
             .unwrap_or_default();
         writeln!(
             tsv,
-            "{}\t{}\t{:.3}\t{:.3}\t{:.3}\t{}\t{}\t{:.3}\t{}\t{}\t{}\t{}\t{}",
+            "{}\t{}\t{:.3}\t{:.3}\t{:.3}\t{:.3}\t{}\t{}\t{:.3}\t{}\t{}\t{}\t{}\t{}",
             page.name,
             page.lang,
             row.f1,
+            row.f1_no_links,
             row.precision,
             row.recall,
             row.extract_chars,
@@ -163,6 +171,12 @@ async fn reading_the_corpus() {
         quantile(&f1, 0.5),
         quantile(&f1, 0.1),
         f1.iter().filter(|f| **f < 0.8).count()
+    );
+    let bare = of(|r| r.f1_no_links);
+    println!(
+        "extract F1 with links: false: median {:.3}, p10 {:.3}",
+        quantile(&bare, 0.5),
+        quantile(&bare, 0.1)
     );
     println!(
         "extract precision median {:.3}, recall median {:.3}",

@@ -1,7 +1,10 @@
 // browser_extract's page reader, run in cdpilot's isolated world.
-// (selector, cap, links, known) => {html, truncated, key, fallback} | {unchanged, key} | {error}
+// (selector, cap, links, known, whole) => {html, truncated, key, fallback} | {unchanged, key} | {error}
 //
-// Without a selector the content is chosen by scoring, as Readability does:
+// `whole` (no selector): the whole document, cleaned as below but with no
+// content chosen: Readability (dom_smoothie, in Rust) chooses it from this
+// rendered-and-cleaned copy. Otherwise, without a selector, the content is
+// chosen here by scoring, as Readability does:
 // each visible paragraph scores its parent and grandparents by its length
 // and commas; a candidate's score is weighed by its class/id hints and cut
 // by its link density; the best candidate (climbing while a parent holds
@@ -15,7 +18,7 @@
 // `known` are the cache keys of the Markdown Rust already holds: while no
 // node of the document was added, removed or changed since, the answer is
 // only {unchanged}.
-(selector, cap, links, known) => {
+(selector, cap, links, known, whole) => {
   const state = globalThis.__cdpilotReader || (globalThis.__cdpilotReader = (() => {
     const s = { id: Math.random().toString(36).slice(2), generation: 0 };
     new MutationObserver(() => { s.generation++; })
@@ -53,6 +56,7 @@
   } catch (e) { return { error: 'invalid_selector' }; }
   if (selector && !root) return { error: 'no_match' };
   if (!document.body) return { error: 'empty' };
+  if (!root && whole) root = document.documentElement;
   if (!root) root = choose() || document.querySelector('main, [role=main]') || document.querySelector('article') || document.body;
 
   function choose() {
@@ -117,6 +121,11 @@
     const doomed = [];
     for (let x = a.currentNode, y = b.currentNode; x && y; x = a.nextNode(), y = b.nextNode()) {
       if (x === root) continue;
+      if (root === document.documentElement && x.closest('head')) {
+        // The head has no boxes, but its title and metadata help Readability.
+        if (x.matches('script, style, noscript, template, link')) doomed.push(y);
+        continue;
+      }
       let drop = x.hidden || x.getAttribute('aria-hidden') === 'true';
       if (!drop && x.matches(BOILERPLATE)) drop = true;
       if (!drop && x.localName === 'header') drop = !x.querySelector('h1, h2');
@@ -125,7 +134,7 @@
         drop = style.display === 'none' || style.visibility === 'hidden' ||
           (style.position === 'fixed' && x.getBoundingClientRect().width * x.getBoundingClientRect().height > 0.25 * innerWidth * innerHeight);
       }
-      if (!drop && !selector && x.localName !== 'a' && !/^(p|h[1-6]|li|td|th|tr|tbody|thead|table|pre|code|blockquote|figure|figcaption|img|picture)$/.test(x.localName)) {
+      if (!drop && !selector && !whole && x.localName !== 'a' && !/^(p|h[1-6]|li|td|th|tr|tbody|thead|table|pre|code|blockquote|figure|figcaption|img|picture)$/.test(x.localName)) {
         const len = textLen(x);
         const h = hints(x);
         // Comment threads, teaser feeds and "related" blocks: a negative
@@ -145,17 +154,21 @@
     return clone;
   };
 
+  const bodyText = (c) => {
+    const b = whole ? c.querySelector('body') : c;
+    return b ? b.textContent.trim() : '';
+  };
   let clone = build(true);
   let fallback = null;
-  if (!clone.textContent.trim() && root.textContent.trim()) {
+  if (!bodyText(clone) && (document.body || root).textContent.trim()) {
     // The rendered page shows nothing (a hidden body, a script that never
     // revealed it): read the DOM's text instead.
     clone = build(false);
-    if (clone.textContent.trim()) fallback = 'dom_text';
+    if (bodyText(clone)) fallback = 'dom_text';
   }
 
   // The headline and byline, when the chosen root sits below them.
-  if (!selector && !clone.querySelector('h1')) {
+  if (!selector && !whole && !clone.querySelector('h1')) {
     const h1 = Array.from(document.querySelectorAll('h1')).find((h) => visible(h) && !root.contains(h) && textLen(h) > 0);
     if (h1 && (h1.compareDocumentPosition(root) & Node.DOCUMENT_POSITION_FOLLOWING)) {
       const byline = Array.from(document.querySelectorAll('[rel=author], [itemprop=author], .byline, .author, [class*=byline]'))

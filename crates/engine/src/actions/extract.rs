@@ -1,14 +1,18 @@
 //! `browser_extract`: the page's main content as Markdown, a page at a time.
 //!
-//! The page reader (`extract.js`, in cdpilot's world) chooses the content by
-//! scoring (or takes `selector`'s element) and returns a cleaned copy: no
-//! hidden nodes, navigation, comment sections, link farms, empty links or
-//! `data:` URIs; row header cells kept as cells; tracking parameters cut
-//! (`links: false`: no targets at all); at most 2,000,000 characters of
-//! HTML. htmd converts it; the Markdown is cached per document (until a node
-//! of it changes), then cut at character offsets, so consecutive pages
-//! concatenate to exactly the whole. A page with no readable text says why
-//! and what to try; a page whose styles hide all text is read from its DOM.
+//! The page reader (`extract.js`, in cdpilot's world) copies the rendered
+//! document without what no one sees (hidden nodes, fixed overlays) or
+//! needs (navigation, footers, dialogs, empty links, `data:` URIs), with
+//! row header cells kept as cells and tracking parameters cut from link
+//! targets (`links: false`: no targets at all); at most 2,000,000 characters
+//! of HTML. Without a selector, Readability (`dom_smoothie`) chooses the
+//! article in that copy, and its headline and byline lead the Markdown; when
+//! it finds none, the reader's own scorer chooses (text and link density,
+//! class/id hints, paragraphs). htmd converts it. The Markdown is cached per
+//! document (until a node of it changes), then cut at character offsets, so
+//! consecutive pages concatenate to exactly the whole. A page with no
+//! readable text says why and what to try; a page whose styles hide all text
+//! is read from its DOM.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
@@ -68,22 +72,31 @@ struct MainContent {
 }
 
 pub async fn run(tab: &Tab, args: &ExtractArgs, budget: &Budget) -> Result<ActionOutput, ActionError> {
-    let links = args.links.unwrap_or(true);
     // The keys of the Markdown the cache holds: the page answers
     // `unchanged` when its document's key is one of them.
     let known: Vec<String> = CACHE.lock().unwrap().iter().map(|(k, _)| k.clone()).collect();
-    let expression = format!(
-        "({READER})({}, {MAX_INPUT_CHARS}, {links}, {})",
-        json!(args.selector),
-        json!(known)
-    );
-    let value = tab
-        .evaluate_in_world(budget, "reading the page", &expression, true)
-        .await?
-        .value
-        .unwrap_or_default();
-    let main: MainContent = serde_json::from_value(value)
-        .map_err(|e| ActionError::internal(format!("the page reader returned an unexpected shape: {e}")))?;
+    // Without a selector the page sends its whole cleaned document and
+    // Readability chooses the content; if it finds none, the page's own
+    // scorer chooses.
+    let whole = args.selector.is_none();
+    let mut main = read(tab, budget, args, &known, whole).await?;
+    if main.unchanged && cached(&main.key).is_none() {
+        // Evicted since the keys were read: read the page afresh.
+        main = read(tab, budget, args, &[], whole).await?;
+    }
+    let mut readable = None;
+    if whole && main.error.is_none() && !main.unchanged {
+        let html = std::mem::take(&mut main.html);
+        let url = tab.state(|s| s.url.clone());
+        // Readability is CPU work on up to 2,000,000 characters: off the
+        // runtime's threads.
+        readable = tokio::task::spawn_blocking(move || readability(&html, &url))
+            .await
+            .map_err(|e| ActionError::internal(format!("reading the article failed: {e}")))?;
+        if readable.is_none() {
+            main = read(tab, budget, args, &known, false).await?;
+        }
+    }
     match main.error.as_deref() {
         Some("invalid_selector") => {
             return Err(ActionError::invalid(
@@ -109,9 +122,15 @@ pub async fn run(tab: &Tab, args: &ExtractArgs, budget: &Budget) -> Result<Actio
                     "script", "style", "head", "noscript", "template", "svg", "iframe",
                 ])
                 .build();
-            let markdown = converter
-                .convert(&main.html)
+            let html = readable
+                .as_ref()
+                .map_or(main.html.as_str(), |r| r.content.as_str());
+            let mut markdown = converter
+                .convert(html)
                 .map_err(|e| ActionError::internal(format!("converting the page to Markdown failed: {e}")))?;
+            if let Some(r) = &readable {
+                markdown = with_headline(markdown, r);
+            }
             let converted = Arc::new(Converted {
                 markdown,
                 input_truncated: main.truncated,
@@ -143,6 +162,73 @@ pub async fn run(tab: &Tab, args: &ExtractArgs, budget: &Budget) -> Result<Actio
         output.data["obstacle"] = json!(o);
     }
     Ok(output)
+}
+
+/// One run of the page reader.
+async fn read(
+    tab: &Tab,
+    budget: &Budget,
+    args: &ExtractArgs,
+    known: &[String],
+    whole: bool,
+) -> Result<MainContent, ActionError> {
+    let expression = format!(
+        "({READER})({}, {MAX_INPUT_CHARS}, {}, {}, {whole})",
+        json!(args.selector),
+        args.links.unwrap_or(true),
+        json!(known)
+    );
+    let value = tab
+        .evaluate_in_world(budget, "reading the page", &expression, true)
+        .await?
+        .value
+        .unwrap_or_default();
+    serde_json::from_value(value)
+        .map_err(|e| ActionError::internal(format!("the page reader returned an unexpected shape: {e}")))
+}
+
+/// What Readability chose from the cleaned document.
+struct Readable {
+    title: String,
+    byline: Option<String>,
+    content: String,
+}
+
+/// Readability's choice of content in `html`, when it finds some.
+fn readability(html: &str, url: &str) -> Option<Readable> {
+    let url = url.starts_with("http").then_some(url);
+    // Classes are kept for htmd (a code block's `language-*`).
+    let config = dom_smoothie::Config {
+        keep_classes: true,
+        ..Default::default()
+    };
+    let mut reader = dom_smoothie::Readability::new(html, url, Some(config)).ok()?;
+    let article = reader.parse().ok()?;
+    if article.text_content.trim().is_empty() {
+        return None;
+    }
+    Some(Readable {
+        title: article.title.trim().to_owned(),
+        byline: article
+            .byline
+            .map(|b| b.trim().to_owned())
+            .filter(|b| !b.is_empty()),
+        content: article.content.to_string(),
+    })
+}
+
+/// The article's Markdown under its headline and byline (Readability keeps
+/// them apart from the content), unless the content already starts with them.
+fn with_headline(markdown: String, r: &Readable) -> String {
+    let head: String = markdown.chars().take(400).collect();
+    let mut top = String::new();
+    if !r.title.is_empty() && !head.contains(&r.title) {
+        top += &format!("# {}\n\n", r.title);
+    }
+    if let Some(byline) = r.byline.as_ref().filter(|b| !head.contains(b.as_str())) {
+        top += &format!("{byline}\n\n");
+    }
+    top + &markdown
 }
 
 /// An `ok` result that says nothing was found, why, and what to try.
