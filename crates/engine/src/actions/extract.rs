@@ -27,11 +27,12 @@ use crate::{ActionError, ActionOutput, Budget, ErrorCode};
 pub const MAX_INPUT_CHARS: usize = 2_000_000;
 pub const DEFAULT_MAX_CHARS: usize = 20_000;
 
-/// The page reader: `(selector, cap, links, known)` → `{html, truncated,
+/// The page reader: `(selector, cap, links, known, whole)` → `{html, truncated,
 /// key, fallback}`, `{unchanged, key}` or `{error}` (see the script's header).
 const READER: &str = include_str!("extract.js");
 
-/// How many documents' Markdown the cache keeps (across tabs).
+/// How many documents' Markdown the cache keeps (across tabs and sessions:
+/// a key names one document world, which no other page can share).
 const CACHED: usize = 8;
 
 /// The Markdown of recently read documents, by the reader's key (a random
