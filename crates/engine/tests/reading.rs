@@ -80,6 +80,15 @@ async fn later_pages_come_from_the_cache_until_the_document_changes() {
     let (_site, engine) = open("/reading.html").await;
     let first = ok(&engine, "browser_extract", json!({"max_chars": 100})).await;
     let total = first.data["total_chars"].as_u64().unwrap();
+    assert!(first.data["from_cache"].is_null(), "{}", first.data);
+    let second = ok(
+        &engine,
+        "browser_extract",
+        json!({"start_char": 100, "max_chars": 100}),
+    )
+    .await;
+    assert_eq!(second.data["from_cache"], true, "{}", second.data);
+    assert_eq!(second.data["total_chars"], total);
     // Change the page behind the reader's back: the cached Markdown must not
     // be served for the changed document.
     ok(
@@ -94,6 +103,7 @@ async fn later_pages_come_from_the_cache_until_the_document_changes() {
         json!({"start_char": 100, "max_chars": 100000}),
     )
     .await;
+    assert!(after.data["from_cache"].is_null(), "{}", after.data);
     assert!(after.data["total_chars"].as_u64().unwrap() > total);
     assert!(after.data["content"]
         .as_str()
@@ -107,6 +117,7 @@ async fn later_pages_come_from_the_cache_until_the_document_changes() {
         json!({"start_char": 100, "max_chars": 100000}),
     )
     .await;
+    assert_eq!(rest.data["from_cache"], true, "{}", rest.data);
     assert_eq!(
         again.data["total_chars"], after.data["total_chars"],
         "the cache must hold the changed document's Markdown"

@@ -115,7 +115,9 @@ pub async fn run(tab: &Tab, args: &ExtractArgs, budget: &Budget) -> Result<Actio
         Some(_) => return Ok(nothing_found(args)),
         None => {}
     }
-    let converted = match cached(&main.key).filter(|_| main.unchanged) {
+    let hit = cached(&main.key).filter(|_| main.unchanged);
+    let from_cache = hit.is_some();
+    let converted = match hit {
         Some(c) => c,
         None => {
             let converter = htmd::HtmlToMarkdown::builder()
@@ -147,6 +149,9 @@ pub async fn run(tab: &Tab, args: &ExtractArgs, budget: &Budget) -> Result<Actio
     let start = args.start_char.unwrap_or(0) as usize;
     let max = args.max_chars.map(|m| m as usize).unwrap_or(DEFAULT_MAX_CHARS);
     let mut output = page(&converted.markdown, start, max, converted.input_truncated);
+    if from_cache {
+        output.data["from_cache"] = json!(true);
+    }
     if converted.fallback {
         output.text = format!(
             "[the page shows no text (its styles hide it); this is the text in its DOM]\n\n{}",
