@@ -1,8 +1,9 @@
 //! The supervisor's sections of a snapshot: pending and recent dialogs, the
 //! frame tree, recent console errors. Each appears only when non-empty, as
 //! compact text for the model and as JSON in `structuredContent`. Recent
-//! dialogs and console errors are the current document's; entries from
-//! pages visited before are only counted (`browser_console` still has them).
+//! dialogs and console errors are the current document's (and the dialogs
+//! that leaving the last page closed); entries from pages visited before
+//! are only counted (`browser_console` still has the errors).
 
 use serde_json::{json, Value};
 
@@ -32,7 +33,10 @@ pub fn render(tab: &Tab) -> (String, Vec<(&'static str, Value)>) {
             since,
         )
     });
-    let (recent, older_dialogs): (Vec<_>, Vec<_>) = recent.into_iter().partition(|d| d.opened_at >= since);
+    // A dialog that leaving the last page closed is still news here.
+    let (recent, older_dialogs): (Vec<_>, Vec<_>) = recent
+        .into_iter()
+        .partition(|d| d.opened_at >= since || d.closed_at.is_some_and(|c| c >= since));
     let older_dialogs = older_dialogs.len();
     let mut text = String::new();
     let mut data = Vec::new();
