@@ -9,6 +9,10 @@ use serde_json::{json, Value};
 
 use crate::tab::Tab;
 
+/// Seconds before a document's commit in which a dialog's close still
+/// counts as the new document's news (the navigation closed it).
+const LEAVING_S: f64 = 2.0;
+
 /// How many console errors a snapshot shows.
 pub const CONSOLE_ERRORS: usize = 50;
 
@@ -33,10 +37,11 @@ pub fn render(tab: &Tab) -> (String, Vec<(&'static str, Value)>) {
             since,
         )
     });
-    // A dialog that leaving the last page closed is still news here.
+    // A dialog that leaving the last page closed is still news here (Chrome
+    // may report its close just before the new document commits).
     let (recent, older_dialogs): (Vec<_>, Vec<_>) = recent
         .into_iter()
-        .partition(|d| d.opened_at >= since || d.closed_at.is_some_and(|c| c >= since));
+        .partition(|d| d.opened_at >= since || d.closed_at.is_some_and(|c| c >= since - LEAVING_S));
     let older_dialogs = older_dialogs.len();
     let mut text = String::new();
     let mut data = Vec::new();
