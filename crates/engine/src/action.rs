@@ -488,6 +488,9 @@ pub struct ExtractArgs {
     /// Default 20000.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_chars: Option<u64>,
+    /// false: drop link and image URLs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub links: Option<bool>,
     #[allow(missing_docs)] // schema-visible: see the module doc
     #[serde(flatten)]
     pub common: Common,

@@ -20,19 +20,35 @@ pub const SIGNALS: &str = r#"(() => {
     });
     while (text.length < 4000 && walker.nextNode()) text += walker.currentNode.data + ' ';
   }
-  // Up to 1000 characters: a page of 20,000 buttons is not read whole.
+  // Only what a person sees counts: a 0×0 field in a hidden pop-up is no wall.
+  const shown = (e) => {
+    const r = e.getBoundingClientRect();
+    return r.width > 1 && r.height > 1 && (!e.checkVisibility || e.checkVisibility({ visibilityProperty: true, opacityProperty: true }));
+  };
+  const CHROME = 'header, nav, [role=banner], [role=navigation]';
+  // Up to 1000 characters: a page of 20,000 buttons is not read (nor
+  // measured) whole.
   let headings = '';
   for (const e of document.querySelectorAll('h1, h2, legend, button, input[type=submit]')) {
     if (headings.length >= 1000) break;
+    if (e.closest(CHROME) || !shown(e)) continue;
     headings += (headings ? ' ' : '') + (e.textContent || e.value || '');
   }
   headings = headings.slice(0, 1000);
+  // Characters of visible paragraph text: a readable article is no wall.
+  let article_chars = 0;
+  for (const p of document.querySelectorAll('p')) {
+    if (article_chars > 5000) break;
+    const n = p.textContent.trim().length;
+    if (n > 40 && shown(p)) article_chars += n;
+  }
   return {
     title: document.title,
     url: location.href,
     text,
     headings,
-    password_field: !!document.querySelector('input[type=password]'),
+    password_field: Array.from(document.querySelectorAll('input[type=password]')).some((e) => shown(e) && !e.closest(CHROME)),
+    article_chars,
     frame_urls: Array.from(document.querySelectorAll('iframe[src]'), (f) => f.src).slice(0, 50),
     captcha_widget: !!document.querySelector('.g-recaptcha, .h-captcha, .cf-turnstile, #px-captcha, [data-sitekey], #captcha, .captcha'),
   };
@@ -50,8 +66,10 @@ pub struct Signals {
     pub text: String,
     /// The page's headings, joined.
     pub headings: String,
-    /// The page has a password field.
+    /// The page shows a password field (visible, outside its header and navigation).
     pub password_field: bool,
+    /// Characters of visible paragraph text (counted up to about 5,000).
+    pub article_chars: u64,
     /// `src` of the page's iframes (at most 50).
     pub frame_urls: Vec<String>,
     /// A known CAPTCHA widget is on the page.
@@ -104,6 +122,9 @@ const SIGN_IN: &[&str] = &[
     "iniciar sesión",
     "connexion",
 ];
+
+/// Visible paragraph characters past which a page is read, not walled.
+const READABLE_ARTICLE: u64 = 1500;
 
 /// The obstacle these signals show, if any.
 pub fn detect(s: &Signals) -> Option<Obstacle> {
@@ -189,7 +210,8 @@ pub fn detect(s: &Signals) -> Option<Obstacle> {
     if words.contains("access denied") && words.len() < 2000 {
         return found("access_denied", "low", "The page says access is denied.".into());
     }
-    if s.password_field {
+    // A sign-in box beside a readable article is not a wall.
+    if s.password_field && s.article_chars < READABLE_ARTICLE {
         let headings = s.headings.to_lowercase();
         let url = s.url.to_lowercase();
         let wording = SIGN_IN.iter().any(|w| headings.contains(w) || title.contains(w));
@@ -300,6 +322,15 @@ mod tests {
             detect(&settings),
             None,
             "a password field alone is not a login wall"
+        );
+        let beside_an_article = Signals {
+            article_chars: 4000,
+            ..wall.clone()
+        };
+        assert_eq!(
+            detect(&beside_an_article),
+            None,
+            "a sign-in box beside a readable article is not a wall"
         );
         assert_eq!(
             detect(&page("Log in to comment")),

@@ -3,6 +3,7 @@
 //! - [`TestSite`]: fixture pages served on two loopback origins
 //!   (`127.0.0.1:P1` and `localhost:P2`), so cross-origin iframes are real.
 //! - [`chromium`]: where the test browser is and the flags tests add.
+//! - [`corpus`]: real saved pages with reference extractions, and scoring.
 //! - [`processes`]: which processes live, and bounded waiting for a
 //!   condition that has no event (a process we did not spawn exiting).
 //! - [`TcpProxy`]: a loopback proxy a test can cut, for dropped sockets.
@@ -14,6 +15,7 @@
 //! without two copies of the engine's types.
 
 pub mod chromium;
+pub mod corpus;
 pub mod http_mcp;
 mod mcp;
 pub mod processes;

@@ -52,6 +52,10 @@ const PAGES: &[(&str, &str)] = &[
     ("downloads.html", include_str!("../site/downloads.html")),
     ("frames5.html", include_str!("../site/frames5.html")),
     ("long-text.html", include_str!("../site/long-text.html")),
+    ("reading.html", include_str!("../site/reading.html")),
+    ("hidden-body.html", include_str!("../site/hidden-body.html")),
+    ("console-error.html", include_str!("../site/console-error.html")),
+    ("blank-article.html", include_str!("../site/blank-article.html")),
 ];
 
 /// A reserved loopback port on which connections are refused.

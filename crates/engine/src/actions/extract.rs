@@ -1,11 +1,21 @@
 //! `browser_extract`: the page's main content as Markdown, a page at a time.
 //!
-//! The page picks its main content (`selector`, else `main`, `[role=main]`,
-//! `article`, else `body`) and returns a copy without navigation, headers,
-//! footers, asides, dialogs, fixed overlays and hidden nodes, capped at
-//! 2,000,000 characters of HTML. htmd converts it; the Markdown is then cut
-//! at character offsets, so consecutive pages concatenate to exactly the
-//! whole.
+//! The page reader (`extract.js`, in cdpilot's world) copies the rendered
+//! document without what no one sees (hidden nodes, fixed overlays) or
+//! needs (navigation, footers, dialogs, empty links, `data:` URIs), with
+//! row header cells kept as cells and tracking parameters cut from link
+//! targets (`links: false`: no targets at all); at most 2,000,000 characters
+//! of HTML. Without a selector, Readability (`dom_smoothie`) chooses the
+//! article in that copy, and its headline and byline lead the Markdown; when
+//! it finds none, the reader's own scorer chooses (text and link density,
+//! class/id hints, paragraphs). htmd converts it. The Markdown is cached per
+//! document (until a node of it changes), then cut at character offsets, so
+//! consecutive pages concatenate to exactly the whole. A page with no
+//! readable text says why and what to try; a page whose styles hide all text
+//! is read from its DOM.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
 
 use serde::Deserialize;
 use serde_json::json;
@@ -17,37 +27,39 @@ use crate::{ActionError, ActionOutput, Budget, ErrorCode};
 pub const MAX_INPUT_CHARS: usize = 2_000_000;
 pub const DEFAULT_MAX_CHARS: usize = 20_000;
 
-/// Returns `{html, truncated}` or `{error}`.
-const MAIN_CONTENT: &str = r#"(selector, cap) => {
-  let root;
-  try {
-    root = selector ? document.querySelector(selector)
-      : document.querySelector('main, [role=main]') || document.querySelector('article') || document.body;
-  } catch (e) { return { error: 'invalid_selector' }; }
-  if (!root) return { error: selector ? 'no_match' : 'empty' };
-  const DROP = 'nav, header, footer, aside, dialog, [role=navigation], [role=banner], [role=contentinfo], [role=complementary], [role=dialog], [aria-modal=true], script, style, noscript, template, svg, iframe';
-  const clone = root.cloneNode(true);
-  // Walk the original and its copy in step, dropping from the copy what
-  // the original shows no one (styles only exist on the original).
-  const a = document.createTreeWalker(root, NodeFilter.SHOW_ELEMENT);
-  const b = document.createTreeWalker(clone, NodeFilter.SHOW_ELEMENT);
-  const doomed = [];
-  for (let x = a.currentNode, y = b.currentNode; x && y; x = a.nextNode(), y = b.nextNode()) {
-    if (x === root) continue;
-    let drop = x.matches(DROP) || x.hidden || x.getAttribute('aria-hidden') === 'true';
-    if (!drop) {
-      const style = getComputedStyle(x);
-      drop = style.display === 'none' || style.visibility === 'hidden' ||
-        (style.position === 'fixed' && x.getBoundingClientRect().width * x.getBoundingClientRect().height > 0.25 * innerWidth * innerHeight);
+/// The page reader: `(selector, cap, links, known, whole)` → `{html, truncated,
+/// key, fallback}`, `{unchanged, key}` or `{error}` (see the script's header).
+const READER: &str = include_str!("extract.js");
+
+/// How many documents' Markdown the cache keeps (across tabs and sessions:
+/// a key names one document world, which no other page can share).
+const CACHED: usize = 8;
+
+/// The Markdown of recently read documents, by the reader's key (a random
+/// id per document world + its mutation count + selector + links), so a
+/// later `start_char` page of an unchanged document costs only the slice.
+static CACHE: Mutex<VecDeque<(String, Arc<Converted>)>> = Mutex::new(VecDeque::new());
+
+/// One document's Markdown, as the cache holds it.
+struct Converted {
+    markdown: String,
+    input_truncated: bool,
+    fallback: bool,
+}
+
+fn cached(key: &str) -> Option<Arc<Converted>> {
+    let cache = CACHE.lock().unwrap();
+    cache.iter().find(|(k, _)| k == key).map(|(_, c)| c.clone())
+}
+
+fn remember(key: String, converted: Arc<Converted>) {
+    let mut cache = CACHE.lock().unwrap();
+    cache.retain(|(k, _)| *k != key);
+    cache.push_back((key, converted));
+    while cache.len() > CACHED {
+        cache.pop_front();
     }
-    if (drop) doomed.push(y);
-  }
-  for (const y of doomed) y.remove();
-  let html = clone.outerHTML;
-  const truncated = html.length > cap;
-  if (truncated) html = html.slice(0, cap);
-  return { html, truncated };
-}"#;
+}
 
 #[derive(Deserialize, Default)]
 #[serde(default)]
@@ -55,17 +67,37 @@ struct MainContent {
     html: String,
     truncated: bool,
     error: Option<String>,
+    key: String,
+    unchanged: bool,
+    fallback: Option<String>,
 }
 
 pub async fn run(tab: &Tab, args: &ExtractArgs, budget: &Budget) -> Result<ActionOutput, ActionError> {
-    let expression = format!("({MAIN_CONTENT})({}, {MAX_INPUT_CHARS})", json!(args.selector));
-    let value = tab
-        .evaluate_in_world(budget, "reading the page", &expression, true)
-        .await?
-        .value
-        .unwrap_or_default();
-    let main: MainContent = serde_json::from_value(value)
-        .map_err(|e| ActionError::internal(format!("the page reader returned an unexpected shape: {e}")))?;
+    // The keys of the Markdown the cache holds: the page answers
+    // `unchanged` when its document's key is one of them.
+    let known: Vec<String> = CACHE.lock().unwrap().iter().map(|(k, _)| k.clone()).collect();
+    // Without a selector the page sends its whole cleaned document and
+    // Readability chooses the content; if it finds none, the page's own
+    // scorer chooses.
+    let whole = args.selector.is_none();
+    let mut main = read(tab, budget, args, &known, whole).await?;
+    if main.unchanged && cached(&main.key).is_none() {
+        // Evicted since the keys were read: read the page afresh.
+        main = read(tab, budget, args, &[], whole).await?;
+    }
+    let mut readable = None;
+    if whole && main.error.is_none() && !main.unchanged {
+        let html = std::mem::take(&mut main.html);
+        let url = tab.state(|s| s.url.clone());
+        // Readability is CPU work on up to 2,000,000 characters: off the
+        // runtime's threads.
+        readable = tokio::task::spawn_blocking(move || readability(&html, &url))
+            .await
+            .map_err(|e| ActionError::internal(format!("reading the article failed: {e}")))?;
+        if readable.is_none() {
+            main = read(tab, budget, args, &known, false).await?;
+        }
+    }
     match main.error.as_deref() {
         Some("invalid_selector") => {
             return Err(ActionError::invalid(
@@ -80,20 +112,53 @@ pub async fn run(tab: &Tab, args: &ExtractArgs, budget: &Budget) -> Result<Actio
                 "Leave selector out to read the main content.",
             ))
         }
-        Some(_) => return Ok(page(String::new(), 0, DEFAULT_MAX_CHARS, false)),
+        Some(_) => return Ok(nothing_found(args)),
         None => {}
     }
-    let converter = htmd::HtmlToMarkdown::builder()
-        .skip_tags(vec![
-            "script", "style", "head", "noscript", "template", "svg", "iframe",
-        ])
-        .build();
-    let markdown = converter
-        .convert(&main.html)
-        .map_err(|e| ActionError::internal(format!("converting the page to Markdown failed: {e}")))?;
+    let hit = cached(&main.key).filter(|_| main.unchanged);
+    let from_cache = hit.is_some();
+    let converted = match hit {
+        Some(c) => c,
+        None => {
+            let converter = htmd::HtmlToMarkdown::builder()
+                .skip_tags(vec![
+                    "script", "style", "head", "noscript", "template", "svg", "iframe",
+                ])
+                .build();
+            let html = readable
+                .as_ref()
+                .map_or(main.html.as_str(), |r| r.content.as_str());
+            let mut markdown = converter
+                .convert(html)
+                .map_err(|e| ActionError::internal(format!("converting the page to Markdown failed: {e}")))?;
+            if let Some(r) = &readable {
+                markdown = with_headline(markdown, r);
+            }
+            let converted = Arc::new(Converted {
+                markdown,
+                input_truncated: main.truncated,
+                fallback: main.fallback.is_some(),
+            });
+            remember(main.key.clone(), converted.clone());
+            converted
+        }
+    };
+    if converted.markdown.trim().is_empty() {
+        return Ok(nothing_found(args));
+    }
     let start = args.start_char.unwrap_or(0) as usize;
     let max = args.max_chars.map(|m| m as usize).unwrap_or(DEFAULT_MAX_CHARS);
-    let mut output = page(markdown, start, max, main.truncated);
+    let mut output = page(&converted.markdown, start, max, converted.input_truncated);
+    if from_cache {
+        output.data["from_cache"] = json!(true);
+    }
+    if converted.fallback {
+        output.text = format!(
+            "[the page shows no text (its styles hide it); this is the text in its DOM]\n\n{}",
+            output.text
+        );
+        output.data["fallback"] = json!("dom_text");
+    }
     let status = tab.state(|s| s.current_status());
     if let Some(o) = crate::obstacle::check(tab, budget, status).await? {
         output.text = format!(
@@ -105,8 +170,90 @@ pub async fn run(tab: &Tab, args: &ExtractArgs, budget: &Budget) -> Result<Actio
     Ok(output)
 }
 
+/// One run of the page reader.
+async fn read(
+    tab: &Tab,
+    budget: &Budget,
+    args: &ExtractArgs,
+    known: &[String],
+    whole: bool,
+) -> Result<MainContent, ActionError> {
+    let expression = format!(
+        "({READER})({}, {MAX_INPUT_CHARS}, {}, {}, {whole})",
+        json!(args.selector),
+        args.links.unwrap_or(true),
+        json!(known)
+    );
+    let value = tab
+        .evaluate_in_world(budget, "reading the page", &expression, true)
+        .await?
+        .value
+        .unwrap_or_default();
+    serde_json::from_value(value)
+        .map_err(|e| ActionError::internal(format!("the page reader returned an unexpected shape: {e}")))
+}
+
+/// What Readability chose from the cleaned document.
+struct Readable {
+    title: String,
+    byline: Option<String>,
+    content: String,
+}
+
+/// Readability's choice of content in `html`, when it finds some.
+fn readability(html: &str, url: &str) -> Option<Readable> {
+    let url = url.starts_with("http").then_some(url);
+    // Classes are kept for htmd (a code block's `language-*`).
+    let config = dom_smoothie::Config {
+        keep_classes: true,
+        ..Default::default()
+    };
+    let mut reader = dom_smoothie::Readability::new(html, url, Some(config)).ok()?;
+    let article = reader.parse().ok()?;
+    if article.text_content.trim().is_empty() {
+        return None;
+    }
+    Some(Readable {
+        title: article.title.trim().to_owned(),
+        byline: article
+            .byline
+            .map(|b| b.trim().to_owned())
+            .filter(|b| !b.is_empty()),
+        content: article.content.to_string(),
+    })
+}
+
+/// The article's Markdown under its headline and byline (Readability keeps
+/// them apart from the content), unless the content already starts with them.
+fn with_headline(markdown: String, r: &Readable) -> String {
+    let head: String = markdown.chars().take(400).collect();
+    let mut top = String::new();
+    if !r.title.is_empty() && !head.contains(&r.title) {
+        top += &format!("# {}\n\n", r.title);
+    }
+    if let Some(byline) = r.byline.as_ref().filter(|b| !head.contains(b.as_str())) {
+        top += &format!("{byline}\n\n");
+    }
+    top + &markdown
+}
+
+/// An `ok` result that says nothing was found, why, and what to try.
+fn nothing_found(args: &ExtractArgs) -> ActionOutput {
+    let why = if args.selector.is_some() {
+        "The element matched by the selector has no visible text"
+    } else {
+        "The page has no readable text: it may still be loading, show its content only after an interaction, or draw it (canvas, images)"
+    };
+    let mut out = page("", 0, DEFAULT_MAX_CHARS, false);
+    out.text = format!(
+        "{why}. Try browser_wait for the content (text or a selector), a selector for the part to read, or browser_screenshot to see what the page shows."
+    );
+    out.data["empty"] = json!(true);
+    out
+}
+
 /// One page of `markdown`, starting at character `start`.
-fn page(markdown: String, start: usize, max: usize, input_truncated: bool) -> ActionOutput {
+fn page(markdown: &str, start: usize, max: usize, input_truncated: bool) -> ActionOutput {
     let total = markdown.chars().count();
     let content: String = markdown.chars().skip(start).take(max).collect();
     let end = start.saturating_add(content.chars().count());
@@ -144,7 +291,7 @@ mod tests {
         let mut joined = String::new();
         let mut start = 0;
         loop {
-            let out = page(whole.clone(), start, 37, false);
+            let out = page(&whole, start, 37, false);
             joined += out.data["content"].as_str().unwrap();
             match out.data["next_start_char"].as_u64() {
                 Some(n) => start = n as usize,
@@ -152,7 +299,7 @@ mod tests {
             }
         }
         assert_eq!(joined, whole);
-        let past = page(whole.clone(), 10_000, 37, false);
+        let past = page(&whole, 10_000, 37, false);
         assert_eq!(past.data["content"], "");
         assert!(past.data["next_start_char"].is_null());
     }

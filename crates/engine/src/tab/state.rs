@@ -18,6 +18,10 @@ pub struct TabState {
     /// Bumped on every cross-document navigation of the main frame: refs
     /// issued under an older generation are stale.
     pub document: u64,
+    /// When the current main-frame document was committed (`dialogs::now`
+    /// seconds; 0 for a document cdpilot attached to after its commit):
+    /// console messages and dialogs older than this belong to earlier pages.
+    pub document_since: f64,
     pub url: String,
     /// Loader of the main frame's current document.
     pub loader: String,
@@ -115,6 +119,7 @@ impl TabState {
                 self.url = frame.url;
                 self.loader = frame.loader_id;
                 self.document += 1;
+                self.document_since = crate::dialogs::now();
                 self.dialogs.page_left();
             }
         } else if let Some(within) = event.decode::<page::NavigatedWithinDocument>() {

@@ -1,0 +1,188 @@
+//! The reading corpus: real saved pages with reference extractions, served
+//! from loopback, and the scores an extraction gets against them.
+//!
+//! The corpus is data, not code, and lives outside the repository: in
+//! `$CDPILOT_CORPUS`, else `../shared/corpus/reading` beside the workspace
+//! root. It holds `manifest.json` (one entry per page: `name`, `source`,
+//! `lang`, `reference` text) and `pages/<name>.html.gz`, served as-is with
+//! `Content-Encoding: gzip`. [`BLOCK_EXTERNAL`] are browser flags that keep
+//! every page's requests on this machine.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+use axum::extract::{Path as UrlPath, State};
+use axum::http::{header, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::Router;
+use tokio::net::TcpListener;
+
+/// Browser flags that stop every request leaving loopback: host names
+/// resolve to nothing, and what is not loopback goes to a proxy on a port
+/// no one listens on (so IP literals fail too).
+pub const BLOCK_EXTERNAL: &[&str] = &[
+    "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
+    "--proxy-server=http://127.0.0.1:9",
+];
+
+/// One saved page and its reference extraction.
+#[derive(Debug, Clone, serde::Deserialize)]
+pub struct Page {
+    /// The file stem under `pages/`.
+    pub name: String,
+    /// Where the page and its reference come from.
+    pub source: String,
+    /// The page's language, when the source says.
+    #[serde(default)]
+    pub lang: String,
+    /// The reference extraction, as plain text.
+    pub reference: String,
+}
+
+/// Where the corpus is, when it is on this machine.
+pub fn dir() -> Option<PathBuf> {
+    let dir = match std::env::var_os("CDPILOT_CORPUS") {
+        Some(d) => PathBuf::from(d),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus/reading"),
+    };
+    dir.join("manifest.json").is_file().then_some(dir)
+}
+
+/// The corpus's pages.
+pub fn pages(dir: &Path) -> Vec<Page> {
+    let text = std::fs::read_to_string(dir.join("manifest.json")).expect("read manifest.json");
+    serde_json::from_str(&text).expect("manifest.json is a list of pages")
+}
+
+/// The corpus served on `http://127.0.0.1:P/p/<name>` until dropped.
+pub struct CorpusSite {
+    /// `http://127.0.0.1:P`.
+    pub origin: String,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for CorpusSite {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+impl CorpusSite {
+    /// Serves `dir`'s pages.
+    pub async fn start(dir: &Path) -> CorpusSite {
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let addr: SocketAddr = listener.local_addr().expect("address");
+        let app = Router::new()
+            .route("/p/{name}", get(serve))
+            .with_state(dir.join("pages"));
+        let task = tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        CorpusSite {
+            origin: format!("http://{addr}"),
+            task,
+        }
+    }
+
+    /// The URL of page `name`.
+    pub fn url(&self, name: &str) -> String {
+        format!("{}/p/{name}", self.origin)
+    }
+}
+
+async fn serve(State(pages): State<PathBuf>, UrlPath(name): UrlPath<String>) -> Response {
+    if name.contains(['/', '\\']) || name.starts_with('.') {
+        return StatusCode::NOT_FOUND.into_response();
+    }
+    match tokio::fs::read(pages.join(format!("{name}.html.gz"))).await {
+        Ok(bytes) => (
+            [
+                (header::CONTENT_TYPE, "text/html"),
+                (header::CONTENT_ENCODING, "gzip"),
+            ],
+            bytes,
+        )
+            .into_response(),
+        Err(_) => StatusCode::NOT_FOUND.into_response(),
+    }
+}
+
+/// Lower-cased word tokens of `text`; each Han, kana or Hangul character is
+/// a token of its own (those scripts do not separate words with spaces).
+pub fn tokens(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut word = String::new();
+    for c in text.chars() {
+        if is_cjk(c) {
+            if !word.is_empty() {
+                out.push(std::mem::take(&mut word));
+            }
+            out.push(c.to_string());
+        } else if c.is_alphanumeric() {
+            word.extend(c.to_lowercase());
+        } else if !word.is_empty() {
+            out.push(std::mem::take(&mut word));
+        }
+    }
+    if !word.is_empty() {
+        out.push(word);
+    }
+    out
+}
+
+fn is_cjk(c: char) -> bool {
+    matches!(c as u32,
+        0x3040..=0x30FF | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xF900..=0xFAFF | 0xAC00..=0xD7AF)
+}
+
+/// Bag-of-tokens precision, recall and F1 of `got` against `reference`.
+pub fn score(got: &str, reference: &str) -> (f64, f64, f64) {
+    let mut bag = std::collections::HashMap::<String, i64>::new();
+    let reference = tokens(reference);
+    for t in &reference {
+        *bag.entry(t.clone()).or_default() += 1;
+    }
+    let got = tokens(got);
+    let mut common = 0usize;
+    for t in &got {
+        if let Some(n) = bag.get_mut(t) {
+            if *n > 0 {
+                *n -= 1;
+                common += 1;
+            }
+        }
+    }
+    if got.is_empty() || reference.is_empty() {
+        return (0.0, 0.0, 0.0);
+    }
+    let p = common as f64 / got.len() as f64;
+    let r = common as f64 / reference.len() as f64;
+    let f1 = if p + r > 0.0 { 2.0 * p * r / (p + r) } else { 0.0 };
+    (p, r, f1)
+}
+
+/// The value at fraction `q` (0.5: the median) of `values`.
+pub fn quantile(values: &[f64], q: f64) -> f64 {
+    if values.is_empty() {
+        return f64::NAN;
+    }
+    let mut v = values.to_vec();
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    v[((v.len() - 1) as f64 * q).round() as usize]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_and_scores() {
+        assert_eq!(tokens("Héllo, wörld 42!"), ["héllo", "wörld", "42"]);
+        assert_eq!(tokens("日本語 text"), ["日", "本", "語", "text"]);
+        let (p, r, f1) = score("a b c d", "a b x y");
+        assert_eq!((p, r, f1), (0.5, 0.5, 0.5));
+        assert_eq!(score("", "a").2, 0.0);
+        assert_eq!(quantile(&[3.0, 1.0, 2.0], 0.5), 2.0);
+    }
+}
