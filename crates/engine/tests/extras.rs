@@ -123,19 +123,31 @@ async fn network_lists_an_xhr_from_a_cross_origin_iframe_and_returns_its_json_bo
     );
     let fetched = ok(&engine, "browser_evaluate", json!({"expression": refused})).await;
     assert_eq!(fetched.data["value"], "refused");
-    let failed = ok(
-        &engine,
-        "browser_network",
-        json!({"action": "list", "failed": true}),
-    )
-    .await;
-    let nothing = failed.data["requests"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["url"].as_str().unwrap().ends_with("/nothing"))
-        .unwrap_or_else(|| panic!("{}", failed.text))
-        .clone();
+    // Chrome's network service reports the failure on its own schedule:
+    // the page's promise may settle before `loadingFailed` arrives, so the
+    // list is asked again until it shows (bounded).
+    let asked = std::time::Instant::now();
+    let nothing = loop {
+        let failed = ok(
+            &engine,
+            "browser_network",
+            json!({"action": "list", "failed": true}),
+        )
+        .await;
+        let found = failed.data["requests"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["url"].as_str().unwrap().ends_with("/nothing"))
+            .cloned();
+        match found {
+            Some(request) => break request,
+            None if asked.elapsed() < std::time::Duration::from_secs(10) => {
+                tokio::time::sleep(std::time::Duration::from_millis(50)).await
+            }
+            None => panic!("{}", failed.text),
+        }
+    };
     assert!(nothing["failed"].as_str().unwrap().contains("ERR_"), "{nothing}");
 
     // A binary body is reported by its size only (an image the page
