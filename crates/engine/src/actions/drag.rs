@@ -18,10 +18,13 @@ use crate::{ActionError, ActionOutput, Budget};
 /// Watches the source's window for the drag's first mouse move: a
 /// `dragstart` that follows (and is not cancelled) settles it as a drag;
 /// two frames without one settle it as a plain mouse drag. Chromium may
-/// dispatch `dragstart` a task after the move, so one task is not enough.
+/// dispatch `dragstart` a task after the move, so one task is not enough;
+/// for a source that is `draggable` (it will start one) a loaded renderer
+/// gets up to 1.5 s instead of two frames.
 /// `__cdpilotDragStarted()` answers it (false when no move came).
 const WATCH_DRAGSTART: &str = r#"function () {
   const win = this.ownerDocument.defaultView;
+  const draggable = !!this.closest('[draggable=true]');
   let started = Promise.resolve(false);
   let settle = () => {};
   const onDrag = (e) => settle(!e.defaultPrevented);
@@ -29,7 +32,8 @@ const WATCH_DRAGSTART: &str = r#"function () {
     started = new Promise((resolve) => {
       settle = resolve;
       win.addEventListener('dragstart', onDrag, { once: true, capture: true });
-      win.requestAnimationFrame(() => win.requestAnimationFrame(() => resolve(false)));
+      if (draggable) win.setTimeout(() => resolve(false), 1500);
+      else win.requestAnimationFrame(() => win.requestAnimationFrame(() => resolve(false)));
     });
   };
   win.addEventListener('mousemove', onMove, { once: true, capture: true });

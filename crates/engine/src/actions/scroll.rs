@@ -32,23 +32,27 @@ const WATCH_WHEEL: &str = r#"function () {
 
 /// Resolves with the box's position once the wheel's scroll has finished:
 /// the position moved and then held for two frames; or it did not move in
-/// twenty frames after the wheel arrived (already at the end, or the page
-/// ate the wheel), or in 120 frames when the wheel never showed here (it
-/// went to a frame inside, which may have scrolled instead).
+/// twenty frames and 750 ms after the wheel arrived (already at the end, or
+/// the page ate the wheel; a loaded renderer may scroll a frame's box well
+/// after the event), or in 120 frames and 2 s when the wheel never showed
+/// here (it went to a frame inside, which may have scrolled instead).
 const SETTLED: &str = r#"function (page, x0, y0) {
   const doc = this.ownerDocument;
   const win = doc.defaultView;
   const s = page ? (doc.scrollingElement || doc.documentElement) : this;
   return new Promise((resolve) => {
-    let last = null, still = 0, frames = 0, sinceWheel = 0;
+    let last = null, still = 0, frames = 0, sinceWheel = 0, wheelAt = null;
+    const began = performance.now();
     const tick = () => {
       const now = [s.scrollLeft, s.scrollTop];
       const moved = now[0] !== x0 || now[1] !== y0;
       still = last && now[0] === last[0] && now[1] === last[1] ? still + 1 : 0;
       last = now;
       frames += 1;
-      if (win.__cdpilotWheelSeen) sinceWheel += 1;
-      if ((moved && still >= 2) || (!moved && (sinceWheel >= 20 || frames >= 120))) return resolve({ x: now[0], y: now[1] });
+      const t = performance.now();
+      if (win.__cdpilotWheelSeen) { sinceWheel += 1; wheelAt = wheelAt ?? t; }
+      const gaveUp = wheelAt !== null ? sinceWheel >= 20 && t - wheelAt >= 750 : frames >= 120 && t - began >= 2000;
+      if ((moved && still >= 2) || (!moved && gaveUp)) return resolve({ x: now[0], y: now[1] });
       win.requestAnimationFrame(tick);
     };
     win.requestAnimationFrame(tick);
