@@ -13,7 +13,7 @@ use serde_json::{json, Value};
 use crate::action::DragArgs;
 use crate::actions::{element, input};
 use crate::tab::Tab;
-use crate::{ActionError, ActionOutput, Budget};
+use crate::{ActionError, ActionOutput, Budget, ErrorCode};
 
 /// Watches the source's window for the drag's first mouse move: a
 /// `dragstart` that follows (and is not cancelled) settles it as a drag;
@@ -47,6 +47,26 @@ const WATCH_DRAGSTART: &str = r#"function () {
 }"#;
 
 const DRAG_STARTED: &str = "function () { const w = this.ownerDocument.defaultView; return w.__cdpilotDragStarted ? w.__cdpilotDragStarted() : false; }";
+
+/// Before a drop: notes when the target's window sees the `dragover` and
+/// the `drop` (a frame's renderer may take them well after Chromium
+/// acknowledged the dispatch, and a drop sent before the page answered
+/// the dragover is no drop).
+const WATCH_DROP: &str = r#"function () {
+  const win = this.ownerDocument.defaultView;
+  const seen = (type) => new Promise((resolve) => win.addEventListener(type, () => resolve(true), { once: true, capture: true }));
+  win.__cdpilotDragOver = seen('dragover');
+  win.__cdpilotDrop = seen('drop');
+}"#;
+
+/// Whether the target's window saw `__cdpilot<name>` within 1.5 s, answered
+/// a frame later (the page's own handlers run after the capture listener).
+const SEEN: &str = r#"function (name) {
+  const win = this.ownerDocument.defaultView;
+  const seen = win['__cdpilot' + name] || Promise.resolve(false);
+  const late = new Promise((resolve) => win.setTimeout(() => resolve(false), 1500));
+  return Promise.race([seen, late]).then((v) => new Promise((resolve) => win.requestAnimationFrame(() => resolve(v))));
+}"#;
 
 /// What undoing a drag's state may take after the call's budget ran out.
 const CLEANUP: std::time::Duration = std::time::Duration::from_secs(2);
@@ -90,7 +110,7 @@ pub async fn run(tab: &Tab, args: &DragArgs, budget: &Budget) -> Result<ActionOu
             SetInterceptDrags { enabled: true },
         )
         .await?;
-    let dragged = drag(tab, &source, from, to, &mut intercepted, budget).await;
+    let dragged = drag(tab, &source, &target, from, to, &mut intercepted, budget).await;
     // Always stop intercepting (a later real drag must not be swallowed),
     // and after a failure let go of the button, within a budget of its own
     // since the call's may be spent.
@@ -122,6 +142,7 @@ pub async fn run(tab: &Tab, args: &DragArgs, budget: &Budget) -> Result<ActionOu
 async fn drag(
     tab: &Tab,
     source: &element::Element,
+    target: &element::Element,
     from: (f64, f64),
     to: (f64, f64),
     intercepted: &mut cdp::EventStream,
@@ -147,7 +168,7 @@ async fn drag(
         let late = std::iter::from_fn(|| intercepted.try_recv().ok())
             .find_map(|event| event.decode::<DragIntercepted>());
         match late {
-            Some(late) => return drop_at(tab, to, late.data, budget).await.map(|_| true),
+            Some(late) => return drop_at(tab, target, to, late.data, budget).await.map(|_| true),
             None => {
                 input::left_mouse(tab, budget, "mouseReleased", to, false).await?;
                 return Ok(false);
@@ -171,21 +192,53 @@ async fn drag(
             ),
             ..e
         })?;
-    drop_at(tab, to, data, budget).await?;
+    drop_at(tab, target, to, data, budget).await?;
     Ok(true)
 }
 
-/// Enters, hovers and drops the intercepted drag's `data` at `to`.
-async fn drop_at(tab: &Tab, to: (f64, f64), data: Value, budget: &Budget) -> Result<(), ActionError> {
-    for kind in ["dragEnter", "dragOver", "drop"] {
-        let event = DispatchDragEvent {
-            kind: kind.into(),
-            x: to.0,
-            y: to.1,
-            data: data.clone(),
-            modifiers: 0,
-        };
-        budget.cdp("dropping", &tab.session, event).await?;
+/// Enters, hovers and drops the intercepted drag's `data` at `to`, on
+/// `target`, waiting for the page to see the dragover before the drop and
+/// the drop before returning. A drop the page never saw is tried once
+/// more, then reported.
+async fn drop_at(
+    tab: &Tab,
+    target: &element::Element,
+    to: (f64, f64),
+    data: Value,
+    budget: &Budget,
+) -> Result<(), ActionError> {
+    let dispatch = |kind: &str| DispatchDragEvent {
+        kind: kind.into(),
+        x: to.0,
+        y: to.1,
+        data: data.clone(),
+        modifiers: 0,
+    };
+    budget
+        .cdp("dropping", &tab.session, dispatch("dragEnter"))
+        .await?;
+    for _ in 0..2 {
+        target
+            .call(budget, "watching for the drop", WATCH_DROP, vec![])
+            .await?;
+        budget.cdp("dropping", &tab.session, dispatch("dragOver")).await?;
+        target
+            .call_awaiting(budget, "waiting for the dragover", SEEN, vec![json!("DragOver")])
+            .await?;
+        budget.cdp("dropping", &tab.session, dispatch("drop")).await?;
+        let dropped = target
+            .call_awaiting(budget, "waiting for the drop", SEEN, vec![json!("Drop")])
+            .await?;
+        if dropped == Value::Bool(true) {
+            return Ok(());
+        }
     }
-    Ok(())
+    Err(ActionError::new(
+        ErrorCode::ElementNotInteractable,
+        format!(
+            "{} did not take the drop: the page never received it (its dragover was not accepted)",
+            target.label
+        ),
+        "Take a browser_snapshot to find the element that accepts drops, and drag onto it.",
+    ))
 }
