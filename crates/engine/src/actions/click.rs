@@ -45,6 +45,7 @@ pub async fn run(tab: &Tab, args: &ClickArgs, budget: &Budget) -> Result<ActionO
             budget.cdp("preparing the click", &tab.session, flag(ARM_NAVIGATION_FLAG))
         ),
     )?;
+    element.watch_input(tab, "mouseup", budget).await?;
     let document_before = tab.state(|s| s.document);
     // Watch before clicking so no navigation event can slip past.
     let mut navigations = tab.navigations();

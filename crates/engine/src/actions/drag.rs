@@ -20,7 +20,7 @@ use crate::{ActionError, ActionOutput, Budget, ErrorCode};
 /// two frames without one settle it as a plain mouse drag. Chromium may
 /// dispatch `dragstart` a task after the move, so one task is not enough;
 /// for a source that is `draggable` (it will start one) a loaded renderer
-/// gets up to 1.5 s instead of two frames.
+/// gets up to 3 s instead of two frames.
 /// `__cdpilotDragStarted()` answers it (false when no move came).
 const WATCH_DRAGSTART: &str = r#"function () {
   const win = this.ownerDocument.defaultView;
@@ -32,7 +32,7 @@ const WATCH_DRAGSTART: &str = r#"function () {
     started = new Promise((resolve) => {
       settle = resolve;
       win.addEventListener('dragstart', onDrag, { once: true, capture: true });
-      if (draggable) win.setTimeout(() => resolve(false), 1500);
+      if (draggable) win.setTimeout(() => resolve(false), 3000);
       else win.requestAnimationFrame(() => win.requestAnimationFrame(() => resolve(false)));
     });
   };
@@ -59,12 +59,12 @@ const WATCH_DROP: &str = r#"function () {
   win.__cdpilotDrop = seen('drop');
 }"#;
 
-/// Whether the target's window saw `__cdpilot<name>` within 1.5 s, answered
+/// Whether the target's window saw `__cdpilot<name>` within 5 s, answered
 /// a frame later (the page's own handlers run after the capture listener).
 const SEEN: &str = r#"function (name) {
   const win = this.ownerDocument.defaultView;
   const seen = win['__cdpilot' + name] || Promise.resolve(false);
-  const late = new Promise((resolve) => win.setTimeout(() => resolve(false), 1500));
+  const late = new Promise((resolve) => win.setTimeout(() => resolve(false), 5000));
   return Promise.race([seen, late]).then((v) => new Promise((resolve) => win.requestAnimationFrame(() => resolve(v))));
 }"#;
 
@@ -170,6 +170,7 @@ async fn drag(
         match late {
             Some(late) => return drop_at(tab, target, to, late.data, budget).await.map(|_| true),
             None => {
+                target.watch_input(tab, "mouseup", budget).await?;
                 input::left_mouse(tab, budget, "mouseReleased", to, false).await?;
                 return Ok(false);
             }

@@ -324,16 +324,46 @@ impl Element {
         })
     }
 
-    /// Waits for the element's frame to render once. Input for a
+    /// Before input to a cross-origin frame: notes when the frame's window
+    /// sees the input's last event (`kind`, e.g. `mouseup`), so
+    /// [`Element::settle`] can wait for it. Nothing to do for an element of
+    /// the tab's own session.
+    pub async fn watch_input(&self, tab: &Tab, kind: &str, budget: &Budget) -> Result<(), ActionError> {
+        if self.frame.session.id() == tab.session.id() {
+            return Ok(());
+        }
+        let watch = "function (kind) { const w = this.ownerDocument.defaultView; w.__cdpilotInput = new Promise((resolve) => w.addEventListener(kind, () => resolve(true), { once: true, capture: true })); }";
+        self.call(
+            budget,
+            "watching for the input",
+            watch,
+            vec![serde_json::json!(kind)],
+        )
+        .await
+        .map(|_| ())
+    }
+
+    /// Waits until the element's frame has handled the input. Input for a
     /// cross-origin frame is acknowledged by the top-level page and reaches
-    /// the frame's process on another channel; a frame later, the frame has
-    /// handled it, so what the caller reads next reflects the input.
+    /// the frame's process on another channel, possibly much later on a
+    /// loaded machine: this waits for the event [`Element::watch_input`]
+    /// watched (at most 5 s: a loaded machine's frame process can be that late; the hit test already showed the input lands there), then one frame, so what the caller reads
+    /// next reflects the input. A frame that navigated meanwhile is settled.
     pub async fn settle(&self, budget: &Budget) -> Result<(), ActionError> {
-        let frame =
-            "function () { return new Promise((resolve) => requestAnimationFrame(() => resolve(true))); }";
-        self.call_awaiting(budget, "letting the frame handle the input", frame, vec![])
+        let settled = "function () {
+  const w = this.ownerDocument.defaultView;
+  const seen = w.__cdpilotInput || Promise.resolve(true);
+  delete w.__cdpilotInput;
+  const late = new Promise((resolve) => w.setTimeout(() => resolve(false), 5000));
+  return Promise.race([seen, late]).then(() => new Promise((resolve) => w.requestAnimationFrame(() => resolve(true))));
+}";
+        match self
+            .call_awaiting(budget, "letting the frame handle the input", settled, vec![])
             .await
-            .map(|_| ())
+        {
+            Err(e) if e.failure == Failure::ContextGone => Ok(()),
+            other => other.map(|_| ()),
+        }
     }
 
     /// Like [`Element::call`], for a function that returns a promise.

@@ -32,9 +32,9 @@ const WATCH_WHEEL: &str = r#"function () {
 
 /// Resolves with the box's position once the wheel's scroll has finished:
 /// the position moved and then held for two frames; or it did not move in
-/// twenty frames and 750 ms after the wheel arrived (already at the end, or
+/// twenty frames and 1.5 s after the wheel arrived (already at the end, or
 /// the page ate the wheel; a loaded renderer may scroll a frame's box well
-/// after the event), or in 120 frames and 2 s when the wheel never showed
+/// after the event), or in 120 frames and 5 s when the wheel never showed
 /// here (it went to a frame inside, which may have scrolled instead).
 const SETTLED: &str = r#"function (page, x0, y0) {
   const doc = this.ownerDocument;
@@ -51,7 +51,7 @@ const SETTLED: &str = r#"function (page, x0, y0) {
       frames += 1;
       const t = performance.now();
       if (win.__cdpilotWheelSeen) { sinceWheel += 1; wheelAt = wheelAt ?? t; }
-      const gaveUp = wheelAt !== null ? sinceWheel >= 20 && t - wheelAt >= 750 : frames >= 120 && t - began >= 2000;
+      const gaveUp = wheelAt !== null ? sinceWheel >= 20 && t - wheelAt >= 1500 : frames >= 120 && t - began >= 5000;
       if ((moved && still >= 2) || (!moved && gaveUp)) return resolve({ x: now[0], y: now[1] });
       win.requestAnimationFrame(tick);
     };
