@@ -40,18 +40,34 @@
     'listitem', 'group', 'form', 'region', 'article', 'section', 'term', 'definition', 'strong',
     'emphasis', 'code', 'time', 'label', 'blockquote', 'figure', 'caption']);
 
+  // Elements that can host a shadow root (attachShadow's list, and custom
+  // elements, whose names have a hyphen): only these are asked for one.
+  const SHADOW_HOSTS = new Set(['ARTICLE', 'ASIDE', 'BLOCKQUOTE', 'BODY', 'DIV', 'FOOTER', 'H1', 'H2', 'H3',
+    'H4', 'H5', 'H6', 'HEADER', 'MAIN', 'NAV', 'P', 'SECTION', 'SPAN']);
+  // Elements with a `disabled` property of their own.
+  const DISABLABLE = new Set(['BUTTON', 'INPUT', 'SELECT', 'TEXTAREA', 'OPTION', 'OPTGROUP', 'FIELDSET']);
+  // Options objects made once, not per call.
+  const VISIBLE = { visibilityProperty: true };
+
+  // Each DOM call costs more than the JavaScript around it (in an isolated
+  // world most of all), so an element's attribute names are read once and
+  // an attribute is only asked for when it is there. Most elements of a
+  // big page have none.
+  const NO_ATTRIBUTES = [];
+  const attributesOf = (el) => el.hasAttributes() ? el.getAttributeNames() : NO_ATTRIBUTES;
+  const attribute = (el, names, name) => names.length !== 0 && names.includes(name) ? el.getAttribute(name) : null;
+
   const clean = (s, max) => {
     s = (s || '').replace(/\s+/g, ' ').trim();
     return s.length > max ? s.slice(0, max - 1) + '…' : s;
   };
 
-  function implicitRole(el) {
-    const tag = el.tagName;
+  function implicitRole(el, tag, names) {
     switch (tag) {
-      case 'A': case 'AREA': return el.hasAttribute('href') ? 'link' : 'generic';
+      case 'A': case 'AREA': return names.includes('href') ? 'link' : 'generic';
       case 'BUTTON': case 'SUMMARY': return 'button';
       case 'INPUT': {
-        const t = (el.getAttribute('type') || 'text').toLowerCase();
+        const t = (attribute(el, names, 'type') || 'text').toLowerCase();
         if (t === 'hidden') return null;
         if (t === 'button' || t === 'submit' || t === 'reset' || t === 'image' || t === 'file') return 'button';
         if (t === 'checkbox') return 'checkbox';
@@ -64,7 +80,7 @@
       case 'SELECT': return (el.multiple || el.size > 1) ? 'listbox' : 'combobox';
       case 'TEXTAREA': return 'textbox';
       case 'OPTION': return 'option';
-      case 'IMG': return el.getAttribute('alt') === '' ? 'presentation' : 'img';
+      case 'IMG': return attribute(el, names, 'alt') === '' ? 'presentation' : 'img';
       case 'H1': case 'H2': case 'H3': case 'H4': case 'H5': case 'H6': return 'heading';
       case 'NAV': return 'navigation';
       case 'MAIN': return 'main';
@@ -85,11 +101,12 @@
     }
   }
 
-  function roleOf(el) {
-    const explicit = el.getAttribute('role');
+  function roleOf(el, tag, names) {
+    const explicit = attribute(el, names, 'role');
     if (explicit) return explicit.trim().split(/\s+/)[0].toLowerCase();
-    const role = implicitRole(el);
-    if (role === 'generic' && (el.hasAttribute('onclick') || el.isContentEditable && el.getAttribute('contenteditable') !== null)) {
+    const role = implicitRole(el, tag, names);
+    if (role === 'generic' && names.length !== 0
+      && (names.includes('onclick') || names.includes('contenteditable') && el.isContentEditable)) {
       return el.isContentEditable ? 'textbox' : 'button';
     }
     return role;
@@ -100,26 +117,26 @@
       .map((n) => n.textContent).join(' ');
   }
 
-  function nameOf(el, role) {
-    const labelledBy = el.getAttribute('aria-labelledby');
+  function nameOf(el, role, tag, names) {
+    const labelledBy = attribute(el, names, 'aria-labelledby');
     if (labelledBy) {
       const n = clean(textOfIds(labelledBy), 100);
       if (n) return n;
     }
-    const aria = el.getAttribute('aria-label');
+    const aria = attribute(el, names, 'aria-label');
     if (aria && aria.trim()) return clean(aria, 100);
-    const tag = el.tagName;
     if (tag === 'INPUT' || tag === 'SELECT' || tag === 'TEXTAREA') {
       const t = (el.type || '').toLowerCase();
       if (t === 'button' || t === 'submit' || t === 'reset') return clean(el.value || (t === 'submit' ? 'Submit' : t === 'reset' ? 'Reset' : ''), 100);
       if (t === 'image') return clean(el.getAttribute('alt') || 'Submit', 100);
-      if (el.labels && el.labels.length) {
-        const n = clean(Array.from(el.labels, labelText).join(' '), 100);
+      const labels = labelsOf(el);
+      if (labels) {
+        const n = clean(labels.map(labelText).join(' '), 100);
         if (n) return n;
       }
     }
     if (tag === 'IMG' || tag === 'AREA') {
-      const alt = el.getAttribute('alt');
+      const alt = attribute(el, names, 'alt');
       if (alt) return clean(alt, 100);
     }
     if (NAME_FROM_CONTENT.has(role)) {
@@ -128,10 +145,10 @@
       const img = el.querySelector('img[alt]');
       if (img) return clean(img.getAttribute('alt'), 100);
     }
-    const title = el.getAttribute('title');
+    const title = attribute(el, names, 'title');
     if (title) return clean(title, 100);
     if (role === 'textbox' || role === 'searchbox' || role === 'combobox') {
-      const ph = el.getAttribute('placeholder');
+      const ph = attribute(el, names, 'placeholder');
       if (ph) return clean(ph, 100);
     }
     if (tag === 'FIELDSET') {
@@ -139,6 +156,26 @@
       if (legend) return clean(legend.textContent, 100);
     }
     return '';
+  }
+
+  // Each control's labels, gathered once per snapshot and document or
+  // shadow root: a control's own `labels` walks the whole document each
+  // time it is read (a form of 5,000 unlabelled fields took seconds).
+  let labelsByRoot = new Map();
+  function labelsOf(el) {
+    const root = el.getRootNode();
+    let byControl = labelsByRoot.get(root);
+    if (!byControl) {
+      byControl = new Map();
+      for (const label of root.querySelectorAll?.('label') ?? []) {
+        const control = label.control;
+        if (!control) continue;
+        const list = byControl.get(control);
+        if (list) list.push(label); else byControl.set(control, [label]);
+      }
+      labelsByRoot.set(root, byControl);
+    }
+    return byControl.get(el);
   }
 
   // A label's text without the text of the control it wraps.
@@ -159,12 +196,12 @@
   // `aria-hidden`, `display: none`, inside `content-visibility: hidden`).
   const SHOWN = 0, INVISIBLE = 1, PRUNED = 2;
 
-  function shows(el) {
-    if (el.hidden || el.getAttribute('aria-hidden') === 'true') return PRUNED;
-    if (el.tagName === 'INPUT' && el.type === 'hidden') return PRUNED;
+  function shows(el, names) {
+    if (names.length !== 0 && (names.includes('hidden') || attribute(el, names, 'aria-hidden') === 'true')) return PRUNED;
     // The common case costs one call; the second tells visibility apart
-    // from having no box at all.
-    if (el.checkVisibility({ visibilityProperty: true })) return SHOWN;
+    // from having no box at all. (An `<input type=hidden>` has no role and
+    // is never asked.)
+    if (el.checkVisibility(VISIBLE)) return SHOWN;
     if (el.checkVisibility()) return INVISIBLE;
     // display:contents (slots, some wrappers) has no box of its own, but its
     // children are rendered: they are judged one by one.
@@ -173,17 +210,18 @@
     // It shows if what holds it does (containers are not all asked: see
     // `visit`).
     const holder = el.assignedSlot || el.parentElement || el.parentNode?.host;
-    if (holder && shows(holder) === PRUNED) return PRUNED;
+    if (holder && shows(holder, holder.nodeType === 1 ? attributesOf(holder) : NO_ATTRIBUTES) === PRUNED) return PRUNED;
     return style.visibility === 'visible' ? SHOWN : INVISIBLE;
   }
 
-  // Whether a node's own text is rendered: not under `visibility: hidden`
-  // (text inherits it from its parent) nor inside `content-visibility:
+  // Whether an element's own text is rendered: the element shows (SHOWN
+  // says its `visibility` is visible, which its text inherits; `shown`
+  // when the caller knows it already) and is not `content-visibility:
   // hidden` (the element shows, its content is skipped). Asked only of
-  // nodes that have text to print.
-  function textShows(node) {
-    const style = getComputedStyle(node);
-    return style.visibility === 'visible' && style.contentVisibility !== 'hidden';
+  // elements that have text to print.
+  function textShows(node, names, shown) {
+    if (!shown && shows(node, names) !== SHOWN) return false;
+    return getComputedStyle(node).contentVisibility !== 'hidden';
   }
 
   function refFor(el) {
@@ -196,38 +234,36 @@
     return ref;
   }
 
-  function interactive(el, role) {
+  function interactive(el, role, names) {
     if (INTERACTIVE.has(role)) return true;
-    if (el.hasAttribute('onclick')) return true;
+    if (names.length === 0) return false;
+    if (names.includes('onclick')) return true;
     // Something to drag (browser_drag) needs a ref as much as a button does.
-    if (el.getAttribute('draggable') === 'true') return true;
-    const tabindex = el.getAttribute('tabindex');
+    if (attribute(el, names, 'draggable') === 'true') return true;
+    const tabindex = attribute(el, names, 'tabindex');
     return tabindex !== null && Number(tabindex) >= 0 && role !== 'generic' && role !== 'none';
   }
 
   // The element's states, as ` [checked] [disabled]…`.
-  function states(el, role) {
+  function states(el, role, tag, names) {
     let out = '';
     if (role === 'heading') {
-      const level = el.getAttribute('aria-level') || (/^H[1-6]$/.test(el.tagName) ? el.tagName[1] : '');
+      const level = attribute(el, names, 'aria-level') || (/^H[1-6]$/.test(tag) ? tag[1] : '');
       if (level) out += ' [level=' + level + ']';
     }
     if (role === 'checkbox' || role === 'radio' || role === 'switch' || role === 'menuitemcheckbox' || role === 'menuitemradio') {
-      const aria = el.getAttribute('aria-checked');
+      const aria = attribute(el, names, 'aria-checked');
       if (aria === 'mixed') out += ' [mixed]';
-      else if (el.checked === true || aria === 'true') out += ' [checked]';
+      else if (tag === 'INPUT' && el.checked === true || aria === 'true') out += ' [checked]';
     }
-    // Most elements carry no ARIA state: one look at the attribute count
-    // spares the six lookups below.
-    const attributes = el.attributes.length;
-    if (el.disabled === true || attributes && el.getAttribute('aria-disabled') === 'true') out += ' [disabled]';
-    if (attributes) {
-      const expanded = el.getAttribute('aria-expanded');
-      if (expanded === 'true') out += ' [expanded]';
-      else if (expanded === 'false') out += ' [collapsed]';
-    }
-    if (attributes && el.getAttribute('aria-selected') === 'true' || (role === 'option' && el.selected)) out += ' [selected]';
-    if (attributes && el.getAttribute('aria-pressed') === 'true') out += ' [pressed]';
+    // A form control's property, or a custom element's own.
+    const disabled = (DISABLABLE.has(tag) || tag.includes('-')) && el.disabled === true;
+    if (disabled || attribute(el, names, 'aria-disabled') === 'true') out += ' [disabled]';
+    const expanded = attribute(el, names, 'aria-expanded');
+    if (expanded === 'true') out += ' [expanded]';
+    else if (expanded === 'false') out += ' [collapsed]';
+    if (attribute(el, names, 'aria-selected') === 'true' || (role === 'option' && el.selected)) out += ' [selected]';
+    if (attribute(el, names, 'aria-pressed') === 'true') out += ' [pressed]';
     return out;
   }
 
@@ -256,6 +292,7 @@
     const max = opts.maxElements > 0 ? opts.maxElements : Infinity;
     const start = opts.start > 0 ? opts.start : 0;
     prefix = opts.prefix || '';
+    labelsByRoot = new Map();
     nextRef = Math.max(nextRef, opts.refBase || 1);
     const frames = [];
     const earlierFrames = [];
@@ -296,16 +333,17 @@
       }
     }
 
-    function walk(node, depth, nameAbove) {
+    // `shown`: the node is known to show (a listed element).
+    function walk(node, tag, names, depth, nameAbove, shown) {
       // A label's words are already the name of the control it labels.
-      const labelText = node.tagName === 'LABEL' && node.control;
+      const labelText = tag === 'LABEL' && node.control;
       let textShown;  // asked once, at the first text to print
       let list = null;
       let i = 0;
       let child;
-      const shadow = node.shadowRoot;
+      const shadow = (SHADOW_HOSTS.has(tag) || tag.includes('-')) && node.shadowRoot;
       if (shadow) child = shadow.firstChild;
-      else if (node.tagName === 'SLOT') {
+      else if (tag === 'SLOT') {
         list = node.assignedNodes({ flatten: true });
         child = list[0];
       } else child = node.firstChild;
@@ -318,42 +356,44 @@
           if (!NON_SPACE.test(data) || !textOnPage()) continue;
           const text = data.replace(/\s+/g, ' ').trim();
           if (text === nameAbove) continue;
-          if (textShown ??= shows(node) !== PRUNED && textShows(node)) pushText(data, text, depth);
+          if (textShown ??= textShows(node, names, shown)) pushText(data, text, depth);
           continue;
         }
-        if (type !== 1 || SKIP.has(child.tagName)) continue;
-        visit(child, depth, nameAbove);
+        if (type !== 1) continue;
+        const childTag = child.tagName;
+        if (!SKIP.has(childTag)) visit(child, childTag, depth, nameAbove);
       }
     }
 
-    function visit(el, depth, nameAbove) {
-      const role = roleOf(el);
+    function visit(el, tag, depth, nameAbove) {
+      const names = attributesOf(el);
+      const role = roleOf(el, tag, names);
       if (role === null) return;
-      if (TRANSPARENT.has(role) && !interactive(el, role)) {
+      if (TRANSPARENT.has(role) && !interactive(el, role, names)) {
         // A container that is not printed is not asked how it shows (most
         // elements of a page are such): what it holds is asked instead,
         // each element by itself, its text at the first words to print.
-        if (el.hidden || el.getAttribute('aria-hidden') === 'true') return;
-        if (INLINE.has(el.tagName)) {
-          walk(el, depth, nameAbove);
+        if (names.length !== 0 && (names.includes('hidden') || attribute(el, names, 'aria-hidden') === 'true')) return;
+        if (INLINE.has(tag)) {
+          walk(el, tag, names, depth, nameAbove);
         } else {
           textLine = -1;
-          walk(el, depth, nameAbove);
+          walk(el, tag, names, depth, nameAbove);
           textLine = -1;
         }
         return;
       }
-      const how = shows(el);
+      const how = shows(el, names);
       if (how === PRUNED) return;
+      const frame = tag === 'IFRAME' || tag === 'FRAME';
       if (how === INVISIBLE) {
         // A frame's document and a select's options are not its children
         // in the page's layout: nothing there can show.
-        if (el.tagName === 'IFRAME' || el.tagName === 'FRAME' || el.tagName === 'SELECT') return;
-        walk(el, depth, nameAbove);
+        if (frame || tag === 'SELECT') return;
+        walk(el, tag, names, depth, nameAbove);
         return;
       }
       textLine = -1;
-      const frame = el.tagName === 'IFRAME' || el.tagName === 'FRAME';
       if (seen < start) {
         // An earlier page's element: counted, its subtree walked.
         seen++;
@@ -361,7 +401,7 @@
           earlierFrames.push(refFor(el));
           return;
         }
-        if (el.tagName !== 'SELECT' && !LEAF.has(role)) walk(el, depth + 1, nameOf(el, role));
+        if (tag !== 'SELECT' && !LEAF.has(role)) walk(el, tag, names, depth + 1, nameOf(el, role, tag, names), true);
         textLine = -1;
         return;
       }
@@ -371,14 +411,14 @@
       }
       seen++;
       elements++;
-      const name = nameOf(el, role);
+      const name = nameOf(el, role, tag, names);
       let line = indent(depth) + role;
       if (name) line += ' ' + q(name);
-      if (name || frame || interactive(el, role)) {
+      if (name || frame || interactive(el, role, names)) {
         line += ' [ref=' + refFor(el) + ']';
         refs++;
       }
-      line += states(el, role);
+      line += states(el, role, tag, names);
       const value = valueOf(el, role);
       if (value) line += ' value=' + q(value);
       lines.push(line);
@@ -389,17 +429,18 @@
         lines.push(indent(depth + 1) + '\u0001' + refFor(el));
         return;
       }
-      if (el.tagName === 'SELECT') {
+      if (tag === 'SELECT') {
         for (const o of el.options) {
           lines.push(indent(depth + 1) + 'option ' + q(clean(o.label || o.textContent, 100)) + (o.selected ? ' [selected]' : ''));
         }
         return;
       }
-      if (!LEAF.has(role)) walk(el, depth + 1, name);
+      if (!LEAF.has(role)) walk(el, tag, names, depth + 1, name, true);
       textLine = -1;
     }
 
-    if (opts.selector) visit(root, 0, ''); else walk(root, 0, '');
+    if (opts.selector) visit(root, root.tagName, 0, '');
+    else walk(root, root.tagName, attributesOf(root), 0, '');
     for (let k = 0; k < lines.length; k++) {
       const line = lines[k];
       if (line.length > TEXT_MAX && line.trimStart().startsWith('text: ')) {
