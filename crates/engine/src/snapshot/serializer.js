@@ -57,8 +57,12 @@
   const attributesOf = (el) => el.hasAttributes() ? el.getAttributeNames() : NO_ATTRIBUTES;
   const attribute = (el, names, name) => names.length !== 0 && names.includes(name) ? el.getAttribute(name) : null;
 
+  // Whitespace to collapse: anything but a single space between words
+  // (most names and texts have none, and are not copied).
+  const MESSY = /[^\S ]|  |^ | $/;
+  const collapse = (s) => MESSY.test(s) ? s.replace(/\s+/g, ' ').trim() : s;
   const clean = (s, max) => {
-    s = (s || '').replace(/\s+/g, ' ').trim();
+    s = s ? collapse(s) : '';
     return s.length > max ? s.slice(0, max - 1) + '…' : s;
   };
 
@@ -256,8 +260,9 @@
       if (aria === 'mixed') out += ' [mixed]';
       else if (tag === 'INPUT' && el.checked === true || aria === 'true') out += ' [checked]';
     }
-    // A form control's property, or a custom element's own.
-    const disabled = (DISABLABLE.has(tag) || tag.includes('-')) && el.disabled === true;
+    // A form control's `disabled` reflects its attribute; a custom
+    // element's is its own.
+    const disabled = DISABLABLE.has(tag) ? names.includes('disabled') : tag.includes('-') && el.disabled === true;
     if (disabled || attribute(el, names, 'aria-disabled') === 'true') out += ' [disabled]';
     const expanded = attribute(el, names, 'aria-expanded');
     if (expanded === 'true') out += ' [expanded]';
@@ -267,13 +272,17 @@
     return out;
   }
 
-  function valueOf(el, role) {
+  function valueOf(el, role, tag) {
     if (role === 'textbox' || role === 'searchbox' || role === 'spinbutton' || role === 'slider') {
-      if (el.type === 'password') return el.value ? '••••' : '';
+      if (tag === 'INPUT' || tag === 'TEXTAREA') {
+        const value = el.value;
+        if (!value) return '';
+        return tag === 'INPUT' && el.type === 'password' ? '••••' : clean(value, 100);
+      }
       if ('value' in el) return clean(el.value, 100);
       if (el.isContentEditable) return clean(el.textContent, 100);
     }
-    if (role === 'combobox' && el.tagName === 'SELECT') {
+    if (role === 'combobox' && tag === 'SELECT') {
       const o = el.selectedOptions[0];
       return o ? clean(o.label || o.textContent, 100) : '';
     }
@@ -354,7 +363,7 @@
           if (labelText) continue;
           const data = child.data;
           if (!NON_SPACE.test(data) || !textOnPage()) continue;
-          const text = data.replace(/\s+/g, ' ').trim();
+          const text = collapse(data);
           if (text === nameAbove) continue;
           if (textShown ??= textShows(node, names, shown)) pushText(data, text, depth);
           continue;
@@ -419,7 +428,7 @@
         refs++;
       }
       line += states(el, role, tag, names);
-      const value = valueOf(el, role);
+      const value = valueOf(el, role, tag);
       if (value) line += ' value=' + q(value);
       lines.push(line);
       if (frame) {
