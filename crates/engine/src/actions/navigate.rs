@@ -42,11 +42,16 @@ pub async fn run(tab: &Tab, args: &NavigateArgs, budget: &Budget) -> Result<Acti
         }
         Err(error) => return Err(error),
     };
-    let (url, title) = crate::timing::timed("navigate.location", location(tab, budget)).await?;
     let response = loader
         .as_deref()
         .and_then(|l| tab.state(|s| s.document_response(l).cloned()));
     let status = response.as_ref().and_then(|r| r.status);
+    // Two reads of the new document, sent together (one round trip's wait).
+    let (location, obstacle) = tokio::try_join!(
+        crate::timing::timed("navigate.location", location(tab, budget)),
+        crate::timing::timed("navigate.obstacle", crate::obstacle::check(tab, budget, status)),
+    )?;
+    let (url, title) = location;
     let redirected_from = match (&args.url, &response) {
         (Some(requested), Some(r)) if r.redirected => Some(requested.clone()),
         _ => None,
@@ -61,8 +66,7 @@ pub async fn run(tab: &Tab, args: &NavigateArgs, budget: &Budget) -> Result<Acti
         data["redirected_from"] = Value::String(from);
     }
     text += &format!(". Title: {title:?}. Take a browser_snapshot to see the page.");
-    let obstacle = crate::obstacle::check(tab, budget, status);
-    if let Some(obstacle) = crate::timing::timed("navigate.obstacle", obstacle).await? {
+    if let Some(obstacle) = obstacle {
         text += &format!(
             "\nObstacle ({}, {} confidence): {}",
             obstacle.kind, obstacle.confidence, obstacle.message
