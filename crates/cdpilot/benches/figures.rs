@@ -302,11 +302,17 @@ async fn main() {
         }
         println!("  {label:<22} {}", ms(median(times)));
     }
-    let peak = peak.stop();
+    let (peak, parts) = peak.stop();
     println!(
         "\npeak PSS of the process tree (server + Chromium) during the run: {:.0} MiB",
         peak as f64 / 1024.0
     );
+    let parts: Vec<String> = parts
+        .iter()
+        .take(6)
+        .map(|(kind, kib)| format!("{kind} {:.0}", *kib as f64 / 1024.0))
+        .collect();
+    println!("  at the peak, by process (MiB): {}", parts.join(", "));
     shutdown(client).await;
     forms(&site).await;
     url_rules(&site).await;
@@ -581,10 +587,11 @@ forms (test site /forms.html)"
 }
 
 /// Samples the PSS of a process and all its descendants (the server and
-/// the Chromium it started) every 200 ms, keeping the peak.
+/// the Chromium it started) every 200 ms, keeping the peak and what each
+/// process held at that moment.
 struct PeakPss {
     stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
-    sampler: std::thread::JoinHandle<u64>,
+    sampler: std::thread::JoinHandle<(u64, Vec<(String, u64)>)>,
 }
 
 impl PeakPss {
@@ -592,25 +599,31 @@ impl PeakPss {
         let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
         let stopping = stop.clone();
         let sampler = std::thread::spawn(move || {
-            let mut peak = 0;
+            let mut peak = (0, Vec::new());
             while !stopping.load(std::sync::atomic::Ordering::Relaxed) {
-                peak = peak.max(tree_pss_kib(root));
+                let parts = tree_pss_kib(root);
+                let total = parts.iter().map(|(_, kib)| kib).sum::<u64>();
+                if total > peak.0 {
+                    peak = (total, parts);
+                }
                 std::thread::sleep(Duration::from_millis(200));
             }
+            peak.1.sort_by(|a, b| b.1.cmp(&a.1));
             peak
         });
         PeakPss { stop, sampler }
     }
 
-    /// The peak, in KiB.
-    fn stop(self) -> u64 {
+    /// The peak (KiB), and each process's PSS then, largest first.
+    fn stop(self) -> (u64, Vec<(String, u64)>) {
         self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
-        self.sampler.join().unwrap_or(0)
+        self.sampler.join().unwrap_or_default()
     }
 }
 
-/// PSS (KiB) of `root` and its descendants.
-fn tree_pss_kib(root: u32) -> u64 {
+/// PSS (KiB) of `root` and each of its descendants, named by kind
+/// (`cdpilot`, Chromium's `browser`, `renderer`, `gpu-process`, …).
+fn tree_pss_kib(root: u32) -> Vec<(String, u64)> {
     let mut parents = Vec::new();
     for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
         let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
@@ -635,15 +648,33 @@ fn tree_pss_kib(root: u32) -> u64 {
     }
     tree.iter()
         .map(|pid| {
-            std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup"))
+            let pss = std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup"))
                 .unwrap_or_default()
                 .lines()
                 .find(|l| l.starts_with("Pss:"))
                 .and_then(|l| l.split_whitespace().nth(1))
                 .and_then(|v| v.parse::<u64>().ok())
-                .unwrap_or(0)
+                .unwrap_or(0);
+            (process_kind(*pid), pss)
         })
-        .sum()
+        .collect()
+}
+
+/// What a process of the tree is: Chromium's `--type=` (a utility's
+/// sub-type), else its program's name.
+fn process_kind(pid: u32) -> String {
+    let cmdline = std::fs::read_to_string(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+    let args: Vec<&str> = cmdline.split(['\0', ' ']).filter(|a| !a.is_empty()).collect();
+    let flag = |name: &str| args.iter().find_map(|a| a.strip_prefix(name));
+    match flag("--type=") {
+        Some("utility") => flag("--utility-sub-type=").unwrap_or("utility").to_owned(),
+        Some(kind) => kind.to_owned(),
+        None if args.first().is_some_and(|a| a.contains("chrom")) => "browser".to_owned(),
+        None => args
+            .first()
+            .map(|a| a.rsplit('/').next().unwrap_or(a).to_owned())
+            .unwrap_or_default(),
+    }
 }
 
 /// One call's steps from the server's timings file: the summed wall time

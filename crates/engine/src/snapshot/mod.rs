@@ -104,7 +104,14 @@ pub async fn run(
         truncated: false,
         frames_expanded: 0,
     };
-    let snap = timing::timed("snapshot.frames", walk.frame(&root, args.selector.as_deref(), 0)).await?;
+    // The obstacle probe is sent beside the serializer: the page runs them
+    // one after the other, but the two round trips overlap.
+    let status = tab.state(|s| s.current_status());
+    let (snap, obstacle) = tokio::join!(
+        timing::timed("snapshot.frames", walk.frame(&root, args.selector.as_deref(), 0)),
+        timing::timed("snapshot.obstacle", crate::obstacle::check(tab, budget, status)),
+    );
+    let (snap, obstacle) = (snap?, obstacle?);
     // Refs are valid for the document they were issued in; if a navigation
     // raced the snapshot, the world was replaced and the evaluate retried,
     // so record the document the tab is in now.
@@ -136,8 +143,6 @@ pub async fn run(
             walk.cut
         );
     }
-    let status = tab.state(|s| s.current_status());
-    let obstacle = timing::timed("snapshot.obstacle", crate::obstacle::check(tab, budget, status)).await?;
     if let Some(o) = &obstacle {
         text += &format!(
             "\n\nobstacle: {} ({} confidence): {}",
