@@ -1,13 +1,16 @@
 //! The reading corpus: real saved pages with reference extractions, served
 //! from loopback, and the scores an extraction gets against them.
 //!
-//! The corpus is data, not code, and lives outside the repository: in
-//! `$CDPILOT_CORPUS`, else `../shared/corpus/reading` beside the workspace
-//! root. It holds `manifest.json` (one entry per page: `name`, `source`,
-//! `lang`, `reference` text) and `pages/<name>.html.gz`, served as-is with
-//! `Content-Encoding: gzip`. [`BLOCK_EXTERNAL`] are browser flags that keep
-//! every page's requests on this machine.
+//! The corpus is data in the repository's `tests/corpus/reading` (made by
+//! `scripts/make-corpus` from registry packages' test fixtures; its README
+//! names the sources and licences); `$CDPILOT_CORPUS` names another
+//! directory of the same shape instead. It holds `manifest.json` (one entry
+//! per page: `name`, `source`, `lang`, optional `charset`, `reference` text)
+//! and `pages/<name>.html.gz`, served as-is with `Content-Encoding: gzip`.
+//! [`BLOCK_EXTERNAL`] are browser flags that keep every page's requests on
+//! this machine.
 
+use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
@@ -36,15 +39,21 @@ pub struct Page {
     /// The page's language, when the source says.
     #[serde(default)]
     pub lang: String,
+    /// The charset the server states for the page's bytes, when the manifest
+    /// gives one: a saved page re-encoded as UTF-8 may still declare its old
+    /// charset in a meta tag, which the browser would believe otherwise.
+    #[serde(default)]
+    pub charset: Option<String>,
     /// The reference extraction, as plain text.
     pub reference: String,
 }
 
-/// Where the corpus is, when it is on this machine.
+/// Where the corpus is: `$CDPILOT_CORPUS`, else the repository's
+/// `tests/corpus/reading`; `None` when that has no manifest.
 pub fn dir() -> Option<PathBuf> {
     let dir = match std::env::var_os("CDPILOT_CORPUS") {
         Some(d) => PathBuf::from(d),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus/reading"),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/corpus/reading"),
     };
     dir.join("manifest.json").is_file().then_some(dir)
 }
@@ -73,9 +82,23 @@ impl CorpusSite {
     pub async fn start(dir: &Path) -> CorpusSite {
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let addr: SocketAddr = listener.local_addr().expect("address");
+        let content_types = pages(dir)
+            .into_iter()
+            .map(|p| {
+                let ty = match &p.charset {
+                    Some(c) => format!("text/html; charset={c}"),
+                    None => "text/html".to_string(),
+                };
+                (p.name, ty)
+            })
+            .collect();
+        let served = Served {
+            pages: dir.join("pages"),
+            content_types,
+        };
         let app = Router::new()
             .route("/p/{name}", get(serve))
-            .with_state(dir.join("pages"));
+            .with_state(std::sync::Arc::new(served));
         let task = tokio::spawn(async move {
             let _ = axum::serve(listener, app).await;
         });
@@ -91,15 +114,24 @@ impl CorpusSite {
     }
 }
 
-async fn serve(State(pages): State<PathBuf>, UrlPath(name): UrlPath<String>) -> Response {
-    if name.contains(['/', '\\']) || name.starts_with('.') {
+/// What the server needs to answer a page.
+struct Served {
+    /// The `pages/` directory.
+    pages: PathBuf,
+    /// Each manifest page's Content-Type; a name not in the manifest is
+    /// not served.
+    content_types: HashMap<String, String>,
+}
+
+async fn serve(State(served): State<std::sync::Arc<Served>>, UrlPath(name): UrlPath<String>) -> Response {
+    let Some(content_type) = served.content_types.get(&name) else {
         return StatusCode::NOT_FOUND.into_response();
-    }
-    match tokio::fs::read(pages.join(format!("{name}.html.gz"))).await {
+    };
+    match tokio::fs::read(served.pages.join(format!("{name}.html.gz"))).await {
         Ok(bytes) => (
             [
-                (header::CONTENT_TYPE, "text/html"),
-                (header::CONTENT_ENCODING, "gzip"),
+                (header::CONTENT_TYPE, content_type.clone()),
+                (header::CONTENT_ENCODING, "gzip".to_string()),
             ],
             bytes,
         )
