@@ -54,7 +54,10 @@ struct Floors {
     coverage_median: f64,
     /// The same, 10th percentile (1.000).
     coverage_p10: f64,
-    /// Pages whose navigate may time out before DOMContentLoaded (2 to 4).
+    /// Pages whose navigate may time out before DOMContentLoaded (2 to 4
+    /// measured). A timed-out page is still read and scored, so this is a
+    /// bound against navigation being broken, not a speed figure: half the
+    /// corpus, which a loaded CI machine's slow loads cannot reach.
     navigate_timeouts: usize,
 }
 
@@ -63,7 +66,7 @@ const FLOORS: Floors = Floors {
     f1_p10: 0.65,
     coverage_median: 0.95,
     coverage_p10: 0.9,
-    navigate_timeouts: 8,
+    navigate_timeouts: 28,
 };
 
 #[derive(Default)]
