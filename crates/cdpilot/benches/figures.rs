@@ -608,7 +608,7 @@ impl PeakPss {
                 }
                 std::thread::sleep(Duration::from_millis(200));
             }
-            peak.1.sort_by(|a, b| b.1.cmp(&a.1));
+            peak.1.sort_by_key(|part| std::cmp::Reverse(part.1));
             peak
         });
         PeakPss { stop, sampler }
