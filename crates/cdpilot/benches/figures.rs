@@ -9,6 +9,7 @@
 //! the server's `CDPILOT_TIMINGS` file. `CDPILOT_BENCH_BIN=<path>` measures
 //! another build of the binary (a base to compare with, run back to back).
 
+#[path = "figures/memory.rs"]
 mod memory;
 
 use std::collections::BTreeMap;
