@@ -33,12 +33,14 @@ pub fn engine_with(adjust: impl FnOnce(&mut Config)) -> Engine {
         .join(format!("cdpilot-test-output-{}", std::process::id()))
         .display()
         .to_string();
-    adjust(&mut config);
     config.browser.executable = testkit::chromium::executable().display().to_string();
     config.browser.args = testkit::chromium::TEST_FLAGS
         .iter()
         .map(|s| s.to_string())
         .collect();
+    // Last, so a test's own flags (the corpus's external-host block) are
+    // added to the test flags rather than replaced by them.
+    adjust(&mut config);
     Engine::new(config)
 }
 
