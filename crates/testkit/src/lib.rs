@@ -6,6 +6,8 @@
 //! - [`corpus`]: real saved pages with reference extractions, and scoring.
 //! - [`processes`]: which processes live, and bounded waiting for a
 //!   condition that has no event (a process we did not spawn exiting).
+//! - [`DeniedServer`]: a server that logs every connection and request, for
+//!   asserting that a denied host saw nothing.
 //! - [`TcpProxy`]: a loopback proxy a test can cut, for dropped sockets.
 //! - [`McpClient`]: spawns a binary and speaks MCP to it over stdio, as a
 //!   client would, asserting on exactly what crosses the pipe.
@@ -16,12 +18,14 @@
 
 pub mod chromium;
 pub mod corpus;
+pub mod denied;
 pub mod http_mcp;
 mod mcp;
 pub mod processes;
 mod proxy;
 pub mod site;
 
+pub use denied::DeniedServer;
 pub use http_mcp::McpHttpClient;
 pub use mcp::McpClient;
 pub use proxy::TcpProxy;
