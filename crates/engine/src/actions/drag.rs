@@ -130,10 +130,16 @@ pub async fn run(tab: &Tab, args: &DragArgs, budget: &Budget) -> Result<ActionOu
     if target.frame.session.id() != tab.session.id() {
         target.settle(budget).await?;
     }
-    let kind = if html5 { "drag and drop" } else { "mouse drag" };
+    // `kind` says which happened (the contract, v3): the page took an
+    // HTML5 drag and drop, or followed the pointer/mouse events.
+    let (kind, said) = if html5 {
+        ("html5", "HTML5 drag and drop")
+    } else {
+        ("pointer", "a mouse drag: the page followed pointer and mouse events")
+    };
     Ok(ActionOutput::new(
-        format!("Dragged {} onto {} ({kind}).", source.label, target.label),
-        json!({ "ok": true, "html5": html5 }),
+        format!("Dragged {} onto {} ({said}).", source.label, target.label),
+        json!({ "ok": true, "kind": kind, "html5": html5 }),
     ))
 }
 

@@ -366,6 +366,44 @@ impl Element {
         }
     }
 
+    /// Calls `function` with the element as `this` and returns the node it
+    /// returns as an element of the same frame, named `label` (`None` when
+    /// it returns no node): for an element found from another, such as a
+    /// combobox's option.
+    pub async fn related(
+        &self,
+        budget: &Budget,
+        step: &str,
+        function: &str,
+        label: String,
+    ) -> Result<Option<Element>, ActionError> {
+        let evaluated = self
+            .frame
+            .cdp(
+                budget,
+                step,
+                runtime::CallFunctionOn {
+                    function_declaration: function.to_owned(),
+                    object_id: Some(self.object_id.clone()),
+                    return_by_value: false,
+                    ..Default::default()
+                },
+            )
+            .await?;
+        if let Some(exception) = evaluated.exception_details {
+            return Err(ActionError::internal(format!("{step}: {}", exception.message())));
+        }
+        let object = evaluated.result;
+        Ok(match object.object_id {
+            Some(object_id) if object.subtype.as_deref() == Some("node") => Some(Element {
+                object_id,
+                label,
+                frame: self.frame.clone(),
+            }),
+            _ => None,
+        })
+    }
+
     /// Like [`Element::call`], for a function that returns a promise.
     pub async fn call_awaiting(
         &self,
