@@ -41,12 +41,14 @@ const PREPARE: &str = r#"function () {
   return { text: textual };
 }"#;
 
-/// Waits (up to `ms`, a frame at a time) until the offered options stop
-/// changing: visible `role=option` elements outside a `<select>`, and
-/// list items or items of option-like classes that were not visible
-/// before; the innermost of nested ones. Marks the one whose text (or
-/// `data-value`) is `wanted`, case-insensitively, for [`PICKED`];
-/// returns `{offered: [texts], found}`.
+/// Waits (up to `ms`, a frame at a time) for the offered options:
+/// visible `role=option` elements outside a `<select>`, and list items or
+/// items of option-like classes that were not visible before; the
+/// innermost of nested ones. It ends as soon as one whose text (or
+/// `data-value`) is `wanted`, case-insensitively, is shown (marked for
+/// [`PICKED`]), else when the options have not changed for a while (libraries
+/// throttle their filtering: Tom Select redraws 300 ms after the typing).
+/// Returns `{offered: [texts], found}`.
 const OFFERED: &str = r#"function (wanted, ms) {
   const el = this;
   const doc = el.ownerDocument;
@@ -64,21 +66,24 @@ const OFFERED: &str = r#"function (wanted, ms) {
     }
     return found.filter((e) => !found.some((o) => o !== e && e.contains(o) && text(o) === text(e)));
   };
-  const end = performance.now() + ms;
+  const w = wanted.trim().toLowerCase();
+  const start = performance.now();
   return new Promise((resolve) => {
     let last = null;
+    let since = start;
     const tick = () => {
       const options = collect();
       const key = options.map(text).join('\n');
-      if ((options.length && key === last) || performance.now() > end) {
-        const w = wanted.trim().toLowerCase();
-        const pick = options.find((o) => text(o).toLowerCase() === w) ||
-          options.find((o) => (o.getAttribute('data-value') || '').toLowerCase() === w);
+      const now = performance.now();
+      if (key !== last) { last = key; since = now; }
+      const pick = options.find((o) => text(o).toLowerCase() === w) ||
+        options.find((o) => (o.getAttribute('data-value') || '').toLowerCase() === w);
+      const quiet = now - since > (options.length ? 500 : 1000);
+      if (pick || quiet || now - start > ms) {
         win.__cdpilotPick = pick || null;
         resolve({ offered: options.map(text).slice(0, 30), found: !!pick });
         return;
       }
-      last = key;
       win.requestAnimationFrame(tick);
     };
     win.requestAnimationFrame(tick);

@@ -41,6 +41,13 @@ const WAIT_ACTIONABLE: &str = r#"function (ms) {
   });
 }"#;
 
+/// How long a covered element is measured again before the cover is
+/// reported (covers that are animations pass within it).
+const COVER_PATIENCE: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Resolves after the element's window drew two more frames.
+const NEXT_FRAME: &str = "function () { const w = this.ownerDocument.defaultView; return new Promise((r) => w.requestAnimationFrame(() => w.requestAnimationFrame(() => r(null)))); }";
+
 /// `null` if a click at (x, y) reaches the element (or something inside
 /// it), else a short description of the element that covers it.
 const HIT_TEST: &str = r#"function (x, y) {
@@ -233,14 +240,25 @@ impl Element {
                 next,
             ));
         }
-        let (point, local) = self.points(tab, budget).await?;
-        let hit = self.call(
-            budget,
-            "checking what is under the pointer",
-            HIT_TEST,
-            vec![json!(local.0), json!(local.1)],
-        );
-        let cover = timing::timed("element.hit_test", hit).await?;
+        // A cover may be passing: a sibling that slides open or shut (a
+        // tree's folder, an accordion) overlaps the element for a few
+        // frames. It is measured again, a frame apart, for up to a second.
+        let covered_since = std::time::Instant::now();
+        let (point, cover) = loop {
+            let (point, local) = self.points(tab, budget).await?;
+            let hit = self.call(
+                budget,
+                "checking what is under the pointer",
+                HIT_TEST,
+                vec![json!(local.0), json!(local.1)],
+            );
+            let cover = timing::timed("element.hit_test", hit).await?;
+            if cover.is_null() || covered_since.elapsed() > COVER_PATIENCE.min(budget.remaining() / 2) {
+                break (point, cover);
+            }
+            self.call_awaiting(budget, "waiting for the cover to pass", NEXT_FRAME, vec![])
+                .await?;
+        };
         if let Some(cover) = cover.as_str() {
             return Err(ActionError::new(
                 ErrorCode::ElementNotInteractable,

@@ -122,7 +122,8 @@ pub(crate) async fn set(
         }
         now = press(tab, element, key, presses, budget).await?;
     }
-    Ok(json!(now))
+    // 35, not 35.0: the value as the page would write it.
+    Ok(if now.fract() == 0.0 && now.abs() < 1e15 { json!(now as i64) } else { json!(now) })
 }
 
 /// Presses `key` `times` times in one ordered batch; returns the value after.
