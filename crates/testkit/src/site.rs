@@ -56,6 +56,7 @@ const PAGES: &[(&str, &str)] = &[
     ("hidden-body.html", include_str!("../site/hidden-body.html")),
     ("console-error.html", include_str!("../site/console-error.html")),
     ("blank-article.html", include_str!("../site/blank-article.html")),
+    ("actable.html", include_str!("../site/actable.html")),
 ];
 
 /// A reserved loopback port on which connections are refused.
