@@ -246,3 +246,46 @@ async fn everything_an_agent_may_act_on_has_a_ref_and_nothing_else() {
     }
     engine.shutdown().await;
 }
+
+/// Issue 21: words as a person reads them, and a long field value whole.
+#[tokio::test]
+async fn text_keeps_the_spaces_a_browser_renders_and_long_values_whole() {
+    let (_site, engine) = open("/actable.html").await;
+    let snap = ok(&engine, "browser_snapshot", json!({})).await;
+    let text = &snap.text;
+    // `&nbsp;` between two spans; spans laid out as flex items or inline
+    // blocks; a line break between two inline elements.
+    assert!(text.contains("December 2016"), "{text}");
+    assert!(text.contains("Hendrika @nieves 13h ago"), "{text}");
+    assert!(text.contains("Ut. Scelerisque and lorem ipsum."), "{text}");
+    for glued in ["December2016", "Hendrika@nieves", "nieves13h", "PrevNext", "Ut.Scelerisque", "loremipsum"] {
+        assert!(!text.contains(glued), "{glued} in:\n{text}");
+    }
+    // The inline span styled as a link stays in its sentence's words.
+    assert!(text.contains("terms"), "{text}");
+    // The textarea's 600 words are all there, not cut at 100 characters.
+    let essay = line_with(text, "\"Essay\"");
+    assert!(essay.contains("w599 THE-END\""), "{essay}");
+    assert!(!essay.contains('…'), "{essay}");
+
+    // Past the snapshot's text limit the value is cut, saying so and how
+    // to read the rest, which that way comes back whole.
+    ok(
+        &engine,
+        "browser_evaluate",
+        json!({"expression": "document.getElementById('essay').value = 'x'.repeat(4500) + 'TAIL'; 1"}),
+    )
+    .await;
+    let snap = ok(&engine, "browser_snapshot", json!({})).await;
+    let essay = line_with(&snap.text, "\"Essay\"");
+    assert!(essay.ends_with("[value cut: 504 more characters]"), "{}", &essay[essay.len() - 80..]);
+    assert!(snap.text.contains("(el) => (el.value ?? el.textContent).slice(4000)"), "{}", snap.text);
+    let rest = ok(
+        &engine,
+        "browser_evaluate",
+        json!({"ref": common::ref_of(essay, "[ref="), "function": "(el) => (el.value ?? el.textContent).slice(4000)"}),
+    )
+    .await;
+    assert_eq!(rest.data["value"], format!("{}TAIL", "x".repeat(500)));
+    engine.shutdown().await;
+}

@@ -356,14 +356,14 @@
       if (tag === 'INPUT' || tag === 'TEXTAREA') {
         const value = el.value;
         if (!value) return '';
-        return tag === 'INPUT' && el.type === 'password' ? '••••' : clean(value, 100);
+        return tag === 'INPUT' && el.type === 'password' ? '••••' : collapse(value);
       }
       if (RANGES.has(role)) {
         const aria = attribute(el, names, 'aria-valuetext') || attribute(el, names, 'aria-valuenow');
         if (aria) return collapse(aria);
       }
-      if ('value' in el) return clean(String(el.value ?? ''), 100);
-      if (el.isContentEditable) return clean(el.textContent, 100);
+      if ('value' in el) return collapse(String(el.value ?? ''));
+      if (el.isContentEditable) return collapse(el.textContent);
     }
     if (role === 'combobox' && tag === 'SELECT') {
       const o = el.selectedOptions[0];
@@ -451,7 +451,7 @@
       const previous = textParent;
       textParent = parent;
       if (textLine >= 0 && textDepth === depth) {
-        lines[textLine] += spaced ? ' ' + text : text;
+        lines[textLine] += spaced || previous !== parent && boxBetween(previous, parent) ? ' ' + text : text;
       } else {
         textLine = lines.length;
         textDepth = depth;
@@ -480,7 +480,11 @@
         if (type === 3) {
           if (labelText) continue;
           const data = child.data;
-          if (!NON_SPACE.test(data) || !textOnPage()) continue;
+          if (!NON_SPACE.test(data)) {
+            if (data.length !== 0) spaceAfter = true;
+            continue;
+          }
+          if (!textOnPage()) continue;
           const text = collapse(data);
           if (text === nameAbove) continue;
           if (textShown ??= textShows(node, names, shown)) pushText(data, text, depth, node);
@@ -564,7 +568,10 @@
       }
       line += states(el, role, tag, names);
       const value = valueOf(el, role, tag, names);
-      if (value) line += ' value=' + q(value);
+      if (value.length > TEXT_MAX) {
+        line += ' value=' + q(value.slice(0, TEXT_MAX)) + ' [value cut: ' + (value.length - TEXT_MAX) + ' more characters]';
+        valuesCut++;
+      } else if (value) line += ' value=' + q(value);
       line += bounds(el, role, tag, names);
       const at = lines.length;
       lines.push(head + line);
@@ -588,6 +595,31 @@
         const hint = hintOf(el);
         if (hint) lines[at] = head + ' hint=' + q(hint) + line;
       }
+    }
+
+    // Whether a box of its own separates the text in `a` from the text in
+    // `b` that follows it: an element between them (up to their common
+    // ancestor) that is not laid out inline. Asked only where two texts
+    // would join without a space, which is rare.
+    function boxBetween(a, b) {
+      if (!a || !b) return false;
+      const up = new Set();
+      for (let n = a; n; n = n.parentNode || n.host) up.add(n);
+      let n = b;
+      for (; n && !up.has(n); n = n.parentNode || n.host) {
+        if (n.nodeType === 1 && !inline(n)) return true;
+      }
+      for (let m = a; m && m !== n; m = m.parentNode || m.host) {
+        if (m.nodeType === 1 && !inline(m)) return true;
+      }
+      return false;
+    }
+    function inline(el) {
+      const style = getComputedStyle(el);
+      const display = style.display;
+      if (display === 'contents') return true;
+      return display === 'inline' && parseFloat(style.marginLeft) <= 0 && parseFloat(style.marginRight) <= 0
+        && parseFloat(style.paddingLeft) <= 0 && parseFloat(style.paddingRight) <= 0;
     }
 
     if (opts.selector) visit(root, root.tagName, 0, '');
