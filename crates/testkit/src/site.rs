@@ -64,6 +64,7 @@ const PAGES: &[(&str, &str)] = &[
     ("widget-quill.html", include_str!("../site/widget-quill.html")),
     ("widget-jstree.html", include_str!("../site/widget-jstree.html")),
     ("widget-native.html", include_str!("../site/widget-native.html")),
+    ("actable.html", include_str!("../site/actable.html")),
 ];
 
 /// A reserved loopback port on which connections are refused.

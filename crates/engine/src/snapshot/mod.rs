@@ -52,6 +52,9 @@ struct Serialized {
     earlier_frames: Vec<String>,
     /// Text lines cut at the serializer's cap.
     cut: u64,
+    /// Field values cut at the serializer's cap.
+    #[serde(rename = "valuesCut")]
+    values_cut: u64,
     /// The serializer's next ref number in this frame.
     next: u64,
     url: String,
@@ -73,6 +76,8 @@ struct Walk<'a> {
     elements: u64,
     /// Text lines cut at the serializer's cap.
     cut: u64,
+    /// Field values cut at the serializer's cap.
+    values_cut: u64,
     refs: u64,
     truncated: bool,
     frames_expanded: usize,
@@ -100,6 +105,7 @@ pub async fn run(
         skip: start,
         elements: 0,
         cut: 0,
+        values_cut: 0,
         refs: 0,
         truncated: false,
         frames_expanded: 0,
@@ -141,6 +147,13 @@ pub async fn run(
         text += &format!(
             "\n[{} long text passages were cut (marked \"text cut\"): browser_extract reads the page's text whole]",
             walk.cut
+        );
+    }
+    if walk.values_cut > 0 {
+        text += &format!(
+            "\n[{} long field values were cut (marked \"value cut\"): read the rest with browser_evaluate, \
+             the field's ref and function \"(el) => (el.value ?? el.textContent).slice(4000)\"]",
+            walk.values_cut
         );
     }
     if let Some(o) = &obstacle {
@@ -259,6 +272,7 @@ impl Walk<'_> {
             self.elements += snap.elements;
             self.refs += snap.refs;
             self.cut += snap.cut;
+            self.values_cut += snap.values_cut;
             self.truncated |= snap.truncated;
             // Frames an earlier page listed come first in the order pages
             // count elements; their content goes at the end, under a line
