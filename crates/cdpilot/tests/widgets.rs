@@ -48,14 +48,29 @@ async fn fails(client: &mut McpClient, tool: &str, args: Value, code: &str) -> S
     text_of(&result)
 }
 
-/// The ref on the first line that has `needle` and a ref.
+/// The ref of the first element whose line has `needle`, or whose text
+/// line under it does (`listitem [ref=e3]` then `text: Alpha`), as an
+/// agent reads it: the nearest line above, less indented, with a ref.
 fn ref_of(snapshot: &str, needle: &str) -> String {
-    let line = snapshot
-        .lines()
-        .find(|l| l.contains(needle) && l.contains("[ref="))
-        .unwrap_or_else(|| panic!("no line with {needle:?} and a ref in:\n{snapshot}"));
-    let start = line.find("[ref=").unwrap() + 5;
-    line[start..].split(']').next().unwrap().to_owned()
+    let lines: Vec<&str> = snapshot.lines().collect();
+    let indent = |l: &str| l.len() - l.trim_start().len();
+    let reference = |l: &str| {
+        let start = l.find("[ref=")? + 5;
+        Some(l[start..].split(']').next()?.to_owned())
+    };
+    for (i, line) in lines.iter().enumerate().filter(|(_, l)| l.contains(needle)) {
+        if let Some(r) = reference(line) {
+            return r;
+        }
+        if !line.trim_start().starts_with("text:") {
+            continue;
+        }
+        let above = lines[..i].iter().rev().find(|l| indent(l) < indent(line));
+        if let Some(r) = above.and_then(|l| reference(l)) {
+            return r;
+        }
+    }
+    panic!("no element with {needle:?} and a ref in:\n{snapshot}")
 }
 
 fn has_line(snapshot: &str, needle: &str) -> bool {
@@ -282,5 +297,103 @@ async fn jstree_folders_expand_by_click_and_keys() {
     ok(&mut c, "browser_click", json!({"ref": ref_on_line(&deeper, "invoice-2024-04.pdf")})).await;
     let after = snapshot(&mut c).await;
     assert!(after.contains("Opened file: invoice-2024-04.pdf"), "{after}");
+}
+
+
+/// jQuery UI datepicker: the calendar opens on a click, its month buttons
+/// are named (Prev/Next), its day cells carry their full date; picking
+/// a day in the next month fills the field.
+#[tokio::test]
+async fn jquery_ui_datepicker_moves_a_month_and_picks_a_day() {
+    let (mut c, _tmp, _site) = open("widget-jqueryui.html").await;
+    let s = snapshot(&mut c).await;
+    ok(&mut c, "browser_click", json!({"ref": ref_on_line(&s, "\"Trip date\"")})).await;
+    let calendar = snapshot(&mut c).await;
+    assert!(calendar.contains("March 2024"), "{calendar}");
+    ok(&mut c, "browser_click", json!({"ref": ref_of(&calendar, "button \"Next\"")})).await;
+    let april = snapshot(&mut c).await;
+    assert!(april.contains("April 2024"), "{april}");
+    ok(&mut c, "browser_click", json!({"ref": ref_of(&april, "\"2024-04-02\"")})).await;
+    let after = snapshot(&mut c).await;
+    assert!(after.contains("Trip on: 2024-04-02"), "{after}");
+    assert!(after.lines().any(|l| l.contains("\"Trip date\"") && l.contains("value=\"2024-04-02\"")), "{after}");
+}
+
+/// flatpickr: day cells are named with their full date by the library
+/// (aria-label); the next-month arrow, an unnamed SVG span, has a hint.
+#[tokio::test]
+async fn flatpickr_picks_a_day_in_the_next_month() {
+    let (mut c, _tmp, _site) = open("widget-flatpickr.html").await;
+    let s = snapshot(&mut c).await;
+    ok(&mut c, "browser_click", json!({"ref": ref_on_line(&s, "\"Check-in\"")})).await;
+    let calendar = snapshot(&mut c).await;
+    assert!(calendar.contains("\"March 20, 2024\""), "{calendar}");
+    ok(&mut c, "browser_click", json!({"ref": ref_of(&calendar, "next-month")})).await;
+    let april = snapshot(&mut c).await;
+    ok(&mut c, "browser_click", json!({"ref": ref_of(&april, "\"April 2, 2024\"")})).await;
+    let after = snapshot(&mut c).await;
+    assert!(after.contains("Check-in on: 2024-04-02"), "{after}");
+}
+
+/// jQuery UI slider: the handle is an unnamed `<span tabindex=0>` with no
+/// role and no aria-valuenow; browser_fill_form moves it with keys to a
+/// percentage of its track (here the slider's 0–100 scale).
+#[tokio::test]
+async fn jquery_ui_slider_handle_moves_by_fill_form() {
+    let (mut c, _tmp, _site) = open("widget-jqueryui.html").await;
+    let s = snapshot(&mut c).await;
+    let handle = ref_of(&s, "ui-slider-handle");
+    let filled = ok(&mut c, "browser_fill_form", json!({"fields": [{"ref": handle, "value": "60"}]})).await;
+    assert_eq!(filled["structuredContent"]["values"], json!([60]), "{filled}");
+    let after = snapshot(&mut c).await;
+    assert!(after.contains("Volume: 60"), "{after}");
+    ok(&mut c, "browser_fill_form", json!({"fields": [{"ref": handle, "value": "0"}]})).await;
+    assert!(snapshot(&mut c).await.contains("Volume: 0"));
+    let bad = fails(&mut c, "browser_fill_form", json!({"fields": [{"ref": handle, "value": "150"}]}), "invalid_argument").await;
+    assert!(bad.contains("from 0 to 100"), "{bad}");
+}
+
+/// jQuery UI sortable listens to mouse events on the list: browser_drag
+/// moves an item by mouse, and says it was a pointer drag.
+#[tokio::test]
+async fn jquery_ui_sortable_reorders_by_a_mouse_drag() {
+    let (mut c, _tmp, _site) = open("widget-jqueryui.html").await;
+    let s = snapshot(&mut c).await;
+    let alpha = ref_of(&s, "Alpha");
+    let gamma = ref_of(&s, "Gamma");
+    let dragged = ok(&mut c, "browser_drag", json!({"ref": alpha, "to_ref": gamma})).await;
+    assert_eq!(dragged["structuredContent"]["kind"], json!("pointer"), "{dragged}");
+    let after = snapshot(&mut c).await;
+    assert!(after.contains("Order: Beta, Gamma, Alpha, Delta") || after.contains("Order: Beta, Alpha, Gamma, Delta"), "{after}");
+    assert!(!after.contains("Order: Alpha, Beta, Gamma, Delta"), "{after}");
+}
+
+/// SortableJS in both of its modes: forceFallback (pointer events) and
+/// native HTML5 drag and drop; browser_drag reorders both and says which.
+#[tokio::test]
+async fn sortablejs_reorders_by_pointer_and_by_html5_drag() {
+    let (mut c, _tmp, _site) = open("widget-sortablejs.html").await;
+    let s = snapshot(&mut c).await;
+    let dragged = ok(&mut c, "browser_drag", json!({"ref": ref_of(&s, "Write report"), "to_ref": ref_of(&s, "Deploy")})).await;
+    assert_eq!(dragged["structuredContent"]["kind"], json!("pointer"), "{dragged}");
+    let after = snapshot(&mut c).await;
+    assert!(after.contains("Tasks order: Review code, Deploy, Write report, Celebrate"), "{after}");
+    let dragged = ok(&mut c, "browser_drag", json!({"ref": ref_of(&s, "Apple"), "to_ref": ref_of(&s, "Cherry")})).await;
+    assert_eq!(dragged["structuredContent"]["kind"], json!("html5"), "{dragged}");
+    let after = snapshot(&mut c).await;
+    assert!(after.contains("Fruits order: Banana, Cherry, Apple"), "{after}");
+}
+
+/// The autocomplete in two calls, as an agent reading the snapshot does:
+/// type a prefix, find the option's ref among the suggestions, click it.
+#[tokio::test]
+async fn jquery_ui_autocomplete_in_two_calls() {
+    let (mut c, _tmp, _site) = open("widget-jqueryui.html").await;
+    let s = snapshot(&mut c).await;
+    ok(&mut c, "browser_type", json!({"ref": ref_on_line(&s, "\"Language\""), "text": "Ja"})).await;
+    let open = snapshot(&mut c).await;
+    ok(&mut c, "browser_click", json!({"ref": ref_of(&open, "JavaScript")})).await;
+    let after = snapshot(&mut c).await;
+    assert!(after.contains("Language chosen: JavaScript"), "{after}");
 }
 

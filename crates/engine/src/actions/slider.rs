@@ -35,9 +35,11 @@ const READ: &str = r#"function () {
     let track = el.parentElement;
     while (track && track.getBoundingClientRect().width < 2 * r.width) track = track.parentElement;
     if (!track) { resolve({ none: true }); return; }
-    const t = track.getBoundingClientRect();
+    // The track's inner box: the handle moves between its borders.
+    const b = track.getBoundingClientRect();
+    const t = { left: b.left + track.clientLeft, top: b.top + track.clientTop, width: track.clientWidth, height: track.clientHeight };
     const vertical = t.height > t.width;
-    const now = vertical ? (t.bottom - (r.top + r.height / 2)) / t.height : (r.left + r.width / 2 - t.left) / t.width;
+    const now = vertical ? (t.top + t.height - (r.top + r.height / 2)) / t.height : (r.left + r.width / 2 - t.left) / t.width;
     resolve({ now: Math.round(now * 1000) / 10, min: 0, max: 100, percent: true });
   }));
 }"#;
@@ -88,7 +90,9 @@ pub(crate) async fn set(
     let mut step = 0.0_f64;
     for _ in 0..4 {
         let gap = wanted - now;
-        if gap == 0.0 || (step != 0.0 && gap.abs() < step.abs() / 2.0) {
+        // A percentage read from pixels is good to about a percent.
+        let close = if percent { 1.0 } else { 0.0 };
+        if gap.abs() <= close || (step != 0.0 && gap.abs() < step.abs() / 2.0) {
             break;
         }
         let (up, down) = if percent { ("ArrowRight", "ArrowLeft") } else { ("ArrowUp", "ArrowDown") };
@@ -121,6 +125,10 @@ pub(crate) async fn set(
             presses = (((wanted - now).abs() / step).round() as u32).clamp(1, MOST_PRESSES);
         }
         now = press(tab, element, key, presses, budget).await?;
+    }
+    // A percentage read from pixels is good to a whole percent.
+    if percent {
+        now = now.round();
     }
     // 35, not 35.0: the value as the page would write it.
     Ok(if now.fract() == 0.0 && now.abs() < 1e15 { json!(now as i64) } else { json!(now) })

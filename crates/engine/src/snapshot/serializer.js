@@ -169,6 +169,19 @@
       const alt = attribute(el, names, 'alt');
       if (alt) return clean(alt, 100);
     }
+    // A date picker's day cell whose full date the page gives only in
+    // parts (jQuery UI's `<td data-year data-month><a data-date>`, the
+    // month counted from 0): named by that date, so "20" in a grid of
+    // months reads as `2024-03-20`.
+    if (tag === 'A' && names.includes('data-date')) {
+      const cell = el.parentElement;
+      const day = Number(el.getAttribute('data-date'));
+      if (cell && cell.hasAttribute('data-year') && cell.hasAttribute('data-month') && day >= 1 && day <= 31) {
+        const month = Number(cell.getAttribute('data-month')) + 1;
+        const pad = (n) => String(n).padStart(2, '0');
+        return cell.getAttribute('data-year') + '-' + pad(month) + '-' + pad(day);
+      }
+    }
     if (NAME_FROM_CONTENT.has(role)) {
       const n = clean(el.textContent, 100);
       if (n) return n;
@@ -286,6 +299,9 @@
     // Anything in the tab order: a slider's handle `<span tabindex=0>`, a
     // scrolling region, a custom control.
     if (focusable(el, names)) return true;
+    // What a sortable marks as the handle to drag by (jQuery UI puts
+    // `ui-sortable-handle` on every item and listens on the list).
+    if (names.includes('class') && /(?:^|[\s_-])(?:sortable|drag)-handle(?:$|\s)/.test(el.getAttribute('class'))) return true;
     return (role === 'generic' || tag === 'A') && MARKERS.some((m) => names.includes(m));
   }
 
