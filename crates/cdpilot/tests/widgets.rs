@@ -397,3 +397,21 @@ async fn jquery_ui_autocomplete_in_two_calls() {
     assert!(after.contains("Language chosen: JavaScript"), "{after}");
 }
 
+
+/// A drop onto something that accepts no drop (a heading) is an error
+/// that says so, and leaves no drag behind: the list is unchanged and
+/// the next drag works.
+#[tokio::test]
+async fn an_html5_drop_on_what_accepts_nothing_is_refused_cleanly() {
+    let (mut c, _tmp, _site) = open("widget-sortablejs.html").await;
+    let s = snapshot(&mut c).await;
+    let apple = ref_of(&s, "Apple");
+    let heading = ref_of(&s, "heading \"SortableJS\"");
+    let refused = fails(&mut c, "browser_drag", json!({"ref": apple, "to_ref": heading}), "element_not_interactable").await;
+    assert!(refused.contains("did not take the drop"), "{refused}");
+    let after = snapshot(&mut c).await;
+    assert!(after.contains("Fruits order: Apple, Banana, Cherry"), "{after}");
+    let again = ok(&mut c, "browser_drag", json!({"ref": apple, "to_ref": ref_of(&s, "Cherry")})).await;
+    assert_eq!(again["structuredContent"]["kind"], json!("html5"), "{again}");
+    assert!(snapshot(&mut c).await.contains("Fruits order: Banana, Cherry, Apple"));
+}

@@ -30,19 +30,27 @@ pub fn dir() -> PathBuf {
 /// widget tests call it first, so a missing cache is one clear failure
 /// instead of pages that silently lack their library.
 pub fn require() {
-    let dir = dir();
+    if let Err(message) = installed_in(&dir()) {
+        panic!("{message}");
+    }
+}
+
+/// Whether every package is installed in `dir`; else what to do about it.
+fn installed_in(dir: &Path) -> Result<(), String> {
     let missing: Vec<&str> = PACKAGES
         .iter()
         .copied()
         .filter(|p| !dir.join(p).join(".pinned").is_file())
         .collect();
-    assert!(
-        missing.is_empty(),
+    if missing.is_empty() {
+        return Ok(());
+    }
+    Err(format!(
         "the widget gallery's libraries are missing from {} ({}): run scripts/widgets \
          (scripts/test runs it), or set CDPILOT_WIDGETS to where they are",
         dir.display(),
         missing.join(", ")
-    );
+    ))
 }
 
 /// The file for `/vendor/<path>`, if it is inside the cache.
@@ -67,5 +75,26 @@ pub(crate) fn content_type(path: &Path) -> &'static str {
         Some("svg") => "image/svg+xml",
         Some("json" | "map") => "application/json",
         _ => "application/octet-stream",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_missing_cache_names_the_script_to_run() {
+        let empty = std::env::temp_dir().join(format!("cdpilot-no-widgets-{}", std::process::id()));
+        let message = installed_in(&empty).unwrap_err();
+        assert!(message.contains("run scripts/widgets"), "{message}");
+        assert!(message.contains("jquery-ui") && message.contains("quill"), "{message}");
+    }
+
+    #[test]
+    fn only_paths_inside_the_cache_are_served() {
+        assert!(file("jquery/dist/jquery.js").is_some());
+        assert!(file("../secrets").is_none());
+        assert!(file("/etc/passwd").is_none());
+        assert!(file("jquery/../../x").is_none());
     }
 }
