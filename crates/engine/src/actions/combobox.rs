@@ -4,7 +4,7 @@
 //! libraries put them in a portal at the end of `<body>`), and click the
 //! one whose text or value is the wanted one, with trusted input. An
 //! option that is not offered is an error listing what was, and the field
-//! is cleared and closed again (nothing left open).
+//! gets its text back and is closed again (nothing left open).
 
 use serde_json::{json, Value};
 
@@ -17,7 +17,8 @@ use crate::{ActionError, Budget, ErrorCode};
 /// Whether the element is a combobox this module handles: `{text: true}`
 /// for one that takes text (focused, its content selected so typing
 /// replaces it), `{text: false}` for one that opens on a click, `null` for
-/// anything else. Before anything changes, the elements visible now are
+/// anything else; with whether the page marks it as one and its text
+/// before (put back when nothing is picked). Before anything changes, the elements visible now are
 /// remembered, so options that appear after typing can be told apart.
 const PREPARE: &str = r#"function () {
   const el = this;
@@ -25,6 +26,12 @@ const PREPARE: &str = r#"function () {
   const textual = (el instanceof HTMLInputElement && ['text', 'search', 'email', 'url', 'tel', ''].includes(el.getAttribute('type') || '')) ||
     el instanceof HTMLTextAreaElement || el.isContentEditable;
   if (!textual && role !== 'combobox') return null;
+  // Whether the page marks it as a chooser (an autocomplete sets some of
+  // these): one that is not and offers nothing is just a text field.
+  const marked = role === 'combobox' || ['aria-autocomplete', 'aria-haspopup', 'aria-controls', 'aria-owns', 'aria-expanded', 'list']
+    .some((a) => el.hasAttribute(a)) || el.getAttribute('autocomplete') === 'off' ||
+    /autocomplete|typeahead|combo|select|search/i.test(el.getAttribute('class') || '');
+  const old = el.isContentEditable ? el.textContent : ('value' in el ? el.value : '');
   const doc = el.ownerDocument;
   const seen = new WeakSet();
   for (const e of doc.body.querySelectorAll('*')) if (e.checkVisibility()) seen.add(e);
@@ -38,7 +45,7 @@ const PREPARE: &str = r#"function () {
       doc.getSelection().addRange(range);
     } else el.select();
   }
-  return { text: textual };
+  return { text: textual, marked, old };
 }"#;
 
 /// Waits (up to `ms`, a frame at a time) for the offered options:
@@ -137,11 +144,22 @@ pub(crate) async fn pick(
         None
     };
     let Some(option) = option else {
-        close(tab, element, types, budget).await;
+        let before = prepared["old"].as_str().unwrap_or_default();
+        close(tab, element, types.then_some(before), budget).await;
         let list = offered["offered"]
             .as_array()
             .map(|o| o.iter().filter_map(Value::as_str).collect::<Vec<_>>())
             .unwrap_or_default();
+        if list.is_empty() && prepared["marked"] != Value::Bool(true) {
+            return Err(ActionError::new(
+                ErrorCode::ElementNotInteractable,
+                format!(
+                    "{} is not a <select> or a combobox: it is a text field that offered no options after typing {wanted:?} (its text was put back)",
+                    element.label
+                ),
+                "Type into it with browser_type; for a custom dropdown, click it and then the option.",
+            ));
+        }
         let said = if list.is_empty() {
             "it offered no options".to_owned()
         } else {
@@ -150,7 +168,7 @@ pub(crate) async fn pick(
         let typed = if types { format!(" after typing {wanted:?}") } else { String::new() };
         return Err(ActionError::invalid(
             format!(
-                "{} has no option {wanted:?}{typed}: {said}; the field was cleared and closed again",
+                "{} has no option {wanted:?}{typed}: {said}; its text was put back and it was closed again",
                 element.label
             ),
             "Pass one of the offered options exactly as shown, or type a shorter prefix with browser_type and read the options from browser_snapshot.",
@@ -165,17 +183,22 @@ pub(crate) async fn pick(
     Ok(Some(value))
 }
 
-/// Undoes a pick that found nothing: clears the typed text, presses Escape
-/// and takes the focus away, so no list is left open. Best effort, with a
-/// budget of its own (the call's may be spent): the error is what matters.
-async fn close(tab: &Tab, element: &Element, typed: bool, budget: &Budget) {
+/// Undoes a pick that found nothing: puts the text that was there back
+/// (`before`, for a combobox typed into), presses Escape and takes the
+/// focus away, so no list is left open. Best effort, with a budget of its
+/// own (the call's may be spent): the error is what matters.
+async fn close(tab: &Tab, element: &Element, before: Option<&str>, budget: &Budget) {
     let _ = budget;
     let cleanup = Budget::with_timeout(std::time::Duration::from_secs(2));
-    if typed {
+    if let Some(before) = before {
         let _ = element
             .call(&cleanup, "clearing the combobox", &type_text::prepare(), vec![Value::Bool(true)])
             .await;
-        let _ = input::press_delete(tab, &cleanup).await;
+        let _ = if before.is_empty() {
+            input::press_delete(tab, &cleanup).await
+        } else {
+            input::insert_text(tab, &cleanup, before).await
+        };
     }
     if let Ok(escape) = keys::parse("Escape") {
         let _ = input::press(tab, &cleanup, &escape).await;
