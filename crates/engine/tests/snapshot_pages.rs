@@ -229,9 +229,11 @@ async fn everything_an_agent_may_act_on_has_a_ref_and_nothing_else() {
     assert!(!line_with(text, "Just words").contains("[ref="), "{text}");
     assert_eq!(text.matches("Buy now").count(), 1, "{text}");
     // Exactly these: 4 tree items, the row, 2 slices, Prev, Next, the
-    // handle, 2 sliders, 2 icons, the editor, the card, the link-like span,
-    // the clickable card, the button, the textarea, and the heading (named).
-    assert_eq!(snap.data["ref_count"], 21, "{text}");
+    // handle, 2 sliders, 2 icons, the editor, the draggable card, the
+    // link-like span, 2 clickable cards, 2 buttons, the textarea; not the
+    // heading (named, but nothing to do).
+    assert_eq!(snap.data["ref_count"], 22, "{text}");
+    assert!(text.contains("heading \"Things to act on\" [level=1]"), "{text}");
 
     // The refs act: a nested tree item, the row, a pie slice, the trash icon.
     for (needle, title) in [
@@ -287,5 +289,32 @@ async fn text_keeps_the_spaces_a_browser_renders_and_long_values_whole() {
     )
     .await;
     assert_eq!(rest.data["value"], format!("{}TAIL", "x".repeat(500)));
+    engine.shutdown().await;
+}
+
+/// Issue 21 (contract v3, snapshot lines): an element whose only content
+/// is text carries it after a colon, a name is not repeated, and `text:`
+/// remains only for text beside other children.
+#[tokio::test]
+async fn an_element_whose_only_content_is_text_is_one_line() {
+    let (_site, engine) = open("/actable.html").await;
+    let snap = ok(&engine, "browser_snapshot", json!({})).await;
+    let text = &snap.text;
+    let has = |line: &str| text.lines().any(|l| l.trim_start() == line);
+    let starts = |line: &str| text.lines().any(|l| {
+        let l = l.trim_start();
+        l.starts_with(line.split("[ref=").next().unwrap()) && l.ends_with(line.split(']').last().unwrap())
+    });
+    assert!(starts("listitem [ref=]: Report.pdf"), "{text}");
+    assert!(starts("generic [ref=]: Card A"), "{text}");
+    assert!(starts("generic [ref=]: Hendrika @nieves 13h ago"), "{text}");
+    assert!(has("cell: 42"), "{text}");
+    assert!(!text.contains("text: 42"), "{text}");
+    // The name is on the line already: the text is not repeated.
+    assert!(starts("generic \"Mail from Ann\" [ref=]"), "{text}");
+    assert_eq!(text.matches("Mail from Ann").count(), 1, "{text}");
+    // Text beside other children stays a text line.
+    assert!(has("text: Documents"), "{text}");
+    assert!(has("text: Read the"), "{text}");
     engine.shutdown().await;
 }
