@@ -318,3 +318,52 @@ async fn an_element_whose_only_content_is_text_is_one_line() {
     assert!(has("text: Read the"), "{text}");
     engine.shutdown().await;
 }
+
+/// Issue 21: a password, a one-time code, a card number and its security
+/// code are never shown: not in a snapshot, its find or diff, nor in what
+/// browser_evaluate on the field's ref returns.
+#[tokio::test]
+async fn password_like_values_are_never_shown() {
+    let (_site, engine) = open("/secret-fields.html").await;
+    let first = ok(&engine, "browser_snapshot", json!({})).await;
+    let values = [
+        ("User", "ada-lovelace"),
+        ("Password", "hunter2-secret"),
+        ("Code", "918273"),
+        ("Card number", "4111111111111111"),
+        ("Security code", "737"),
+    ];
+    let fields: Vec<_> = values
+        .iter()
+        .map(|(name, value)| json!({"ref": common::ref_of(&first.text, &format!("\"{name}\"")), "value": value}))
+        .collect();
+    ok(&engine, "browser_fill_form", json!({"fields": fields})).await;
+
+    let snap = ok(&engine, "browser_snapshot", json!({"diff": true})).await;
+    let full = ok(&engine, "browser_snapshot", json!({})).await;
+    for out in [&snap, &full] {
+        assert!(out.text.contains("value=\"ada-lovelace\""), "{}", out.text);
+        for (name, value) in &values[1..] {
+            assert!(!out.text.contains(value), "{value} shown:\n{}", out.text);
+            assert!(line_with(&out.text, &format!("\"{name}\"")).contains("value=\"••••\""), "{}", out.text);
+        }
+    }
+    for (_, value) in &values[1..] {
+        let found = ok(&engine, "browser_snapshot", json!({"find": value})).await;
+        assert_eq!(found.data["matches"], 0, "{}", found.text);
+    }
+    for (name, value) in &values[1..] {
+        let reference = common::ref_of(&full.text, &format!("\"{name}\""));
+        for function in ["(el) => el.value", "(el) => ({v: 'x' + el.value + 'y', n: el.value.length})"] {
+            let out = ok(&engine, "browser_evaluate", json!({"ref": reference, "function": function})).await;
+            assert!(!out.text.contains(value), "{value} in {}", out.text);
+            assert!(!out.data.to_string().contains(value), "{value} in {}", out.data);
+            assert!(out.text.contains("••••"), "{}", out.text);
+        }
+    }
+    // The user name is an ordinary value.
+    let user = common::ref_of(&full.text, "\"User\"");
+    let out = ok(&engine, "browser_evaluate", json!({"ref": user, "function": "(el) => el.value"})).await;
+    assert_eq!(out.data["value"], "ada-lovelace");
+    engine.shutdown().await;
+}

@@ -57,6 +57,7 @@ const PAGES: &[(&str, &str)] = &[
     ("console-error.html", include_str!("../site/console-error.html")),
     ("blank-article.html", include_str!("../site/blank-article.html")),
     ("actable.html", include_str!("../site/actable.html")),
+    ("secret-fields.html", include_str!("../site/secret-fields.html")),
 ];
 
 /// A reserved loopback port on which connections are refused.

@@ -361,7 +361,7 @@
       if (tag === 'INPUT' || tag === 'TEXTAREA') {
         const value = el.value;
         if (!value) return '';
-        return tag === 'INPUT' && el.type === 'password' ? '••••' : collapse(value);
+        return tag === 'INPUT' && secretLike(el, names) ? '••••' : collapse(value);
       }
       if (RANGES.has(role)) {
         const aria = attribute(el, names, 'aria-valuetext') || attribute(el, names, 'aria-valuenow');
@@ -379,6 +379,16 @@
       if (aria) return collapse(aria);
     }
     return '';
+  }
+
+  // Fields whose value is never shown: passwords, one-time codes, card
+  // numbers and security codes (`browser_evaluate` on their ref masks them
+  // too, with the same test: see actions/evaluate.rs).
+  const SECRET_AUTOCOMPLETE = /(?:^|\s)(?:current-password|new-password|one-time-code|cc-number|cc-csc)(?:\s|$)/i;
+  function secretLike(el, names) {
+    if (el.type === 'password') return true;
+    const autocomplete = attribute(el, names, 'autocomplete');
+    return autocomplete !== null && SECRET_AUTOCOMPLETE.test(autocomplete);
   }
 
   const RANGES = new Set(['slider', 'spinbutton', 'progressbar', 'scrollbar', 'meter']);
