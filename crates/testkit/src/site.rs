@@ -58,6 +58,7 @@ const PAGES: &[(&str, &str)] = &[
     ("blank-article.html", include_str!("../site/blank-article.html")),
     ("actable.html", include_str!("../site/actable.html")),
     ("secret-fields.html", include_str!("../site/secret-fields.html")),
+    ("forged.html", include_str!("../site/forged.html")),
 ];
 
 /// A reserved loopback port on which connections are refused.

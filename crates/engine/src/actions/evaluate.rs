@@ -451,11 +451,12 @@ fn finish(evaluated: runtime::Evaluated) -> Result<ActionOutput, ActionError> {
         let stack = lines.next().map(str::trim).unwrap_or_default().to_owned();
         return Err(ActionError::new(
             ErrorCode::EvaluateError,
-            if stack.is_empty() {
+            // What the page's script threw: enclosed in the session's markers.
+            crate::content::page(&if stack.is_empty() {
                 message
             } else {
                 format!("{message} ({stack})")
-            },
+            }),
             "Fix the script and run it again.",
         ));
     }
@@ -491,12 +492,13 @@ fn output(result: runtime::RemoteObject) -> ActionOutput {
         format!(
             "Result ({kind}, {} chars of JSON; first {MAX_VALUE_CHARS} shown, truncated):\n{}",
             json.len(),
-            shown.as_str().unwrap_or_default()
+            crate::content::page(shown.as_str().unwrap_or_default())
         )
     } else if kind == "undefined" {
         "Result: undefined".to_owned()
     } else {
-        format!("Result ({kind}): {json}")
+        // The value came from the page: enclosed in the session's markers.
+        format!("Result ({kind}): {}", crate::content::page(&json))
     };
     ActionOutput::new(
         text,

@@ -124,9 +124,11 @@ pub async fn run(
     tab.state(|s| s.refs_document = Some(s.document.max(document)));
 
     let (tree, shown) = view::shape(tab, args, &root.frame_id, &snap.text);
-    let mut text = format!("URL: {}\nTitle: {}\n\n", snap.url, snap.title);
+    // The title and the tree are the page's words: enclosed in the
+    // session's markers (cdpilot's own notes stay outside).
+    let mut page = format!("Title: {}\n\n", snap.title);
     if start > 0 {
-        text += &match walk.elements {
+        page += &match walk.elements {
             0 => format!("(No elements from start: {start} on: the page lists fewer.)\n"),
             n => format!(
                 "(Elements {start} to {}: the ones before are on earlier pages of this snapshot.)\n",
@@ -134,7 +136,8 @@ pub async fn run(
             ),
         };
     }
-    text += &tree;
+    page += &tree;
+    let mut text = format!("URL: {}\n{}", snap.url, crate::content::page(&page));
     let next_start = walk.truncated.then(|| start + walk.elements);
     if let Some(next) = next_start {
         text += &format!(
@@ -178,7 +181,13 @@ pub async fn run(
         data[key] = value;
     }
     let (section_text, section_data) = sections::render(tab);
-    text += &section_text;
+    // Dialog messages and console lines are the page's words too.
+    if let Some(sections) = section_text.strip_prefix("\n\n") {
+        text += "\n\n";
+        text += &crate::content::page(sections);
+    } else {
+        text += &section_text;
+    }
     for (key, value) in section_data {
         data[key] = value;
     }
