@@ -124,8 +124,9 @@ pub async fn run(
     tab.state(|s| s.refs_document = Some(s.document.max(document)));
 
     let (tree, shown) = view::shape(tab, args, &root.frame_id, &snap.text);
-    // The title and the tree are the page's words: enclosed in the
-    // session's markers (cdpilot's own notes stay outside).
+    // The title, the tree and the sections (dialog messages, console
+    // lines) are the page's words: enclosed in the session's markers, one
+    // block; cdpilot's own notes follow it, outside.
     let mut page = format!("Title: {}\n\n", snap.title);
     if start > 0 {
         page += &match walk.elements {
@@ -137,6 +138,8 @@ pub async fn run(
         };
     }
     page += &tree;
+    let (section_text, section_data) = sections::render(tab);
+    page += &section_text;
     let mut text = format!("URL: {}\n{}", snap.url, crate::content::page(&page));
     let next_start = walk.truncated.then(|| start + walk.elements);
     if let Some(next) = next_start {
@@ -180,14 +183,6 @@ pub async fn run(
     for (key, value) in shown {
         data[key] = value;
     }
-    let (section_text, section_data) = sections::render(tab);
-    // Dialog messages and console lines are the page's words too.
-    if let Some(sections) = section_text.strip_prefix("\n\n") {
-        text += "\n\n";
-        text += &crate::content::page(sections);
-    } else {
-        text += &section_text;
-    }
     for (key, value) in section_data {
         data[key] = value;
     }
@@ -203,7 +198,11 @@ fn blocked_by_dialog(tab: &Tab) -> Option<ActionOutput> {
     );
     let mut data = json!({ "url": url, "ref_count": 0, "truncated": false, "blocked_by_dialog": true });
     let (section_text, section_data) = sections::render(tab);
-    text += &section_text;
+    // The dialogs' messages are the page's words.
+    if let Some(sections) = section_text.strip_prefix("\n\n") {
+        text += "\n\n";
+        text += &crate::content::page(sections);
+    }
     for (key, value) in section_data {
         data[key] = value;
     }
