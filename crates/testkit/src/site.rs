@@ -65,6 +65,8 @@ const PAGES: &[(&str, &str)] = &[
     ("widget-jstree.html", include_str!("../site/widget-jstree.html")),
     ("widget-native.html", include_str!("../site/widget-native.html")),
     ("actable.html", include_str!("../site/actable.html")),
+    ("secret-fields.html", include_str!("../site/secret-fields.html")),
+    ("forged.html", include_str!("../site/forged.html")),
 ];
 
 /// A reserved loopback port on which connections are refused.

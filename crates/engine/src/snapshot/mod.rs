@@ -124,9 +124,12 @@ pub async fn run(
     tab.state(|s| s.refs_document = Some(s.document.max(document)));
 
     let (tree, shown) = view::shape(tab, args, &root.frame_id, &snap.text);
-    let mut text = format!("URL: {}\nTitle: {}\n\n", snap.url, snap.title);
+    // The title, the tree and the sections (dialog messages, console
+    // lines) are the page's words: enclosed in the session's markers, one
+    // block; cdpilot's own notes follow it, outside.
+    let mut page = format!("Title: {}\n\n", snap.title);
     if start > 0 {
-        text += &match walk.elements {
+        page += &match walk.elements {
             0 => format!("(No elements from start: {start} on: the page lists fewer.)\n"),
             n => format!(
                 "(Elements {start} to {}: the ones before are on earlier pages of this snapshot.)\n",
@@ -134,7 +137,10 @@ pub async fn run(
             ),
         };
     }
-    text += &tree;
+    page += &tree;
+    let (section_text, section_data) = sections::render(tab);
+    page += &section_text;
+    let mut text = format!("URL: {}\n{}", snap.url, crate::content::page(&page));
     let next_start = walk.truncated.then(|| start + walk.elements);
     if let Some(next) = next_start {
         text += &format!(
@@ -177,8 +183,6 @@ pub async fn run(
     for (key, value) in shown {
         data[key] = value;
     }
-    let (section_text, section_data) = sections::render(tab);
-    text += &section_text;
     for (key, value) in section_data {
         data[key] = value;
     }
@@ -194,7 +198,11 @@ fn blocked_by_dialog(tab: &Tab) -> Option<ActionOutput> {
     );
     let mut data = json!({ "url": url, "ref_count": 0, "truncated": false, "blocked_by_dialog": true });
     let (section_text, section_data) = sections::render(tab);
-    text += &section_text;
+    // The dialogs' messages are the page's words.
+    if let Some(sections) = section_text.strip_prefix("\n\n") {
+        text += "\n\n";
+        text += &crate::content::page(sections);
+    }
     for (key, value) in section_data {
         data[key] = value;
     }

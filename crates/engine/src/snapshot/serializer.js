@@ -62,6 +62,11 @@
   // nested items all inherit the first item's cursor).
   const ITEMS = new Set(['listitem', 'treeitem', 'row', 'option', 'menuitem', 'gridcell']);
   const SVG = 'http://www.w3.org/2000/svg';
+  // Containers not printed for themselves whose lone text line says their
+  // role instead of `text:` (a cell's costs nothing more; a list item's
+  // `listitem:` would cost 4 characters a line, measured 0.1% of the
+  // reading corpus, and says little more than its list).
+  const SAYS_ROLE = new Set(['cell', 'gridcell']);
   // Elements with a `disabled` property of their own.
   const DISABLABLE = new Set(['BUTTON', 'INPUT', 'SELECT', 'TEXTAREA', 'OPTION', 'OPTGROUP', 'FIELDSET']);
   // Options objects made once, not per call.
@@ -310,14 +315,14 @@
   // or the words of the icon inside it (`<i class="fa fa-reply">`,
   // `<use href="#icon-trash">`). Utility classes say nothing and are left
   // out.
-  const NOISE = /^(?:ui-(?:corner|state|widget|helper|priority|front)|is-|has-|js-|ng-|css-|sc-|jsx-|svelte-|active$|hover|focus|selected|disabled|clearfix|pull-|float-|text-|bg-|d-|[mp][trblxy]?-|col-|row$|flex|fa[srbl]?$|fa-(?:solid|regular|light|fw|lg|sm|xs|\dx)$|icons?$|btn$|button$|clickable|pointer|cursor|small$|large$|left$|right$)/i;
+  const NOISE = /^(?:ui-(?:corner|state|widget|helper|priority|front)|is-|has-|js-|ng-|css-|sc-|jsx-|svelte-|active$|hover|focus|selected|disabled|clearfix|pull-|float-|text-|bg-|d-|[mp][trblxy]?-|col-|row$|flex|fa[srbl]?$|fa-(?:solid|regular|light|fw|lg|sm|xs|\dx)$|icons?$|btn$|button$|clickable|pointer|cursor|small$|large$|left$|right$|lazy|img|image|thumb|border|link|track|wrap|container|inner|outer|.*sprite)/i;
   const ICON_PREFIX = /^(?:fa|fas|far|bi|icon|icons|ico|glyphicon|mdi|ion|ti|feather|lucide|octicon|action|actions|btn|button|js)-/i;
   function words(el, out) {
     const id = el.getAttribute('id');
-    if (id && !/\d{3}|[a-z]\d+[a-z]/i.test(id)) out.push(id.replace(ICON_PREFIX, ''));
+    if (id && id.length <= 30 && !/\d/.test(id)) out.push(id.replace(ICON_PREFIX, ''));
     for (const c of el.classList) {
-      if (out.length >= 2) break;
-      if (!NOISE.test(c) && !/\d.*\d|[a-z]\d+[a-z]/i.test(c)) out.push(c.replace(ICON_PREFIX, ''));
+      if (out.length !== 0) break;
+      if (c.length <= 30 && !NOISE.test(c) && !/\d/.test(c)) out.push(c.replace(ICON_PREFIX, ''));
     }
     const use = el.tagName === 'use' && (el.getAttribute('href') || el.getAttribute('xlink:href'));
     if (use && out.length === 0) out.push(use.replace(/^.*#/, '').replace(ICON_PREFIX, ''));
@@ -332,11 +337,11 @@
     }
     const out = words(el, []);
     if (out.length === 0) {
-      for (const icon of el.querySelectorAll('i, svg, use, img, span')) {
+      for (const icon of el.querySelectorAll('i, svg, use, [class*="icon"]')) {
         if (words(icon, out).length !== 0) break;
       }
     }
-    return clean([...new Set(out)].join(' '), 40);
+    return out.length !== 0 ? clean(out[0], 40) : "";
   }
 
   // The element's states, as ` [checked] [disabled]…`.
@@ -372,7 +377,7 @@
       if (tag === 'INPUT' || tag === 'TEXTAREA') {
         const value = el.value;
         if (!value) return '';
-        return tag === 'INPUT' && el.type === 'password' ? '••••' : collapse(value);
+        return tag === 'INPUT' && secretLike(el, names) ? '••••' : collapse(value);
       }
       if (RANGES.has(role)) {
         const aria = attribute(el, names, 'aria-valuetext') || attribute(el, names, 'aria-valuenow');
@@ -390,6 +395,16 @@
       if (aria) return collapse(aria);
     }
     return '';
+  }
+
+  // Fields whose value is never shown: passwords, one-time codes, card
+  // numbers and security codes (`browser_evaluate` on their ref masks them
+  // too, with the same test: see actions/evaluate.rs).
+  const SECRET_AUTOCOMPLETE = /(?:^|\s)(?:current-password|new-password|one-time-code|cc-number|cc-csc)(?:\s|$)/i;
+  function secretLike(el, names) {
+    if (el.type === 'password') return true;
+    const autocomplete = attribute(el, names, 'autocomplete');
+    return autocomplete !== null && SECRET_AUTOCOMPLETE.test(autocomplete);
   }
 
   const RANGES = new Set(['slider', 'spinbutton', 'progressbar', 'scrollbar', 'meter']);
@@ -520,10 +535,17 @@
       const above = cursorAbove;
       let cursor = 'pointer';
       if (!acts) {
-        // One style read per element that is not a control: measured on
-        // the 5,000-control page (see the README's figures).
-        cursor = getComputedStyle(el).cursor;
-        acts = POINTERS.has(cursor) && (!POINTERS.has(above) || ITEMS.has(role));
+        // One style read per element that is not a control and has
+        // attributes (a class, an id, a style: what cursor rules hang on),
+        // or is a list item: a bare `<td>` or `<div>` inherits its parent's
+        // cursor. Reading every element's cost the 5,000-control page 40%
+        // of its in-page time; this costs it nothing (README, Measuring).
+        if (names.length !== 0 || tag === 'LI') {
+          cursor = getComputedStyle(el).cursor;
+          acts = POINTERS.has(cursor) && (!POINTERS.has(above) || ITEMS.has(role));
+        } else {
+          cursor = above;
+        }
       }
       if (acts && role === 'generic' && tag === 'A') role = 'button';
       cursorAbove = cursor;
@@ -541,8 +563,15 @@
           walk(el, tag, names, depth, nameAbove);
         } else {
           textLine = -1;
+          const at = lines.length;
           walk(el, tag, names, depth, nameAbove);
           textLine = -1;
+          // A list item or a cell whose only content is text says what it
+          // is, on one line: `listitem: Alpha`, `cell: 42`.
+          if (lines.length === at + 1 && SAYS_ROLE.has(role)) {
+            const text = indent(depth) + 'text: ';
+            if (lines[at].startsWith(text)) lines[at] = indent(depth) + role + ': ' + lines[at].slice(text.length);
+          }
         }
         return;
       }
@@ -577,7 +606,11 @@
       const name = nameOf(el, role, tag, names);
       const head = indent(depth) + role + (name ? ' ' + q(name) : '');
       let line = '';
-      const ref = name || frame || acts;
+      // Refs go to what an agent may act on, and nothing else (issue 21):
+      // a heading or a landmark has a name but nothing to do; a named image
+      // keeps its ref (browser_screenshot takes it), a frame its own (its
+      // content is stitched in at it).
+      const ref = acts || frame || role === 'img' && name;
       if (ref) {
         line += ' [ref=' + refFor(el) + ']';
         refs++;
@@ -610,6 +643,11 @@
       if (ref && !name && !value && lines.length === at + 1) {
         const hint = hintOf(el);
         if (hint) lines[at] = head + ' hint=' + q(hint) + line;
+      }
+      // An element whose only content is text carries it on its own line.
+      if (lines.length === at + 2) {
+        const text = indent(depth + 1) + 'text: ';
+        if (lines[at + 1].startsWith(text)) lines[at] += ': ' + lines.pop().slice(text.length);
       }
     }
 
