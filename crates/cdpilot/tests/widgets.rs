@@ -398,7 +398,7 @@ async fn jquery_ui_autocomplete_in_two_calls() {
 }
 
 
-/// A drop onto something that accepts no drop (a heading) is an error
+/// A drop onto something that accepts no drop (a button) is an error
 /// that says so, and leaves no drag behind: the list is unchanged and
 /// the next drag works.
 #[tokio::test]
@@ -406,8 +406,8 @@ async fn an_html5_drop_on_what_accepts_nothing_is_refused_cleanly() {
     let (mut c, _tmp, _site) = open("widget-sortablejs.html").await;
     let s = snapshot(&mut c).await;
     let apple = ref_of(&s, "Apple");
-    let heading = ref_of(&s, "heading \"SortableJS\"");
-    let refused = fails(&mut c, "browser_drag", json!({"ref": apple, "to_ref": heading}), "element_not_interactable").await;
+    let help = ref_of(&s, "button \"Help\"");
+    let refused = fails(&mut c, "browser_drag", json!({"ref": apple, "to_ref": help}), "element_not_interactable").await;
     assert!(refused.contains("did not take the drop"), "{refused}");
     let after = snapshot(&mut c).await;
     assert!(after.contains("Fruits order: Apple, Banana, Cherry"), "{after}");
