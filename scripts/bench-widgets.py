@@ -12,10 +12,11 @@ Chromium at /usr/bin/chromium or $CDPILOT_CHROME."""
 import json, subprocess, sys, os, re, time, threading, http.server, functools, shutil, tempfile
 
 class Server:
-    def __init__(self, name, argv, env=None):
+    def __init__(self, name, argv, env=None, cwd=None):
         self.name = name
+        # cwd: Playwright MCP writes its console logs under the working directory.
         self.p = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                  env={**os.environ, **(env or {})}, text=True, bufsize=1)
+                                  env={**os.environ, **(env or {})}, text=True, bufsize=1, cwd=cwd)
         self.id = 0
         self.calls = 0
         self.chars = 0
@@ -182,10 +183,11 @@ def main():
         "cdpilot": ([cdpilot, "mcp"], {"CDPILOT_CHROME": chrome, "CDPILOT_CONFIG": ""}, False),
         "playwright-mcp": (["node", pw_cli, "--headless", "--isolated", "--browser", "chromium", "--executable-path", chrome], {}, True),
     }
+    scratch = tempfile.mkdtemp(prefix="cdpilot-bench-cwd-")
     rows = {}
     for name, (argv, env, pw) in servers.items():
         for t in tasks(base):
-            s = Server(name, argv, env)
+            s = Server(name, argv, env, cwd=scratch)
             a = Agent(s, pw)
             started = time.time()
             try:
@@ -198,6 +200,7 @@ def main():
             s.close()
             print(name, t.__name__, ok, s.calls, s.chars, why, file=sys.stderr)
     shutil.rmtree(site, ignore_errors=True)
+    shutil.rmtree(scratch, ignore_errors=True)
     print(f"| task | cdpilot: ok, calls, chars | Playwright MCP {PLAYWRIGHT_MCP}: ok, calls, chars |")
     print("| --- | --- | --- |")
     tot = {n: [0, 0, 0] for n in servers}
