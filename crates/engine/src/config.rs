@@ -31,6 +31,8 @@ pub struct Config {
     pub serve: ServeConfig,
     /// `[files]`: where uploads may come from and outputs go.
     pub files: FilesConfig,
+    /// `[output]`: how results are written.
+    pub output: OutputConfig,
     /// `NAME = { env = "VARIABLE", origins = [...] }`: values the model
     /// types as `{{secret:NAME}}` and never reads back.
     pub secrets: std::collections::BTreeMap<String, SecretConfig>,
@@ -240,6 +242,34 @@ impl Default for ServeConfig {
     }
 }
 
+/// `[output]`: how results are written.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct OutputConfig {
+    /// Page text in results enclosed in nonce markers (contract v3, "Page
+    /// content is untrusted"; `content.rs`).
+    #[serde(deserialize_with = "content_markers")]
+    pub content_markers: bool,
+}
+
+/// `output.content_markers`: a boolean, or an error that names the key
+/// (the TOML reader's own message does not).
+fn content_markers<'de, D: serde::Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
+    match toml::Value::deserialize(d)? {
+        toml::Value::Boolean(on) => Ok(on),
+        other => Err(serde::de::Error::custom(format!(
+            "output.content_markers = {}: allowed is true or false",
+            serde_json::to_string(&other).unwrap_or_default()
+        ))),
+    }
+}
+
+impl Default for OutputConfig {
+    fn default() -> Self {
+        OutputConfig { content_markers: true }
+    }
+}
+
 /// `[files]`: the file system an agent's actions may touch.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -330,6 +360,17 @@ impl Config {
         }
         if let Some(v) = get("CDPILOT_SESSION_IDLE_TIMEOUT_S") {
             self.session.idle_timeout_s = number("CDPILOT_SESSION_IDLE_TIMEOUT_S", v)?;
+        }
+        if let Some(v) = get("CDPILOT_OUTPUT_CONTENT_MARKERS") {
+            self.output.content_markers = match v.trim() {
+                "true" => true,
+                "false" => false,
+                _ => {
+                    return Err(format!(
+                        "$CDPILOT_OUTPUT_CONTENT_MARKERS = {v:?}: allowed is true or false"
+                    ))
+                }
+            };
         }
         if let Some(v) = get("CDPILOT_SERVE_LISTEN") {
             self.serve.listen = v;
@@ -538,4 +579,20 @@ mod tests {
             .unwrap_err();
         assert!(e.contains("actoin"), "{e}");
     }
+
+    #[test]
+    fn content_markers_are_on_unless_turned_off_and_a_bad_value_names_the_key() {
+        assert!(Config::default().output.content_markers);
+        assert!(!Config::parse("[output]\ncontent_markers = false\n").unwrap().output.content_markers);
+        let e = Config::parse("[output]\ncontent_markers = \"no\"\n").unwrap_err();
+        assert!(e.contains("content_markers"), "{e}");
+        let e = Config::parse("[output]\nmarkers = false\n").unwrap_err();
+        assert!(e.contains("markers"), "{e}");
+        let mut c = Config::default();
+        c.apply_env(|n| (n == "CDPILOT_OUTPUT_CONTENT_MARKERS").then(|| "false".to_owned())).unwrap();
+        assert!(!c.output.content_markers);
+        let e = c.apply_env(|n| (n == "CDPILOT_OUTPUT_CONTENT_MARKERS").then(|| "off".to_owned())).unwrap_err();
+        assert!(e.contains("CONTENT_MARKERS"), "{e}");
+    }
+
 }

@@ -61,6 +61,7 @@ pub mod audit;
 mod browser;
 mod budget;
 pub mod config;
+pub mod content;
 mod console;
 mod dialogs;
 pub mod dispatch;

@@ -126,7 +126,7 @@ static TOOLS: &[ToolSpec] = &[
     tool!("browser_press_key", PressKeyArgs, Action::PressKey, false,
         "Press a key or combo in the focused element."),
     tool!("browser_select_option", SelectOptionArgs, Action::SelectOption, false,
-        "Choose <select> options (values or labels)."),
+        "Choose <select> options (values or labels); on a combobox, types and picks the option. With text: selects that text."),
     tool!("browser_extract", ExtractArgs, Action::Extract, false,
         "The page's main content as Markdown (no nav, ads, overlays), paged by start_char."),
     tool!("browser_tabs", TabsArgs, Action::Tabs, true,

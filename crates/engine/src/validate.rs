@@ -86,6 +86,18 @@ pub fn action(action: &Action) -> Result<(), ActionError> {
         Action::Hover(a) => element_target("browser_hover", &a.target),
         Action::PressKey(a) => crate::actions::keys::parse(&a.key).map(|_| ()),
         Action::SelectOption(a) => {
+            if let Some(text) = &a.text {
+                if !a.values.is_empty() {
+                    return Err(ActionError::invalid(
+                        "browser_select_option takes values or text, not both",
+                        "Pass values to choose options, or text to select that text.",
+                    ));
+                }
+                if a.target.reference.is_some() || a.target.selector.is_some() {
+                    element_target("browser_select_option", &a.target)?;
+                }
+                return non_empty("text", text);
+            }
             element_target("browser_select_option", &a.target)?;
             if a.values.is_empty() {
                 return Err(ActionError::invalid(

@@ -319,5 +319,10 @@ async fn reading_the_corpus() {
 /// The length of a section that starts `text`: up to the next blank line.
 fn section_len(text: &str) -> usize {
     let body = &text[2..];
-    body.find("\n\n").map_or(body.len(), |end| end) + 2
+    // A section ends at the next one, or where the page's block closes.
+    let end = [body.find("\n\n"), body.find("\n<</page-content")]
+        .into_iter()
+        .flatten()
+        .min();
+    end.map_or(body.len(), |end| end) + 2
 }

@@ -11,6 +11,8 @@
 //! - [`TcpProxy`]: a loopback proxy a test can cut, for dropped sockets.
 //! - [`McpClient`]: spawns a binary and speaks MCP to it over stdio, as a
 //!   client would, asserting on exactly what crosses the pipe.
+//! - [`vendor`]: the widget gallery's npm libraries (`scripts/widgets`),
+//!   served at `/vendor/…`.
 //! - [`McpHttpClient`]: the same over MCP's streamable HTTP (`cdpilot serve`).
 //!
 //! It deliberately does not depend on the engine, so engine tests can use it
@@ -24,6 +26,7 @@ mod mcp;
 pub mod processes;
 mod proxy;
 pub mod site;
+pub mod vendor;
 
 pub use denied::DeniedServer;
 pub use http_mcp::McpHttpClient;

@@ -56,6 +56,17 @@ const PAGES: &[(&str, &str)] = &[
     ("hidden-body.html", include_str!("../site/hidden-body.html")),
     ("console-error.html", include_str!("../site/console-error.html")),
     ("blank-article.html", include_str!("../site/blank-article.html")),
+    ("widget-jqueryui.html", include_str!("../site/widget-jqueryui.html")),
+    ("widget-flatpickr.html", include_str!("../site/widget-flatpickr.html")),
+    ("widget-nouislider.html", include_str!("../site/widget-nouislider.html")),
+    ("widget-tomselect.html", include_str!("../site/widget-tomselect.html")),
+    ("widget-sortablejs.html", include_str!("../site/widget-sortablejs.html")),
+    ("widget-quill.html", include_str!("../site/widget-quill.html")),
+    ("widget-jstree.html", include_str!("../site/widget-jstree.html")),
+    ("widget-native.html", include_str!("../site/widget-native.html")),
+    ("actable.html", include_str!("../site/actable.html")),
+    ("secret-fields.html", include_str!("../site/secret-fields.html")),
+    ("forged.html", include_str!("../site/forged.html")),
 ];
 
 /// A reserved loopback port on which connections are refused.
@@ -198,6 +209,7 @@ fn router(origins: Origins) -> Router {
         .route("/{*path}", get(page))
         .route("/json", get(json_answer).post(json_answer))
         .route("/pixel.png", get(pixel))
+        .route("/vendor/{*path}", get(vendor))
         .with_state(origins)
 }
 
@@ -207,6 +219,22 @@ async fn page(State(origins): State<Origins>, Path(path): Path<String>) -> Respo
     };
     let body = body.replace("{{A}}", &origins.a).replace("{{B}}", &origins.b);
     ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], body).into_response()
+}
+
+/// `/vendor/<package>/<file>`: a widget library from the gallery's cache
+/// (see [`crate::vendor`]).
+async fn vendor(Path(path): Path<String>) -> Response {
+    let Some(file) = crate::vendor::file(&path) else {
+        return (StatusCode::BAD_REQUEST, "bad path").into_response();
+    };
+    match tokio::fs::read(&file).await {
+        Ok(body) => ([(header::CONTENT_TYPE, crate::vendor::content_type(&file))], body).into_response(),
+        Err(_) => (
+            StatusCode::NOT_FOUND,
+            format!("{} is missing: run scripts/widgets", file.display()),
+        )
+            .into_response(),
+    }
 }
 
 async fn redirect(Query(q): Query<HashMap<String, String>>) -> Response {

@@ -455,7 +455,11 @@ pub struct SelectOptionArgs {
     #[serde(flatten)]
     pub target: ElementTarget,
     #[allow(missing_docs)] // schema-visible: see the module doc
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub values: Vec<String>,
+    /// Instead of values: select this text in ref (default: the page).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
     #[allow(missing_docs)] // schema-visible: see the module doc
     #[serde(flatten)]
     pub common: Common,

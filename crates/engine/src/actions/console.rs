@@ -31,11 +31,17 @@ pub fn run(tab: &Tab, args: &ConsoleArgs) -> Result<ActionOutput, ActionError> {
     } else {
         format!("{} console message(s), oldest first:", messages.len())
     };
+    // The messages are the page's words: enclosed in the session's markers.
+    let mut lines = String::new();
     for m in &messages {
-        text += &format!("\n[{}] {}", m.level, m.text);
+        lines += &format!("\n[{}] {}", m.level, m.text);
         if !m.url.is_empty() {
-            text += &format!(" ({})", m.url);
+            lines += &format!(" ({})", m.url);
         }
+    }
+    if !lines.is_empty() {
+        text += "\n";
+        text += &crate::content::page(&lines[1..]);
     }
     Ok(ActionOutput::new(text, json!({ "messages": messages })))
 }

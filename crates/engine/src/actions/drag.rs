@@ -68,6 +68,13 @@ const SEEN: &str = r#"function (name) {
   return Promise.race([seen, late]).then((v) => new Promise((resolve) => win.requestAnimationFrame(() => resolve(v))));
 }"#;
 
+/// Resolves after the target's window drew a frame.
+const FRAME: &str = "function () { const w = this.ownerDocument.defaultView; return new Promise((r) => w.requestAnimationFrame(() => r(null))); }";
+
+/// Resolves after two frames and at least 100 ms of the page's clock: the
+/// pointer's rest at the drop point before the button is released.
+const REST: &str = "function () { const w = this.ownerDocument.defaultView; return new Promise((r) => w.setTimeout(() => w.requestAnimationFrame(() => w.requestAnimationFrame(() => r(null))), 100)); }";
+
 /// What undoing a drag's state may take after the call's budget ran out.
 const CLEANUP: std::time::Duration = std::time::Duration::from_secs(2);
 
@@ -130,10 +137,16 @@ pub async fn run(tab: &Tab, args: &DragArgs, budget: &Budget) -> Result<ActionOu
     if target.frame.session.id() != tab.session.id() {
         target.settle(budget).await?;
     }
-    let kind = if html5 { "drag and drop" } else { "mouse drag" };
+    // `kind` says which happened (the contract, v3): the page took an
+    // HTML5 drag and drop, or followed the pointer/mouse events.
+    let (kind, said) = if html5 {
+        ("html5", "HTML5 drag and drop")
+    } else {
+        ("pointer", "a mouse drag: the page followed pointer and mouse events")
+    };
     Ok(ActionOutput::new(
-        format!("Dragged {} onto {} ({kind}).", source.label, target.label),
-        json!({ "ok": true, "html5": html5 }),
+        format!("Dragged {} onto {} ({said}).", source.label, target.label),
+        json!({ "ok": true, "kind": kind, "html5": html5 }),
     ))
 }
 
@@ -160,10 +173,20 @@ async fn drag(
         .call_awaiting(budget, "checking for a drag start", DRAG_STARTED, vec![])
         .await?;
     if started != Value::Bool(true) {
-        // One ordered batch, as a click's events: Chrome handles input in
-        // order, and awaiting each move would cost a frame per step.
-        let moves = (2..=STEPS).map(|n| input::left_mouse(tab, budget, "mouseMoved", step(n), true));
-        futures_util::future::try_join_all(moves).await?;
+        // A frame per step: Chromium coalesces the moves a page has not
+        // drawn a frame between into one, and sortables (jQuery UI's,
+        // SortableJS's fallback) place the item by the items the pointer
+        // passed over. At the end the pointer rests a moment, as a hand
+        // does: SortableJS's fallback looks where it is every 50 ms.
+        for n in 2..=STEPS {
+            input::left_mouse(tab, budget, "mouseMoved", step(n), true).await?;
+            target
+                .call_awaiting(budget, "letting the page follow the pointer", FRAME, vec![])
+                .await?;
+        }
+        target
+            .call_awaiting(budget, "letting the page follow the pointer", REST, vec![])
+            .await?;
         // A drag the page started late was handed over meanwhile: drop it.
         let late = std::iter::from_fn(|| intercepted.try_recv().ok())
             .find_map(|event| event.decode::<DragIntercepted>());

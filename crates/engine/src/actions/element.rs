@@ -41,6 +41,13 @@ const WAIT_ACTIONABLE: &str = r#"function (ms) {
   });
 }"#;
 
+/// How long a covered element is measured again before the cover is
+/// reported (covers that are animations pass within it).
+const COVER_PATIENCE: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Resolves after the element's window drew two more frames.
+const NEXT_FRAME: &str = "function () { const w = this.ownerDocument.defaultView; return new Promise((r) => w.requestAnimationFrame(() => w.requestAnimationFrame(() => r(null)))); }";
+
 /// `null` if a click at (x, y) reaches the element (or something inside
 /// it), else a short description of the element that covers it.
 const HIT_TEST: &str = r#"function (x, y) {
@@ -233,14 +240,25 @@ impl Element {
                 next,
             ));
         }
-        let (point, local) = self.points(tab, budget).await?;
-        let hit = self.call(
-            budget,
-            "checking what is under the pointer",
-            HIT_TEST,
-            vec![json!(local.0), json!(local.1)],
-        );
-        let cover = timing::timed("element.hit_test", hit).await?;
+        // A cover may be passing: a sibling that slides open or shut (a
+        // tree's folder, an accordion) overlaps the element for a few
+        // frames. It is measured again, a frame apart, for up to a second.
+        let covered_since = std::time::Instant::now();
+        let (point, cover) = loop {
+            let (point, local) = self.points(tab, budget).await?;
+            let hit = self.call(
+                budget,
+                "checking what is under the pointer",
+                HIT_TEST,
+                vec![json!(local.0), json!(local.1)],
+            );
+            let cover = timing::timed("element.hit_test", hit).await?;
+            if cover.is_null() || covered_since.elapsed() > COVER_PATIENCE.min(budget.remaining() / 2) {
+                break (point, cover);
+            }
+            self.call_awaiting(budget, "waiting for the cover to pass", NEXT_FRAME, vec![])
+                .await?;
+        };
         if let Some(cover) = cover.as_str() {
             return Err(ActionError::new(
                 ErrorCode::ElementNotInteractable,
@@ -364,6 +382,44 @@ impl Element {
             Err(e) if e.failure == Failure::ContextGone => Ok(()),
             other => other.map(|_| ()),
         }
+    }
+
+    /// Calls `function` with the element as `this` and returns the node it
+    /// returns as an element of the same frame, named `label` (`None` when
+    /// it returns no node): for an element found from another, such as a
+    /// combobox's option.
+    pub async fn related(
+        &self,
+        budget: &Budget,
+        step: &str,
+        function: &str,
+        label: String,
+    ) -> Result<Option<Element>, ActionError> {
+        let evaluated = self
+            .frame
+            .cdp(
+                budget,
+                step,
+                runtime::CallFunctionOn {
+                    function_declaration: function.to_owned(),
+                    object_id: Some(self.object_id.clone()),
+                    return_by_value: false,
+                    ..Default::default()
+                },
+            )
+            .await?;
+        if let Some(exception) = evaluated.exception_details {
+            return Err(ActionError::internal(format!("{step}: {}", exception.message())));
+        }
+        let object = evaluated.result;
+        Ok(match object.object_id {
+            Some(object_id) if object.subtype.as_deref() == Some("node") => Some(Element {
+                object_id,
+                label,
+                frame: self.frame.clone(),
+            }),
+            _ => None,
+        })
     }
 
     /// Like [`Element::call`], for a function that returns a promise.

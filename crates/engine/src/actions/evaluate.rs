@@ -126,17 +126,88 @@ pub async fn run(
     budget: &Budget,
     metrics: &Metrics,
 ) -> Result<ActionOutput, ActionError> {
-    let element = match &args.reference {
-        Some(reference) => {
-            let element = element::by_ref(tab, reference, budget).await?;
-            if element.frame.session.id() != tab.session.id() {
-                // Inside a cross-origin frame: the evaluate connection is
-                // attached to the page, not to the frame's process, so the
-                // call goes through the frame's own session.
-                return in_frame(&element, args, budget).await;
+    let Some(reference) = &args.reference else {
+        return evaluate(tab, args, None, budget, metrics).await;
+    };
+    let element = element::by_ref(tab, reference, budget).await?;
+    // A password-like field's value never comes back (issue 21): read
+    // before and after the script (which may change it), masked in its
+    // result as in snapshots.
+    let before = secret_value(&element, budget).await?;
+    let output = if element.frame.session.id() != tab.session.id() {
+        // Inside a cross-origin frame: the evaluate connection is
+        // attached to the page, not to the frame's process, so the
+        // call goes through the frame's own session.
+        in_frame(&element, args, budget).await
+    } else {
+        evaluate(tab, args, Some(&element), budget, metrics).await
+    };
+    let after = secret_value(&element, budget).await.ok().flatten();
+    let secrets: Vec<String> = before.into_iter().chain(after).collect();
+    Ok(mask(output?, &secrets))
+}
+
+/// The value of a password-like field (`type=password`, or `autocomplete`
+/// naming a password, a one-time code, a card number or security code), if
+/// it has one: the serializer's test (`secretLike`).
+async fn secret_value(element: &element::Element, budget: &Budget) -> Result<Option<String>, ActionError> {
+    const SECRET: &str = r#"function () {
+        if (this.tagName !== 'INPUT' || !this.value) return null;
+        const autocomplete = this.getAttribute('autocomplete') || '';
+        const secret = this.type === 'password'
+            || /(?:^|\s)(?:current-password|new-password|one-time-code|cc-number|cc-csc)(?:\s|$)/i.test(autocomplete);
+        return secret ? this.value : null;
+    }"#;
+    let value = element.call(budget, "reading the field", SECRET, Vec::new()).await?;
+    Ok(value.as_str().map(str::to_owned))
+}
+
+/// `output` with each of `secrets` (raw, and as JSON escapes it) replaced
+/// by `••••`, in the text and in every string of the data.
+fn mask(mut output: ActionOutput, secrets: &[String]) -> ActionOutput {
+    fn masked(text: &str, secrets: &[String]) -> String {
+        let mut text = text.to_owned();
+        for secret in secrets {
+            let escaped = serde_json::to_string(secret).unwrap_or_default();
+            // Never empty: a secret is a non-empty string, so `"…"`.
+            let escaped = &escaped[1..escaped.len() - 1];
+            for form in [secret.as_str(), escaped] {
+                if !form.is_empty() && text.contains(form) {
+                    text = text.replace(form, "••••");
+                }
             }
-            Some(element.backend_node_id(budget).await?)
         }
+        text
+    }
+    fn walk(value: Value, secrets: &[String]) -> Value {
+        match value {
+            Value::String(s) => Value::String(masked(&s, secrets)),
+            Value::Array(items) => Value::Array(items.into_iter().map(|v| walk(v, secrets)).collect()),
+            Value::Object(map) => Value::Object(
+                map.into_iter()
+                    .map(|(k, v)| (masked(&k, secrets), walk(v, secrets)))
+                    .collect(),
+            ),
+            other => other,
+        }
+    }
+    if secrets.is_empty() {
+        return output;
+    }
+    output.text = masked(&output.text, secrets);
+    output.data = walk(std::mem::take(&mut output.data), secrets);
+    output
+}
+
+async fn evaluate(
+    tab: &Tab,
+    args: &EvaluateArgs,
+    element: Option<&element::Element>,
+    budget: &Budget,
+    metrics: &Metrics,
+) -> Result<ActionOutput, ActionError> {
+    let element = match element {
+        Some(element) => Some(element.backend_node_id(budget).await?),
         None => None,
     };
     if let Some(name) = &args.frame {
@@ -380,11 +451,12 @@ fn finish(evaluated: runtime::Evaluated) -> Result<ActionOutput, ActionError> {
         let stack = lines.next().map(str::trim).unwrap_or_default().to_owned();
         return Err(ActionError::new(
             ErrorCode::EvaluateError,
-            if stack.is_empty() {
+            // What the page's script threw: enclosed in the session's markers.
+            crate::content::page(&if stack.is_empty() {
                 message
             } else {
                 format!("{message} ({stack})")
-            },
+            }),
             "Fix the script and run it again.",
         ));
     }
@@ -420,12 +492,13 @@ fn output(result: runtime::RemoteObject) -> ActionOutput {
         format!(
             "Result ({kind}, {} chars of JSON; first {MAX_VALUE_CHARS} shown, truncated):\n{}",
             json.len(),
-            shown.as_str().unwrap_or_default()
+            crate::content::page(shown.as_str().unwrap_or_default())
         )
     } else if kind == "undefined" {
         "Result: undefined".to_owned()
     } else {
-        format!("Result ({kind}): {json}")
+        // The value came from the page: enclosed in the session's markers.
+        format!("Result ({kind}): {}", crate::content::page(&json))
     };
     ActionOutput::new(
         text,

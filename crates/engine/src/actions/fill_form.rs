@@ -2,7 +2,9 @@
 //! trusted text input (as `browser_type`), checkboxes and radios a trusted
 //! click when their state must change, selects the option named by value or
 //! label, and range/date/time/color/number inputs their value with `input`
-//! and `change` (a slider needs no click per step).
+//! and `change` (a slider needs no click per step). Sliders and
+//! spinbuttons that are not inputs (ARIA ones, library handles) are moved
+//! with keys (`slider.rs`).
 //!
 //! Fields are filled in order; the first that fails stops the call, and the
 //! error names it and says which fields before it were filled.
@@ -11,7 +13,7 @@ use serde_json::{json, Value};
 
 use crate::action::{FillFormArgs, FormField, MouseButton};
 use crate::actions::element::{self, Element};
-use crate::actions::{input, select_option, type_text};
+use crate::actions::{input, select_option, slider, type_text};
 use crate::tab::Tab;
 use crate::{ActionError, ActionOutput, Budget, ErrorCode};
 
@@ -36,22 +38,32 @@ const KIND: &str = r#"function () {
     if (['button', 'submit', 'reset', 'image', 'hidden'].includes(t)) return { kind: 'none', what: '<input type=' + t + '>' };
     return { kind: 'text' };
   }
+  if ((IS_SLIDER)(el)) return { kind: 'slider' };
   return { kind: 'none', what: '<' + el.tagName.toLowerCase() + '>' };
 }"#;
 
 /// Sets a range/date/time/color/number input from its string form through
 /// the native setter (so frameworks that track the value see the change),
-/// then fires `input` and `change`. `{bad}` when the input refused the text.
-const SET_VALUE: &str = r#"function (value) {
+/// then fires `input` and `change`. `{bad}` when the input refused the text,
+/// `{outside: [min, max]}` when it is past the input's bounds; either way
+/// the old value is put back and no event fires.
+pub(crate) const SET_VALUE: &str = r#"function (value) {
   const el = this;
   if (el.disabled) return { refused: 'is disabled' };
   if (el.readOnly) return { refused: 'is read-only' };
-  Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, 'value').set.call(el, value);
+  const setter = Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, 'value').set;
+  const old = el.value;
+  setter.call(el, value);
   const numeric = el.type === 'range' || el.type === 'number';
   const bad = numeric ? (value.trim() === '' || isNaN(Number(value)))
     : el.type === 'color' ? el.value !== value.toLowerCase()
     : value !== '' && el.value === '';
-  if (bad) return { bad: true };
+  if (bad) { setter.call(el, old); return { bad: true }; }
+  // A range input clamps by itself; the others only flag it.
+  if (el.validity.rangeUnderflow || el.validity.rangeOverflow) {
+    setter.call(el, old);
+    return { outside: [el.min || null, el.max || null] };
+  }
   el.dispatchEvent(new Event('input', { bubbles: true }));
   el.dispatchEvent(new Event('change', { bubbles: true }));
   return { value: el.value };
@@ -124,11 +136,13 @@ fn stopped_at(e: ActionError, index: usize, total: usize) -> ActionError {
 /// Fills one field; returns how it was named and its value afterwards.
 async fn fill(tab: &Tab, field: &FormField, budget: &Budget) -> Result<(String, Value), ActionError> {
     let element = element::resolve(tab, &field.target(), budget).await?;
-    let kind = element.call(budget, "inspecting the field", KIND, vec![]).await?;
+    let probe = KIND.replace("IS_SLIDER", slider::IS_SLIDER);
+    let kind = element.call(budget, "inspecting the field", &probe, vec![]).await?;
     let value = match kind["kind"].as_str().unwrap_or_default() {
         "text" => text(tab, &element, &field.value, budget).await?,
         "check" => check(tab, &element, &kind, &field.value, budget).await?,
         "select" => select(&element, &field.value, budget).await?,
+        "slider" => slider::set(tab, &element, &field.value, budget).await?,
         "value" => set_value(&element, kind["type"].as_str().unwrap_or_default(), &field.value, budget).await?,
         "refused" => {
             return Err(ActionError::new(
@@ -162,7 +176,7 @@ async fn text(tab: &Tab, element: &Element, value: &str, budget: &Budget) -> Res
         .call(
             budget,
             "focusing the field",
-            type_text::PREPARE,
+            &type_text::prepare(),
             vec![Value::Bool(true)],
         )
         .await?;
@@ -265,7 +279,7 @@ async fn select(element: &Element, value: &str, budget: &Budget) -> Result<Value
     Ok(result["selected"][0].clone())
 }
 
-async fn set_value(
+pub(crate) async fn set_value(
     element: &Element,
     kind: &str,
     value: &str,
@@ -288,6 +302,22 @@ async fn set_value(
                 element.label
             ),
             format!("Pass {}.", format_of(kind)),
+        ));
+    }
+    if let Some(bounds) = result["outside"].as_array() {
+        let bound = |i: usize| bounds.get(i).and_then(Value::as_str).map(str::to_owned);
+        let range = match (bound(0), bound(1)) {
+            (Some(min), Some(max)) => format!("from {min} to {max}"),
+            (Some(min), None) => format!("{min} or later"),
+            (None, Some(max)) => format!("up to {max}"),
+            (None, None) => "within its bounds".to_owned(),
+        };
+        return Err(ActionError::invalid(
+            format!(
+                "{value:?} is outside what {} accepts (an <input type={kind}> taking {range}); its value was left as it was",
+                element.label
+            ),
+            format!("Pass {} {range}.", format_of(kind)),
         ));
     }
     Ok(result["value"].clone())

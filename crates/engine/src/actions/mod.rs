@@ -4,6 +4,7 @@
 pub mod annotate;
 pub mod cdp;
 pub mod click;
+pub mod combobox;
 pub mod console;
 pub mod dialog;
 pub mod download;
@@ -24,6 +25,8 @@ pub mod press_key;
 pub mod screenshot;
 pub mod scroll;
 pub mod select_option;
+pub mod selection;
+pub mod slider;
 pub mod storage;
 pub mod tabs;
 pub mod type_text;

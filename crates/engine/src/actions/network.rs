@@ -148,7 +148,7 @@ async fn get(tab: &Tab, args: &NetworkArgs, budget: &Budget) -> Result<ActionOut
         headers_text(&r.request_headers)
     );
     if let Some(data) = &post_data {
-        text += &format!("\npost_data: {}", cut(data, BODY_MAX).0);
+        text += &format!("\npost_data: {}", crate::content::page(cut(data, BODY_MAX).0));
     }
     text += &format!("\nresponse headers:{}", headers_text(&r.response_headers));
     if args.body == Some(true) {
@@ -176,7 +176,7 @@ async fn get(tab: &Tab, args: &NetworkArgs, budget: &Budget) -> Result<ActionOut
                 response["body"] = json!(shown);
                 response["body_truncated"] = json!(truncated);
                 let more = if truncated { " (first 64 KB)" } else { "" };
-                text += &format!("\nbody{more}:\n{shown}");
+                text += &format!("\nbody{more}:\n{}", crate::content::page(shown));
             }
             Err(e) if e.failure.ends_the_call() => return Err(e),
             Err(e) => {

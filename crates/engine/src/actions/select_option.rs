@@ -1,12 +1,14 @@
 //! `browser_select_option`: choose options of a `<select>` by value or
-//! label, firing `input` and `change` as a person's choice would.
+//! label, firing `input` and `change` as a person's choice would; on a
+//! combobox or text field, type and pick the option it offers
+//! (`combobox.rs`); with `text`, select that text (`selection.rs`).
 
 use serde_json::{json, Value};
 
 use crate::action::SelectOptionArgs;
-use crate::actions::element;
+use crate::actions::{combobox, element, selection};
 use crate::tab::Tab;
-use crate::{ActionError, ActionOutput, Budget, ErrorCode};
+use crate::{ActionError, ActionOutput, Budget};
 
 /// Returns the chosen options' values and labels, or `{missing}` /
 /// `{not_select}` / `{too_many}`.
@@ -27,16 +29,27 @@ pub(crate) const SELECT: &str = r#"function (wanted) {
 }"#;
 
 pub async fn run(tab: &Tab, args: &SelectOptionArgs, budget: &Budget) -> Result<ActionOutput, ActionError> {
+    if let Some(text) = &args.text {
+        return selection::run(tab, &args.target, text, budget).await;
+    }
     let element = element::resolve(tab, &args.target, budget).await?;
     let result = element
         .call(budget, "choosing the option", SELECT, vec![json!(args.values)])
         .await?;
     if let Some(tag) = result["not_select"].as_str() {
-        return Err(ActionError::new(
-            ErrorCode::ElementNotInteractable,
-            format!("{} is a <{tag}>, not a <select>", element.label),
-            "For custom dropdowns, click the control and then the option.",
-        ));
+        let [wanted] = args.values.as_slice() else {
+            return Err(ActionError::invalid(
+                format!("{} is not a <select>: one option can be picked at a time", element.label),
+                "Pass one value.",
+            ));
+        };
+        return match combobox::pick(tab, &element, wanted, budget).await? {
+            Some(value) => Ok(ActionOutput::new(
+                format!("Picked {wanted:?} in {}; it shows {value}.", element.label),
+                json!({ "ok": true, "selected": [wanted], "value": value }),
+            )),
+            None => Err(combobox::not_a_choice(&element, tag)),
+        };
     }
     if let Some(missing) = result["missing"].as_str() {
         return Err(ActionError::invalid(

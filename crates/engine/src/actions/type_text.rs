@@ -1,16 +1,21 @@
 //! `browser_type`: focus a field, clear it (unless told not to), insert the
 //! text as trusted input, optionally press Enter, and report the value.
+//! Date, time, colour, range and number inputs are set by value instead
+//! (their browser-drawn editors take no inserted text).
 
 use serde_json::{json, Value};
 
 use crate::action::TypeArgs;
-use crate::actions::{element, input, keys};
+use crate::actions::{element, fill_form, input, keys};
 use crate::tab::Tab;
 use crate::{ActionError, ActionOutput, Budget, ErrorCode};
 
 /// Focuses the element and, when asked, selects its whole content so the
-/// inserted text replaces it. Returns false for elements that take no text.
+/// inserted text replaces it. Returns false for elements that take no text,
+/// and `{value: type}` for inputs whose browser-drawn editor takes no
+/// inserted text (a date field stays empty): those are set by value.
 pub(crate) const PREPARE: &str = r#"function (clear) {
+  if (this instanceof HTMLInputElement && VALUE_TYPES.includes(this.type)) return { value: this.type };
   const editable = this.isContentEditable ||
     (this instanceof HTMLInputElement && !['checkbox','radio','button','submit','reset','image','file','range','color'].includes(this.type)) ||
     this instanceof HTMLTextAreaElement;
@@ -30,6 +35,14 @@ pub(crate) const PREPARE: &str = r#"function (clear) {
   return true;
 }"#;
 
+/// The `<input>` types set by value rather than typed into.
+const VALUE_TYPES: &str = "['date','time','datetime-local','month','week','color','range','number']";
+
+/// [`PREPARE`], with its list of value types in place.
+pub(crate) fn prepare() -> String {
+    PREPARE.replace("VALUE_TYPES", VALUE_TYPES)
+}
+
 pub(crate) const VALUE: &str =
     "function () { return this.isContentEditable ? this.textContent : this.value; }";
 
@@ -37,8 +50,21 @@ pub async fn run(tab: &Tab, args: &TypeArgs, budget: &Budget) -> Result<ActionOu
     let element = element::resolve(tab, &args.target, budget).await?;
     let clear = args.clear.unwrap_or(true);
     let editable = element
-        .call(budget, "focusing the field", PREPARE, vec![Value::Bool(clear)])
+        .call(budget, "focusing the field", &prepare(), vec![Value::Bool(clear)])
         .await?;
+    if let Some(kind) = editable["value"].as_str() {
+        // A date, time, colour, range or number input: its value is set
+        // whole, with `input` and `change`, as browser_fill_form does.
+        let value = fill_form::set_value(&element, kind, &args.text, budget).await?;
+        let value = value.as_str().unwrap_or_default().to_owned();
+        if args.submit.unwrap_or(false) {
+            input::press_enter(tab, budget).await?;
+        }
+        return Ok(ActionOutput::new(
+            format!("Set {} (an <input type={kind}>) to {value:?}.", element.label),
+            json!({ "ok": true, "value": value }),
+        ));
+    }
     if editable != Value::Bool(true) {
         return Err(ActionError::new(
             ErrorCode::ElementNotInteractable,

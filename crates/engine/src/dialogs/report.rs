@@ -55,7 +55,11 @@ fn summary(dialog: &Dialog) -> Value {
 fn described(dialogs: &[Dialog]) -> String {
     dialogs
         .iter()
-        .map(|d| format!("{} dialog ({}): {:?}", with_article(&d.kind), d.id, d.message))
+        .map(|d| {
+            // The message is the page's: enclosed in the session's markers.
+            let message = crate::content::page(&format!("{:?}", d.message));
+            format!("{} dialog ({}): {message}", with_article(&d.kind), d.id)
+        })
         .collect::<Vec<_>>()
         .join(", and ")
 }

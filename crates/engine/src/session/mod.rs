@@ -28,6 +28,7 @@ use crate::config::Config;
 use crate::dialogs;
 use crate::metrics::Metrics;
 use crate::policy::Consent;
+use crate::content::Markers;
 use crate::secrets::Secrets;
 use crate::single_flight::SingleFlight;
 use crate::tab::{DialogPolicy, Tab};
@@ -71,6 +72,9 @@ pub struct Session {
     /// The user's answers to `ask` rules, and the way to ask (installed by
     /// the transport).
     consent: Arc<Consent>,
+    /// Its page content markers (`[output] content_markers`): the nonce
+    /// that encloses page text in every result it hands back.
+    markers: Markers,
 }
 
 /// How long opening a session's context (a browser context, its first tab)
@@ -92,6 +96,7 @@ impl Session {
     ) -> Session {
         let lifecycle = Arc::new(Lifecycle::new(Events::default(), metrics.clone()));
         let idle = idle::Idle::new(config.session.idle_timeout_s, lifecycle.clone());
+        let markers = Markers::new(config.output.content_markers);
         Session {
             id,
             idle,
@@ -106,7 +111,13 @@ impl Session {
             context: Arc::new(Mutex::new(None)),
             opening: SingleFlight::default(),
             consent: Arc::default(),
+            markers,
         }
+    }
+
+    /// The nonce of its page content markers, when they are on.
+    pub fn content_nonce(&self) -> Option<&str> {
+        self.markers.nonce()
     }
 
     /// The configuration it runs with.
@@ -196,7 +207,8 @@ impl Session {
         let outcome = result.as_ref().map(|_| ()).map_err(|e| e.code);
         self.metrics.record(tool, elapsed, outcome);
         self.report(action, &result, notes);
-        result
+        // Page text leaves enclosed in the session's markers.
+        self.markers.render_result(result)
     }
 
     /// Counts the call's URL verdicts and tells the event stream what the

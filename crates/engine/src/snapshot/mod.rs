@@ -52,6 +52,9 @@ struct Serialized {
     earlier_frames: Vec<String>,
     /// Text lines cut at the serializer's cap.
     cut: u64,
+    /// Field values cut at the serializer's cap.
+    #[serde(rename = "valuesCut")]
+    values_cut: u64,
     /// The serializer's next ref number in this frame.
     next: u64,
     url: String,
@@ -73,6 +76,8 @@ struct Walk<'a> {
     elements: u64,
     /// Text lines cut at the serializer's cap.
     cut: u64,
+    /// Field values cut at the serializer's cap.
+    values_cut: u64,
     refs: u64,
     truncated: bool,
     frames_expanded: usize,
@@ -100,6 +105,7 @@ pub async fn run(
         skip: start,
         elements: 0,
         cut: 0,
+        values_cut: 0,
         refs: 0,
         truncated: false,
         frames_expanded: 0,
@@ -118,9 +124,12 @@ pub async fn run(
     tab.state(|s| s.refs_document = Some(s.document.max(document)));
 
     let (tree, shown) = view::shape(tab, args, &root.frame_id, &snap.text);
-    let mut text = format!("URL: {}\nTitle: {}\n\n", snap.url, snap.title);
+    // The title, the tree and the sections (dialog messages, console
+    // lines) are the page's words: enclosed in the session's markers, one
+    // block; cdpilot's own notes follow it, outside.
+    let mut page = format!("Title: {}\n\n", snap.title);
     if start > 0 {
-        text += &match walk.elements {
+        page += &match walk.elements {
             0 => format!("(No elements from start: {start} on: the page lists fewer.)\n"),
             n => format!(
                 "(Elements {start} to {}: the ones before are on earlier pages of this snapshot.)\n",
@@ -128,7 +137,10 @@ pub async fn run(
             ),
         };
     }
-    text += &tree;
+    page += &tree;
+    let (section_text, section_data) = sections::render(tab);
+    page += &section_text;
+    let mut text = format!("URL: {}\n{}", snap.url, crate::content::page(&page));
     let next_start = walk.truncated.then(|| start + walk.elements);
     if let Some(next) = next_start {
         text += &format!(
@@ -141,6 +153,13 @@ pub async fn run(
         text += &format!(
             "\n[{} long text passages were cut (marked \"text cut\"): browser_extract reads the page's text whole]",
             walk.cut
+        );
+    }
+    if walk.values_cut > 0 {
+        text += &format!(
+            "\n[{} long field values were cut (marked \"value cut\"): read the rest with browser_evaluate, \
+             the field's ref and function \"(el) => (el.value ?? el.textContent).slice(4000)\"]",
+            walk.values_cut
         );
     }
     if let Some(o) = &obstacle {
@@ -164,8 +183,6 @@ pub async fn run(
     for (key, value) in shown {
         data[key] = value;
     }
-    let (section_text, section_data) = sections::render(tab);
-    text += &section_text;
     for (key, value) in section_data {
         data[key] = value;
     }
@@ -181,7 +198,11 @@ fn blocked_by_dialog(tab: &Tab) -> Option<ActionOutput> {
     );
     let mut data = json!({ "url": url, "ref_count": 0, "truncated": false, "blocked_by_dialog": true });
     let (section_text, section_data) = sections::render(tab);
-    text += &section_text;
+    // The dialogs' messages are the page's words.
+    if let Some(sections) = section_text.strip_prefix("\n\n") {
+        text += "\n\n";
+        text += &crate::content::page(sections);
+    }
     for (key, value) in section_data {
         data[key] = value;
     }
@@ -259,6 +280,7 @@ impl Walk<'_> {
             self.elements += snap.elements;
             self.refs += snap.refs;
             self.cut += snap.cut;
+            self.values_cut += snap.values_cut;
             self.truncated |= snap.truncated;
             // Frames an earlier page listed come first in the order pages
             // count elements; their content goes at the end, under a line

@@ -24,7 +24,10 @@
   const INDENT = [''];
   const indent = (depth) => INDENT[depth] ??= '  '.repeat(depth);
 
-  const SKIP = new Set(['SCRIPT', 'STYLE', 'NOSCRIPT', 'TEMPLATE', 'HEAD', 'META', 'LINK', 'TITLE', 'BASE']);
+  // (SVG's own elements have lowercase tag names: its `<title>` is a name,
+  // not text.)
+  const SKIP = new Set(['SCRIPT', 'STYLE', 'NOSCRIPT', 'TEMPLATE', 'HEAD', 'META', 'LINK', 'TITLE', 'BASE',
+    'title', 'desc', 'style', 'script', 'defs']);
   const INTERACTIVE = new Set(['button', 'link', 'textbox', 'searchbox', 'checkbox', 'radio', 'combobox',
     'listbox', 'option', 'slider', 'spinbutton', 'switch', 'tab', 'menuitem', 'menuitemcheckbox',
     'menuitemradio', 'treeitem']);
@@ -44,6 +47,26 @@
   // elements, whose names have a hyphen): only these are asked for one.
   const SHADOW_HOSTS = new Set(['ARTICLE', 'ASIDE', 'BLOCKQUOTE', 'BODY', 'DIV', 'FOOTER', 'H1', 'H2', 'H3',
     'H4', 'H5', 'H6', 'HEADER', 'MAIN', 'NAV', 'P', 'SECTION', 'SPAN']);
+  // Attributes that say an element has a handler of its own: inline
+  // handlers, and the markers delegating libraries put on what they listen
+  // for (jQuery UI's `data-handler`, Google's `jsaction`, AngularJS's
+  // `ng-click`, Bootstrap's toggles). The markers count only on elements
+  // with no role of their own (a `<td data-handler>` holds a link already).
+  const HANDLERS = ['onclick', 'onmousedown', 'onmouseup', 'onpointerdown', 'onpointerup', 'ontouchstart'];
+  const MARKERS = ['data-handler', 'data-action', 'jsaction', 'ng-click', 'data-toggle', 'data-bs-toggle'];
+  // Cursors that say "act on me": a pointer, and what sortables and drag
+  // handles show.
+  const POINTERS = new Set(['pointer', 'grab', 'move']);
+  // Items of a list, tree, grid or menu: each gets a ref when it shows a
+  // pointer, even one inherited from a clickable item above it (a tree's
+  // nested items all inherit the first item's cursor).
+  const ITEMS = new Set(['listitem', 'treeitem', 'row', 'option', 'menuitem', 'gridcell']);
+  const SVG = 'http://www.w3.org/2000/svg';
+  // Containers not printed for themselves whose lone text line says their
+  // role instead of `text:` (a cell's costs nothing more; a list item's
+  // `listitem:` would cost 4 characters a line, measured 0.1% of the
+  // reading corpus, and says little more than its list).
+  const SAYS_ROLE = new Set(['cell', 'gridcell']);
   // Elements with a `disabled` property of their own.
   const DISABLABLE = new Set(['BUTTON', 'INPUT', 'SELECT', 'TEXTAREA', 'OPTION', 'OPTGROUP', 'FIELDSET']);
   // Options objects made once, not per call.
@@ -109,11 +132,19 @@
     const explicit = attribute(el, names, 'role');
     if (explicit) return explicit.trim().split(/\s+/)[0].toLowerCase();
     const role = implicitRole(el, tag, names);
-    if (role === 'generic' && names.length !== 0
-      && (names.includes('onclick') || names.includes('contenteditable') && el.isContentEditable)) {
-      return el.isContentEditable ? 'textbox' : 'button';
+    if (role === 'generic' && names.length !== 0) {
+      if (names.includes('contenteditable') && el.isContentEditable) return 'textbox';
+      if (HANDLERS.some((h) => names.includes(h))) return 'button';
+      // An `<a>` without `href` that something listens to is a button (a
+      // date picker's Prev/Next).
+      if (tag === 'A' && (MARKERS.some((m) => names.includes(m)) || focusable(el, names))) return 'button';
     }
     return role;
+  }
+
+  function focusable(el, names) {
+    const tabindex = attribute(el, names, 'tabindex');
+    return tabindex !== null && tabindex.trim() !== '' && Number(tabindex) >= 0;
   }
 
   function textOfIds(ids) {
@@ -143,6 +174,19 @@
       const alt = attribute(el, names, 'alt');
       if (alt) return clean(alt, 100);
     }
+    // A date picker's day cell whose full date the page gives only in
+    // parts (jQuery UI's `<td data-year data-month><a data-date>`, the
+    // month counted from 0): named by that date, so "20" in a grid of
+    // months reads as `2024-03-20`.
+    if (tag === 'A' && names.includes('data-date')) {
+      const cell = el.parentElement;
+      const day = Number(el.getAttribute('data-date'));
+      if (cell && cell.hasAttribute('data-year') && cell.hasAttribute('data-month') && day >= 1 && day <= 31) {
+        const month = Number(cell.getAttribute('data-month')) + 1;
+        const pad = (n) => String(n).padStart(2, '0');
+        return cell.getAttribute('data-year') + '-' + pad(month) + '-' + pad(day);
+      }
+    }
     if (NAME_FROM_CONTENT.has(role)) {
       const n = clean(el.textContent, 100);
       if (n) return n;
@@ -151,6 +195,11 @@
     }
     const title = attribute(el, names, 'title');
     if (title) return clean(title, 100);
+    if (el.namespaceURI === SVG) {
+      for (const c of el.children) {
+        if (c.tagName === 'title') return clean(c.textContent, 100);
+      }
+    }
     if (role === 'textbox' || role === 'searchbox' || role === 'combobox') {
       const ph = attribute(el, names, 'placeholder');
       if (ph) return clean(ph, 100);
@@ -243,14 +292,56 @@
     return ref;
   }
 
-  function interactive(el, role, names) {
+  // Whether the element's own markup says an agent may act on it (a
+  // pointer cursor, the other signal, is read from its style in `visit`).
+  function interactive(el, role, tag, names) {
     if (INTERACTIVE.has(role)) return true;
     if (names.length === 0) return false;
-    if (names.includes('onclick')) return true;
+    if (HANDLERS.some((h) => names.includes(h))) return true;
     // Something to drag (browser_drag) needs a ref as much as a button does.
     if (attribute(el, names, 'draggable') === 'true') return true;
-    const tabindex = attribute(el, names, 'tabindex');
-    return tabindex !== null && Number(tabindex) >= 0 && role !== 'generic' && role !== 'none';
+    if (names.includes('contenteditable') && el.isContentEditable) return true;
+    // Anything in the tab order: a slider's handle `<span tabindex=0>`, a
+    // scrolling region, a custom control.
+    if (focusable(el, names)) return true;
+    // What a sortable marks as the handle to drag by (jQuery UI puts
+    // `ui-sortable-handle` on every item and listens on the list).
+    if (names.includes('class') && /(?:^|[\s_-])(?:sortable|drag)-handle(?:$|\s)/.test(el.getAttribute('class'))) return true;
+    return (role === 'generic' || tag === 'A') && MARKERS.some((m) => names.includes(m));
+  }
+
+  // What the page gives to tell an unnamed element apart: an SVG
+  // `<title>` or an image's `alt` inside it, then its id and class words,
+  // or the words of the icon inside it (`<i class="fa fa-reply">`,
+  // `<use href="#icon-trash">`). Utility classes say nothing and are left
+  // out.
+  const NOISE = /^(?:ui-(?:corner|state|widget|helper|priority|front)|is-|has-|js-|ng-|css-|sc-|jsx-|svelte-|active$|hover|focus|selected|disabled|clearfix|pull-|float-|text-|bg-|d-|[mp][trblxy]?-|col-|row$|flex|fa[srbl]?$|fa-(?:solid|regular|light|fw|lg|sm|xs|\dx)$|icons?$|btn$|button$|clickable|pointer|cursor|small$|large$|left$|right$|lazy|img|image|thumb|border|link|track|wrap|container|inner|outer|.*sprite)/i;
+  const ICON_PREFIX = /^(?:fa|fas|far|bi|icon|icons|ico|glyphicon|mdi|ion|ti|feather|lucide|octicon|action|actions|btn|button|js)-/i;
+  function words(el, out) {
+    const id = el.getAttribute('id');
+    if (id && id.length <= 30 && !/\d/.test(id)) out.push(id.replace(ICON_PREFIX, ''));
+    for (const c of el.classList) {
+      if (out.length !== 0) break;
+      if (c.length <= 30 && !NOISE.test(c) && !/\d/.test(c)) out.push(c.replace(ICON_PREFIX, ''));
+    }
+    const use = el.tagName === 'use' && (el.getAttribute('href') || el.getAttribute('xlink:href'));
+    if (use && out.length === 0) out.push(use.replace(/^.*#/, '').replace(ICON_PREFIX, ''));
+    return out;
+  }
+  function hintOf(el) {
+    const inner = el.querySelector('title, img[alt], [aria-label]');
+    if (inner) {
+      const text = clean(inner.tagName === 'title' ? inner.textContent
+        : inner.getAttribute('aria-label') || inner.getAttribute('alt'), 40);
+      if (text) return text;
+    }
+    const out = words(el, []);
+    if (out.length === 0) {
+      for (const icon of el.querySelectorAll('i, svg, use, [class*="icon"]')) {
+        if (words(icon, out).length !== 0) break;
+      }
+    }
+    return out.length !== 0 ? clean(out[0], 40) : "";
   }
 
   // The element's states, as ` [checked] [disabled]…`.
@@ -277,21 +368,60 @@
     return out;
   }
 
-  function valueOf(el, role, tag) {
-    if (role === 'textbox' || role === 'searchbox' || role === 'spinbutton' || role === 'slider') {
+  // A field's value, whole (the caller cuts it at the text limit, saying
+  // so). ARIA ranges (a slider `<div>`) give `aria-valuetext` or
+  // `aria-valuenow`.
+  function valueOf(el, role, tag, names) {
+    if (role === 'textbox' || role === 'searchbox' || role === 'spinbutton' || role === 'slider'
+      || role === 'combobox' && tag === 'INPUT') {
       if (tag === 'INPUT' || tag === 'TEXTAREA') {
         const value = el.value;
         if (!value) return '';
-        return tag === 'INPUT' && el.type === 'password' ? '••••' : clean(value, 100);
+        return tag === 'INPUT' && secretLike(el, names) ? '••••' : collapse(value);
       }
-      if ('value' in el) return clean(el.value, 100);
-      if (el.isContentEditable) return clean(el.textContent, 100);
+      if (RANGES.has(role)) {
+        const aria = attribute(el, names, 'aria-valuetext') || attribute(el, names, 'aria-valuenow');
+        if (aria) return collapse(aria);
+      }
+      if ('value' in el) return collapse(String(el.value ?? ''));
+      if (el.isContentEditable) return collapse(el.textContent);
     }
     if (role === 'combobox' && tag === 'SELECT') {
       const o = el.selectedOptions[0];
       return o ? clean(o.label || o.textContent, 100) : '';
     }
+    if (RANGES.has(role)) {
+      const aria = attribute(el, names, 'aria-valuetext') || attribute(el, names, 'aria-valuenow');
+      if (aria) return collapse(aria);
+    }
     return '';
+  }
+
+  // Fields whose value is never shown: passwords, one-time codes, card
+  // numbers and security codes (`browser_evaluate` on their ref masks them
+  // too, with the same test: see actions/evaluate.rs).
+  const SECRET_AUTOCOMPLETE = /(?:^|\s)(?:current-password|new-password|one-time-code|cc-number|cc-csc)(?:\s|$)/i;
+  function secretLike(el, names) {
+    if (el.type === 'password') return true;
+    const autocomplete = attribute(el, names, 'autocomplete');
+    return autocomplete !== null && SECRET_AUTOCOMPLETE.test(autocomplete);
+  }
+
+  const RANGES = new Set(['slider', 'spinbutton', 'progressbar', 'scrollbar', 'meter']);
+  // A slider's or spinbutton's bounds, as ` min="0" max="10"`: what an
+  // agent needs to move it (an `<input type=range>` has 0 and 100 unless
+  // it says otherwise).
+  function bounds(el, role, tag, names) {
+    if (role !== 'slider' && role !== 'spinbutton') return '';
+    let min, max;
+    if (tag === 'INPUT') {
+      min = attribute(el, names, 'min') ?? (el.type === 'range' ? '0' : null);
+      max = attribute(el, names, 'max') ?? (el.type === 'range' ? '100' : null);
+    } else {
+      min = attribute(el, names, 'aria-valuemin');
+      max = attribute(el, names, 'aria-valuemax');
+    }
+    return (min !== null && min !== '' ? ' min=' + q(min) : '') + (max !== null && max !== '' ? ' max=' + q(max) : '');
   }
 
   // A name or value in quotes; JSON's escaping (quotes, backslashes, control characters).
@@ -325,6 +455,13 @@
     let refs = 0;
     let truncated = false;
     let cut = 0;           // text lines cut at TEXT_MAX
+    let valuesCut = 0;     // field values cut at TEXT_MAX
+    // The cursor of the element whose children are visited: an element
+    // whose own cursor is a pointer and its parent's is not has a handler
+    // of its own (the parent's pointer is inherited by everything inside).
+    // Inside a control it is taken as a pointer without asking.
+    let cursorAbove = 'auto';
+    if (opts.selector && root.parentElement) cursorAbove = getComputedStyle(root.parentElement).cursor;
     // The text line that the next words join, while no element or block
     // boundary came between: its index in `lines`, or -1.
     let textLine = -1;
@@ -333,13 +470,19 @@
     const textOnPage = () => start === 0 ? true : seen > start;
 
     // Words joined as the page shows them: a space only where the page's
-    // text had one (`<b>bold</b>ly` stays one word).
+    // text had one (`<b>bold</b>ly` stays one word), a whitespace-only
+    // node between two inline elements included (`<span>December</span>
+    // &nbsp;<span>2016</span>`), or where a box of its own (a block, an
+    // inline-block, a flex item) comes between the two texts.
     let spaceAfter = false;
-    function pushText(data, text, depth) {
+    let textParent = null;   // the element the last words on `textLine` came from
+    function pushText(data, text, depth, parent) {
       const spaced = spaceAfter || SPACE_START.test(data);
       spaceAfter = SPACE_END.test(data);
+      const previous = textParent;
+      textParent = parent;
       if (textLine >= 0 && textDepth === depth) {
-        lines[textLine] += spaced ? ' ' + text : text;
+        lines[textLine] += spaced || previous !== parent && boxBetween(previous, parent) ? ' ' + text : text;
       } else {
         textLine = lines.length;
         textDepth = depth;
@@ -348,6 +491,7 @@
     }
 
     // `shown`: the node is known to show (a listed element).
+    // (A whitespace-only node records that a space was rendered.)
     function walk(node, tag, names, depth, nameAbove, shown) {
       // A label's words are already the name of the control it labels.
       const labelText = tag === 'LABEL' && node.control;
@@ -367,10 +511,14 @@
         if (type === 3) {
           if (labelText) continue;
           const data = child.data;
-          if (!NON_SPACE.test(data) || !textOnPage()) continue;
+          if (!NON_SPACE.test(data)) {
+            if (data.length !== 0) spaceAfter = true;
+            continue;
+          }
+          if (!textOnPage()) continue;
           const text = collapse(data);
           if (text === nameAbove) continue;
-          if (textShown ??= textShows(node, names, shown)) pushText(data, text, depth);
+          if (textShown ??= textShows(node, names, shown)) pushText(data, text, depth, node);
           continue;
         }
         if (type !== 1) continue;
@@ -381,9 +529,32 @@
 
     function visit(el, tag, depth, nameAbove) {
       const names = attributesOf(el);
-      const role = roleOf(el, tag, names);
+      let role = roleOf(el, tag, names);
       if (role === null) return;
-      if (TRANSPARENT.has(role) && !interactive(el, role, names)) {
+      let acts = interactive(el, role, tag, names);
+      const above = cursorAbove;
+      let cursor = 'pointer';
+      if (!acts) {
+        // One style read per element that is not a control and has
+        // attributes (a class, an id, a style: what cursor rules hang on),
+        // or is a list item: a bare `<td>` or `<div>` inherits its parent's
+        // cursor. Reading every element's cost the 5,000-control page 40%
+        // of its in-page time; this costs it nothing (README, Measuring).
+        if (names.length !== 0 || tag === 'LI') {
+          cursor = getComputedStyle(el).cursor;
+          acts = POINTERS.has(cursor) && (!POINTERS.has(above) || ITEMS.has(role));
+        } else {
+          cursor = above;
+        }
+      }
+      if (acts && role === 'generic' && tag === 'A') role = 'button';
+      cursorAbove = cursor;
+      place(el, tag, names, role, acts, depth, nameAbove);
+      cursorAbove = above;
+    }
+
+    function place(el, tag, names, role, acts, depth, nameAbove) {
+      if (TRANSPARENT.has(role) && !acts) {
         // A container that is not printed is not asked how it shows (most
         // elements of a page are such): what it holds is asked instead,
         // each element by itself, its text at the first words to print.
@@ -392,8 +563,15 @@
           walk(el, tag, names, depth, nameAbove);
         } else {
           textLine = -1;
+          const at = lines.length;
           walk(el, tag, names, depth, nameAbove);
           textLine = -1;
+          // A list item or a cell whose only content is text says what it
+          // is, on one line: `listitem: Alpha`, `cell: 42`.
+          if (lines.length === at + 1 && SAYS_ROLE.has(role)) {
+            const text = indent(depth) + 'text: ';
+            if (lines[at].startsWith(text)) lines[at] = indent(depth) + role + ': ' + lines[at].slice(text.length);
+          }
         }
         return;
       }
@@ -426,16 +604,26 @@
       seen++;
       elements++;
       const name = nameOf(el, role, tag, names);
-      let line = indent(depth) + role;
-      if (name) line += ' ' + q(name);
-      if (name || frame || interactive(el, role, names)) {
+      const head = indent(depth) + role + (name ? ' ' + q(name) : '');
+      let line = '';
+      // Refs go to what an agent may act on, and nothing else (issue 21):
+      // a heading or a landmark has a name but nothing to do; a named image
+      // keeps its ref (browser_screenshot takes it), a frame its own (its
+      // content is stitched in at it).
+      const ref = acts || frame || role === 'img' && name;
+      if (ref) {
         line += ' [ref=' + refFor(el) + ']';
         refs++;
       }
       line += states(el, role, tag, names);
-      const value = valueOf(el, role, tag);
-      if (value) line += ' value=' + q(value);
-      lines.push(line);
+      const value = valueOf(el, role, tag, names);
+      if (value.length > TEXT_MAX) {
+        line += ' value=' + q(value.slice(0, TEXT_MAX)) + ' [value cut: ' + (value.length - TEXT_MAX) + ' more characters]';
+        valuesCut++;
+      } else if (value) line += ' value=' + q(value);
+      line += bounds(el, role, tag, names);
+      const at = lines.length;
+      lines.push(head + line);
       if (frame) {
         // The frame's content is serialized in its own world and stitched
         // in here by cdpilot, at this marker.
@@ -451,13 +639,48 @@
       }
       if (!LEAF.has(role)) walk(el, tag, names, depth + 1, name, true);
       textLine = -1;
+      // An unnamed element to act on with nothing inside to tell it by.
+      if (ref && !name && !value && lines.length === at + 1) {
+        const hint = hintOf(el);
+        if (hint) lines[at] = head + ' hint=' + q(hint) + line;
+      }
+      // An element whose only content is text carries it on its own line.
+      if (lines.length === at + 2) {
+        const text = indent(depth + 1) + 'text: ';
+        if (lines[at + 1].startsWith(text)) lines[at] += ': ' + lines.pop().slice(text.length);
+      }
+    }
+
+    // Whether a box of its own separates the text in `a` from the text in
+    // `b` that follows it: an element between them (up to their common
+    // ancestor) that is not laid out inline. Asked only where two texts
+    // would join without a space, which is rare.
+    function boxBetween(a, b) {
+      if (!a || !b) return false;
+      const up = new Set();
+      for (let n = a; n; n = n.parentNode || n.host) up.add(n);
+      let n = b;
+      for (; n && !up.has(n); n = n.parentNode || n.host) {
+        if (n.nodeType === 1 && !inline(n)) return true;
+      }
+      for (let m = a; m && m !== n; m = m.parentNode || m.host) {
+        if (m.nodeType === 1 && !inline(m)) return true;
+      }
+      return false;
+    }
+    function inline(el) {
+      const style = getComputedStyle(el);
+      const display = style.display;
+      if (display === 'contents') return true;
+      return display === 'inline' && parseFloat(style.marginLeft) <= 0 && parseFloat(style.marginRight) <= 0
+        && parseFloat(style.paddingLeft) <= 0 && parseFloat(style.paddingRight) <= 0;
     }
 
     if (opts.selector) visit(root, root.tagName, 0, '');
     else walk(root, root.tagName, attributesOf(root), 0, '');
     for (let k = 0; k < lines.length; k++) {
       const line = lines[k];
-      if (line.length > TEXT_MAX && line.trimStart().startsWith('text: ')) {
+      if (line.length > TEXT_MAX && !line.endsWith(' more characters]')) {
         lines[k] = line.slice(0, TEXT_MAX) + '… [text cut: ' + (line.length - TEXT_MAX) + ' more characters]';
         cut++;
       }
@@ -465,7 +688,7 @@
     snapshots++;
     const text = lines.join('\n');
     return {
-      text, elements, seen, refs, truncated, frames, earlierFrames, cut, next: nextRef,
+      text, elements, seen, refs, truncated, frames, earlierFrames, cut, valuesCut, next: nextRef,
       url: location.href, title: document.title, ms: performance.now() - began,
     };
   }
