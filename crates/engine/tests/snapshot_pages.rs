@@ -382,7 +382,30 @@ async fn password_like_values_are_never_shown() {
         .iter()
         .map(|(name, value)| json!({"ref": common::ref_of(&first.text, &format!("\"{name}\"")), "value": value}))
         .collect();
-    ok(&engine, "browser_fill_form", json!({"fields": fields})).await;
+    let filled = ok(&engine, "browser_fill_form", json!({"fields": fields})).await;
+    // What the form tools report back is masked too.
+    for (_, value) in &values[1..] {
+        assert!(!filled.text.contains(value), "{value} in {}", filled.text);
+        assert!(
+            !filled.data.to_string().contains(value),
+            "{value} in {}",
+            filled.data
+        );
+    }
+    assert!(
+        filled.data.to_string().contains("ada-lovelace"),
+        "{}",
+        filled.data
+    );
+    let pw = common::ref_of(&first.text, "\"Password\"");
+    let typed = ok(
+        &engine,
+        "browser_type",
+        json!({"ref": pw, "text": "hunter2-secret"}),
+    )
+    .await;
+    assert_eq!(typed.data["value"], "••••", "{}", typed.text);
+    assert!(!typed.text.contains("hunter2"), "{}", typed.text);
 
     let snap = ok(&engine, "browser_snapshot", json!({"diff": true})).await;
     let full = ok(&engine, "browser_snapshot", json!({})).await;
