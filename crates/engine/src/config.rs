@@ -266,7 +266,9 @@ fn content_markers<'de, D: serde::Deserializer<'de>>(d: D) -> Result<bool, D::Er
 
 impl Default for OutputConfig {
     fn default() -> Self {
-        OutputConfig { content_markers: true }
+        OutputConfig {
+            content_markers: true,
+        }
     }
 }
 
@@ -583,16 +585,23 @@ mod tests {
     #[test]
     fn content_markers_are_on_unless_turned_off_and_a_bad_value_names_the_key() {
         assert!(Config::default().output.content_markers);
-        assert!(!Config::parse("[output]\ncontent_markers = false\n").unwrap().output.content_markers);
+        assert!(
+            !Config::parse("[output]\ncontent_markers = false\n")
+                .unwrap()
+                .output
+                .content_markers
+        );
         let e = Config::parse("[output]\ncontent_markers = \"no\"\n").unwrap_err();
         assert!(e.contains("content_markers"), "{e}");
         let e = Config::parse("[output]\nmarkers = false\n").unwrap_err();
         assert!(e.contains("markers"), "{e}");
         let mut c = Config::default();
-        c.apply_env(|n| (n == "CDPILOT_OUTPUT_CONTENT_MARKERS").then(|| "false".to_owned())).unwrap();
+        c.apply_env(|n| (n == "CDPILOT_OUTPUT_CONTENT_MARKERS").then(|| "false".to_owned()))
+            .unwrap();
         assert!(!c.output.content_markers);
-        let e = c.apply_env(|n| (n == "CDPILOT_OUTPUT_CONTENT_MARKERS").then(|| "off".to_owned())).unwrap_err();
+        let e = c
+            .apply_env(|n| (n == "CDPILOT_OUTPUT_CONTENT_MARKERS").then(|| "off".to_owned()))
+            .unwrap_err();
         assert!(e.contains("CONTENT_MARKERS"), "{e}");
     }
-
 }

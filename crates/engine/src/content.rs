@@ -85,7 +85,10 @@ impl Markers {
 
     /// A call's result with its page text rendered (text and error
     /// messages; `structuredContent` carries no delimiters).
-    pub fn render_result(&self, result: Result<ActionOutput, ActionError>) -> Result<ActionOutput, ActionError> {
+    pub fn render_result(
+        &self,
+        result: Result<ActionOutput, ActionError>,
+    ) -> Result<ActionOutput, ActionError> {
         match result {
             Ok(mut output) => {
                 output.text = self.render(&output.text);
@@ -134,7 +137,12 @@ fn nonce() -> String {
         for (i, chunk) in bytes.chunks_mut(8).enumerate() {
             let mut h = std::collections::hash_map::RandomState::new().build_hasher();
             h.write_usize(i);
-            h.write_u128(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_nanos());
+            h.write_u128(
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .unwrap_or_default()
+                    .as_nanos(),
+            );
             chunk.copy_from_slice(&h.finish().to_le_bytes());
         }
     }
@@ -163,6 +171,9 @@ mod tests {
         let sneaky = page("a\u{3} outside \u{2}b");
         assert_eq!(markers.render(&sneaky).matches("<<page-content").count(), 1);
         // Off: the page text as it was, no markers.
-        assert_eq!(Markers::new(false).render(&text), format!("Result: {forged} (ours)"));
+        assert_eq!(
+            Markers::new(false).render(&text),
+            format!("Result: {forged} (ours)")
+        );
     }
 }

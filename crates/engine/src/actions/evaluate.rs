@@ -158,7 +158,9 @@ async fn secret_value(element: &element::Element, budget: &Budget) -> Result<Opt
             || /(?:^|\s)(?:current-password|new-password|one-time-code|cc-number|cc-csc)(?:\s|$)/i.test(autocomplete);
         return secret ? this.value : null;
     }"#;
-    let value = element.call(budget, "reading the field", SECRET, Vec::new()).await?;
+    let value = element
+        .call(budget, "reading the field", SECRET, Vec::new())
+        .await?;
     Ok(value.as_str().map(str::to_owned))
 }
 

@@ -259,7 +259,11 @@ fn page(markdown: &str, start: usize, max: usize, input_truncated: bool) -> Acti
     let end = start.saturating_add(content.chars().count());
     let next = (end < total).then_some(end);
     // The page's words, enclosed in the session's markers.
-    let mut text = if content.is_empty() { String::new() } else { crate::content::page(&content) };
+    let mut text = if content.is_empty() {
+        String::new()
+    } else {
+        crate::content::page(&content)
+    };
     match next {
         Some(n) => {
             text += &format!("\n\n[characters {start}–{end} of {total}; continue with start_char: {n}]")

@@ -43,8 +43,15 @@ pub(crate) fn prepare() -> String {
     PREPARE.replace("VALUE_TYPES", VALUE_TYPES)
 }
 
-pub(crate) const VALUE: &str =
-    "function () { return this.isContentEditable ? this.textContent : this.value; }";
+/// The field's value as the result reports it; a password-like field's
+/// (the snapshot's `secretLike` test) reads `••••` (issue 21).
+pub(crate) const VALUE: &str = r#"function () {
+  if (this.isContentEditable) return this.textContent;
+  const autocomplete = (this.getAttribute && this.getAttribute('autocomplete')) || '';
+  const secret = this.tagName === 'INPUT' && (this.type === 'password'
+    || /(?:^|\s)(?:current-password|new-password|one-time-code|cc-number|cc-csc)(?:\s|$)/i.test(autocomplete));
+  return secret && this.value ? '••••' : this.value;
+}"#;
 
 pub async fn run(tab: &Tab, args: &TypeArgs, budget: &Budget) -> Result<ActionOutput, ActionError> {
     let element = element::resolve(tab, &args.target, budget).await?;
