@@ -525,3 +525,26 @@ async fn an_ask_rule_asks_a_websocket_client_through_an_event_and_decide() {
         "{message}"
     );
 }
+
+/// Issue 20, finding 9: raw CDP without a fence reaches every session's
+/// targets and cookies, so `cdpilot serve` refuses `[tools] cdp =
+/// "unrestricted"` at start-up, naming the key (stdio may use it).
+#[tokio::test]
+async fn serve_refuses_an_unrestricted_browser_cdp_at_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("cdpilot.toml");
+    std::fs::write(&config, "[tools]\ncdp = \"unrestricted\"\n").unwrap();
+    let output = tokio::process::Command::new(env!("CARGO_BIN_EXE_cdpilot"))
+        .args(["serve", "--listen", "127.0.0.1:0", "--config"])
+        .arg(&config)
+        .env_remove("CDPILOT_SERVE_TOKEN")
+        .stdin(std::process::Stdio::null())
+        .output();
+    let output = tokio::time::timeout(std::time::Duration::from_secs(30), output)
+        .await
+        .expect("serve exits at once")
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success(), "{stderr}");
+    assert!(stderr.contains("tools.cdp = \"unrestricted\""), "{stderr}");
+}

@@ -10,6 +10,7 @@
 //! deny matching either wins.
 
 pub mod canonical;
+pub mod cdp_fence;
 pub mod consent;
 pub mod gate;
 pub mod rules;

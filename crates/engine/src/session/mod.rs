@@ -242,6 +242,9 @@ impl Session {
         if let Some(spec) = tools::find(tool) {
             self.refuse_if_off(spec)?;
         }
+        if let Action::Cdp(args) = action {
+            crate::policy::cdp_fence::admit(&args.method, self.config.tools.cdp)?;
+        }
         crate::validate::urls(action, &self.config.policy.schemes)?;
         let rules = self.browsers.policy();
         // Judged once: the verdict goes to the audit and decides the call. A
