@@ -290,8 +290,8 @@ impl Default for ServeConfig {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct FilesConfig {
-    /// Directories `browser_upload` may read from; empty: the working
-    /// directory.
+    /// Directories `browser_upload` may read from; empty: none (uploads
+    /// are refused).
     pub upload_roots: Vec<String>,
     /// Where downloads, PDFs and saved screenshots go; empty:
     /// `./cdpilot-output`.
@@ -309,13 +309,10 @@ impl FilesConfig {
     }
 
     /// The directories uploads may be read from, as written (relative
-    /// ones against the working directory); never empty.
+    /// ones against the working directory); empty: uploads are refused
+    /// (a server started in `$HOME` must not hand out `~/.ssh`).
     pub fn upload_roots(&self) -> Vec<PathBuf> {
-        if self.upload_roots.is_empty() {
-            vec![PathBuf::from(".")]
-        } else {
-            self.upload_roots.iter().map(PathBuf::from).collect()
-        }
+        self.upload_roots.iter().map(PathBuf::from).collect()
     }
 }
 
@@ -521,7 +518,7 @@ mod tests {
     fn files_and_endpoints_are_read_and_checked() {
         let c = Config::parse("").unwrap();
         assert_eq!(c.files.output_dir(), PathBuf::from("cdpilot-output"));
-        assert_eq!(c.files.upload_roots(), vec![PathBuf::from(".")]);
+        assert!(c.files.upload_roots().is_empty(), "no upload root unless configured");
         let c = Config::parse(
             "[files]\noutput_dir = \"/tmp/out\"\nupload_roots = [\"/srv/up\"]\n[browser]\nendpoints = [\"ws://a:1/x\", \"http://b:9222\"]\n",
         )

@@ -182,17 +182,12 @@ pub async fn run(
             let path = files::output_path(output, args.path.as_deref(), "state.json")?;
             let state = storage_state::capture(context, budget).await?;
             let text = serde_json::to_string_pretty(&state).expect("a state serializes");
-            std::fs::write(&path, text).map_err(|e| {
-                ActionError::invalid(
-                    format!("cannot write {}: {e}", path.display()),
-                    "Set [files] output_dir to a writable directory.",
-                )
-            })?;
+            files::write(&path, text.as_bytes())?;
             Ok(summary("Saved", &path, &state))
         }
         StorageAction::Load => {
-            let path = files::inside_output(output, args.path.as_deref().unwrap_or_default())?;
-            let state = storage_state::load_file(context, &path, budget).await?;
+            let (path, text) = files::read_inside(output, args.path.as_deref().unwrap_or_default())?;
+            let state = storage_state::load_text(context, &path, &text, budget).await?;
             Ok(summary("Loaded", &path, &state))
         }
     }
