@@ -177,6 +177,7 @@ impl Session {
     ) -> Result<ActionOutput, ActionError> {
         let tool = action.tool_name();
         let span = tracing::info_span!("tool", tool);
+        let _running = self.consent.call_running();
         let (_in_flight, expired) =
             crate::timing::timed("session.idle", self.idle.begin(&self.context)).await;
         let mut result = self.run(action, budget, notes).instrument(span.clone()).await;

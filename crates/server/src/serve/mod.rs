@@ -154,7 +154,8 @@ pub async fn run_with(
             auth::HEALTH_PATH,
             get(move || async move { health(&health_engine) }),
         )
-        .layer(from_fn_with_state(guard, auth::check));
+        .layer(from_fn_with_state(guard, auth::check))
+        .layer(axum::middleware::map_response(dashboard::no_framing));
 
     if generated {
         eprintln!("cdpilot serve: token {token} (set [serve] token or --token to choose one)");

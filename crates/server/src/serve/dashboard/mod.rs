@@ -71,6 +71,20 @@ pub fn routes() -> Router<Arc<WsState>> {
         .route("/v1/dashboard/screencast", get(screencast::upgrade))
 }
 
+/// Every answer of the server says it may not be framed
+/// (`X-Frame-Options: DENY`, CSP `frame-ancestors 'none'`): a page the
+/// agent visits must not frame the dashboard and trick a person into
+/// pressing Stop, Allow or a dialog's answer (clickjacking).
+pub async fn no_framing(mut response: Response) -> Response {
+    let headers = response.headers_mut();
+    headers.insert(header::X_FRAME_OPTIONS, header::HeaderValue::from_static("DENY"));
+    headers.insert(
+        header::CONTENT_SECURITY_POLICY,
+        header::HeaderValue::from_static("frame-ancestors 'none'"),
+    );
+    response
+}
+
 fn page(mime: &'static str, body: &'static str) -> Response {
     (
         [(header::CONTENT_TYPE, mime), (header::CACHE_CONTROL, "no-store")],
