@@ -19,9 +19,10 @@ use crate::{ActionError, ActionOutput, ErrorCode};
 /// The configured secrets, with their values read from the environment.
 #[derive(Debug, Default)]
 pub struct Secrets {
-    /// Longest value first, so a value inside another is never redacted
-    /// out of the longer one first.
     list: Vec<Secret>,
+    /// Every spelling of every value ([`forms`]), longest first, so a
+    /// spelling inside a longer one is never redacted out of it first.
+    forms: Vec<Form>,
 }
 
 #[derive(Debug)]
@@ -30,6 +31,90 @@ struct Secret {
     value: String,
     /// Origins (`https://bank.example`) it may be typed on; empty: any.
     origins: Vec<String>,
+}
+
+/// One spelling of a secret's value that may reach a client, and the
+/// secret it stands for.
+#[derive(Debug)]
+struct Form {
+    text: String,
+    /// Index into `Secrets::list`.
+    secret: usize,
+}
+
+/// The spellings cdpilot and the browser produce of `value`: raw,
+/// URL-encoded (a form's `+` for spaces, `%20`, a URL's query with only
+/// the characters a browser escapes, upper- and lower-case hex),
+/// JSON- and Rust-escaped, HTML-escaped, base64 (standard and URL-safe).
+fn forms(value: &str) -> Vec<String> {
+    use base64::Engine as _;
+    let mut out = vec![value.to_owned()];
+    let escape = |keep: &dyn Fn(u8) -> bool, space_plus: bool, lower: bool| -> String {
+        let mut text = String::new();
+        for b in value.bytes() {
+            if b == b' ' && space_plus {
+                text.push('+');
+            } else if keep(b) {
+                text.push(b as char);
+            } else if lower {
+                text += &format!("%{b:02x}");
+            } else {
+                text += &format!("%{b:02X}");
+            }
+        }
+        text
+    };
+    // application/x-www-form-urlencoded (a GET form, a POST body).
+    let form_safe = |b: u8| b.is_ascii_alphanumeric() || b"*-._".contains(&b);
+    // encodeURIComponent.
+    let component_safe = |b: u8| b.is_ascii_alphanumeric() || b"-_.!~*'()".contains(&b);
+    // What a browser escapes in a typed query or path: controls, space,
+    // quotes, angle brackets, backtick, non-ASCII.
+    let url_safe = |b: u8| b > 0x20 && b < 0x7f && !b"\"<>`#%{}|^".contains(&b) || b == b'\\';
+    // How Chrome shows a URL for people (a page's default title, the
+    // tab strip): escapes unescaped except those that change the URL's
+    // meaning.
+    let display_safe = |b: u8| b > 0x20 && b < 0x7f && !b"%&=+#?/;:@$,\\".contains(&b);
+    for lower in [false, true] {
+        out.push(escape(&form_safe, true, lower));
+        out.push(escape(&component_safe, false, lower));
+        out.push(escape(&url_safe, false, lower));
+        out.push(escape(&display_safe, true, lower));
+        out.push(escape(&display_safe, false, lower));
+    }
+    // Each spelling so far, as a JSON or Rust string, or in HTML, shows it
+    // escaped once more (a URL's display form inside a JSON title); and
+    // once more again as JSON or Rust (a page's `JSON.stringify` of it in
+    // a result's JSON text).
+    for text in std::mem::take(&mut out) {
+        let json = serde_json::to_string(&text).unwrap_or_default();
+        out.push(json[1..json.len() - 1].to_owned());
+        let debug = format!("{text:?}");
+        out.push(debug[1..debug.len() - 1].to_owned());
+        let html = text
+            .replace('&', "&amp;")
+            .replace('<', "&lt;")
+            .replace('>', "&gt;")
+            .replace('"', "&quot;");
+        out.push(html.replace('\'', "&#39;"));
+        out.push(html.replace('\'', "&#x27;"));
+        out.push(text);
+    }
+    out.sort();
+    out.dedup();
+    for text in std::mem::take(&mut out) {
+        let json = serde_json::to_string(&text).unwrap_or_default();
+        out.push(json[1..json.len() - 1].to_owned());
+        let debug = format!("{text:?}");
+        out.push(debug[1..debug.len() - 1].to_owned());
+        out.push(text);
+    }
+    out.push(base64::engine::general_purpose::STANDARD.encode(value));
+    out.push(base64::engine::general_purpose::STANDARD_NO_PAD.encode(value));
+    out.push(base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(value));
+    out.sort();
+    out.dedup();
+    out
 }
 
 impl Secrets {
@@ -69,7 +154,13 @@ impl Secrets {
             });
         }
         list.sort_by_key(|s| std::cmp::Reverse(s.value.len()));
-        Ok(Secrets { list })
+        let mut forms: Vec<Form> = list
+            .iter()
+            .enumerate()
+            .flat_map(|(secret, s)| forms(&s.value).into_iter().map(move |text| Form { text, secret }))
+            .collect();
+        forms.sort_by_key(|f| std::cmp::Reverse(f.text.len()));
+        Ok(Secrets { list, forms })
     }
 
     /// No secret is configured.
@@ -78,10 +169,13 @@ impl Secrets {
     }
 
     /// `text` with each `{{secret:NAME}}` replaced by the secret's value,
-    /// for typing on the page at `page_url`. An unknown name is
+    /// for typing into an element whose frame's document is at
+    /// `frame_url` (the frame that owns the element, not the top page: a
+    /// cross-origin iframe is another site). An unknown name is
     /// `invalid_argument`; a secret bound to other origins is
     /// `permission_denied`.
-    pub fn expand(&self, text: &str, page_url: &str) -> Result<String, ActionError> {
+    pub fn expand(&self, text: &str, frame_url: &str) -> Result<String, ActionError> {
+        let page_url = frame_url;
         let mut out = String::with_capacity(text.len());
         let mut rest = text;
         while let Some(start) = rest.find("{{secret:") {
@@ -91,7 +185,7 @@ impl Secrets {
             let secret = self.list.iter().find(|s| s.name == name).ok_or_else(|| {
                 let known: Vec<&str> = self.list.iter().map(|s| s.name.as_str()).collect();
                 ActionError::invalid(
-                    format!("there is no secret named {name:?}"),
+                    format!("there is no secret named \"{name}\""),
                     match known.is_empty() {
                         true => {
                             "No secrets are configured ([secrets] in cdpilot's configuration).".to_owned()
@@ -108,7 +202,7 @@ impl Secrets {
                     return Err(ActionError::new(
                         ErrorCode::PermissionDenied,
                         format!(
-                            "the secret {name} may only be typed on {}, and this page is {page_url}",
+                            "the secret {name} may only be typed on {}, and the element's frame is {page_url}",
                             secret.origins.join(", ")
                         ),
                         "Navigate to the site the secret belongs to first.",
@@ -124,14 +218,22 @@ impl Secrets {
     }
 
     /// `text` with each secret's value replaced by `{{secret:NAME}}`.
+    /// Every spelling in [`forms`] is replaced (a URL-encoded, escaped or
+    /// base64 value too).
     pub fn redact(&self, text: &str) -> String {
         let mut text = text.to_owned();
-        for secret in &self.list {
-            if text.contains(&secret.value) {
-                text = text.replace(&secret.value, &format!("{{{{secret:{}}}}}", secret.name));
+        for form in &self.forms {
+            if text.contains(&form.text) {
+                let name = &self.list[form.secret].name;
+                text = text.replace(&form.text, &format!("{{{{secret:{name}}}}}"));
             }
         }
         text
+    }
+
+    /// Whether `text` holds any spelling of any secret.
+    pub fn leaks(&self, text: &str) -> bool {
+        self.forms.iter().any(|f| text.contains(&f.text))
     }
 
     /// Every string in `value` (keys included) redacted.
@@ -201,6 +303,34 @@ mod tests {
         let e = s.expand("{{secret:NOPE}}", "http://x/").unwrap_err();
         assert_eq!(e.code, ErrorCode::InvalidArgument);
         assert!(e.next_step.contains("PW"), "{e}");
+    }
+
+    /// Issue 20, finding 7: every spelling a URL, a form body, an escaped
+    /// string or base64 gives of the value is redacted.
+    #[test]
+    fn every_spelling_of_a_value_is_redacted() {
+        let value = "p a&s\"s\\w<o>r'd";
+        let mut config = BTreeMap::new();
+        config.insert("PW".to_owned(), SecretConfig { env: "X".into(), origins: vec![] });
+        let s = Secrets::resolve(&config, |_| Some(value.into())).unwrap();
+        use base64::Engine as _;
+        let spellings = [
+            value.to_owned(),
+            "p+a%26s%22s%5Cw%3Co%3Er%27d".to_owned(),
+            "p%20a%26s%22s%5Cw%3Co%3Er'd".to_owned(),
+            "p%20a&s%22s\\w%3Co%3Er'd".to_owned(),
+            "p%20a%26s%22s%5cw%3co%3er'd".to_owned(),
+            serde_json::to_string(value).unwrap().trim_matches('"').to_owned(),
+            format!("{value:?}").trim_matches('"').to_owned(),
+            "p a&amp;s&quot;s\\w&lt;o&gt;r&#39;d".to_owned(),
+            "p a&amp;s&quot;s\\w&lt;o&gt;r&#x27;d".to_owned(),
+            base64::engine::general_purpose::STANDARD.encode(value),
+        ];
+        for spelling in spellings {
+            let text = format!("before {spelling} after");
+            assert_eq!(s.redact(&text), "before {{secret:PW}} after", "{spelling}");
+            assert!(s.leaks(&text));
+        }
     }
 
     #[test]

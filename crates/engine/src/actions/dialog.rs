@@ -21,7 +21,7 @@ pub async fn run(tab: &Tab, args: &DialogArgs, budget: &Budget) -> Result<Action
     .await?;
     let verb = if accept { "Accepted" } else { "Dismissed" };
     Ok(ActionOutput::new(
-        format!("{verb} the {} dialog {:?}.", dialog.kind, dialog.message),
+        format!("{verb} the {} dialog \"{}\".", dialog.kind, dialog.message),
         json!({ "ok": true, "dialog": dialog }),
     ))
 }

@@ -69,7 +69,7 @@ fn web_url(text: &str) -> Result<url::Url, ActionError> {
         .filter(|u| matches!(u.scheme(), "http" | "https"))
         .ok_or_else(|| {
             ActionError::invalid(
-                format!("{text:?} is not an http(s) URL"),
+                format!("\"{text}\" is not an http(s) URL"),
                 "Pass a full URL such as https://example.com/.",
             )
         })
@@ -158,7 +158,7 @@ pub async fn run(
                 .any(|c| c["name"] == json!(cookie.name));
             if !kept {
                 return Err(ActionError::invalid(
-                    format!("Chrome did not keep the cookie {:?}", cookie.name),
+                    format!("Chrome did not keep the cookie \"{}\"", cookie.name),
                     "Check its url or domain and path; a secure cookie needs an https url, same_site None needs secure.",
                 ));
             }

@@ -26,7 +26,7 @@ pub fn pending_error(dialog: &Dialog) -> ActionError {
                 dialog: dialog.id.clone(),
             },
             format!(
-                "{} dialog ({}) {:?} blocks the page; it opened before the connection to the browser dropped, so it can no longer be answered",
+                "{} dialog ({}) \"{}\" blocks the page; it opened before the connection to the browser dropped, so it can no longer be answered",
                 with_article(&dialog.kind), dialog.id, dialog.message
             ),
             "Leave the page with browser_navigate (a URL, or history: reload); the dialog closes with it.",
@@ -37,7 +37,7 @@ pub fn pending_error(dialog: &Dialog) -> ActionError {
             dialog: dialog.id.clone(),
         },
         format!(
-            "{} dialog ({}) {:?} is blocking the page",
+            "{} dialog ({}) \"{}\" is blocking the page",
             with_article(&dialog.kind),
             dialog.id,
             dialog.message
@@ -55,7 +55,7 @@ fn summary(dialog: &Dialog) -> Value {
 fn described(dialogs: &[Dialog]) -> String {
     dialogs
         .iter()
-        .map(|d| format!("{} dialog ({}): {:?}", with_article(&d.kind), d.id, d.message))
+        .map(|d| format!("{} dialog ({}): \"{}\"", with_article(&d.kind), d.id, d.message))
         .collect::<Vec<_>>()
         .join(", and ")
 }

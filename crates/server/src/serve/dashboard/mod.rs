@@ -133,13 +133,15 @@ pub fn snapshot(state: &WsState) -> Value {
             value
         })
         .collect();
-    json!({
+    // Redacted as a whole on its way out: tab URLs, dialog messages, asks'
+    // URLs, the audit's captions (each part is redacted at its source too).
+    state.engine.secrets().redact_value(json!({
         "sessions": sessions,
         "max_sessions": state.sessions.max(),
         "asks": state.asks.pending(),
         "audit": audit,
         "thumbnails": state.thumbnails.cost(),
-    })
+    }))
 }
 
 fn parse_body(body: &Bytes) -> Result<Value, Response> {
