@@ -73,7 +73,7 @@ impl Asker for Elicitation {
                             Some("always") => Answer::Always,
                             Some("once") => Answer::Once,
                             other => {
-                                Answer::Failed(format!("the answer {other:?} is neither once nor always"))
+                                Answer::Failed(format!("the answer \"{other}\" is neither once nor always"))
                             }
                         }
                     }

@@ -169,7 +169,7 @@ async fn stop(State(state): State<Arc<WsState>>, body: Bytes) -> Response {
         true => json_response(StatusCode::OK, json!({"stopped": 1})),
         false => json_response(
             StatusCode::NOT_FOUND,
-            json!({"error": {"code": "invalid_argument", "message": format!("no open session {id:?}")}}),
+            json!({"error": {"code": "invalid_argument", "message": format!("no open session \"{id}\"")}}),
         ),
     }
 }
