@@ -304,7 +304,11 @@ async fn the_dashboard_may_not_be_framed() {
         ("/v1/dashboard/state", true),
         ("/", false),
     ] {
-        let headers: Vec<(&str, &str)> = if auth { vec![("Authorization", bearer.as_str())] } else { vec![] };
+        let headers: Vec<(&str, &str)> = if auth {
+            vec![("Authorization", bearer.as_str())]
+        } else {
+            vec![]
+        };
         let reply = testkit::http_mcp::http(&serve.authority, "GET", path, &headers, "").await;
         assert_eq!(reply.status, if auth { 200 } else { 401 }, "{path}: {reply:?}");
         assert_eq!(reply.header("x-frame-options"), Some("DENY"), "{path}: {reply:?}");

@@ -576,13 +576,20 @@ async fn a_secret_appears_on_no_side_channel_of_serve() {
     let steps = [
         call("browser_navigate", json!({"url": site.url("/index.html")})),
         call("browser_evaluate", json!({"expression": form})),
-        call("browser_type", json!({"selector": "#q", "text": "{{secret:PW}}", "submit": true})),
+        call(
+            "browser_type",
+            json!({"selector": "#q", "text": "{{secret:PW}}", "submit": true}),
+        ),
         call("browser_wait", json!({"url": "**/index.html?q=*"})),
-        call("browser_evaluate", json!({"expression": "setTimeout(() => alert('v=' + new URLSearchParams(location.search).get('q')), 0); 1"})),
+        call(
+            "browser_evaluate",
+            json!({"expression": "setTimeout(() => alert('v=' + new URLSearchParams(location.search).get('q')), 0); 1"}),
+        ),
         call("browser_snapshot", json!({})),
     ];
     for (id, tool, arguments) in steps {
-        ws.send(json!({"type": "request", "id": id, "tool": tool, "arguments": arguments})).await;
+        ws.send(json!({"type": "request", "id": id, "tool": tool, "arguments": arguments}))
+            .await;
         loop {
             let message = ws.next().await.expect("socket open");
             heard.push(message.clone());
@@ -600,14 +607,27 @@ async fn a_secret_appears_on_no_side_channel_of_serve() {
     )
     .await;
     assert_eq!(state.status, 200, "{state:?}");
-    assert!(state.body.contains("{{secret:PW}}"), "the state shows the tab's URL: {}", state.body);
+    assert!(
+        state.body.contains("{{secret:PW}}"),
+        "the state shows the tab's URL: {}",
+        state.body
+    );
     let more = [
         ("d1", "browser_dialog", json!({"action": "accept"})),
-        ("d2", "browser_evaluate", json!({"expression": "location.href = '/denied?' + location.search.slice(1); 1"})),
-        ("d3", "browser_evaluate", json!({"expression": "throw new Error(new URLSearchParams(location.search).get('q'))"})),
+        (
+            "d2",
+            "browser_evaluate",
+            json!({"expression": "location.href = '/denied?' + location.search.slice(1); 1"}),
+        ),
+        (
+            "d3",
+            "browser_evaluate",
+            json!({"expression": "throw new Error(new URLSearchParams(location.search).get('q'))"}),
+        ),
     ];
     for (id, tool, arguments) in more {
-        ws.send(json!({"type": "request", "id": id, "tool": tool, "arguments": arguments})).await;
+        ws.send(json!({"type": "request", "id": id, "tool": tool, "arguments": arguments}))
+            .await;
         loop {
             let message = ws.next().await.expect("socket open");
             heard.push(message.clone());
@@ -621,7 +641,10 @@ async fn a_secret_appears_on_no_side_channel_of_serve() {
         assert!(names.contains(&event), "{event} was heard: {names:?}");
     }
     let log = serve.log.lock().unwrap().join("\n");
-    assert!(log.contains("{{secret:PW}}"), "the log names the blocked URL: {log}");
+    assert!(
+        log.contains("{{secret:PW}}"),
+        "the log names the blocked URL: {log}"
+    );
 
     let pct = |keep: &dyn Fn(u8) -> bool, plus: bool| -> String {
         TRICKY
@@ -648,13 +671,19 @@ async fn a_secret_appears_on_no_side_channel_of_serve() {
         spellings.push(format!("{s:?}").trim_matches('"').to_owned());
     }
     let channels = [
-        ("websocket", heard.iter().map(Value::to_string).collect::<Vec<_>>().join("\n")),
+        (
+            "websocket",
+            heard.iter().map(Value::to_string).collect::<Vec<_>>().join("\n"),
+        ),
         ("dashboard state", state.body.clone()),
         ("log", log),
     ];
     for (channel, text) in &channels {
         for spelling in &spellings {
-            assert!(!text.contains(spelling.as_str()), "{channel} carries {spelling}:\n{text}");
+            assert!(
+                !text.contains(spelling.as_str()),
+                "{channel} carries {spelling}:\n{text}"
+            );
         }
     }
 }

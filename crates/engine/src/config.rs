@@ -369,9 +369,8 @@ impl Config {
             self.browser.storage_state = v;
         }
         if let Some(v) = get("CDPILOT_TOOLS_CDP") {
-            self.tools.cdp = CdpAccess::parse(&v).ok_or_else(|| {
-                "$CDPILOT_TOOLS_CDP: allowed is false, true or unrestricted".to_owned()
-            })?;
+            self.tools.cdp = CdpAccess::parse(&v)
+                .ok_or_else(|| "$CDPILOT_TOOLS_CDP: allowed is false, true or unrestricted".to_owned())?;
         }
         if let Some(v) = get("CDPILOT_TOOLS_CAPS") {
             self.tools.caps = list(v);
@@ -518,7 +517,10 @@ mod tests {
     fn files_and_endpoints_are_read_and_checked() {
         let c = Config::parse("").unwrap();
         assert_eq!(c.files.output_dir(), PathBuf::from("cdpilot-output"));
-        assert!(c.files.upload_roots().is_empty(), "no upload root unless configured");
+        assert!(
+            c.files.upload_roots().is_empty(),
+            "no upload root unless configured"
+        );
         let c = Config::parse(
             "[files]\noutput_dir = \"/tmp/out\"\nupload_roots = [\"/srv/up\"]\n[browser]\nendpoints = [\"ws://a:1/x\", \"http://b:9222\"]\n",
         )
@@ -548,7 +550,8 @@ mod tests {
         let e = Config::parse("[tools]\ncdp = \"all\"\n").unwrap_err();
         assert!(e.contains("cdp") && e.contains("unrestricted"), "{e}");
         let mut c = Config::parse("").unwrap();
-        c.apply_env(|n| (n == "CDPILOT_TOOLS_CDP").then(|| "true".to_owned())).unwrap();
+        c.apply_env(|n| (n == "CDPILOT_TOOLS_CDP").then(|| "true".to_owned()))
+            .unwrap();
         assert_eq!(c.tools.cdp, CdpAccess::Fenced);
     }
 

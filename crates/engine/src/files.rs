@@ -55,7 +55,11 @@ pub fn write(path: &Path, bytes: &[u8]) -> Result<(), ActionError> {
     let mut file = opened.map_err(|e| open_error(path, &e, "write"))?;
     file.write_all(bytes).map_err(|e| {
         ActionError::invalid(
-            format!("cannot write {}: {}", path.display(), std::io::Error::from(e.kind())),
+            format!(
+                "cannot write {}: {}",
+                path.display(),
+                std::io::Error::from(e.kind())
+            ),
             "Set [files] output_dir to a writable directory.",
         )
     })
@@ -75,7 +79,11 @@ pub fn read_inside(files: &FilesConfig, requested: &str) -> Result<(PathBuf, Str
     let mut text = String::new();
     file.read_to_string(&mut text).map_err(|e| {
         ActionError::invalid(
-            format!("cannot read {}: {}", path.display(), std::io::Error::from(e.kind())),
+            format!(
+                "cannot read {}: {}",
+                path.display(),
+                std::io::Error::from(e.kind())
+            ),
             "Pass the path of a text file written by cdpilot.",
         )
     })?;
@@ -87,7 +95,11 @@ fn open_error(path: &Path, e: &std::io::Error, doing: &str) -> ActionError {
         return link_refused(path);
     }
     ActionError::invalid(
-        format!("cannot {doing} {}: {}", path.display(), std::io::Error::from(e.kind())),
+        format!(
+            "cannot {doing} {}: {}",
+            path.display(),
+            std::io::Error::from(e.kind())
+        ),
         "Pass a file name under the output directory ([files] output_dir).",
     )
 }
@@ -246,12 +258,18 @@ mod tests {
             let e = read_inside(&files, name).unwrap_err();
             assert_eq!(e.code, ErrorCode::PermissionDenied, "{name}: {e}");
         }
-        assert!(!elsewhere.join("sub").exists(), "no directory made through the link");
+        assert!(
+            !elsewhere.join("sub").exists(),
+            "no directory made through the link"
+        );
         // A link swapped in after the check: the open refuses it.
         let path = output_path(&files, Some("late.png"), "x").unwrap();
         std::os::unix::fs::symlink(elsewhere.join("victim"), &path).unwrap();
         assert_eq!(write(&path, b"x").unwrap_err().code, ErrorCode::PermissionDenied);
-        assert_eq!(std::fs::read_to_string(elsewhere.join("victim")).unwrap(), "precious");
+        assert_eq!(
+            std::fs::read_to_string(elsewhere.join("victim")).unwrap(),
+            "precious"
+        );
         let path = output_path(&files, Some("ok/fine.txt"), "x").unwrap();
         write(&path, b"fine").unwrap();
         assert_eq!(read_inside(&files, "ok/fine.txt").unwrap().1, "fine");

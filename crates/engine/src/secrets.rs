@@ -331,7 +331,13 @@ mod tests {
     fn every_spelling_of_a_value_is_redacted() {
         let value = "p a&s\"s\\w<o>r'd";
         let mut config = BTreeMap::new();
-        config.insert("PW".to_owned(), SecretConfig { env: "X".into(), origins: vec![] });
+        config.insert(
+            "PW".to_owned(),
+            SecretConfig {
+                env: "X".into(),
+                origins: vec![],
+            },
+        );
         let s = Secrets::resolve(&config, |_| Some(value.into())).unwrap();
         use base64::Engine as _;
         let spellings = [
@@ -361,7 +367,13 @@ mod tests {
     fn redaction_cost() {
         let mut config = BTreeMap::new();
         for name in ["A", "B", "C"] {
-            config.insert(name.to_owned(), SecretConfig { env: name.into(), origins: vec![] });
+            config.insert(
+                name.to_owned(),
+                SecretConfig {
+                    env: name.into(),
+                    origins: vec![],
+                },
+            );
         }
         let s = Secrets::resolve(&config, |v| Some(format!("{v} pa ss&w\"o\\rd"))).unwrap();
         let text = "textbox \"Search\" [ref=e12] value=\"hello world\"\n".repeat(4000);

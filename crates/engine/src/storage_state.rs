@@ -57,7 +57,11 @@ pub struct Item {
 pub fn read(path: &Path) -> Result<State, ActionError> {
     let text = std::fs::read_to_string(path).map_err(|e| {
         ActionError::invalid(
-            format!("cannot read {}: {}", path.display(), std::io::Error::from(e.kind())),
+            format!(
+                "cannot read {}: {}",
+                path.display(),
+                std::io::Error::from(e.kind())
+            ),
             "Pass the path of a file written by browser_storage save.",
         )
     })?;
@@ -221,7 +225,12 @@ pub async fn load_file(context: &Context, path: &Path, budget: &Budget) -> Resul
 }
 
 /// Loads a state already read (from `path`) into the session.
-pub async fn load_text(context: &Context, path: &Path, text: &str, budget: &Budget) -> Result<State, ActionError> {
+pub async fn load_text(
+    context: &Context,
+    path: &Path,
+    text: &str,
+    budget: &Budget,
+) -> Result<State, ActionError> {
     let state = parse(path, text)?;
     apply(context, &state, budget).await?;
     Ok(state)
@@ -438,7 +447,10 @@ mod tests {
             // Issue 20, finding 13: serde's messages quote what they read.
             ("field.json", r#"{"cookies":[],"origins":[],"hunter2":1}"#),
             ("typed.json", r#"{"cookies":"hunter2-pass","origins":[]}"#),
-            ("variant.json", r#"{"cookies":[],"origins":[{"origin":7,"hunter2":[]}]}"#),
+            (
+                "variant.json",
+                r#"{"cookies":[],"origins":[{"origin":7,"hunter2":[]}]}"#,
+            ),
         ] {
             let path = dir.join(name);
             std::fs::write(&path, text).unwrap();
@@ -450,7 +462,11 @@ mod tests {
                 e.message
             );
             assert!(!e.message.contains("OPENSSH"), "the file is not quoted");
-            assert!(!e.message.contains("hunter2"), "{name}: the file is quoted: {}", e.message);
+            assert!(
+                !e.message.contains("hunter2"),
+                "{name}: the file is quoted: {}",
+                e.message
+            );
         }
         assert!(read(&dir.join("missing.json")).is_err());
         let param = cookie_param(

@@ -200,7 +200,9 @@ impl ToolSpec {
             "browser_evaluate" if !config.tools.evaluate => {
                 Some("[tools] evaluate = false turns it off".into())
             }
-            "browser_cdp" if config.tools.cdp == crate::config::CdpAccess::Off => Some("[tools] cdp = false turns it off".into()),
+            "browser_cdp" if config.tools.cdp == crate::config::CdpAccess::Off => {
+                Some("[tools] cdp = false turns it off".into())
+            }
             _ => None,
         }
     }

@@ -38,13 +38,31 @@ async fn an_ask_while_no_call_runs_is_refused_and_reported_not_asked() {
         })
     });
     let asker = Arc::new(Counting::default());
-    engine.session().consent().install(Some(asker.clone() as Arc<dyn Asker>));
-    ok(&engine, "browser_navigate", json!({"url": site.url("/index.html")})).await;
+    engine
+        .session()
+        .consent()
+        .install(Some(asker.clone() as Arc<dyn Asker>));
+    ok(
+        &engine,
+        "browser_navigate",
+        json!({"url": site.url("/index.html")}),
+    )
+    .await;
 
     // During a call, an ask is asked (and this one allowed once).
-    ok(&engine, "browser_navigate", json!({"url": site.url_b("/index.html?during")})).await;
+    ok(
+        &engine,
+        "browser_navigate",
+        json!({"url": site.url_b("/index.html?during")}),
+    )
+    .await;
     assert_eq!(asker.0.load(Ordering::SeqCst), 1);
-    ok(&engine, "browser_navigate", json!({"url": site.url("/index.html")})).await;
+    ok(
+        &engine,
+        "browser_navigate",
+        json!({"url": site.url("/index.html")}),
+    )
+    .await;
 
     // The page moves by itself once the call has returned.
     let later = site.url_b("/index.html?between-calls");
@@ -53,13 +71,25 @@ async fn an_ask_while_no_call_runs_is_refused_and_reported_not_asked() {
     // No event says "nothing happened": give the page's navigation time to
     // reach the gate with no call running.
     tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
-    assert_eq!(asker.0.load(Ordering::SeqCst), 1, "the user was asked with no call running");
-    let next = common::ok_in(engine.session(), "browser_evaluate", json!({"expression": "location.href"})).await;
+    assert_eq!(
+        asker.0.load(Ordering::SeqCst),
+        1,
+        "the user was asked with no call running"
+    );
+    let next = common::ok_in(
+        engine.session(),
+        "browser_evaluate",
+        json!({"expression": "location.href"}),
+    )
+    .await;
     assert_eq!(next.data["value"], site.url("/index.html"), "the tab stayed");
     assert_eq!(next.data["blocked"][0]["url"], later, "{}", next.text);
     let audit = engine.audit().records();
     let last = audit.last().unwrap();
     let verdicts = serde_json::to_string(&last.verdicts).unwrap();
     assert!(verdicts.contains("between-calls"), "audited: {verdicts}");
-    assert!(site.received_by_b().iter().all(|r| !r.path.contains("between-calls")));
+    assert!(site
+        .received_by_b()
+        .iter()
+        .all(|r| !r.path.contains("between-calls")));
 }

@@ -41,7 +41,12 @@ async fn a_fenced_browser_cdp_refuses_every_method_that_leaves_the_tab() {
             origin: None,
         });
     });
-    ok(&engine, "browser_navigate", json!({"url": site.url("/forms.html")})).await;
+    ok(
+        &engine,
+        "browser_navigate",
+        json!({"url": site.url("/forms.html")}),
+    )
+    .await;
     let attacks = [
         json!({"method": "Fetch.disable"}),
         json!({"method": "Fetch.enable", "params": {"patterns": []}}),
@@ -72,17 +77,37 @@ async fn a_fenced_browser_cdp_refuses_every_method_that_leaves_the_tab() {
     // The gate still holds: the page's own navigation to the denied server
     // is blocked.
     let set = format!("location.href = {:?}; 1", denied.url("/after-fetch-disable"));
-    let mut out = ok(&engine, "browser_cdp", json!({"method": "Runtime.evaluate", "params": {"expression": set}})).await;
+    let mut out = ok(
+        &engine,
+        "browser_cdp",
+        json!({"method": "Runtime.evaluate", "params": {"expression": set}}),
+    )
+    .await;
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
     while out.data["blocked"].is_null() && std::time::Instant::now() < deadline {
         out = ok(&engine, "browser_evaluate", json!({"expression": "1"})).await;
     }
-    assert!(out.data["blocked"][0]["url"].as_str().unwrap_or("").contains("after-fetch-disable"), "{}", out.text);
+    assert!(
+        out.data["blocked"][0]["url"]
+            .as_str()
+            .unwrap_or("")
+            .contains("after-fetch-disable"),
+        "{}",
+        out.text
+    );
     assert!(denied.seen().requests.is_empty(), "{:?}", denied.seen());
     // Methods that stay in the tab work, and the browser is alive.
     let tree = ok(&engine, "browser_cdp", json!({"method": "Page.getFrameTree"})).await;
-    assert_eq!(tree.data["result"]["frameTree"]["frame"]["url"], site.url("/forms.html"));
-    let doc = ok(&engine, "browser_cdp", json!({"method": "DOM.getDocument", "params": {"depth": 1}})).await;
+    assert_eq!(
+        tree.data["result"]["frameTree"]["frame"]["url"],
+        site.url("/forms.html")
+    );
+    let doc = ok(
+        &engine,
+        "browser_cdp",
+        json!({"method": "DOM.getDocument", "params": {"depth": 1}}),
+    )
+    .await;
     assert!(doc.data["result"]["root"]["nodeId"].is_number(), "{}", doc.text);
     ok(&engine, "browser_cdp", json!({"method": "Emulation.setDeviceMetricsOverride", "params": {"width": 500, "height": 400, "deviceScaleFactor": 1, "mobile": false}})).await;
     let width = ok(&engine, "browser_evaluate", json!({"expression": "innerWidth"})).await;
@@ -116,14 +141,26 @@ async fn one_session_cannot_read_another_sessions_cookies_by_any_tool() {
     let mut seen = String::new();
     for (tool, args) in [
         ("browser_storage", json!({"action": "cookies"})),
-        ("browser_storage", json!({"action": "cookies", "url": site.url("/index.html")})),
+        (
+            "browser_storage",
+            json!({"action": "cookies", "url": site.url("/index.html")}),
+        ),
         ("browser_evaluate", json!({"expression": "document.cookie"})),
-        ("browser_cdp", json!({"method": "Runtime.evaluate", "params": {"expression": "document.cookie", "returnByValue": true}})),
+        (
+            "browser_cdp",
+            json!({"method": "Runtime.evaluate", "params": {"expression": "document.cookie", "returnByValue": true}}),
+        ),
         ("browser_cdp", json!({"method": "Target.getTargets"})),
-        ("browser_cdp", json!({"method": "Target.attachToTarget", "params": {"targetId": "X", "flatten": true}})),
+        (
+            "browser_cdp",
+            json!({"method": "Target.attachToTarget", "params": {"targetId": "X", "flatten": true}}),
+        ),
         ("browser_cdp", json!({"method": "Storage.getCookies"})),
         ("browser_cdp", json!({"method": "Network.getAllCookies"})),
-        ("browser_cdp", json!({"method": "Network.getCookies", "params": {"urls": [site.url("")]}})),
+        (
+            "browser_cdp",
+            json!({"method": "Network.getCookies", "params": {"urls": [site.url("")]}}),
+        ),
         ("browser_tabs", json!({"action": "list"})),
         ("browser_network", json!({"action": "list"})),
     ] {

@@ -28,9 +28,13 @@ async fn with_no_upload_roots_an_upload_is_refused_naming_the_key() {
     let here = std::env::current_dir().unwrap().join("Cargo.toml");
     assert!(here.is_file());
     for path in [here.display().to_string(), "Cargo.toml".to_owned()] {
-        let e = call(&engine, "browser_upload", json!({"selector": "#one", "paths": [path]}))
-            .await
-            .unwrap_err();
+        let e = call(
+            &engine,
+            "browser_upload",
+            json!({"selector": "#one", "paths": [path]}),
+        )
+        .await
+        .unwrap_err();
         assert_eq!(e.code, ErrorCode::PermissionDenied, "{e}");
         assert!(e.message.contains("[files] upload_roots"), "{e}");
     }
@@ -66,16 +70,27 @@ async fn links_inside_the_output_directory_carry_no_write_and_no_read() {
         c.tools.caps = vec!["all".into()];
         c.files.output_dir = dir;
     });
-    ok(&engine, "browser_navigate", json!({"url": site.url("/index.html")})).await;
+    ok(
+        &engine,
+        "browser_navigate",
+        json!({"url": site.url("/index.html")}),
+    )
+    .await;
     let attempts = [
         ("browser_screenshot", json!({"path": "shot.png"})),
         ("browser_screenshot", json!({"path": "dir/new.png"})),
         ("browser_pdf", json!({"path": "page.pdf"})),
         ("browser_pdf", json!({"path": "dir/sub/new.pdf"})),
         ("browser_storage", json!({"action": "save", "path": "state.json"})),
-        ("browser_storage", json!({"action": "save", "path": "dir/state.json"})),
+        (
+            "browser_storage",
+            json!({"action": "save", "path": "dir/state.json"}),
+        ),
         ("browser_storage", json!({"action": "load", "path": "state.json"})),
-        ("browser_storage", json!({"action": "load", "path": "dir/authorized_keys"})),
+        (
+            "browser_storage",
+            json!({"action": "load", "path": "dir/authorized_keys"}),
+        ),
     ];
     for (tool, args) in attempts {
         let e = call(&engine, tool, args.clone()).await.unwrap_err();
@@ -84,12 +99,24 @@ async fn links_inside_the_output_directory_carry_no_write_and_no_read() {
         assert!(!e.message.contains("precious"), "{tool} {args}: {e}");
     }
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "ssh-ed25519 precious");
-    assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 1, "nothing new elsewhere");
+    assert_eq!(
+        std::fs::read_dir(&elsewhere).unwrap().count(),
+        1,
+        "nothing new elsewhere"
+    );
     // A plain file in the directory that is not a state: refused, unquoted.
-    std::fs::write(out.join("notes.json"), r#"{"cookies": "hunter2 & more", "origins": []}"#).unwrap();
-    let e = call(&engine, "browser_storage", json!({"action": "load", "path": "notes.json"}))
-        .await
-        .unwrap_err();
+    std::fs::write(
+        out.join("notes.json"),
+        r#"{"cookies": "hunter2 & more", "origins": []}"#,
+    )
+    .unwrap();
+    let e = call(
+        &engine,
+        "browser_storage",
+        json!({"action": "load", "path": "notes.json"}),
+    )
+    .await
+    .unwrap_err();
     assert_eq!(e.code, ErrorCode::InvalidArgument, "{e}");
     assert!(!e.message.contains("hunter2"), "the file is quoted: {e}");
     // Plain names still work.

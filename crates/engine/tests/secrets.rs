@@ -130,13 +130,32 @@ fn spellings(value: &str) -> Vec<(&'static str, String)> {
     let debug = format!("{value:?}");
     vec![
         ("raw", value.to_owned()),
-        ("form (+)", pct(&|b| b.is_ascii_alphanumeric() || b"*-._".contains(&b), true)),
-        ("component (%20)", pct(&|b| b.is_ascii_alphanumeric() || b"-_.!~*'()".contains(&b), false)),
-        ("url query", pct(&|b| b > 0x20 && b < 0x7f && !b"\"<>`#%{}|^".contains(&b), false)),
-        ("url display", pct(&|b| b > 0x20 && b < 0x7f && !b"%&=+#?/;:@$,\\".contains(&b), true)),
+        (
+            "form (+)",
+            pct(&|b| b.is_ascii_alphanumeric() || b"*-._".contains(&b), true),
+        ),
+        (
+            "component (%20)",
+            pct(&|b| b.is_ascii_alphanumeric() || b"-_.!~*'()".contains(&b), false),
+        ),
+        (
+            "url query",
+            pct(&|b| b > 0x20 && b < 0x7f && !b"\"<>`#%{}|^".contains(&b), false),
+        ),
+        (
+            "url display",
+            pct(&|b| b > 0x20 && b < 0x7f && !b"%&=+#?/;:@$,\\".contains(&b), true),
+        ),
         ("json", json[1..json.len() - 1].to_owned()),
         ("rust debug", debug[1..debug.len() - 1].to_owned()),
-        ("html", value.replace('&', "&amp;").replace('"', "&quot;").replace('<', "&lt;").replace('>', "&gt;")),
+        (
+            "html",
+            value
+                .replace('&', "&amp;")
+                .replace('"', "&quot;")
+                .replace('<', "&lt;")
+                .replace('>', "&gt;"),
+        ),
         ("base64", base64::engine::general_purpose::STANDARD.encode(value)),
     ]
 }
@@ -158,57 +177,112 @@ async fn a_secret_leaves_in_no_spelling_on_any_channel() {
         c.tools.caps = vec!["all".into()];
         c.secrets.insert(
             "PW".into(),
-            SecretConfig { env: "CDPILOT_TEST_SECRET_TRICKY".into(), origins: vec![] },
+            SecretConfig {
+                env: "CDPILOT_TEST_SECRET_TRICKY".into(),
+                origins: vec![],
+            },
         );
         c.secrets.insert(
             "HOME".into(),
-            SecretConfig { env: "CDPILOT_TEST_SECRET_HOME".into(), origins: vec![home] },
+            SecretConfig {
+                env: "CDPILOT_TEST_SECRET_HOME".into(),
+                origins: vec![home],
+            },
         );
     });
     let session = engine.session();
     let mut events = session.events().subscribe();
     let seen = std::cell::RefCell::new(Vec::<String>::new());
-    let record = |what: &str, r: Result<engine::ActionOutput, engine::ActionError>| -> Option<engine::ActionOutput> {
-        match r {
-            Ok(out) => {
-                seen.borrow_mut().push(format!("{what}: {}\n{}", out.text, out.data));
-                Some(out)
+    let record =
+        |what: &str, r: Result<engine::ActionOutput, engine::ActionError>| -> Option<engine::ActionOutput> {
+            match r {
+                Ok(out) => {
+                    seen.borrow_mut()
+                        .push(format!("{what}: {}\n{}", out.text, out.data));
+                    Some(out)
+                }
+                Err(e) => {
+                    seen.borrow_mut().push(format!("{what}: {e} {}", e.next_step));
+                    None
+                }
             }
-            Err(e) => {
-                seen.borrow_mut().push(format!("{what}: {e} {}", e.next_step));
-                None
-            }
-        }
-    };
+        };
 
     // Finding 6: bound to the top page's origin, refused in its
     // cross-origin iframe, allowed in its same-origin one.
-    record("nav", call_in(session, "browser_navigate", json!({"url": site.url("/frames.html")})).await);
+    record(
+        "nav",
+        call_in(
+            session,
+            "browser_navigate",
+            json!({"url": site.url("/frames.html")}),
+        )
+        .await,
+    );
     let snap = record("snap", call_in(session, "browser_snapshot", json!({})).await).unwrap();
     let field = |title: &str| {
         let at = snap.text.find(title).expect("the frame is in the snapshot");
         common::ref_of(&snap.text[at..], "textbox \"Child field\"")
     };
     let (cross, same) = (field("Cross-origin frame"), field("Same-origin frame"));
-    let e = call_in(session, "browser_type", json!({"ref": cross, "text": "{{secret:HOME}}"}))
-        .await
-        .unwrap_err();
+    let e = call_in(
+        session,
+        "browser_type",
+        json!({"ref": cross, "text": "{{secret:HOME}}"}),
+    )
+    .await
+    .unwrap_err();
     assert_eq!(e.code, ErrorCode::PermissionDenied, "{e}");
     assert!(e.message.contains(&site.b), "names the frame's origin: {e}");
-    record("same", call_in(session, "browser_type", json!({"ref": same, "text": "{{secret:HOME}}"})).await)
-        .expect("the same-origin frame takes it");
+    record(
+        "same",
+        call_in(
+            session,
+            "browser_type",
+            json!({"ref": same, "text": "{{secret:HOME}}"}),
+        )
+        .await,
+    )
+    .expect("the same-origin frame takes it");
 
     // Finding 7: a GET form puts it in the URL, a POST form in a body.
-    record("nav", call_in(session, "browser_navigate", json!({"url": site.url("/index.html")})).await);
+    record(
+        "nav",
+        call_in(
+            session,
+            "browser_navigate",
+            json!({"url": site.url("/index.html")}),
+        )
+        .await,
+    );
     let page = "document.body.insertAdjacentHTML('beforeend', `
         <form id=g action='/index.html' method=get><input id=q name=q aria-label=Query></form>
         <form id=p action='/json' method=post><input id=b name=b aria-label=Body><input type=checkbox id=c aria-label=Check></form>`); 1";
-    record("eval", call_in(session, "browser_evaluate", json!({"expression": page})).await);
-    record("type", call_in(session, "browser_type", json!({"selector": "#b", "text": "{{secret:PW}}"})).await);
-    record("fill", call_in(session, "browser_fill_form", json!({"fields": [
-        {"selector": "#b", "value": "{{secret:PW}}"},
-        {"selector": "#c", "value": "{{secret:PW}}"},
-    ]})).await);
+    record(
+        "eval",
+        call_in(session, "browser_evaluate", json!({"expression": page})).await,
+    );
+    record(
+        "type",
+        call_in(
+            session,
+            "browser_type",
+            json!({"selector": "#b", "text": "{{secret:PW}}"}),
+        )
+        .await,
+    );
+    record(
+        "fill",
+        call_in(
+            session,
+            "browser_fill_form",
+            json!({"fields": [
+                {"selector": "#b", "value": "{{secret:PW}}"},
+                {"selector": "#c", "value": "{{secret:PW}}"},
+            ]}),
+        )
+        .await,
+    );
     for expression in [
         "document.getElementById('b').value",
         "JSON.stringify(document.getElementById('b').value)",
@@ -220,35 +294,107 @@ async fn a_secret_leaves_in_no_spelling_on_any_channel() {
     ] {
         record("eval", call_in(session, "browser_evaluate", json!({"expression": expression})).await);
     }
-    record("error", call_in(session, "browser_evaluate", json!({"expression": "throw new Error(JSON.stringify(document.getElementById('b').value))"})).await);
-    record("post", call_in(session, "browser_evaluate", json!({"expression": "document.getElementById('p').submit(); 1"})).await);
-    record("wait", call_in(session, "browser_wait", json!({"url": "**/json*"})).await);
-    record("back", call_in(session, "browser_navigate", json!({"url": site.url("/index.html")})).await);
-    record("eval", call_in(session, "browser_evaluate", json!({"expression": page})).await);
-    record("get", call_in(session, "browser_type", json!({"selector": "#q", "text": "{{secret:PW}}", "submit": true})).await);
-    record("wait", call_in(session, "browser_wait", json!({"url": "**/index.html?q=*"})).await);
-    record("tabs", call_in(session, "browser_tabs", json!({"action": "list"})).await);
+    record(
+        "error",
+        call_in(
+            session,
+            "browser_evaluate",
+            json!({"expression": "throw new Error(JSON.stringify(document.getElementById('b').value))"}),
+        )
+        .await,
+    );
+    record(
+        "post",
+        call_in(
+            session,
+            "browser_evaluate",
+            json!({"expression": "document.getElementById('p').submit(); 1"}),
+        )
+        .await,
+    );
+    record(
+        "wait",
+        call_in(session, "browser_wait", json!({"url": "**/json*"})).await,
+    );
+    record(
+        "back",
+        call_in(
+            session,
+            "browser_navigate",
+            json!({"url": site.url("/index.html")}),
+        )
+        .await,
+    );
+    record(
+        "eval",
+        call_in(session, "browser_evaluate", json!({"expression": page})).await,
+    );
+    record(
+        "get",
+        call_in(
+            session,
+            "browser_type",
+            json!({"selector": "#q", "text": "{{secret:PW}}", "submit": true}),
+        )
+        .await,
+    );
+    record(
+        "wait",
+        call_in(session, "browser_wait", json!({"url": "**/index.html?q=*"})).await,
+    );
+    record(
+        "tabs",
+        call_in(session, "browser_tabs", json!({"action": "list"})).await,
+    );
     record("snap", call_in(session, "browser_snapshot", json!({})).await);
-    let listed = record("network", call_in(session, "browser_network", json!({"action": "list"})).await).unwrap();
+    let listed = record(
+        "network",
+        call_in(session, "browser_network", json!({"action": "list"})).await,
+    )
+    .unwrap();
     for request in listed.data["requests"].as_array().into_iter().flatten() {
         let id = request["id"].clone();
-        record("request", call_in(session, "browser_network", json!({"action": "get", "id": id, "body": true})).await);
+        record(
+            "request",
+            call_in(
+                session,
+                "browser_network",
+                json!({"action": "get", "id": id, "body": true}),
+            )
+            .await,
+        );
     }
     // Finding 8: a dialog that echoes it (events, the watcher's view).
     record("alert", call_in(session, "browser_evaluate", json!({"expression": "setTimeout(() => alert('got ' + decodeURIComponent(location.search.slice(3).replace(/\\+/g, ' '))), 0); 1"})).await);
     record("wait", call_in(session, "browser_snapshot", json!({})).await);
     let overview = session.overview();
-    seen.borrow_mut().push(format!("overview: {}", serde_json::to_string(&overview.tabs).unwrap()));
-    seen.borrow_mut().push(format!("overview dialogs: {}", serde_json::to_string(&overview.dialogs).unwrap()));
+    seen.borrow_mut().push(format!(
+        "overview: {}",
+        serde_json::to_string(&overview.tabs).unwrap()
+    ));
+    seen.borrow_mut().push(format!(
+        "overview dialogs: {}",
+        serde_json::to_string(&overview.dialogs).unwrap()
+    ));
     assert!(!overview.dialogs.is_empty(), "the dialog is pending");
-    record("dialog", call_in(session, "browser_dialog", json!({"action": "accept"})).await);
+    record(
+        "dialog",
+        call_in(session, "browser_dialog", json!({"action": "accept"})).await,
+    );
 
     let mut seen = seen.into_inner();
     while let Ok(event) = events.try_recv() {
         seen.push(format!("event {}: {}", event.name(), event.data()));
     }
-    assert!(seen.iter().any(|s| s.starts_with("event dialog_opened")), "{seen:#?}");
-    assert!(seen.iter().any(|s| s.starts_with("event navigated") && s.contains("{{secret:PW}}")), "{seen:#?}");
+    assert!(
+        seen.iter().any(|s| s.starts_with("event dialog_opened")),
+        "{seen:#?}"
+    );
+    assert!(
+        seen.iter()
+            .any(|s| s.starts_with("event navigated") && s.contains("{{secret:PW}}")),
+        "{seen:#?}"
+    );
     seen.push(format!("audit: {}", engine.audit().to_json(None)));
     let mut leaks = Vec::new();
     let mut all = spellings(TRICKY);

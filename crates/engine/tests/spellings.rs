@@ -36,7 +36,12 @@ async fn a_host_denied_in_one_spelling_is_denied_in_every_spelling() {
         format!("http://localhost:{port}/*"),
         format!("http://127.0.0.1:{port}/*"),
     ]);
-    ok(&engine, "browser_navigate", json!({"url": site.url("/index.html")})).await;
+    ok(
+        &engine,
+        "browser_navigate",
+        json!({"url": site.url("/index.html")}),
+    )
+    .await;
     for url in [
         format!("http://localhost.:{port}/"),
         format!("http://[::ffff:127.0.0.1]:{port}/"),
@@ -55,7 +60,10 @@ async fn a_host_denied_in_one_spelling_is_denied_in_every_spelling() {
         format!("http://localhost.:{port}/by-page-too"),
     ] {
         let blocked = blocked_after(&engine, &target).await;
-        assert!(blocked.iter().any(|u| u.contains("by-page")), "{target}: {blocked:?}");
+        assert!(
+            blocked.iter().any(|u| u.contains("by-page")),
+            "{target}: {blocked:?}"
+        );
     }
     // No request: the request stage refused every one. (The browser may
     // still open a bare connection ahead of a navigation, finding 14: the
@@ -73,9 +81,19 @@ async fn a_path_denied_in_one_spelling_is_denied_in_every_spelling() {
     let site = TestSite::start().await;
     let denied = DeniedServer::start().await;
     let engine = denying(vec![format!("http://{}/secret/*", denied.host())]);
-    ok(&engine, "browser_navigate", json!({"url": site.url("/index.html")})).await;
+    ok(
+        &engine,
+        "browser_navigate",
+        json!({"url": site.url("/index.html")}),
+    )
+    .await;
     let base = format!("http://{}", denied.host());
-    for path in ["//secret/x", "/\\secret\\x", "/%73ecret/x", "/public/%2e%2e//%73ecret/x"] {
+    for path in [
+        "//secret/x",
+        "/\\secret\\x",
+        "/%73ecret/x",
+        "/public/%2e%2e//%73ecret/x",
+    ] {
         let url = format!("{base}{path}");
         let e = call(&engine, "browser_navigate", json!({"url": url}))
             .await
@@ -84,11 +102,22 @@ async fn a_path_denied_in_one_spelling_is_denied_in_every_spelling() {
     }
     let blocked = blocked_after(&engine, &format!("{base}//secret/by-page")).await;
     assert!(blocked.iter().any(|u| u.contains("by-page")), "{blocked:?}");
-    ok(&engine, "browser_navigate", json!({"url": format!("{base}/public/x")})).await;
+    ok(
+        &engine,
+        "browser_navigate",
+        json!({"url": format!("{base}/public/x")}),
+    )
+    .await;
     let seen = denied.seen();
-    assert!(seen.requests.iter().any(|r| r == "GET /public/x HTTP/1.1"), "{seen:?}");
     assert!(
-        !seen.requests.iter().any(|r| r.to_ascii_lowercase().contains("ecret")),
+        seen.requests.iter().any(|r| r == "GET /public/x HTTP/1.1"),
+        "{seen:?}"
+    );
+    assert!(
+        !seen
+            .requests
+            .iter()
+            .any(|r| r.to_ascii_lowercase().contains("ecret")),
         "a denied path was requested: {seen:?}"
     );
 }

@@ -145,13 +145,18 @@ pub async fn by_selector(tab: &Tab, selector: &str, budget: &Budget) -> Result<E
             "Pass a valid CSS selector, or better a ref from browser_snapshot.",
         ));
     }
-    element_or_error(object, format!("selector \"{selector}\""), tab.main_frame(), || {
-        ActionError::new(
-            ErrorCode::ElementNotFound,
-            format!("no element matches the selector \"{selector}\""),
-            "Take a browser_snapshot and use a ref instead.",
-        )
-    })
+    element_or_error(
+        object,
+        format!("selector \"{selector}\""),
+        tab.main_frame(),
+        || {
+            ActionError::new(
+                ErrorCode::ElementNotFound,
+                format!("no element matches the selector \"{selector}\""),
+                "Take a browser_snapshot and use a ref instead.",
+            )
+        },
+    )
 }
 
 fn element_or_error(

@@ -112,9 +112,10 @@ async fn wait_for_url(tab: &Tab, glob: &str, budget: &Budget) -> Result<ActionOu
         .await;
     match reached {
         Ok(url) => Ok(done(budget, format!("The URL {url} matches \"{glob}\"."))),
-        Err(e) if matches!(e.failure, Failure::Timeout { .. }) => {
-            Err(never_happened(budget, &format!("the URL never matched \"{glob}\"")))
-        }
+        Err(e) if matches!(e.failure, Failure::Timeout { .. }) => Err(never_happened(
+            budget,
+            &format!("the URL never matched \"{glob}\""),
+        )),
         Err(e) => Err(e),
     }
 }

@@ -66,7 +66,11 @@ fn canonical_host<S: AsRef<str>>(host: &Host<S>) -> String {
         Host::Domain(name) => {
             let name = name.as_ref();
             let trimmed = name.trim_end_matches('.');
-            if trimmed.is_empty() { name.to_string() } else { trimmed.to_ascii_lowercase() }
+            if trimmed.is_empty() {
+                name.to_string()
+            } else {
+                trimmed.to_ascii_lowercase()
+            }
         }
         Host::Ipv4(ip) => ip.to_string(),
         Host::Ipv6(ip) => match mapped_v4(ip) {

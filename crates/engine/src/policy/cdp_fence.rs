@@ -19,35 +19,98 @@ use crate::{ActionError, ErrorCode};
 /// purpose except where they only add events (disabling `Runtime`, `Page`
 /// or `Fetch` would blind or disarm cdpilot's own supervisor and gate).
 pub const ALLOWED: &[(&str, &[&str])] = &[
-    ("Accessibility", &[
-        "enable", "getFullAXTree", "getPartialAXTree", "queryAXTree", "getChildAXNodes",
-        "getRootAXNode", "getAXNodeAndAncestors",
-    ]),
-    ("CSS", &[
-        "enable", "getComputedStyleForNode", "getMatchedStylesForNode", "getInlineStylesForNode",
-        "getStyleSheetText", "getPlatformFontsForNode", "getBackgroundColors", "getMediaQueries",
-    ]),
-    ("DOM", &[
-        "enable", "getDocument", "getFlattenedDocument", "querySelector", "querySelectorAll",
-        "getOuterHTML", "describeNode", "getAttributes", "getBoxModel", "getContentQuads",
-        "getNodeForLocation", "resolveNode", "requestNode", "requestChildNodes",
-        "pushNodesByBackendIdsToFrontend", "performSearch", "getSearchResults",
-        "discardSearchResults", "getFrameOwner", "scrollIntoViewIfNeeded", "focus",
-    ]),
+    (
+        "Accessibility",
+        &[
+            "enable",
+            "getFullAXTree",
+            "getPartialAXTree",
+            "queryAXTree",
+            "getChildAXNodes",
+            "getRootAXNode",
+            "getAXNodeAndAncestors",
+        ],
+    ),
+    (
+        "CSS",
+        &[
+            "enable",
+            "getComputedStyleForNode",
+            "getMatchedStylesForNode",
+            "getInlineStylesForNode",
+            "getStyleSheetText",
+            "getPlatformFontsForNode",
+            "getBackgroundColors",
+            "getMediaQueries",
+        ],
+    ),
+    (
+        "DOM",
+        &[
+            "enable",
+            "getDocument",
+            "getFlattenedDocument",
+            "querySelector",
+            "querySelectorAll",
+            "getOuterHTML",
+            "describeNode",
+            "getAttributes",
+            "getBoxModel",
+            "getContentQuads",
+            "getNodeForLocation",
+            "resolveNode",
+            "requestNode",
+            "requestChildNodes",
+            "pushNodesByBackendIdsToFrontend",
+            "performSearch",
+            "getSearchResults",
+            "discardSearchResults",
+            "getFrameOwner",
+            "scrollIntoViewIfNeeded",
+            "focus",
+        ],
+    ),
     ("DOMSnapshot", &["captureSnapshot"]),
     ("Emulation", &["*"]),
-    ("Input", &[
-        "dispatchMouseEvent", "dispatchKeyEvent", "insertText", "dispatchTouchEvent",
-    ]),
-    ("Network", &["getResponseBody", "getRequestPostData", "searchInResponseBody"]),
-    ("Page", &[
-        "getFrameTree", "getLayoutMetrics", "getNavigationHistory", "getResourceTree",
-        "getResourceContent", "captureScreenshot", "navigate", "reload", "stopLoading",
-    ]),
-    ("Runtime", &[
-        "evaluate", "callFunctionOn", "getProperties", "releaseObject", "releaseObjectGroup",
-        "awaitPromise", "globalLexicalScopeNames",
-    ]),
+    (
+        "Input",
+        &[
+            "dispatchMouseEvent",
+            "dispatchKeyEvent",
+            "insertText",
+            "dispatchTouchEvent",
+        ],
+    ),
+    (
+        "Network",
+        &["getResponseBody", "getRequestPostData", "searchInResponseBody"],
+    ),
+    (
+        "Page",
+        &[
+            "getFrameTree",
+            "getLayoutMetrics",
+            "getNavigationHistory",
+            "getResourceTree",
+            "getResourceContent",
+            "captureScreenshot",
+            "navigate",
+            "reload",
+            "stopLoading",
+        ],
+    ),
+    (
+        "Runtime",
+        &[
+            "evaluate",
+            "callFunctionOn",
+            "getProperties",
+            "releaseObject",
+            "releaseObjectGroup",
+            "awaitPromise",
+            "globalLexicalScopeNames",
+        ],
+    ),
 ];
 
 /// Whether `method` (`Domain.method`) may be sent under `access`; the
@@ -125,7 +188,10 @@ mod tests {
         ] {
             let e = admit(method, CdpAccess::Fenced).unwrap_err();
             assert_eq!(e.code, ErrorCode::PermissionDenied, "{method}");
-            assert!(e.message.contains(method) && e.message.contains("[tools] cdp"), "{e}");
+            assert!(
+                e.message.contains(method) && e.message.contains("[tools] cdp"),
+                "{e}"
+            );
         }
         assert!(admit("Browser.crash", CdpAccess::Unrestricted).is_ok());
         assert!(admit("DOM.getDocument", CdpAccess::Off).is_err());

@@ -109,9 +109,17 @@ impl Policy {
         };
         let raw = self.decide(&parsed);
         let canonical = canonical::url(&parsed);
-        let canonical = if canonical == parsed { None } else { self.decide(&canonical) };
+        let canonical = if canonical == parsed {
+            None
+        } else {
+            self.decide(&canonical)
+        };
         let decided = match (raw, canonical) {
-            (Some(a), Some(b)) => Some(if strictness(b.decision) > strictness(a.decision) { b } else { a }),
+            (Some(a), Some(b)) => Some(if strictness(b.decision) > strictness(a.decision) {
+                b
+            } else {
+                a
+            }),
             (a, b) => a.or(b),
         };
         self.verdict(url, decided)
@@ -276,8 +284,14 @@ mod tests {
             assert_eq!(v.decision, Decision::Deny, "{url}: {v:?}");
             assert_eq!(v.url, url, "the verdict names the URL as written");
         }
-        assert_eq!(p.judge("http://127.0.0.1:9090/public/x").decision, Decision::Allow);
-        assert_eq!(p.judge("http://127.0.0.1:9090/%2573ecret/x").decision, Decision::Allow);
+        assert_eq!(
+            p.judge("http://127.0.0.1:9090/public/x").decision,
+            Decision::Allow
+        );
+        assert_eq!(
+            p.judge("http://127.0.0.1:9090/%2573ecret/x").decision,
+            Decision::Allow
+        );
     }
 
     #[test]
@@ -308,9 +322,21 @@ mod tests {
             let v = p.judge_host(host, port);
             assert_eq!(v.decision, Decision::Deny, "{host}:{port}: {v:?}");
         }
-        assert_eq!(p.judge_host("127.0.0.1", 9090).decision, Decision::Allow, "a path-level deny leaves the host open");
-        assert_eq!(p.judge_host("bank.example", 80).decision, Decision::Allow, "the rule names https");
-        assert_eq!(p.judge_host("bank.example", 8443).decision, Decision::Allow, "the rule names the default port");
+        assert_eq!(
+            p.judge_host("127.0.0.1", 9090).decision,
+            Decision::Allow,
+            "a path-level deny leaves the host open"
+        );
+        assert_eq!(
+            p.judge_host("bank.example", 80).decision,
+            Decision::Allow,
+            "the rule names https"
+        );
+        assert_eq!(
+            p.judge_host("bank.example", 8443).decision,
+            Decision::Allow,
+            "the rule names the default port"
+        );
         let strict = policy("deny", &[("allow", "http://127.0.0.1:9090/docs/*")]);
         assert_eq!(strict.judge_host("127.0.0.1", 9090).decision, Decision::Allow);
         assert_eq!(strict.judge_host("127.0.0.1", 9091).decision, Decision::Deny);

@@ -93,9 +93,8 @@ impl Rule {
             .map_err(|e| format!("{text:?} is not a URL pattern ({e})"))?;
         let host_pattern = UrlPattern::parse(any_path, UrlPatternOptions::default())
             .map_err(|e| format!("{text:?} is not a URL pattern ({e})"))?;
-        let host_level = matches!(pattern.pathname(), "*" | "/*")
-            && pattern.search() == "*"
-            && pattern.hash() == "*";
+        let host_level =
+            matches!(pattern.pathname(), "*" | "/*") && pattern.search() == "*" && pattern.hash() == "*";
         Ok(Rule {
             pattern,
             host_pattern,

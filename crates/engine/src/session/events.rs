@@ -139,8 +139,14 @@ impl SessionEvent {
             d
         };
         match self {
-            SessionEvent::DialogOpened { tab, dialog: d } => SessionEvent::DialogOpened { tab, dialog: dialog(d) },
-            SessionEvent::DialogClosed { tab, dialog: d } => SessionEvent::DialogClosed { tab, dialog: dialog(d) },
+            SessionEvent::DialogOpened { tab, dialog: d } => SessionEvent::DialogOpened {
+                tab,
+                dialog: dialog(d),
+            },
+            SessionEvent::DialogClosed { tab, dialog: d } => SessionEvent::DialogClosed {
+                tab,
+                dialog: dialog(d),
+            },
             SessionEvent::Navigated { tab, url } => SessionEvent::Navigated {
                 tab,
                 url: secrets.redact(&url),

@@ -90,7 +90,10 @@ impl Session {
         audit: Arc<Audit>,
         secrets: Arc<Secrets>,
     ) -> Session {
-        let lifecycle = Arc::new(Lifecycle::new(Events::redacting(secrets.clone()), metrics.clone()));
+        let lifecycle = Arc::new(Lifecycle::new(
+            Events::redacting(secrets.clone()),
+            metrics.clone(),
+        ));
         let idle = idle::Idle::new(config.session.idle_timeout_s, lifecycle.clone());
         Session {
             id,
