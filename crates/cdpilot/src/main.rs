@@ -11,6 +11,7 @@
 
 mod cli;
 mod first_contact;
+mod log_redact;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -247,6 +248,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
 
 async fn serve_http(config: Config, options: server::serve::Options) -> Result<()> {
     let engine = Arc::new(Engine::start(config).map_err(anyhow::Error::msg)?);
+    log_redact::install(engine.secrets());
     let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
         .context("installing the SIGTERM handler")?;
     let stop = async move {
@@ -262,6 +264,7 @@ async fn serve_http(config: Config, options: server::serve::Options) -> Result<(
 
 async fn serve_mcp(config: Config, log_metrics: bool) -> Result<()> {
     let engine = Arc::new(Engine::start(config).map_err(anyhow::Error::msg)?);
+    log_redact::install(engine.secrets());
     let server = McpServer::new(engine.clone());
     let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
         .context("installing the SIGTERM handler")?;
@@ -304,7 +307,7 @@ fn init_logging() {
     let filter = tracing_subscriber::EnvFilter::try_from_env("CDPILOT_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
     let log = tracing_subscriber::fmt::layer()
-        .with_writer(std::io::stderr)
+        .with_writer(log_redact::Redacting)
         .with_ansi(false)
         .with_filter(filter);
     let timings = std::env::var("CDPILOT_TIMINGS")

@@ -290,3 +290,32 @@ async fn the_dashboard_shows_answers_and_stops_sessions() {
 
     viewer.engine.shutdown().await;
 }
+
+/// Issue 20: a page must not frame the dashboard (clickjacking its Stop,
+/// Allow and dialog buttons): every answer, the page and the 401 alike,
+/// says `X-Frame-Options: DENY` and CSP `frame-ancestors 'none'`.
+#[tokio::test]
+async fn the_dashboard_may_not_be_framed() {
+    let serve = Serve::start("", &[]).await;
+    let bearer = format!("Bearer {}", serve.token);
+    for (path, auth) in [
+        ("/", true),
+        ("/dashboard/app.js", true),
+        ("/v1/dashboard/state", true),
+        ("/", false),
+    ] {
+        let headers: Vec<(&str, &str)> = if auth {
+            vec![("Authorization", bearer.as_str())]
+        } else {
+            vec![]
+        };
+        let reply = testkit::http_mcp::http(&serve.authority, "GET", path, &headers, "").await;
+        assert_eq!(reply.status, if auth { 200 } else { 401 }, "{path}: {reply:?}");
+        assert_eq!(reply.header("x-frame-options"), Some("DENY"), "{path}: {reply:?}");
+        assert_eq!(
+            reply.header("content-security-policy"),
+            Some("frame-ancestors 'none'"),
+            "{path}: {reply:?}"
+        );
+    }
+}

@@ -525,3 +525,165 @@ async fn an_ask_rule_asks_a_websocket_client_through_an_event_and_decide() {
         "{message}"
     );
 }
+
+/// Issue 20, finding 9: raw CDP without a fence reaches every session's
+/// targets and cookies, so `cdpilot serve` refuses `[tools] cdp =
+/// "unrestricted"` at start-up, naming the key (stdio may use it).
+#[tokio::test]
+async fn serve_refuses_an_unrestricted_browser_cdp_at_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("cdpilot.toml");
+    std::fs::write(&config, "[tools]\ncdp = \"unrestricted\"\n").unwrap();
+    let output = tokio::process::Command::new(env!("CARGO_BIN_EXE_cdpilot"))
+        .args(["serve", "--listen", "127.0.0.1:0", "--config"])
+        .arg(&config)
+        .env_remove("CDPILOT_SERVE_TOKEN")
+        .stdin(std::process::Stdio::null())
+        .output();
+    let output = tokio::time::timeout(std::time::Duration::from_secs(30), output)
+        .await
+        .expect("serve exits at once")
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success(), "{stderr}");
+    assert!(stderr.contains("tools.cdp = \"unrestricted\""), "{stderr}");
+}
+
+/// Issue 20, finding 8: serve's side channels carried a secret
+/// unredacted. A secret with spaces, `&`, `"` and `\` typed into a GET form
+/// (so it is URL-encoded in the tab's URL), echoed by a dialog, refused by
+/// a rule and thrown in an error appears in no WebSocket message (results,
+/// `navigated`, `dialog_opened`, `dialog_closed`, `permission_denied`), in
+/// no `/v1/dashboard/state` and in no log line, in any spelling.
+#[tokio::test]
+async fn a_secret_appears_on_no_side_channel_of_serve() {
+    use base64::Engine as _;
+    const TRICKY: &str = "pa ss&w\"o\\rd 42";
+    std::env::set_var("CDPILOT_TEST_SERVE_SECRET", TRICKY);
+    std::env::set_var("CDPILOT_LOG", "info");
+    let site = TestSite::start().await;
+    let config = "[secrets]\nPW = { env = \"CDPILOT_TEST_SERVE_SECRET\" }\n[[policy.rules]]\npattern = \"http://127.0.0.1:*/denied*\"\naction = \"deny\"\n";
+    let serve = Serve::start(config, &[]).await;
+    let mut ws = serve.ws().await;
+    ws.open(&serve.token).await;
+    let mut heard: Vec<Value> = Vec::new();
+    let mut n = 0;
+    let mut call = |tool: &'static str, arguments: Value| {
+        n += 1;
+        (format!("r{n}"), tool, arguments)
+    };
+    let form = "document.body.insertAdjacentHTML('beforeend', `<form action='/index.html' method=get><input id=q name=q aria-label=Query></form>`); 1";
+    let steps = [
+        call("browser_navigate", json!({"url": site.url("/index.html")})),
+        call("browser_evaluate", json!({"expression": form})),
+        call(
+            "browser_type",
+            json!({"selector": "#q", "text": "{{secret:PW}}", "submit": true}),
+        ),
+        call("browser_wait", json!({"url": "**/index.html?q=*"})),
+        call(
+            "browser_evaluate",
+            json!({"expression": "setTimeout(() => alert('v=' + new URLSearchParams(location.search).get('q')), 0); 1"}),
+        ),
+        call("browser_snapshot", json!({})),
+    ];
+    for (id, tool, arguments) in steps {
+        ws.send(json!({"type": "request", "id": id, "tool": tool, "arguments": arguments}))
+            .await;
+        loop {
+            let message = ws.next().await.expect("socket open");
+            heard.push(message.clone());
+            if message["type"] == "response" && message["id"] == id {
+                break;
+            }
+        }
+    }
+    let state = http(
+        &serve.authority,
+        "GET",
+        "/v1/dashboard/state",
+        &[("Authorization", &format!("Bearer {}", serve.token))],
+        "",
+    )
+    .await;
+    assert_eq!(state.status, 200, "{state:?}");
+    assert!(
+        state.body.contains("{{secret:PW}}"),
+        "the state shows the tab's URL: {}",
+        state.body
+    );
+    let more = [
+        ("d1", "browser_dialog", json!({"action": "accept"})),
+        (
+            "d2",
+            "browser_evaluate",
+            json!({"expression": "location.href = '/denied?' + location.search.slice(1); 1"}),
+        ),
+        (
+            "d3",
+            "browser_evaluate",
+            json!({"expression": "throw new Error(new URLSearchParams(location.search).get('q'))"}),
+        ),
+    ];
+    for (id, tool, arguments) in more {
+        ws.send(json!({"type": "request", "id": id, "tool": tool, "arguments": arguments}))
+            .await;
+        loop {
+            let message = ws.next().await.expect("socket open");
+            heard.push(message.clone());
+            if message["type"] == "response" && message["id"] == id {
+                break;
+            }
+        }
+    }
+    let names: Vec<&str> = heard.iter().filter_map(|m| m["event"].as_str()).collect();
+    for event in ["navigated", "dialog_opened", "dialog_closed"] {
+        assert!(names.contains(&event), "{event} was heard: {names:?}");
+    }
+    let log = serve.log.lock().unwrap().join("\n");
+    assert!(
+        log.contains("{{secret:PW}}"),
+        "the log names the blocked URL: {log}"
+    );
+
+    let pct = |keep: &dyn Fn(u8) -> bool, plus: bool| -> String {
+        TRICKY
+            .bytes()
+            .map(|b| match b {
+                b' ' if plus => "+".to_owned(),
+                b if keep(b) => (b as char).to_string(),
+                b => format!("%{b:02X}"),
+            })
+            .collect()
+    };
+    let json_of = |s: &str| serde_json::to_string(s).unwrap().trim_matches('"').to_owned();
+    let mut spellings = vec![
+        TRICKY.to_owned(),
+        pct(&|b| b.is_ascii_alphanumeric() || b"*-._".contains(&b), true),
+        pct(&|b| b.is_ascii_alphanumeric() || b"-_.!~*'()".contains(&b), false),
+        pct(&|b| b > 0x20 && b < 0x7f && !b"%&=+#?/;:@$,\\".contains(&b), true),
+        base64::engine::general_purpose::STANDARD.encode(TRICKY),
+        TRICKY.replace('&', "&amp;").replace('"', "&quot;"),
+    ];
+    for s in spellings.clone() {
+        spellings.push(json_of(&s));
+        spellings.push(json_of(&json_of(&s)));
+        spellings.push(format!("{s:?}").trim_matches('"').to_owned());
+    }
+    let channels = [
+        (
+            "websocket",
+            heard.iter().map(Value::to_string).collect::<Vec<_>>().join("\n"),
+        ),
+        ("dashboard state", state.body.clone()),
+        ("log", log),
+    ];
+    for (channel, text) in &channels {
+        for spelling in &spellings {
+            assert!(
+                !text.contains(spelling.as_str()),
+                "{channel} carries {spelling}:\n{text}"
+            );
+        }
+    }
+}

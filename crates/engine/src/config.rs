@@ -153,8 +153,10 @@ pub struct Rule {
 pub struct ToolsConfig {
     /// Offer `browser_evaluate` (default true).
     pub evaluate: bool,
-    /// Offer `browser_cdp` (default true).
-    pub cdp: bool,
+    /// `browser_cdp`: off (default), fenced to methods that stay inside
+    /// the caller's tab (`true`), or `"unrestricted"` (a single-user stdio
+    /// server only; `cdpilot serve` refuses it at start).
+    pub cdp: CdpAccess,
     /// Tool groups beyond `core` (`network`, `storage`, `pdf`,
     /// `emulation`, `all`).
     pub caps: Vec<String>,
@@ -164,8 +166,52 @@ impl Default for ToolsConfig {
     fn default() -> Self {
         ToolsConfig {
             evaluate: true,
-            cdp: true,
+            cdp: CdpAccess::Off,
             caps: Vec::new(),
+        }
+    }
+}
+
+/// How much `browser_cdp` may do (`[tools] cdp`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CdpAccess {
+    /// `false`: the tool is not offered.
+    #[default]
+    Off,
+    /// `true`: only methods that cannot reach outside the caller's tab
+    /// (`crate::policy::cdp_fence`).
+    Fenced,
+    /// `"unrestricted"`: every method, for a single-user stdio server.
+    Unrestricted,
+}
+
+impl CdpAccess {
+    /// `false`, `true`, `"unrestricted"` (the configuration's words).
+    pub fn parse(word: &str) -> Option<CdpAccess> {
+        match word.trim() {
+            "false" => Some(CdpAccess::Off),
+            "true" => Some(CdpAccess::Fenced),
+            "unrestricted" => Some(CdpAccess::Unrestricted),
+            _ => None,
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for CdpAccess {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Word {
+            Bool(bool),
+            Text(String),
+        }
+        match Word::deserialize(d)? {
+            Word::Bool(false) => Ok(CdpAccess::Off),
+            Word::Bool(true) => Ok(CdpAccess::Fenced),
+            Word::Text(t) if t == "unrestricted" => Ok(CdpAccess::Unrestricted),
+            Word::Text(t) => Err(serde::de::Error::custom(format!(
+                "tools.cdp = \"{t}\": allowed is false, true (fenced to the caller's tab) or \"unrestricted\" (stdio only)"
+            ))),
         }
     }
 }
@@ -276,8 +322,8 @@ impl Default for OutputConfig {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct FilesConfig {
-    /// Directories `browser_upload` may read from; empty: the working
-    /// directory.
+    /// Directories `browser_upload` may read from; empty: none (uploads
+    /// are refused).
     pub upload_roots: Vec<String>,
     /// Where downloads, PDFs and saved screenshots go; empty:
     /// `./cdpilot-output`.
@@ -295,13 +341,10 @@ impl FilesConfig {
     }
 
     /// The directories uploads may be read from, as written (relative
-    /// ones against the working directory); never empty.
+    /// ones against the working directory); empty: uploads are refused
+    /// (a server started in `$HOME` must not hand out `~/.ssh`).
     pub fn upload_roots(&self) -> Vec<PathBuf> {
-        if self.upload_roots.is_empty() {
-            vec![PathBuf::from(".")]
-        } else {
-            self.upload_roots.iter().map(PathBuf::from).collect()
-        }
+        self.upload_roots.iter().map(PathBuf::from).collect()
     }
 }
 
@@ -356,6 +399,10 @@ impl Config {
         }
         if let Some(v) = get("CDPILOT_BROWSER_STORAGE_STATE") {
             self.browser.storage_state = v;
+        }
+        if let Some(v) = get("CDPILOT_TOOLS_CDP") {
+            self.tools.cdp = CdpAccess::parse(&v)
+                .ok_or_else(|| "$CDPILOT_TOOLS_CDP: allowed is false, true or unrestricted".to_owned())?;
         }
         if let Some(v) = get("CDPILOT_TOOLS_CAPS") {
             self.tools.caps = list(v);
@@ -513,7 +560,10 @@ mod tests {
     fn files_and_endpoints_are_read_and_checked() {
         let c = Config::parse("").unwrap();
         assert_eq!(c.files.output_dir(), PathBuf::from("cdpilot-output"));
-        assert_eq!(c.files.upload_roots(), vec![PathBuf::from(".")]);
+        assert!(
+            c.files.upload_roots().is_empty(),
+            "no upload root unless configured"
+        );
         let c = Config::parse(
             "[files]\noutput_dir = \"/tmp/out\"\nupload_roots = [\"/srv/up\"]\n[browser]\nendpoints = [\"ws://a:1/x\", \"http://b:9222\"]\n",
         )
@@ -527,6 +577,25 @@ mod tests {
             e.contains("browser.storage_state") && e.contains("cannot read"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn tools_cdp_is_off_by_default_fenced_when_true_and_unrestricted_by_name() {
+        assert_eq!(Config::parse("").unwrap().tools.cdp, CdpAccess::Off);
+        for (text, want) in [
+            ("false", CdpAccess::Off),
+            ("true", CdpAccess::Fenced),
+            ("\"unrestricted\"", CdpAccess::Unrestricted),
+        ] {
+            let c = Config::parse(&format!("[tools]\ncdp = {text}\n")).unwrap();
+            assert_eq!(c.tools.cdp, want, "{text}");
+        }
+        let e = Config::parse("[tools]\ncdp = \"all\"\n").unwrap_err();
+        assert!(e.contains("cdp") && e.contains("unrestricted"), "{e}");
+        let mut c = Config::parse("").unwrap();
+        c.apply_env(|n| (n == "CDPILOT_TOOLS_CDP").then(|| "true".to_owned()))
+            .unwrap();
+        assert_eq!(c.tools.cdp, CdpAccess::Fenced);
     }
 
     #[test]

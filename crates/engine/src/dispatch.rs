@@ -65,7 +65,7 @@ async fn parse_and_perform(
     // same check `Session::perform` makes for library callers).
     let Some(spec) = tools::find(name) else {
         return Err(ActionError::invalid(
-            format!("there is no tool named {name:?}"),
+            format!("there is no tool named \"{name}\""),
             tools::use_one_of(config),
         ));
     };

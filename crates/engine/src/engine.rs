@@ -125,6 +125,12 @@ impl Engine {
         )
     }
 
+    /// The configured secrets (for a transport's own outgoing text: the
+    /// dashboard's state, log lines).
+    pub fn secrets(&self) -> &Arc<Secrets> {
+        &self.secrets
+    }
+
     /// The audit trail of every session's calls.
     pub fn audit(&self) -> &Audit {
         &self.audit

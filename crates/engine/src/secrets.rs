@@ -19,9 +19,14 @@ use crate::{ActionError, ActionOutput, ErrorCode};
 /// The configured secrets, with their values read from the environment.
 #[derive(Debug, Default)]
 pub struct Secrets {
-    /// Longest value first, so a value inside another is never redacted
-    /// out of the longer one first.
     list: Vec<Secret>,
+    /// Every spelling of every value ([`forms`]), longest first, so a
+    /// spelling inside a longer one is never redacted out of it first.
+    forms: Vec<Form>,
+    /// All spellings as one leftmost-longest search (the `regex` crate's
+    /// literal alternation: one pass over a text whatever the number of
+    /// spellings); `None` with no secret.
+    search: Option<regex::Regex>,
 }
 
 #[derive(Debug)]
@@ -30,6 +35,90 @@ struct Secret {
     value: String,
     /// Origins (`https://bank.example`) it may be typed on; empty: any.
     origins: Vec<String>,
+}
+
+/// One spelling of a secret's value that may reach a client, and the
+/// secret it stands for.
+#[derive(Debug)]
+struct Form {
+    text: String,
+    /// Index into `Secrets::list`.
+    secret: usize,
+}
+
+/// The spellings cdpilot and the browser produce of `value`: raw,
+/// URL-encoded (a form's `+` for spaces, `%20`, a URL's query with only
+/// the characters a browser escapes, upper- and lower-case hex),
+/// JSON- and Rust-escaped, HTML-escaped, base64 (standard and URL-safe).
+fn forms(value: &str) -> Vec<String> {
+    use base64::Engine as _;
+    let mut out = vec![value.to_owned()];
+    let escape = |keep: &dyn Fn(u8) -> bool, space_plus: bool, lower: bool| -> String {
+        let mut text = String::new();
+        for b in value.bytes() {
+            if b == b' ' && space_plus {
+                text.push('+');
+            } else if keep(b) {
+                text.push(b as char);
+            } else if lower {
+                text += &format!("%{b:02x}");
+            } else {
+                text += &format!("%{b:02X}");
+            }
+        }
+        text
+    };
+    // application/x-www-form-urlencoded (a GET form, a POST body).
+    let form_safe = |b: u8| b.is_ascii_alphanumeric() || b"*-._".contains(&b);
+    // encodeURIComponent.
+    let component_safe = |b: u8| b.is_ascii_alphanumeric() || b"-_.!~*'()".contains(&b);
+    // What a browser escapes in a typed query or path: controls, space,
+    // quotes, angle brackets, backtick, non-ASCII.
+    let url_safe = |b: u8| b > 0x20 && b < 0x7f && !b"\"<>`#%{}|^".contains(&b) || b == b'\\';
+    // How Chrome shows a URL for people (a page's default title, the
+    // tab strip): escapes unescaped except those that change the URL's
+    // meaning.
+    let display_safe = |b: u8| b > 0x20 && b < 0x7f && !b"%&=+#?/;:@$,\\".contains(&b);
+    for lower in [false, true] {
+        out.push(escape(&form_safe, true, lower));
+        out.push(escape(&component_safe, false, lower));
+        out.push(escape(&url_safe, false, lower));
+        out.push(escape(&display_safe, true, lower));
+        out.push(escape(&display_safe, false, lower));
+    }
+    // Each spelling so far, as a JSON or Rust string, or in HTML, shows it
+    // escaped once more (a URL's display form inside a JSON title); and
+    // once more again as JSON or Rust (a page's `JSON.stringify` of it in
+    // a result's JSON text).
+    for text in std::mem::take(&mut out) {
+        let json = serde_json::to_string(&text).unwrap_or_default();
+        out.push(json[1..json.len() - 1].to_owned());
+        let debug = format!("{text:?}");
+        out.push(debug[1..debug.len() - 1].to_owned());
+        let html = text
+            .replace('&', "&amp;")
+            .replace('<', "&lt;")
+            .replace('>', "&gt;")
+            .replace('"', "&quot;");
+        out.push(html.replace('\'', "&#39;"));
+        out.push(html.replace('\'', "&#x27;"));
+        out.push(text);
+    }
+    out.sort();
+    out.dedup();
+    for text in std::mem::take(&mut out) {
+        let json = serde_json::to_string(&text).unwrap_or_default();
+        out.push(json[1..json.len() - 1].to_owned());
+        let debug = format!("{text:?}");
+        out.push(debug[1..debug.len() - 1].to_owned());
+        out.push(text);
+    }
+    out.push(base64::engine::general_purpose::STANDARD.encode(value));
+    out.push(base64::engine::general_purpose::STANDARD_NO_PAD.encode(value));
+    out.push(base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(value));
+    out.sort();
+    out.dedup();
+    out
 }
 
 impl Secrets {
@@ -69,7 +158,20 @@ impl Secrets {
             });
         }
         list.sort_by_key(|s| std::cmp::Reverse(s.value.len()));
-        Ok(Secrets { list })
+        let mut forms: Vec<Form> = list
+            .iter()
+            .enumerate()
+            .flat_map(|(secret, s)| forms(&s.value).into_iter().map(move |text| Form { text, secret }))
+            .collect();
+        forms.sort_by_key(|f| std::cmp::Reverse(f.text.len()));
+        let search = (!forms.is_empty())
+            .then(|| {
+                let alternatives: Vec<String> = forms.iter().map(|f| regex::escape(&f.text)).collect();
+                regex::Regex::new(&alternatives.join("|"))
+            })
+            .transpose()
+            .map_err(|e| format!("secrets: cannot build the redaction search: {e}"))?;
+        Ok(Secrets { list, forms, search })
     }
 
     /// No secret is configured.
@@ -78,10 +180,13 @@ impl Secrets {
     }
 
     /// `text` with each `{{secret:NAME}}` replaced by the secret's value,
-    /// for typing on the page at `page_url`. An unknown name is
+    /// for typing into an element whose frame's document is at
+    /// `frame_url` (the frame that owns the element, not the top page: a
+    /// cross-origin iframe is another site). An unknown name is
     /// `invalid_argument`; a secret bound to other origins is
     /// `permission_denied`.
-    pub fn expand(&self, text: &str, page_url: &str) -> Result<String, ActionError> {
+    pub fn expand(&self, text: &str, frame_url: &str) -> Result<String, ActionError> {
+        let page_url = frame_url;
         let mut out = String::with_capacity(text.len());
         let mut rest = text;
         while let Some(start) = rest.find("{{secret:") {
@@ -91,7 +196,7 @@ impl Secrets {
             let secret = self.list.iter().find(|s| s.name == name).ok_or_else(|| {
                 let known: Vec<&str> = self.list.iter().map(|s| s.name.as_str()).collect();
                 ActionError::invalid(
-                    format!("there is no secret named {name:?}"),
+                    format!("there is no secret named \"{name}\""),
                     match known.is_empty() {
                         true => {
                             "No secrets are configured ([secrets] in cdpilot's configuration).".to_owned()
@@ -108,7 +213,7 @@ impl Secrets {
                     return Err(ActionError::new(
                         ErrorCode::PermissionDenied,
                         format!(
-                            "the secret {name} may only be typed on {}, and this page is {page_url}",
+                            "the secret {name} may only be typed on {}, and the element's frame is {page_url}",
                             secret.origins.join(", ")
                         ),
                         "Navigate to the site the secret belongs to first.",
@@ -124,14 +229,31 @@ impl Secrets {
     }
 
     /// `text` with each secret's value replaced by `{{secret:NAME}}`.
+    /// Every spelling in [`forms`] is replaced (a URL-encoded, escaped or
+    /// base64 value too).
     pub fn redact(&self, text: &str) -> String {
-        let mut text = text.to_owned();
-        for secret in &self.list {
-            if text.contains(&secret.value) {
-                text = text.replace(&secret.value, &format!("{{{{secret:{}}}}}", secret.name));
-            }
+        let Some(search) = &self.search else {
+            return text.to_owned();
+        };
+        if !search.is_match(text) {
+            return text.to_owned();
         }
-        text
+        search
+            .replace_all(text, |found: &regex::Captures| {
+                let found = &found[0];
+                let secret = self
+                    .forms
+                    .iter()
+                    .find(|f| f.text == found)
+                    .map_or(0, |f| f.secret);
+                format!("{{{{secret:{}}}}}", self.list[secret].name)
+            })
+            .into_owned()
+    }
+
+    /// Whether `text` holds any spelling of any secret.
+    pub fn leaks(&self, text: &str) -> bool {
+        self.search.as_ref().is_some_and(|s| s.is_match(text))
     }
 
     /// Every string in `value` (keys included) redacted.
@@ -201,6 +323,70 @@ mod tests {
         let e = s.expand("{{secret:NOPE}}", "http://x/").unwrap_err();
         assert_eq!(e.code, ErrorCode::InvalidArgument);
         assert!(e.next_step.contains("PW"), "{e}");
+    }
+
+    /// Issue 20, finding 7: every spelling a URL, a form body, an escaped
+    /// string or base64 gives of the value is redacted.
+    #[test]
+    fn every_spelling_of_a_value_is_redacted() {
+        let value = "p a&s\"s\\w<o>r'd";
+        let mut config = BTreeMap::new();
+        config.insert(
+            "PW".to_owned(),
+            SecretConfig {
+                env: "X".into(),
+                origins: vec![],
+            },
+        );
+        let s = Secrets::resolve(&config, |_| Some(value.into())).unwrap();
+        use base64::Engine as _;
+        let spellings = [
+            value.to_owned(),
+            "p+a%26s%22s%5Cw%3Co%3Er%27d".to_owned(),
+            "p%20a%26s%22s%5Cw%3Co%3Er'd".to_owned(),
+            "p%20a&s%22s\\w%3Co%3Er'd".to_owned(),
+            "p%20a%26s%22s%5cw%3co%3er'd".to_owned(),
+            serde_json::to_string(value).unwrap().trim_matches('"').to_owned(),
+            format!("{value:?}").trim_matches('"').to_owned(),
+            "p a&amp;s&quot;s\\w&lt;o&gt;r&#39;d".to_owned(),
+            "p a&amp;s&quot;s\\w&lt;o&gt;r&#x27;d".to_owned(),
+            base64::engine::general_purpose::STANDARD.encode(value),
+        ];
+        for spelling in spellings {
+            let text = format!("before {spelling} after");
+            assert_eq!(s.redact(&text), "before {{secret:PW}} after", "{spelling}");
+            assert!(s.leaks(&text));
+        }
+    }
+
+    /// What redaction costs on a large result (a measurement, not a
+    /// check): `cargo test -p cdpilot-engine --lib redaction_cost --
+    /// --ignored --nocapture`.
+    #[test]
+    #[ignore]
+    fn redaction_cost() {
+        let mut config = BTreeMap::new();
+        for name in ["A", "B", "C"] {
+            config.insert(
+                name.to_owned(),
+                SecretConfig {
+                    env: name.into(),
+                    origins: vec![],
+                },
+            );
+        }
+        let s = Secrets::resolve(&config, |v| Some(format!("{v} pa ss&w\"o\\rd"))).unwrap();
+        let text = "textbox \"Search\" [ref=e12] value=\"hello world\"\n".repeat(4000);
+        let started = std::time::Instant::now();
+        for _ in 0..10 {
+            assert_eq!(s.redact(&text).len(), text.len());
+        }
+        println!(
+            "{} spellings of 3 secrets; redacting {} chars: {:.2} ms",
+            s.forms.len(),
+            text.len(),
+            started.elapsed().as_secs_f64() * 100.0
+        );
     }
 
     #[test]

@@ -57,16 +57,32 @@ pub struct Item {
 pub fn read(path: &Path) -> Result<State, ActionError> {
     let text = std::fs::read_to_string(path).map_err(|e| {
         ActionError::invalid(
-            format!("cannot read {}: {e}", path.display()),
+            format!(
+                "cannot read {}: {}",
+                path.display(),
+                std::io::Error::from(e.kind())
+            ),
             "Pass the path of a file written by browser_storage save.",
         )
     })?;
-    let state: State = serde_json::from_str(&text).map_err(|e| {
+    parse(path, &text)
+}
+
+/// Parses the text of the saved state at `path`. Errors say where and what
+/// kind of fault, never a value from the file (serde's messages quote
+/// them: the file may hold anything, a key or a password included).
+pub fn parse(path: &Path, text: &str) -> Result<State, ActionError> {
+    let state: State = serde_json::from_str(text).map_err(|e| {
+        let kind = match e.classify() {
+            serde_json::error::Category::Syntax | serde_json::error::Category::Eof => "not valid JSON",
+            _ => "JSON of another shape",
+        };
         ActionError::invalid(
             format!(
-                "{} is not a saved storage state ({{cookies, origins}} as browser_storage save writes it): {}",
+                "{} is not a saved storage state ({{cookies, origins}} as browser_storage save writes it): {kind} at line {}, column {}",
                 path.display(),
-                e.to_string().split(" at line").next().unwrap_or_default()
+                e.line(),
+                e.column()
             ),
             "Pass a file written by browser_storage save.",
         )
@@ -86,13 +102,12 @@ pub fn read(path: &Path) -> Result<State, ActionError> {
     if let Some(bad) = state
         .origins
         .iter()
-        .find(|o| crate::network::web_origin(&o.origin).as_deref() != Some(o.origin.as_str()))
+        .position(|o| crate::network::web_origin(&o.origin).as_deref() != Some(o.origin.as_str()))
     {
         return Err(ActionError::invalid(
             format!(
-                "{} is not a saved storage state: {:?} is not an http(s) origin",
+                "{} is not a saved storage state: origins[{bad}] is not an http(s) origin",
                 path.display(),
-                bad.origin
             ),
             "Pass a file written by browser_storage save.",
         ));
@@ -205,6 +220,18 @@ pub async fn apply(context: &Context, state: &State, budget: &Budget) -> Result<
 /// Loads the state file at `path` into the session.
 pub async fn load_file(context: &Context, path: &Path, budget: &Budget) -> Result<State, ActionError> {
     let state = read(path)?;
+    apply(context, &state, budget).await?;
+    Ok(state)
+}
+
+/// Loads a state already read (from `path`) into the session.
+pub async fn load_text(
+    context: &Context,
+    path: &Path,
+    text: &str,
+    budget: &Budget,
+) -> Result<State, ActionError> {
+    let state = parse(path, text)?;
     apply(context, &state, budget).await?;
     Ok(state)
 }
@@ -415,7 +442,14 @@ mod tests {
             ("key.txt", "-----BEGIN OPENSSH PRIVATE KEY-----"),
             (
                 "badorigin.json",
-                r#"{"cookies":[],"origins":[{"origin":"file:///etc","local_storage":[]}]}"#,
+                r#"{"cookies":[],"origins":[{"origin":"file:///etc/hunter2","local_storage":[]}]}"#,
+            ),
+            // Issue 20, finding 13: serde's messages quote what they read.
+            ("field.json", r#"{"cookies":[],"origins":[],"hunter2":1}"#),
+            ("typed.json", r#"{"cookies":"hunter2-pass","origins":[]}"#),
+            (
+                "variant.json",
+                r#"{"cookies":[],"origins":[{"origin":7,"hunter2":[]}]}"#,
             ),
         ] {
             let path = dir.join(name);
@@ -428,6 +462,11 @@ mod tests {
                 e.message
             );
             assert!(!e.message.contains("OPENSSH"), "the file is not quoted");
+            assert!(
+                !e.message.contains("hunter2"),
+                "{name}: the file is quoted: {}",
+                e.message
+            );
         }
         assert!(read(&dir.join("missing.json")).is_err());
         let param = cookie_param(

@@ -132,7 +132,7 @@ static TOOLS: &[ToolSpec] = &[
     tool!("browser_tabs", TabsArgs, Action::Tabs, true,
         "List, open (url), select or close tabs, the page's popups included."),
     tool!("browser_cdp", CdpArgs, Action::Cdp, true,
-        "Send a raw CDP command to the tab (or a frame's session); returns its result."),
+        "Send a raw CDP command to the tab (or a frame's session); only methods that stay in the tab unless the server allows all."),
     tool!("browser_console", ConsoleArgs, Action::Console, true,
         "Recent console messages and uncaught errors (last 200)."),
     tool!("browser_dialog", DialogArgs, Action::Dialog, true,
@@ -200,7 +200,9 @@ impl ToolSpec {
             "browser_evaluate" if !config.tools.evaluate => {
                 Some("[tools] evaluate = false turns it off".into())
             }
-            "browser_cdp" if !config.tools.cdp => Some("[tools] cdp = false turns it off".into()),
+            "browser_cdp" if config.tools.cdp == crate::config::CdpAccess::Off => {
+                Some("[tools] cdp = false turns it off".into())
+            }
             _ => None,
         }
     }
@@ -379,9 +381,12 @@ mod tests {
     #[test]
     fn groups_beyond_core_are_off_until_caps_name_them() {
         let mut config = crate::Config::default();
+        // browser_cdp is core but off by default ([tools] cdp = false).
         assert!(TOOLS
             .iter()
+            .filter(|t| t.name != "browser_cdp")
             .all(|t| (t.group == Group::Core) == t.enabled(&config)));
+        assert!(!find("browser_cdp").unwrap().enabled(&config));
         assert!(!find("browser_network").unwrap().enabled(&config));
         assert!(Group::Network.why_off_in(&config).is_some());
         config.tools.caps = vec!["network".into()];
@@ -392,7 +397,7 @@ mod tests {
         config.tools.caps = vec!["bogus".into()];
         assert!(config.check().unwrap_err().contains("tools.caps"));
         config.tools.caps.clear();
-        config.tools.cdp = false;
+        config.tools.cdp = crate::config::CdpAccess::Off;
         let cdp = find("browser_cdp").unwrap();
         assert!(cdp.why_off(&config).unwrap().contains("cdp = false"));
     }

@@ -54,7 +54,7 @@ pub fn action(action: &Action) -> Result<(), ActionError> {
                 Ok(())
             } else {
                 Err(ActionError::invalid(
-                    format!("{:?} is not a CDP method", a.method),
+                    format!("\"{}\" is not a CDP method", a.method),
                     "Use Domain.method, e.g. Page.getLayoutMetrics.",
                 ))
             }
@@ -277,7 +277,7 @@ pub fn url(url: &str, schemes: &[String]) -> Result<(), ActionError> {
     let Some(scheme) = scheme else {
         return Err(ActionError::invalid(
             format!(
-                "{:?} is not a complete URL (it has no scheme)",
+                "\"{}\" is not a complete URL (it has no scheme)",
                 truncate(trimmed, 60)
             ),
             format!("Pass a full URL such as {example}://example.com/page."),
@@ -287,7 +287,7 @@ pub fn url(url: &str, schemes: &[String]) -> Result<(), ActionError> {
     if !schemes.iter().any(|s| s.eq_ignore_ascii_case(&lower)) {
         return Err(ActionError::invalid(
             format!(
-                "{lower}: URLs cannot be opened ({:?}); allowed schemes: {allowed}",
+                "{lower}: URLs cannot be opened (\"{}\"); allowed schemes: {allowed}",
                 truncate(trimmed, 60)
             ),
             format!("Pass a full {example}:// URL."),
@@ -301,7 +301,7 @@ pub fn url(url: &str, schemes: &[String]) -> Result<(), ActionError> {
         .unwrap_or("");
     if !rest.starts_with("//") || host.is_empty() {
         return Err(ActionError::invalid(
-            format!("{:?} is not a complete URL", truncate(trimmed, 60)),
+            format!("\"{}\" is not a complete URL", truncate(trimmed, 60)),
             format!("Pass a full URL such as {example}://example.com/page."),
         ));
     }
@@ -343,7 +343,7 @@ pub fn reference(r: &str) -> Result<(), ActionError> {
         Ok(())
     } else {
         Err(ActionError::invalid(
-            format!("{:?} is not a ref", truncate(r, 40)),
+            format!("\"{}\" is not a ref", truncate(r, 40)),
             "Use a ref exactly as browser_snapshot printed it, e.g. e12 or f2e7.",
         ))
     }

@@ -5,7 +5,8 @@
 
 mod common;
 
-use common::{call, ok, open, ref_of};
+use common::{call, ok, open, open_with, ref_of};
+use engine::config::CdpAccess;
 use engine::ErrorCode;
 use serde_json::json;
 
@@ -103,7 +104,7 @@ async fn clicking_inside_a_same_origin_frame_and_scoping_by_frame() {
 
 #[tokio::test]
 async fn evaluate_and_raw_cdp_route_to_a_frame() {
-    let (site, engine) = open("/frames.html").await;
+    let (site, engine) = open_with("/frames.html", |c| c.tools.cdp = CdpAccess::Unrestricted).await;
     let snap = ok(&engine, "browser_snapshot", json!({})).await;
     let tree = snap.data["frame_tree"]["children"].as_array().unwrap().clone();
     let oopif = tree
@@ -226,7 +227,7 @@ fn cross_frame(snap: &engine::ActionOutput, id: Option<&serde_json::Value>) -> s
 /// its refs went to the dead session.
 #[tokio::test]
 async fn a_cross_origin_frame_that_re_attached_is_reached_on_its_new_session() {
-    let (site, engine) = open("/frames.html").await;
+    let (site, engine) = open_with("/frames.html", |c| c.tools.cdp = CdpAccess::Fenced).await;
     let first = ok(&engine, "browser_snapshot", json!({})).await;
     let old = cross_frame(&first, None);
     assert!(old["session"].is_string(), "{}", first.text);
@@ -272,7 +273,7 @@ async fn a_cross_origin_frame_that_re_attached_is_reached_on_its_new_session() {
 /// is not on the page any more; a ref into a removed frame names the frame.
 #[tokio::test]
 async fn a_ref_into_a_frame_whose_session_went_away_is_not_the_tab_going_away() {
-    let (site, engine) = open("/frames.html").await;
+    let (site, engine) = open_with("/frames.html", |c| c.tools.cdp = CdpAccess::Fenced).await;
     let snap = ok(&engine, "browser_snapshot", json!({})).await;
     let button = child_ref(&snap.text, "Cross-origin frame", "button \"Child button\"");
     let frame = button.split('e').next().unwrap().to_owned();

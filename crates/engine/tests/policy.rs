@@ -283,7 +283,17 @@ fn urlenc(s: &str) -> String {
 #[tokio::test]
 async fn browser_cdp_navigations_and_new_targets_are_judged_before_sending() {
     let site = TestSite::start().await;
-    let engine = denying(&format!("{}/*", site.b));
+    let deny_b = format!("{}/*", site.b);
+    // Unrestricted: a fenced browser_cdp refuses Target.createTarget
+    // before any judging (tests/cdp_fence.rs).
+    let engine = engine_with(move |c| {
+        c.tools.cdp = engine::config::CdpAccess::Unrestricted;
+        c.policy.rules.push(Rule {
+            pattern: deny_b,
+            action: "deny".into(),
+            origin: None,
+        })
+    });
     ok(
         &engine,
         "browser_navigate",

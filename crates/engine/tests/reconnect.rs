@@ -34,7 +34,10 @@ async fn a_cut_connection_is_reopened_and_the_pending_dialog_survives() {
         .to_owned();
     let proxy = TcpProxy::start(upstream.parse().unwrap()).await;
     let through_proxy = chromium.ws_url().replace(&upstream, &proxy.addr.to_string());
-    let engine = engine_with(|c| c.browser.cdp_url = through_proxy);
+    let engine = engine_with(|c| {
+        c.browser.cdp_url = through_proxy;
+        c.tools.cdp = engine::config::CdpAccess::Unrestricted;
+    });
 
     ok(
         &engine,

@@ -72,9 +72,10 @@ impl Asker for Elicitation {
                         match choice {
                             Some("always") => Answer::Always,
                             Some("once") => Answer::Once,
-                            other => {
-                                Answer::Failed(format!("the answer {other:?} is neither once nor always"))
-                            }
+                            other => Answer::Failed(format!(
+                                "the answer \"{}\" is neither once nor always",
+                                other.unwrap_or("")
+                            )),
                         }
                     }
                     _ => Answer::Deny,

@@ -2,6 +2,7 @@
 //! of its action API.
 
 use std::process::Stdio;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures_util::{SinkExt, StreamExt};
@@ -16,6 +17,8 @@ use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 /// A running `cdpilot serve`, killed on drop.
 pub struct Serve {
     pub child: Child,
+    /// The server's stderr lines after it started listening.
+    pub log: Arc<Mutex<Vec<String>>>,
     /// `127.0.0.1:PORT`.
     pub authority: String,
     pub token: String,
@@ -71,15 +74,20 @@ impl Serve {
         })
         .await
         .expect("cdpilot serve did not listen within 30 s");
-        // Keep reading stderr so the server never blocks on a full pipe.
+        // Keep reading stderr so the server never blocks on a full pipe;
+        // the lines are kept for tests about what the log says.
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let kept = log.clone();
         tokio::spawn(async move {
             while let Ok(Some(line)) = lines.next_line().await {
                 eprintln!("[serve] {line}");
+                kept.lock().unwrap().push(line);
             }
         });
         drop(config_dir);
         Serve {
             child,
+            log,
             authority,
             token: token.expect("a token: given or printed"),
             tmp,

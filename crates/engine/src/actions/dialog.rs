@@ -24,7 +24,7 @@ pub async fn run(tab: &Tab, args: &DialogArgs, budget: &Budget) -> Result<Action
         format!(
             "{verb} the {} dialog {}.",
             dialog.kind,
-            crate::content::page(&format!("{:?}", dialog.message))
+            crate::content::page(&format!("\"{}\"", dialog.message))
         ),
         json!({ "ok": true, "dialog": dialog }),
     ))

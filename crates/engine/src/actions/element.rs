@@ -148,17 +148,22 @@ pub async fn by_selector(tab: &Tab, selector: &str, budget: &Budget) -> Result<E
         .await?;
     if object.value.as_ref().and_then(|v| v.as_str()) == Some("bad-selector") {
         return Err(ActionError::invalid(
-            format!("{selector:?} is not a valid CSS selector"),
+            format!("\"{selector}\" is not a valid CSS selector"),
             "Pass a valid CSS selector, or better a ref from browser_snapshot.",
         ));
     }
-    element_or_error(object, format!("selector {selector:?}"), tab.main_frame(), || {
-        ActionError::new(
-            ErrorCode::ElementNotFound,
-            format!("no element matches the selector {selector:?}"),
-            "Take a browser_snapshot and use a ref instead.",
-        )
-    })
+    element_or_error(
+        object,
+        format!("selector \"{selector}\""),
+        tab.main_frame(),
+        || {
+            ActionError::new(
+                ErrorCode::ElementNotFound,
+                format!("no element matches the selector \"{selector}\""),
+                "Take a browser_snapshot and use a ref instead.",
+            )
+        },
+    )
 }
 
 fn element_or_error(

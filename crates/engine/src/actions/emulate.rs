@@ -75,7 +75,7 @@ pub fn check(a: &EmulateArgs) -> Result<(), ActionError> {
         let tag = regex::Regex::new(r"^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$").expect("a valid regex");
         if !tag.is_match(locale) {
             return bad(
-                format!("locale {locale:?} is not a language tag"),
+                format!("locale \"{locale}\" is not a language tag"),
                 "Pass a BCP 47 tag such as en-US or fr-FR.",
             );
         }
@@ -84,7 +84,7 @@ pub fn check(a: &EmulateArgs) -> Result<(), ActionError> {
         let id = regex::Regex::new(r"^[A-Za-z][A-Za-z0-9_+\-]*(/[A-Za-z0-9_+\-]+)*$").expect("a valid regex");
         if !id.is_match(zone) || zone.len() > 64 {
             return bad(
-                format!("timezone {zone:?} is not a time zone id"),
+                format!("timezone \"{zone}\" is not a time zone id"),
                 "Pass an IANA id such as Europe/Paris or America/New_York.",
             );
         }
@@ -130,7 +130,7 @@ pub async fn run(tab: &Tab, args: &EmulateArgs, budget: &Budget) -> Result<Actio
             .value;
         if known != Some(json!(true)) {
             return Err(ActionError::invalid(
-                format!("timezone {zone:?} is not a time zone this browser knows"),
+                format!("timezone \"{zone}\" is not a time zone this browser knows"),
                 "Pass an IANA id such as Europe/Paris or America/New_York.",
             ));
         }

@@ -213,7 +213,7 @@ async fn check(
         _ => {
             return Err(ActionError::invalid(
                 format!(
-                    "{} is a {}; its value must be \"true\" or \"false\", not {value:?}",
+                    "{} is a {}; its value must be \"true\" or \"false\", not \"{value}\"",
                     element.label,
                     kind["type"].as_str().unwrap_or("checkbox")
                 ),
@@ -270,7 +270,7 @@ async fn select(element: &Element, value: &str, budget: &Budget) -> Result<Value
     if result["missing"].is_string() {
         return Err(ActionError::invalid(
             format!(
-                "{} has no option {value:?}; it has {}",
+                "{} has no option \"{value}\"; it has {}",
                 element.label, result["available"]
             ),
             "Pass an option's value or its visible label.",
@@ -298,7 +298,7 @@ pub(crate) async fn set_value(
     if result["bad"] == Value::Bool(true) {
         return Err(ActionError::invalid(
             format!(
-                "{value:?} is not a valid value for {} (an <input type={kind}>)",
+                "\"{value}\" is not a valid value for {} (an <input type={kind}>)",
                 element.label
             ),
             format!("Pass {}.", format_of(kind)),

@@ -105,7 +105,7 @@ fn key(name: &str, shift: bool) -> Option<Key> {
 pub fn parse(spec: &str) -> Result<Combo, ActionError> {
     let invalid = || {
         ActionError::invalid(
-            format!("{spec:?} is not a key"),
+            format!("\"{spec}\" is not a key"),
             "Use a key name (Enter, Tab, Escape, Backspace, ArrowDown, PageDown, F5, …), one character, or a combo like Control+a.",
         )
     };

@@ -65,7 +65,7 @@ pub async fn run(tab: &Tab, args: &NavigateArgs, budget: &Budget) -> Result<Acti
         text += &format!(", redirected from {from}");
         data["redirected_from"] = Value::String(from);
     }
-    text += &format!(". Title: {title:?}. Take a browser_snapshot to see the page.");
+    text += &format!(". Title: \"{title}\". Take a browser_snapshot to see the page.");
     if let Some(obstacle) = obstacle {
         text += &format!(
             "\nObstacle ({}, {} confidence): {}",

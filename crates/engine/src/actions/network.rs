@@ -56,7 +56,7 @@ pub fn check(args: &NetworkArgs) -> Result<(), ActionError> {
         )),
         _ => match &args.kind {
             Some(kind) if !TYPES.contains(&kind.to_ascii_lowercase().as_str()) => Err(ActionError::invalid(
-                format!("type {kind:?} is not a resource type"),
+                format!("type \"{kind}\" is not a resource type"),
                 format!("Use one of: {}.", TYPES.join(", ")),
             )),
             _ => Ok(()),
@@ -113,7 +113,7 @@ async fn get(tab: &Tab, args: &NetworkArgs, budget: &Budget) -> Result<ActionOut
     let Some(r) = tab.state(|s| s.network.get(id).cloned()) else {
         return Err(ActionError::invalid(
             format!(
-                "there is no request {id:?} among this tab's last {}",
+                "there is no request \"{id}\" among this tab's last {}",
                 crate::network::KEPT
             ),
             "List the requests with action list and use one of their ids.",

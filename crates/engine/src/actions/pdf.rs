@@ -42,12 +42,7 @@ pub async fn run(
     let bytes = base64::engine::general_purpose::STANDARD
         .decode(&printed.data)
         .map_err(|e| ActionError::internal(format!("the PDF was not base64: {e}")))?;
-    std::fs::write(&path, &bytes).map_err(|e| {
-        ActionError::invalid(
-            format!("cannot write {}: {e}", path.display()),
-            "Set [files] output_dir to a writable directory.",
-        )
-    })?;
+    crate::files::write(&path, &bytes)?;
     let pages = page_count(&bytes);
     let shown = path.display().to_string();
     Ok(ActionOutput::new(

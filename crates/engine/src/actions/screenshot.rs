@@ -87,12 +87,7 @@ pub async fn run(
         ImageFormat::Jpeg => "image/jpeg",
     };
     if let Some(path) = path {
-        std::fs::write(&path, &bytes).map_err(|e| {
-            ActionError::invalid(
-                format!("cannot write {}: {e}", path.display()),
-                "Set [files] output_dir to a writable directory.",
-            )
-        })?;
+        crate::files::write(&path, &bytes)?;
         let shown = path.display().to_string();
         return Ok(ActionOutput::new(
             format!(

@@ -54,7 +54,7 @@ pub async fn run(tab: &Tab, args: &SelectOptionArgs, budget: &Budget) -> Result<
     if let Some(missing) = result["missing"].as_str() {
         return Err(ActionError::invalid(
             format!(
-                "{} has no option {missing:?}; it has {}",
+                "{} has no option \"{missing}\"; it has {}",
                 element.label, result["available"]
             ),
             "Pass an option's value or its visible label.",

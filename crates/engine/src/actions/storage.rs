@@ -69,7 +69,7 @@ fn web_url(text: &str) -> Result<url::Url, ActionError> {
         .filter(|u| matches!(u.scheme(), "http" | "https"))
         .ok_or_else(|| {
             ActionError::invalid(
-                format!("{text:?} is not an http(s) URL"),
+                format!("\"{text}\" is not an http(s) URL"),
                 "Pass a full URL such as https://example.com/.",
             )
         })
@@ -158,7 +158,7 @@ pub async fn run(
                 .any(|c| c["name"] == json!(cookie.name));
             if !kept {
                 return Err(ActionError::invalid(
-                    format!("Chrome did not keep the cookie {:?}", cookie.name),
+                    format!("Chrome did not keep the cookie \"{}\"", cookie.name),
                     "Check its url or domain and path; a secure cookie needs an https url, same_site None needs secure.",
                 ));
             }
@@ -182,17 +182,12 @@ pub async fn run(
             let path = files::output_path(output, args.path.as_deref(), "state.json")?;
             let state = storage_state::capture(context, budget).await?;
             let text = serde_json::to_string_pretty(&state).expect("a state serializes");
-            std::fs::write(&path, text).map_err(|e| {
-                ActionError::invalid(
-                    format!("cannot write {}: {e}", path.display()),
-                    "Set [files] output_dir to a writable directory.",
-                )
-            })?;
+            files::write(&path, text.as_bytes())?;
             Ok(summary("Saved", &path, &state))
         }
         StorageAction::Load => {
-            let path = files::inside_output(output, args.path.as_deref().unwrap_or_default())?;
-            let state = storage_state::load_file(context, &path, budget).await?;
+            let (path, text) = files::read_inside(output, args.path.as_deref().unwrap_or_default())?;
+            let state = storage_state::load_text(context, &path, &text, budget).await?;
             Ok(summary("Loaded", &path, &state))
         }
     }

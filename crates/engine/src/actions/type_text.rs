@@ -107,7 +107,7 @@ pub async fn run(tab: &Tab, args: &TypeArgs, budget: &Budget) -> Result<ActionOu
         input::press_enter(tab, budget).await?;
     }
     let value = value.as_str().unwrap_or_default().to_owned();
-    let mut text = format!("Typed into {}; its value is now {value:?}.", element.label);
+    let mut text = format!("Typed into {}; its value is now \"{value}\".", element.label);
     if submitted {
         text += " Pressed Enter.";
     }

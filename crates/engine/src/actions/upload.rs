@@ -188,6 +188,13 @@ pub(crate) fn checked_paths(
     cwd: &Path,
     home: Option<&Path>,
 ) -> Result<Vec<PathBuf>, ActionError> {
+    if roots.is_empty() {
+        return Err(ActionError::new(
+            ErrorCode::PermissionDenied,
+            "browser_upload has no directory to read from: [files] upload_roots is empty",
+            "Ask the user to put the file in a directory and list it in [files] upload_roots (or CDPILOT_FILES_UPLOAD_ROOTS); nothing was uploaded.",
+        ));
+    }
     let absolute = |p: &Path| normalized(&cwd.join(p));
     let written_roots: Vec<PathBuf> = roots.iter().map(|r| absolute(r)).collect();
     let real_roots: Vec<PathBuf> = written_roots
@@ -225,6 +232,22 @@ pub(crate) fn checked_paths(
         if !real_roots.iter().any(|r| real.starts_with(r)) {
             // A symlink under a root that leads out of it.
             return Err(outside(path));
+        }
+        // A link anywhere below the root, even one that stays inside it, is
+        // refused: the file Chromium opens later must be the file checked
+        // now, and a link can be re-pointed in between.
+        let through_link = written_roots.iter().all(|w| {
+            let (Ok(rest), Ok(r)) = (written.strip_prefix(w), w.canonicalize()) else {
+                return true;
+            };
+            r.join(rest) != real
+        });
+        if through_link {
+            return Err(ActionError::new(
+                ErrorCode::PermissionDenied,
+                format!("{path} is or goes through a symbolic link inside the upload roots"),
+                "Pass the file's own path; cdpilot does not follow links under [files] upload_roots.",
+            ));
         }
         if !real.is_file() {
             return Err(ActionError::invalid(
@@ -278,7 +301,18 @@ mod tests {
             std::os::unix::fs::symlink(base.join("secret"), root.join("link")).unwrap_or(());
             let e = check("root/link").unwrap_err();
             assert_eq!(e.code, ErrorCode::PermissionDenied, "{e}");
+            // Issue 20, finding 13: a link that stays inside the root too.
+            std::os::unix::fs::symlink(root.join("sub/a.txt"), root.join("inner")).unwrap_or(());
+            std::os::unix::fs::symlink(root.join("sub"), root.join("subdir")).unwrap_or(());
+            for linked in ["root/inner", "root/subdir/a.txt"] {
+                let e = check(linked).unwrap_err();
+                assert_eq!(e.code, ErrorCode::PermissionDenied, "{linked}: {e}");
+            }
         }
+        // Issue 20, finding 11: no roots configured, no upload at all.
+        let e = checked_paths(&["root/sub/a.txt".to_owned()], &[], &base, Some(&base)).unwrap_err();
+        assert_eq!(e.code, ErrorCode::PermissionDenied, "{e}");
+        assert!(e.message.contains("[files] upload_roots"), "{e}");
         let e = check("root/missing.txt").unwrap_err();
         assert_eq!(e.code, ErrorCode::InvalidArgument, "{e}");
         let e = check("root/sub").unwrap_err();

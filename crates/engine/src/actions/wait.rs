@@ -38,13 +38,13 @@ pub async fn run(tab: &Tab, args: &WaitArgs, budget: &Budget) -> Result<ActionOu
     } else if let Some(glob) = &args.url {
         return wait_for_url(tab, glob, budget).await;
     } else if let Some(text) = &args.text {
-        (("text", text), format!("text {text:?} never appeared"))
+        (("text", text), format!("text \"{text}\" never appeared"))
     } else if let Some(text) = &args.text_gone {
-        (("text_gone", text), format!("text {text:?} never went away"))
+        (("text_gone", text), format!("text \"{text}\" never went away"))
     } else if let Some(selector) = &args.selector {
         (
             ("selector", selector),
-            format!("no visible element ever matched {selector:?}"),
+            format!("no visible element ever matched \"{selector}\""),
         )
     } else {
         return Err(ActionError::invalid(
@@ -98,7 +98,7 @@ async fn validate_selector(tab: &Tab, selector: &str, budget: &Budget) -> Result
         .await?;
     if valid.value != Some(json!(true)) {
         return Err(ActionError::invalid(
-            format!("{selector:?} is not a valid CSS selector"),
+            format!("\"{selector}\" is not a valid CSS selector"),
             "Fix the selector.",
         ));
     }
@@ -111,10 +111,11 @@ async fn wait_for_url(tab: &Tab, glob: &str, budget: &Budget) -> Result<ActionOu
         .url_matching(|url| glob_matches(glob, url), budget)
         .await;
     match reached {
-        Ok(url) => Ok(done(budget, format!("The URL {url} matches {glob:?}."))),
-        Err(e) if matches!(e.failure, Failure::Timeout { .. }) => {
-            Err(never_happened(budget, &format!("the URL never matched {glob:?}")))
-        }
+        Ok(url) => Ok(done(budget, format!("The URL {url} matches \"{glob}\"."))),
+        Err(e) if matches!(e.failure, Failure::Timeout { .. }) => Err(never_happened(
+            budget,
+            &format!("the URL never matched \"{glob}\""),
+        )),
         Err(e) => Err(e),
     }
 }
@@ -128,9 +129,9 @@ fn done(budget: &Budget, text: String) -> ActionOutput {
 
 fn describe(kind: &str, arg: &str) -> String {
     match kind {
-        "text" => format!("text {arg:?} appeared"),
-        "text_gone" => format!("text {arg:?} went away"),
-        _ => format!("{arg:?} is visible"),
+        "text" => format!("text \"{arg}\" appeared"),
+        "text_gone" => format!("text \"{arg}\" went away"),
+        _ => format!("\"{arg}\" is visible"),
     }
 }
 

@@ -26,7 +26,7 @@ pub fn pending_error(dialog: &Dialog) -> ActionError {
                 dialog: dialog.id.clone(),
             },
             format!(
-                "{} dialog ({}) {:?} blocks the page; it opened before the connection to the browser dropped, so it can no longer be answered",
+                "{} dialog ({}) \"{}\" blocks the page; it opened before the connection to the browser dropped, so it can no longer be answered",
                 with_article(&dialog.kind), dialog.id, dialog.message
             ),
             "Leave the page with browser_navigate (a URL, or history: reload); the dialog closes with it.",
@@ -37,7 +37,7 @@ pub fn pending_error(dialog: &Dialog) -> ActionError {
             dialog: dialog.id.clone(),
         },
         format!(
-            "{} dialog ({}) {:?} is blocking the page",
+            "{} dialog ({}) \"{}\" is blocking the page",
             with_article(&dialog.kind),
             dialog.id,
             dialog.message
@@ -57,7 +57,7 @@ fn described(dialogs: &[Dialog]) -> String {
         .iter()
         .map(|d| {
             // The message is the page's: enclosed in the session's markers.
-            let message = crate::content::page(&format!("{:?}", d.message));
+            let message = crate::content::page(&format!("\"{}\"", d.message));
             format!("{} dialog ({}): {message}", with_article(&d.kind), d.id)
         })
         .collect::<Vec<_>>()

@@ -14,6 +14,7 @@
 use std::collections::HashSet;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use super::{Decision, Verdict};
@@ -48,6 +49,20 @@ pub struct Consent {
     /// Origins allowed once, by calls still running (one entry per call
     /// that was allowed; removed by its [`OnceGrant`]).
     once: Arc<Mutex<Vec<String>>>,
+    /// Calls of this session running now: an ask that arises while none
+    /// runs (a page navigating by itself between calls) is refused, never
+    /// put to the user, who would be asked about something no agent did.
+    running: Arc<AtomicUsize>,
+}
+
+/// A call of the session is running while this is held.
+#[derive(Debug)]
+pub struct Running(Arc<AtomicUsize>);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 /// An "allow once" held by the call that asked; forgotten when dropped.
@@ -77,6 +92,17 @@ impl Consent {
     /// Installs (or, with `None`, removes) the way this session asks.
     pub fn install(&self, asker: Option<Arc<dyn Asker>>) {
         *self.asker.lock().unwrap() = asker;
+    }
+
+    /// Marks a call of the session running until the guard is dropped.
+    pub fn call_running(&self) -> Running {
+        self.running.fetch_add(1, Ordering::SeqCst);
+        Running(self.running.clone())
+    }
+
+    /// Whether a call of the session is running now.
+    pub fn in_call(&self) -> bool {
+        self.running.load(Ordering::SeqCst) > 0
     }
 
     /// The asker the transport installed, if any.

@@ -27,6 +27,8 @@ use super::{Consent, Decision, Policy, Verdict};
 const ANSWER_BUDGET: Duration = Duration::from_secs(10);
 /// How long a paused document request waits for the user's answer.
 pub const ASK_BUDGET: Duration = Duration::from_secs(60);
+/// Why an ask was not put to the user while no call ran.
+pub const NO_CALL: &str = "no call of the agent was running, so the user was not asked";
 /// Blocked requests kept per tab.
 const KEPT: usize = 50;
 
@@ -169,6 +171,18 @@ impl Gate {
         match (blocked.verdict.decision, consent, asker) {
             // Sub-resources are not asked about (a page loads dozens): an
             // ask not yet granted refuses them.
+            // An ask while no call of the session runs (the page moved by
+            // itself between calls) is refused and reported with the next
+            // call (its result's `blocked`, its audit record): the user is
+            // never asked about something no agent did.
+            (Decision::Ask, Some(consent), Some(_)) if !consent.in_call() && blocked.resource.is_none() => {
+                tracing::info!(url = %blocked.verdict.url, "an ask while no call was running: refused, not asked");
+                let blocked = Blocked {
+                    asked: Some(super::Answer::Failed(NO_CALL.into())),
+                    ..blocked
+                };
+                refuse(&self.blocked, session, request_id, blocked);
+            }
             (Decision::Ask, Some(consent), Some(asker)) if blocked.resource.is_none() => {
                 let log = self.blocked.clone();
                 tokio::spawn(async move {

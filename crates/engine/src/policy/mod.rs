@@ -5,8 +5,12 @@
 //!
 //! Owns compiling the rules and judging one URL. The judgement is pure: a
 //! configured deny always wins; otherwise the last matching rule decides;
-//! with none, `policy.default`.
+//! with none, `policy.default`. A URL is judged as written and in its
+//! canonical form ([`canonical`]): a rule matching either decides, and a
+//! deny matching either wins.
 
+pub mod canonical;
+pub mod cdp_fence;
 pub mod consent;
 pub mod gate;
 pub mod rules;
@@ -94,28 +98,108 @@ impl Policy {
         !self.rules.is_empty() || self.default != Decision::Allow
     }
 
-    /// Judges one URL. A URL that does not parse gets the default.
+    /// Judges one URL, as written and in its canonical form
+    /// ([`canonical::url`]): a deny matching either wins; otherwise the
+    /// stricter of the two forms' deciding rules decides; with no rule
+    /// matching either, the default. A URL that does not parse gets the
+    /// default. The verdict names the URL as written.
     pub fn judge(&self, url: &str) -> Verdict {
-        let verdict = |decision, rule: String| Verdict {
-            url: url.to_owned(),
-            decision,
-            rule,
-        };
-        let default = || verdict(self.default, self.default_label.clone());
         let Ok(parsed) = url::Url::parse(url) else {
-            return default();
+            return self.verdict(url, None);
         };
+        let raw = self.decide(&parsed);
+        let canonical = canonical::url(&parsed);
+        let canonical = if canonical == parsed {
+            None
+        } else {
+            self.decide(&canonical)
+        };
+        let decided = match (raw, canonical) {
+            (Some(a), Some(b)) => Some(if strictness(b.decision) > strictness(a.decision) {
+                b
+            } else {
+                a
+            }),
+            (a, b) => a.or(b),
+        };
+        self.verdict(url, decided)
+    }
+
+    /// Judges a connection to `host:port` (an egress gate's CONNECT
+    /// target or request line), by the rules that hold for a whole host:
+    /// the host and port are canonicalised ([`canonical::host`]) and tried
+    /// as every scheme the port may carry (443: https/wss; 80: http/ws;
+    /// any other: all four). A host-level deny (a rule naming no path)
+    /// matching any of them wins; otherwise the last rule whose scheme,
+    /// host and port match decides, path-level denies left out (a path of
+    /// the host may be denied while the host is not); with none, the
+    /// default. A host that does not parse gets the default.
+    pub fn judge_host(&self, host: &str, port: u16) -> Verdict {
+        let shown = format!("{host}:{port}");
+        let Some(host) = canonical::host(host) else {
+            return self.verdict(&shown, None);
+        };
+        let schemes: &[&str] = match port {
+            443 => &["https", "wss"],
+            80 => &["http", "ws"],
+            _ => &["http", "https", "ws", "wss"],
+        };
+        let urls: Vec<url::Url> = schemes
+            .iter()
+            .filter_map(|scheme| url::Url::parse(&format!("{scheme}://{host}:{port}/")).ok())
+            .collect();
         let mut last = None;
-        for rule in self.rules.iter().filter(|r| r.matches(&parsed)) {
+        for rule in &self.rules {
+            if !urls.iter().any(|u| rule.matches_host(u)) {
+                continue;
+            }
+            match rule.decision {
+                Decision::Deny if rule.host_level => {
+                    return self.verdict(&shown, Some(rule));
+                }
+                Decision::Deny => {}
+                _ => last = Some(rule),
+            }
+        }
+        self.verdict(&shown, last)
+    }
+
+    /// The rule that decides `url` as it is (a matching deny first, else
+    /// the last matching rule), if any matches.
+    fn decide(&self, url: &url::Url) -> Option<&Rule> {
+        let mut last = None;
+        for rule in self.rules.iter().filter(|r| r.matches(url)) {
             if rule.decision == Decision::Deny {
-                return verdict(Decision::Deny, rule.to_string());
+                return Some(rule);
             }
             last = Some(rule);
         }
-        match last {
-            Some(rule) => verdict(rule.decision, rule.to_string()),
-            None => default(),
+        last
+    }
+
+    fn verdict(&self, url: &str, rule: Option<&Rule>) -> Verdict {
+        match rule {
+            Some(rule) => Verdict {
+                url: url.to_owned(),
+                decision: rule.decision,
+                rule: rule.to_string(),
+            },
+            None => Verdict {
+                url: url.to_owned(),
+                decision: self.default,
+                rule: self.default_label.clone(),
+            },
         }
+    }
+}
+
+/// Which of two rules' decisions wins when the raw and canonical forms
+/// disagree.
+fn strictness(decision: Decision) -> u8 {
+    match decision {
+        Decision::Allow => 0,
+        Decision::Ask => 1,
+        Decision::Deny => 2,
     }
 }
 
@@ -169,6 +253,94 @@ mod tests {
         assert!(!policy("allow", &[]).restricts());
         assert!(policy("deny", &[]).restricts());
         assert!(policy("allow", &[("deny", "https://x.example/*")]).restricts());
+    }
+
+    /// Issue 20, findings 4 and 5: a host or path spelled another way is
+    /// the same server, and a deny written for one spelling holds for all.
+    #[test]
+    fn a_deny_holds_for_every_spelling_of_its_host_and_path() {
+        let p = policy(
+            "allow",
+            &[
+                ("deny", "http://localhost:8080/*"),
+                ("deny", "http://127.0.0.1:8080/*"),
+                ("deny", "http://127.0.0.1:9090/secret/*"),
+            ],
+        );
+        for url in [
+            "http://localhost.:8080/",
+            "http://LOCALHOST..:8080/x",
+            "http://[::ffff:127.0.0.1]:8080/",
+            "http://2130706433:8080/",
+            "http://0x7f.1:8080/",
+            "http://127.0.0.1.:8080/",
+            "http://127.0.0.1:9090//secret/x",
+            "http://127.0.0.1:9090/\\secret\\x",
+            "http://127.0.0.1:9090/%73ecret/x",
+            "http://127.0.0.1:9090/public/../secret/x",
+            "http://127.0.0.1:9090/public/%2e%2e/%73ecret/x",
+        ] {
+            let v = p.judge(url);
+            assert_eq!(v.decision, Decision::Deny, "{url}: {v:?}");
+            assert_eq!(v.url, url, "the verdict names the URL as written");
+        }
+        assert_eq!(
+            p.judge("http://127.0.0.1:9090/public/x").decision,
+            Decision::Allow
+        );
+        assert_eq!(
+            p.judge("http://127.0.0.1:9090/%2573ecret/x").decision,
+            Decision::Allow
+        );
+    }
+
+    #[test]
+    fn an_allow_written_for_the_canonical_form_allows_other_spellings() {
+        let p = policy("deny", &[("allow", "https://bank.example/*")]);
+        assert_eq!(p.judge("https://BANK.example./x").decision, Decision::Allow);
+        assert_eq!(p.judge("https://bank.example.evil/x").decision, Decision::Deny);
+    }
+
+    #[test]
+    fn a_connection_is_judged_by_the_rules_for_its_whole_host() {
+        let p = policy(
+            "allow",
+            &[
+                ("deny", "http://127.0.0.1:8080/*"),
+                ("deny", "http://127.0.0.1:9090/secret/*"),
+                ("deny", "https://{*.}?bank.example/*"),
+            ],
+        );
+        for (host, port) in [
+            ("127.0.0.1", 8080),
+            ("[::ffff:127.0.0.1]", 8080),
+            ("::ffff:7f00:1", 8080),
+            ("2130706433", 8080),
+            ("www.BANK.example.", 443),
+            ("bank.example", 443),
+        ] {
+            let v = p.judge_host(host, port);
+            assert_eq!(v.decision, Decision::Deny, "{host}:{port}: {v:?}");
+        }
+        assert_eq!(
+            p.judge_host("127.0.0.1", 9090).decision,
+            Decision::Allow,
+            "a path-level deny leaves the host open"
+        );
+        assert_eq!(
+            p.judge_host("bank.example", 80).decision,
+            Decision::Allow,
+            "the rule names https"
+        );
+        assert_eq!(
+            p.judge_host("bank.example", 8443).decision,
+            Decision::Allow,
+            "the rule names the default port"
+        );
+        let strict = policy("deny", &[("allow", "http://127.0.0.1:9090/docs/*")]);
+        assert_eq!(strict.judge_host("127.0.0.1", 9090).decision, Decision::Allow);
+        assert_eq!(strict.judge_host("127.0.0.1", 9091).decision, Decision::Deny);
+        assert_eq!(strict.judge_host("a b", 9090).decision, Decision::Deny);
     }
 
     #[test]

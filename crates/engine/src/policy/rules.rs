@@ -45,6 +45,13 @@ impl Decision {
 /// One compiled rule, with where it came from, so a verdict can name it.
 pub struct Rule {
     pattern: UrlPattern,
+    /// The same pattern with any path, search and hash: whether a URL on
+    /// a host and port could match the rule at all (for judging a
+    /// connection, which has no path).
+    host_pattern: UrlPattern,
+    /// The rule names no path, search or hash (`https://x.example/*`): it
+    /// holds for every connection to the host, not only for documents.
+    pub host_level: bool,
     /// What the rule decides for a URL it matches.
     pub decision: Decision,
     /// The pattern as written.
@@ -76,10 +83,22 @@ impl Rule {
         let init = UrlPatternInit::parse_constructor_string::<regex::Regex>(text, None).map_err(|e| {
             format!("{text:?} is not a URL pattern ({e}); write a whole URL pattern such as \"https://{{*.}}?example.com/*\"")
         })?;
+        let any_path = UrlPatternInit {
+            pathname: Some("*".into()),
+            search: Some("*".into()),
+            hash: Some("*".into()),
+            ..init.clone()
+        };
         let pattern = UrlPattern::parse(init, UrlPatternOptions::default())
             .map_err(|e| format!("{text:?} is not a URL pattern ({e})"))?;
+        let host_pattern = UrlPattern::parse(any_path, UrlPatternOptions::default())
+            .map_err(|e| format!("{text:?} is not a URL pattern ({e})"))?;
+        let host_level =
+            matches!(pattern.pathname(), "*" | "/*") && pattern.search() == "*" && pattern.hash() == "*";
         Ok(Rule {
             pattern,
+            host_pattern,
+            host_level,
             decision,
             text: text.to_owned(),
             origin: origin.into(),
@@ -89,6 +108,14 @@ impl Rule {
     /// Whether `url` matches the pattern.
     pub fn matches(&self, url: &url::Url) -> bool {
         self.pattern
+            .test(UrlPatternMatchInput::Url(url.clone()))
+            .unwrap_or(false)
+    }
+
+    /// Whether some URL on `url`'s scheme, host and port matches the
+    /// pattern (its path, search and hash are not looked at).
+    pub fn matches_host(&self, url: &url::Url) -> bool {
+        self.host_pattern
             .test(UrlPatternMatchInput::Url(url.clone()))
             .unwrap_or(false)
     }
@@ -134,6 +161,17 @@ mod tests {
             !r.matches(&url("http://127.0.0.1:8081/a")),
             "the port is a component"
         );
+    }
+
+    #[test]
+    fn a_rule_naming_only_a_host_is_host_level() {
+        assert!(rule("http://127.0.0.1:8080/*").host_level);
+        assert!(rule("https://{*.}?bank.example/*").host_level);
+        assert!(!rule("http://127.0.0.1:8080/secret/*").host_level);
+        assert!(!rule("http://127.0.0.1:8080/*?x=1").host_level);
+        let r = rule("http://127.0.0.1:8080/secret/*");
+        assert!(r.matches_host(&url("http://127.0.0.1:8080/")));
+        assert!(!r.matches_host(&url("http://127.0.0.1:8081/")));
     }
 
     #[test]

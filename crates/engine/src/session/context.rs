@@ -99,7 +99,7 @@ impl Context {
         self.lookup(id).ok_or_else(|| match id {
             Some(id) => ActionError::new(
                 ErrorCode::TabNotFound,
-                format!("there is no tab {id:?}"),
+                format!("there is no tab \"{id}\""),
                 "List the tabs with browser_tabs and use one of their ids.",
             ),
             None => ActionError::new(

@@ -19,6 +19,7 @@ use tokio::sync::broadcast;
 
 use crate::dialogs::Dialog;
 use crate::metrics::Metrics;
+use crate::secrets::Secrets;
 
 /// Events kept for a subscriber that has not read them yet.
 pub const CAPACITY: usize = 256;
@@ -124,16 +125,66 @@ impl SessionEvent {
     }
 }
 
+impl SessionEvent {
+    /// The event with every secret's value (in any spelling) replaced by
+    /// its placeholder: a URL the page moved to after a GET form, a dialog
+    /// that echoes a typed value.
+    pub fn redacted(self, secrets: &Secrets) -> SessionEvent {
+        if secrets.is_empty() {
+            return self;
+        }
+        let dialog = |mut d: Dialog| {
+            d.message = secrets.redact(&d.message);
+            d.default_prompt = d.default_prompt.map(|p| secrets.redact(&p));
+            d
+        };
+        match self {
+            SessionEvent::DialogOpened { tab, dialog: d } => SessionEvent::DialogOpened {
+                tab,
+                dialog: dialog(d),
+            },
+            SessionEvent::DialogClosed { tab, dialog: d } => SessionEvent::DialogClosed {
+                tab,
+                dialog: dialog(d),
+            },
+            SessionEvent::Navigated { tab, url } => SessionEvent::Navigated {
+                tab,
+                url: secrets.redact(&url),
+            },
+            SessionEvent::PermissionDenied { url, rule } => SessionEvent::PermissionDenied {
+                url: secrets.redact(&url),
+                rule: secrets.redact(&rule),
+            },
+            SessionEvent::Obstacle { tab, obstacle } => SessionEvent::Obstacle {
+                tab,
+                obstacle: secrets.redact_value(obstacle),
+            },
+            ended @ SessionEvent::Ended { .. } => ended,
+        }
+    }
+}
+
 /// A session's event stream; clones share it.
 #[derive(Clone)]
 pub struct Events {
     sender: broadcast::Sender<SessionEvent>,
+    /// Every event is redacted on its way in, so no subscriber (the
+    /// WebSocket API, a dashboard) ever holds a secret's value.
+    secrets: Arc<Secrets>,
 }
 
 impl Default for Events {
     fn default() -> Self {
+        Events::redacting(Arc::default())
+    }
+}
+
+impl Events {
+    /// A stream that redacts `secrets` from every event emitted.
+    pub fn redacting(secrets: Arc<Secrets>) -> Events {
         Events {
             sender: broadcast::Sender::new(CAPACITY),
+            secrets,
         }
     }
 }
@@ -153,7 +204,7 @@ impl Events {
     /// Sends `event` to every subscriber (none: dropped).
     pub fn emit(&self, event: SessionEvent) {
         tracing::debug!(event = event.name(), "session event");
-        let _ = self.sender.send(event);
+        let _ = self.sender.send(event.redacted(&self.secrets));
     }
 }
 

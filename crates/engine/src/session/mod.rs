@@ -94,7 +94,10 @@ impl Session {
         audit: Arc<Audit>,
         secrets: Arc<Secrets>,
     ) -> Session {
-        let lifecycle = Arc::new(Lifecycle::new(Events::default(), metrics.clone()));
+        let lifecycle = Arc::new(Lifecycle::new(
+            Events::redacting(secrets.clone()),
+            metrics.clone(),
+        ));
         let idle = idle::Idle::new(config.session.idle_timeout_s, lifecycle.clone());
         let markers = Markers::new(config.output.content_markers);
         Session {
@@ -188,6 +191,7 @@ impl Session {
     ) -> Result<ActionOutput, ActionError> {
         let tool = action.tool_name();
         let span = tracing::info_span!("tool", tool);
+        let _running = self.consent.call_running();
         let (_in_flight, expired) =
             crate::timing::timed("session.idle", self.idle.begin(&self.context)).await;
         let mut result = self.run(action, budget, notes).instrument(span.clone()).await;
@@ -253,6 +257,9 @@ impl Session {
         let tool = action.tool_name();
         if let Some(spec) = tools::find(tool) {
             self.refuse_if_off(spec)?;
+        }
+        if let Action::Cdp(args) = action {
+            crate::policy::cdp_fence::admit(&args.method, self.config.tools.cdp)?;
         }
         crate::validate::urls(action, &self.config.policy.schemes)?;
         let rules = self.browsers.policy();
@@ -425,9 +432,9 @@ impl Session {
             }
             Action::Click(args) => actions::click::run(tab, args, budget).await,
             Action::Type(args) if args.text.contains("{{secret:") => {
-                let page = tab.state(|s| s.url.clone());
+                let origin = element_origin(tab, &args.target, budget).await?;
                 let mut args = args.clone();
-                args.text = self.secrets.expand(&args.text, &page)?;
+                args.text = self.secrets.expand(&args.text, &origin)?;
                 actions::type_text::run(tab, &args, budget).await
             }
             Action::Type(args) => actions::type_text::run(tab, args, budget).await,
@@ -452,11 +459,11 @@ impl Session {
             Action::Pdf(args) => actions::pdf::run(tab, args, &self.config.files, budget).await,
             Action::Emulate(args) => actions::emulate::run(tab, args, budget).await,
             Action::FillForm(args) => {
-                let page = tab.state(|s| s.url.clone());
                 let mut args = args.clone();
                 for field in &mut args.fields {
                     if field.value.contains("{{secret:") {
-                        field.value = self.secrets.expand(&field.value, &page)?;
+                        let origin = element_origin(tab, &field.target(), budget).await?;
+                        field.value = self.secrets.expand(&field.value, &origin)?;
                     }
                 }
                 actions::fill_form::run(tab, &args, budget).await
@@ -547,4 +554,29 @@ impl Drop for Session {
             context.dispose(&Budget::with_timeout(DROP_CLOSE_BUDGET)).await;
         });
     }
+}
+
+/// The origin of the document that owns the element `target` names (its
+/// frame's, from the frame records the browser's events keep; the top
+/// page's when it is in no iframe): where a secret typed into it goes.
+async fn element_origin(
+    tab: &Tab,
+    target: &crate::action::ElementTarget,
+    budget: &Budget,
+) -> Result<String, ActionError> {
+    let element = actions::element::resolve(tab, target, budget).await?;
+    let frame_id = element.frame.frame_id.clone();
+    let (origin, top) = tab.state(|s| {
+        let origin = s.frames.get(&frame_id).map(|f| f.origin().to_owned());
+        (origin, s.url.clone())
+    });
+    Ok(match origin {
+        Some(origin) if !origin.is_empty() && origin != "null" => origin,
+        // No record of the frame (the tab's own document before its first
+        // navigation event): the tab's URL, when the element is in it.
+        _ if frame_id == tab.target_id => top,
+        // An iframe cdpilot has no origin for: nothing a secret can be
+        // bound to.
+        _ => "null".into(),
+    })
 }

@@ -65,13 +65,16 @@ impl Session {
         };
         let mut overview = Overview::default();
         for (id, tab, active) in context.tabs_now() {
+            // Redacted here, once for every watcher (the dashboard's state,
+            // `cdpilot sessions`): a URL after a GET form, a dialog that
+            // echoes a typed value.
             for dialog in tab.dialogs().pending() {
                 let mut value = serde_json::to_value(&dialog).unwrap_or_default();
                 value["tab"] = id.clone().into();
-                overview.dialogs.push(value);
+                overview.dialogs.push(self.secrets.redact_value(value));
             }
             overview.tabs.push(TabView {
-                url: tab.state(|s| s.url.clone()),
+                url: self.secrets.redact(&tab.state(|s| s.url.clone())),
                 id,
                 active,
             });

@@ -35,7 +35,7 @@ impl Pattern {
         match regex {
             Some(body) => Regex::new(&body).map(Pattern::Regex).map_err(|e| {
                 ActionError::invalid(
-                    format!("find {find:?} is not a valid regular expression: {e}"),
+                    format!("find \"{find}\" is not a valid regular expression: {e}"),
                     "Fix the pattern, or pass plain text (matched case-insensitively).",
                 )
             }),

@@ -218,7 +218,7 @@ fn find_frame(tab: &Tab, name: &str) -> Result<FrameRef, ActionError> {
         // Refs in a frame carry its number, which a whole-page snapshot gives.
         return Err(ActionError::new(
             ErrorCode::FrameNotFound,
-            format!("frame {name:?} has not been numbered by a snapshot yet"),
+            format!("frame \"{name}\" has not been numbered by a snapshot yet"),
             "Take a browser_snapshot of the whole page first, then scope to the frame by its number (f2).",
         ));
     }

@@ -48,7 +48,7 @@ pub fn render(tab: &Tab) -> (String, Vec<(&'static str, Value)>) {
     if !pending.is_empty() {
         text += "\n\npending_dialogs:";
         for d in &pending {
-            text += &format!("\n  {} {} {:?}", d.id, d.kind, d.message);
+            text += &format!("\n  {} {} \"{}\"", d.id, d.kind, d.message);
         }
         data.push(("pending_dialogs", json!(pending)));
     }
@@ -56,7 +56,7 @@ pub fn render(tab: &Tab) -> (String, Vec<(&'static str, Value)>) {
         text += "\n\nrecent_dialogs:";
         for d in &recent {
             text += &format!(
-                "\n  {} {} {:?} closed_by {}",
+                "\n  {} {} \"{}\" closed_by {}",
                 d.id,
                 d.kind,
                 d.message,

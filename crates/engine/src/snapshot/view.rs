@@ -53,8 +53,8 @@ pub fn shape(
         };
         let (lines, matches) = find::filter(tree, &pattern);
         let shown = match matches {
-            0 => format!("No line matches {text:?}."),
-            n => format!("{n} line(s) match {text:?} (shown with their ancestors):\n{lines}"),
+            0 => format!("No line matches \"{text}\"."),
+            n => format!("{n} line(s) match \"{text}\" (shown with their ancestors):\n{lines}"),
         };
         return (shown, vec![("matches", json!(matches))]);
     }

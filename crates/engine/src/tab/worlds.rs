@@ -112,7 +112,7 @@ impl Tab {
             None => {
                 return Err(ActionError::new(
                     ErrorCode::FrameNotFound,
-                    format!("there is no frame {id:?} in this tab"),
+                    format!("there is no frame \"{id}\" in this tab"),
                     "Take a browser_snapshot: frames appear in its frame_tree, and refs inside frame N start with fN.",
                 ))
             }

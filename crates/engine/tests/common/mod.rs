@@ -25,6 +25,19 @@ pub async fn open(path: &str) -> (testkit::TestSite, Engine) {
     (site, engine)
 }
 
+/// Like [`open`], with the engine's configuration adjusted first.
+pub async fn open_with(path: &str, adjust: impl FnOnce(&mut Config)) -> (testkit::TestSite, Engine) {
+    let site = testkit::TestSite::start().await;
+    let engine = engine_with(adjust);
+    ok(
+        &engine,
+        "browser_navigate",
+        serde_json::json!({"url": site.url(path)}),
+    )
+    .await;
+    (site, engine)
+}
+
 /// Like [`engine`], with the configuration adjusted first.
 pub fn engine_with(adjust: impl FnOnce(&mut Config)) -> Engine {
     let mut config = Config::default();

@@ -98,6 +98,9 @@ pub async fn run_with(
     stop: impl Future<Output = ()>,
     options: Options,
 ) -> Result<(), String> {
+    if engine.config().tools.cdp == engine::config::CdpAccess::Unrestricted {
+        return Err("tools.cdp = \"unrestricted\" is for a single-user stdio server (cdpilot mcp): cdpilot serve refuses it, since raw CDP reaches every session's targets and cookies. Use tools.cdp = true (fenced to the caller's tab) or false".into());
+    }
     let (token, generated) = token(&engine)?;
     let config = &engine.config().serve;
     let listener = tokio::net::TcpListener::bind(&config.listen)
@@ -151,7 +154,8 @@ pub async fn run_with(
             auth::HEALTH_PATH,
             get(move || async move { health(&health_engine) }),
         )
-        .layer(from_fn_with_state(guard, auth::check));
+        .layer(from_fn_with_state(guard, auth::check))
+        .layer(axum::middleware::map_response(dashboard::no_framing));
 
     if generated {
         eprintln!("cdpilot serve: token {token} (set [serve] token or --token to choose one)");

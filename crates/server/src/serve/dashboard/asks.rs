@@ -90,7 +90,7 @@ impl DashboardAsks {
             "once" => Answer::Once,
             "always" => Answer::Always,
             "deny" => Answer::Deny,
-            other => return Err(format!("allow: once, always or deny, not {other:?}")),
+            other => return Err(format!("allow: once, always or deny, not \"{other}\"")),
         };
         let question = self.waiting.lock().unwrap().remove(id);
         Ok(question.is_some_and(|q| q.answer.send(answer).is_ok()))

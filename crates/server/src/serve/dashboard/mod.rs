@@ -71,6 +71,20 @@ pub fn routes() -> Router<Arc<WsState>> {
         .route("/v1/dashboard/screencast", get(screencast::upgrade))
 }
 
+/// Every answer of the server says it may not be framed
+/// (`X-Frame-Options: DENY`, CSP `frame-ancestors 'none'`): a page the
+/// agent visits must not frame the dashboard and trick a person into
+/// pressing Stop, Allow or a dialog's answer (clickjacking).
+pub async fn no_framing(mut response: Response) -> Response {
+    let headers = response.headers_mut();
+    headers.insert(header::X_FRAME_OPTIONS, header::HeaderValue::from_static("DENY"));
+    headers.insert(
+        header::CONTENT_SECURITY_POLICY,
+        header::HeaderValue::from_static("frame-ancestors 'none'"),
+    );
+    response
+}
+
 fn page(mime: &'static str, body: &'static str) -> Response {
     (
         [(header::CONTENT_TYPE, mime), (header::CACHE_CONTROL, "no-store")],
@@ -119,13 +133,15 @@ pub fn snapshot(state: &WsState) -> Value {
             value
         })
         .collect();
-    json!({
+    // Redacted as a whole on its way out: tab URLs, dialog messages, asks'
+    // URLs, the audit's captions (each part is redacted at its source too).
+    state.engine.secrets().redact_value(json!({
         "sessions": sessions,
         "max_sessions": state.sessions.max(),
         "asks": state.asks.pending(),
         "audit": audit,
         "thumbnails": state.thumbnails.cost(),
-    })
+    }))
 }
 
 fn parse_body(body: &Bytes) -> Result<Value, Response> {
@@ -153,7 +169,7 @@ async fn stop(State(state): State<Arc<WsState>>, body: Bytes) -> Response {
         true => json_response(StatusCode::OK, json!({"stopped": 1})),
         false => json_response(
             StatusCode::NOT_FOUND,
-            json!({"error": {"code": "invalid_argument", "message": format!("no open session {id:?}")}}),
+            json!({"error": {"code": "invalid_argument", "message": format!("no open session \"{id}\"")}}),
         ),
     }
 }

@@ -216,7 +216,9 @@ impl Connection {
                     None => {
                         return self.reject(
                             RejectReason::SessionNotFound,
-                            &format!("there is no open session {id:?}; leave session out to start a new one"),
+                            &format!(
+                                "there is no open session \"{id}\"; leave session out to start a new one"
+                            ),
                         )
                     }
                 },

@@ -1,0 +1,95 @@
+//! Issue 20: a URL ask that arises while the session has no call running
+//! (the page moving by itself between an agent's calls) is refused and
+//! reported with the next call, never put to the user. Real Chromium.
+
+mod common;
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use common::{engine_with, ok};
+use engine::config::Rule;
+use engine::policy::{Answer, Asker, Verdict};
+use serde_json::json;
+use testkit::TestSite;
+
+/// Allows everything it is asked, counting the questions.
+#[derive(Default)]
+struct Counting(AtomicUsize);
+
+impl Asker for Counting {
+    fn ask<'a>(&'a self, _: &'a Verdict) -> Pin<Box<dyn Future<Output = Answer> + Send + 'a>> {
+        self.0.fetch_add(1, Ordering::SeqCst);
+        Box::pin(async { Answer::Once })
+    }
+}
+
+#[tokio::test]
+async fn an_ask_while_no_call_runs_is_refused_and_reported_not_asked() {
+    let site = TestSite::start().await;
+    let ask_b = format!("{}/*", site.b);
+    let engine = engine_with(move |c| {
+        c.policy.rules.push(Rule {
+            pattern: ask_b,
+            action: "ask".into(),
+            origin: None,
+        })
+    });
+    let asker = Arc::new(Counting::default());
+    engine
+        .session()
+        .consent()
+        .install(Some(asker.clone() as Arc<dyn Asker>));
+    ok(
+        &engine,
+        "browser_navigate",
+        json!({"url": site.url("/index.html")}),
+    )
+    .await;
+
+    // During a call, an ask is asked (and this one allowed once).
+    ok(
+        &engine,
+        "browser_navigate",
+        json!({"url": site.url_b("/index.html?during")}),
+    )
+    .await;
+    assert_eq!(asker.0.load(Ordering::SeqCst), 1);
+    ok(
+        &engine,
+        "browser_navigate",
+        json!({"url": site.url("/index.html")}),
+    )
+    .await;
+
+    // The page moves by itself once the call has returned.
+    let later = site.url_b("/index.html?between-calls");
+    let expression = format!("setTimeout(() => {{ location.href = {later:?}; }}, 100); 1");
+    ok(&engine, "browser_evaluate", json!({"expression": expression})).await;
+    // No event says "nothing happened": give the page's navigation time to
+    // reach the gate with no call running.
+    tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+    assert_eq!(
+        asker.0.load(Ordering::SeqCst),
+        1,
+        "the user was asked with no call running"
+    );
+    let next = common::ok_in(
+        engine.session(),
+        "browser_evaluate",
+        json!({"expression": "location.href"}),
+    )
+    .await;
+    assert_eq!(next.data["value"], site.url("/index.html"), "the tab stayed");
+    assert_eq!(next.data["blocked"][0]["url"], later, "{}", next.text);
+    let audit = engine.audit().records();
+    let last = audit.last().unwrap();
+    let verdicts = serde_json::to_string(&last.verdicts).unwrap();
+    assert!(verdicts.contains("between-calls"), "audited: {verdicts}");
+    assert!(site
+        .received_by_b()
+        .iter()
+        .all(|r| !r.path.contains("between-calls")));
+}
