@@ -138,7 +138,7 @@ pub(crate) async fn pick(
         .await?;
     let option = if offered["found"] == Value::Bool(true) {
         element
-            .related(budget, "finding the option", PICKED, format!("option {wanted:?}"))
+            .related(budget, "finding the option", PICKED, format!("option \"{wanted}\""))
             .await?
     } else {
         None
@@ -154,7 +154,7 @@ pub(crate) async fn pick(
             return Err(ActionError::new(
                 ErrorCode::ElementNotInteractable,
                 format!(
-                    "{} is not a <select> or a combobox: it is a text field that offered no options after typing {wanted:?} (its text was put back)",
+                    "{} is not a <select> or a combobox: it is a text field that offered no options after typing \"{wanted}\" (its text was put back)",
                     element.label
                 ),
                 "Type into it with browser_type; for a custom dropdown, click it and then the option.",
@@ -165,10 +165,10 @@ pub(crate) async fn pick(
         } else {
             format!("it offered {}", serde_json::to_string(&list).unwrap_or_default())
         };
-        let typed = if types { format!(" after typing {wanted:?}") } else { String::new() };
+        let typed = if types { format!(" after typing \"{wanted}\"") } else { String::new() };
         return Err(ActionError::invalid(
             format!(
-                "{} has no option {wanted:?}{typed}: {said}; its text was put back and it was closed again",
+                "{} has no option \"{wanted}\"{typed}: {said}; its text was put back and it was closed again",
                 element.label
             ),
             "Pass one of the offered options exactly as shown, or type a shorter prefix with browser_type and read the options from browser_snapshot.",

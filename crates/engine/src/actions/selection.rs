@@ -110,7 +110,7 @@ pub async fn run(
         return Err(ActionError::new(
             ErrorCode::ElementNotFound,
             format!(
-                "{} has no text {wanted:?} (its text begins {:?})",
+                "{} has no text \"{wanted}\" (its text begins \"{}\")",
                 element.label,
                 found["sample"].as_str().unwrap_or_default()
             ),

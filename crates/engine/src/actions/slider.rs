@@ -59,7 +59,7 @@ pub(crate) async fn set(
 ) -> Result<Value, ActionError> {
     let Ok(wanted) = value.trim().parse::<f64>() else {
         return Err(ActionError::invalid(
-            format!("{} is a slider; {value:?} is not a number", element.label),
+            format!("{} is a slider; \"{value}\" is not a number", element.label),
             "Pass the value as a number, e.g. \"40\".",
         ));
     };

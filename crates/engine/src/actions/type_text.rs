@@ -68,7 +68,7 @@ pub async fn run(tab: &Tab, args: &TypeArgs, budget: &Budget) -> Result<ActionOu
             input::press_enter(tab, budget).await?;
         }
         return Ok(ActionOutput::new(
-            format!("Set {} (an <input type={kind}>) to {value:?}.", element.label),
+            format!("Set {} (an <input type={kind}>) to \"{value}\".", element.label),
             json!({ "ok": true, "value": value }),
         ));
     }
