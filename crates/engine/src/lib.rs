@@ -63,6 +63,7 @@ mod budget;
 pub mod config;
 mod console;
 mod dialogs;
+mod egress;
 pub mod dispatch;
 mod engine;
 mod error;

@@ -7,6 +7,7 @@
 //! configured deny always wins; otherwise the last matching rule decides;
 //! with none, `policy.default`.
 
+pub mod connection;
 pub mod consent;
 pub mod gate;
 pub mod rules;

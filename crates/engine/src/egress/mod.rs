@@ -1,0 +1,252 @@
+//! The egress gate: cdpilot's own forward proxy on loopback, which every
+//! connection of every browser context cdpilot uses goes through, judged
+//! by host and port before anything leaves: documents, sub-resources,
+//! workers, WebSockets, EventSource, beacons, preconnects, speculation. A
+//! host the rules deny gets no connection at all (the browser hears 403).
+//!
+//! Owns the engine's [`Egress`] (the rules read at the connection level,
+//! `[policy] block_private_networks`, `[browser] upstream_proxy`) and its
+//! [`Door`]s: one listening port per browser context, so a refusal can be
+//! reported to the session that owns the connection (a `CONNECT` does not
+//! say which tab asked). The launched browser's flags name the browser's
+//! door (the default context's); each isolated context is created with a
+//! door of its own (`Target.createBrowserContext`'s `proxyServer`).
+//! Serving one connection is `proxy.rs`; resolving a name and judging its
+//! addresses `resolve.rs`; the user's upstream proxy `upstream.rs`.
+
+mod proxy;
+mod resolve;
+mod upstream;
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
+
+use tokio::net::TcpListener;
+
+use crate::config::Config;
+use crate::policy::connection::ConnectionRules;
+use crate::policy::Policy;
+
+use upstream::Upstream;
+
+/// Flags the gate needs the browser to have; a user's `[browser] args`
+/// naming one of them could route connections around it.
+const PROXY_FLAGS: [&str; 5] = [
+    "--proxy-server",
+    "--proxy-bypass-list",
+    "--no-proxy-server",
+    "--proxy-pac-url",
+    "--proxy-auto-detect",
+];
+
+/// Configuration checks: the upstream proxy parses, and no browser flag
+/// routes connections around the gate.
+pub fn check_config(config: &Config) -> Result<(), String> {
+    Upstream::parse(&config.browser.upstream_proxy)?;
+    for arg in &config.browser.args {
+        let name = arg.split('=').next().unwrap_or_default();
+        if PROXY_FLAGS.contains(&name) {
+            return Err(format!(
+                "browser.args: {name:?} would route the browser around cdpilot's egress gate; \
+                 set [browser] upstream_proxy to use a proxy of your own"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// What every door judges by and connects through.
+struct Judge {
+    rules: ConnectionRules,
+    /// `[policy] block_private_networks`.
+    block_private: bool,
+    /// `[browser] upstream_proxy`, if set.
+    upstream: Option<Upstream>,
+}
+
+/// The engine's egress gate: the browser's door, and new doors for
+/// isolated contexts.
+pub struct Egress {
+    judge: Arc<Judge>,
+    /// The launched browser's door (its default context): bound at start.
+    browser_door: Arc<Door>,
+}
+
+impl Egress {
+    /// Binds the browser's door on `127.0.0.1:0`. An error names what
+    /// failed: the gate failing to start is a start-up error, never a
+    /// browser without it.
+    pub fn start(config: &Config) -> Result<Egress, String> {
+        let policy = Policy::from_config(&config.policy)?;
+        let judge = Arc::new(Judge {
+            rules: policy.connection_rules(),
+            block_private: config.policy.block_private_networks,
+            upstream: Upstream::parse(&config.browser.upstream_proxy)?,
+        });
+        let listener = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.set_nonblocking(true).map(|()| l))
+            .map_err(|e| format!("cdpilot's egress gate cannot listen on 127.0.0.1: {e}"))?;
+        let browser_door = Arc::new(Door::new(listener, judge.clone())?);
+        Ok(Egress { judge, browser_door })
+    }
+
+    /// The launched browser's door: its flags name it, and the default
+    /// context's refusals are recorded there. Starts serving it (it is
+    /// bound at start; serving needs the runtime the browser runs on).
+    pub fn browser_door(&self) -> Result<Arc<Door>, String> {
+        self.browser_door.serve()?;
+        Ok(self.browser_door.clone())
+    }
+
+    /// A door of its own for a new isolated browser context.
+    pub fn new_door(&self) -> Result<Arc<Door>, String> {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.set_nonblocking(true).map(|()| l))
+            .map_err(|e| format!("cdpilot's egress gate cannot listen on 127.0.0.1: {e}"))?;
+        let door = Arc::new(Door::new(listener, self.judge.clone())?);
+        door.serve()?;
+        Ok(door)
+    }
+}
+
+/// The flags that send every connection of a launched browser through
+/// `door`: loopback included (Chromium bypasses the proxy for loopback
+/// unless told `<-loopback>`).
+pub fn launch_flags(door: &Door) -> [String; 2] {
+    [
+        format!("--proxy-server={}", door.proxy_server()),
+        format!("--proxy-bypass-list={}", BYPASS_NOTHING),
+    ]
+}
+
+/// The bypass list that takes loopback out of Chromium's implicit bypass.
+pub const BYPASS_NOTHING: &str = "<-loopback>";
+
+/// One listening port of the gate, and what was refused through it.
+pub struct Door {
+    port: u16,
+    shared: Arc<Shared>,
+    /// Bound but not yet served (taken by the first [`Door::serve`]).
+    pending: Mutex<Option<std::net::TcpListener>>,
+    /// The accept loop, stopped when the door is dropped.
+    task: Mutex<Option<tokio::task::JoinHandle<()>>>,
+}
+
+/// What a door's connections share.
+struct Shared {
+    judge: Arc<Judge>,
+    refusals: Refusals,
+}
+
+impl Drop for Door {
+    fn drop(&mut self) {
+        if let Some(task) = self.task.lock().unwrap().take() {
+            task.abort();
+        }
+    }
+}
+
+impl Door {
+    fn new(listener: std::net::TcpListener, judge: Arc<Judge>) -> Result<Door, String> {
+        let port = listener
+            .local_addr()
+            .map_err(|e| format!("cdpilot's egress gate: {e}"))?
+            .port();
+        Ok(Door {
+            port,
+            shared: Arc::new(Shared {
+                judge,
+                refusals: Refusals::default(),
+            }),
+            pending: Mutex::new(Some(listener)),
+            task: Mutex::new(None),
+        })
+    }
+
+    /// Starts the accept loop (once; later calls do nothing).
+    fn serve(&self) -> Result<(), String> {
+        let Some(listener) = self.pending.lock().unwrap().take() else {
+            return Ok(());
+        };
+        let listener = TcpListener::from_std(listener)
+            .map_err(|e| format!("cdpilot's egress gate cannot serve: {e}"))?;
+        let shared = self.shared.clone();
+        let task = tokio::spawn(async move {
+            loop {
+                match listener.accept().await {
+                    Ok((stream, _)) => {
+                        let _ = stream.set_nodelay(true);
+                        tokio::spawn(proxy::serve(stream, shared.clone()));
+                    }
+                    Err(e) => {
+                        // Out of file descriptors and the like: the
+                        // browser's connections fail meanwhile (closed,
+                        // never open).
+                        tracing::warn!("egress gate: accepting a connection failed: {e}");
+                        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                    }
+                }
+            }
+        });
+        *self.task.lock().unwrap() = Some(task);
+        Ok(())
+    }
+
+    /// `http://127.0.0.1:PORT`, for `--proxy-server` and `proxyServer`.
+    pub fn proxy_server(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    /// What was refused through this door since the last take, each host
+    /// and port once, oldest first.
+    pub fn take_refusals(&self) -> Vec<Refusal> {
+        self.shared.refusals.take()
+    }
+}
+
+/// A connection the gate refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    /// `host:port`, as the browser asked for it (or the whole URL of a
+    /// plain-http request).
+    pub url: String,
+    /// `host:port`, canonical: what "once per host" counts.
+    pub host: String,
+    /// The rule or setting that refused it.
+    pub rule: String,
+}
+
+/// A door's refusals not yet reported. Each host and port is recorded once
+/// until taken: a page retrying a refused host (a WebSocket reconnecting,
+/// a preconnect per link) reports it once per call, not once per try.
+#[derive(Default)]
+struct Refusals {
+    /// Locked for microseconds.
+    state: Mutex<RefusalState>,
+}
+
+#[derive(Default)]
+struct RefusalState {
+    pending: Vec<Refusal>,
+    hosts: HashSet<String>,
+}
+
+/// At most this many refusals wait for a result (a page could try
+/// thousands of hosts).
+const KEPT: usize = 50;
+
+impl Refusals {
+    fn record(&self, refusal: Refusal) {
+        let mut state = self.state.lock().unwrap();
+        if state.pending.len() < KEPT && state.hosts.insert(refusal.host.clone()) {
+            tracing::info!(url = %refusal.url, rule = %refusal.rule, "egress gate refused a connection");
+            state.pending.push(refusal);
+        }
+    }
+
+    fn take(&self) -> Vec<Refusal> {
+        let mut state = self.state.lock().unwrap();
+        state.hosts.clear();
+        std::mem::take(&mut state.pending)
+    }
+}
