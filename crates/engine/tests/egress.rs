@@ -293,3 +293,90 @@ fn bad_gate_settings_are_start_up_errors_naming_the_key() {
     let e = engine::Config::parse("[browser]\nargs = [\"--proxy-server=http://elsewhere:1\"]\n").unwrap_err();
     assert!(e.contains("browser.args") && e.contains("upstream_proxy"), "{e}");
 }
+
+/// Issue 20: an isolated session on a browser cdpilot attached to (not
+/// launched: no flags of cdpilot's) is gated too, through its context's
+/// `proxyServer`.
+#[tokio::test]
+async fn an_isolated_session_on_an_attached_browser_is_gated() {
+    let site = TestSite::start().await;
+    let denied = DeniedServer::start().await;
+    let options = cdp::launch::LaunchOptions {
+        executable: Some(testkit::chromium::executable()),
+        headless: true,
+        args: Vec::new(),
+        user_data_dir: None,
+    };
+    let chromium = cdp::launch::launch(&options, std::time::Duration::from_secs(30))
+        .await
+        .expect("launch");
+    let pattern = format!("http://{}/*", denied.host());
+    let ws_url = chromium.ws_url().to_owned();
+    let engine = engine_with(|c| {
+        c.browser.cdp_url = ws_url;
+        c.policy.rules.push(Rule {
+            pattern,
+            action: "deny".into(),
+            origin: None,
+        });
+    });
+    let session = engine.new_session();
+    let cancel = tokio_util::sync::CancellationToken::new;
+    let url = site.url(&format!("/egress.html?d={}", denied.host()));
+    engine::dispatch::call(&session, "browser_navigate", json!({"url": url}), cancel())
+        .await
+        .unwrap();
+    let out = engine::dispatch::call(&session, "browser_evaluate", json!({"expression": "doors.websocket()"}), cancel())
+        .await
+        .unwrap();
+    assert_eq!(connections(&out).len(), 1, "{}", out.data);
+    denied.assert_untouched("a WebSocket in an isolated session on an attached browser");
+    engine.shutdown().await;
+    chromium.shutdown(std::time::Duration::from_secs(5)).await;
+}
+
+/// Issue 20: WebRTC cannot go around the gate over UDP: ICE gathering with a
+/// STUN server sends it nothing (`disable_non_proxied_udp`).
+#[tokio::test]
+async fn webrtc_sends_no_udp_around_the_gate() {
+    let site = TestSite::start().await;
+    let denied = DeniedServer::start().await;
+    let stun = tokio::net::UdpSocket::bind("127.0.0.1:0").await.unwrap();
+    let engine = denying(&denied);
+    on_egress_page(&engine, &site, &denied).await;
+    let port = stun.local_addr().unwrap().port();
+    let out = ok(
+        &engine,
+        "browser_evaluate",
+        json!({"expression": format!("doors.webrtc({port})"), "timeout_ms": 20000}),
+    )
+    .await;
+    assert!(out.data["value"].is_string(), "{}", out.text);
+    let mut buffer = [0u8; 1500];
+    let received = stun.try_recv_from(&mut buffer);
+    assert!(received.is_err(), "the STUN server got a packet: {received:?}");
+}
+
+/// Issue 20: what the gate lets through arrives: a WebSocket to an allowed
+/// host goes through the tunnel (`CONNECT`) and its handshake reaches the
+/// server; an EventSource's plain-http request too.
+#[tokio::test]
+async fn allowed_connections_pass_through_the_gate() {
+    let site = TestSite::start().await;
+    let denied = DeniedServer::start().await;
+    let allowed = DeniedServer::start().await;
+    let engine = denying(&denied);
+    ok(
+        &engine,
+        "browser_navigate",
+        json!({"url": site.url(&format!("/egress.html?d={}", allowed.host()))}),
+    )
+    .await;
+    for door in ["websocket", "eventsource"] {
+        ok(&engine, "browser_evaluate", json!({"expression": format!("doors.{door}()")})).await;
+    }
+    let seen = allowed.seen();
+    assert!(seen.requests.iter().any(|r| r.starts_with("GET /socket ")), "{seen:?}");
+    assert!(seen.requests.iter().any(|r| r.starts_with("GET /events ")), "{seen:?}");
+    denied.assert_untouched("connections to another host");
+}

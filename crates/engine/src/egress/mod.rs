@@ -31,7 +31,8 @@ use upstream::Upstream;
 
 /// Flags the gate needs the browser to have; a user's `[browser] args`
 /// naming one of them could route connections around it.
-const PROXY_FLAGS: [&str; 5] = [
+const PROXY_FLAGS: [&str; 6] = [
+    "--webrtc-ip-handling-policy",
     "--proxy-server",
     "--proxy-bypass-list",
     "--no-proxy-server",
@@ -111,11 +112,14 @@ impl Egress {
 
 /// The flags that send every connection of a launched browser through
 /// `door`: loopback included (Chromium bypasses the proxy for loopback
-/// unless told `<-loopback>`).
-pub fn launch_flags(door: &Door) -> [String; 2] {
+/// unless told `<-loopback>`), and WebRTC kept off UDP that would not go
+/// through the proxy (STUN/TURN and peer traffic would otherwise reach any
+/// host directly).
+pub fn launch_flags(door: &Door) -> [String; 3] {
     [
         format!("--proxy-server={}", door.proxy_server()),
         format!("--proxy-bypass-list={}", BYPASS_NOTHING),
+        "--webrtc-ip-handling-policy=disable_non_proxied_udp".into(),
     ]
 }
 
