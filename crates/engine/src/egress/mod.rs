@@ -10,7 +10,9 @@
 //! reported to the session that owns the connection (a `CONNECT` does not
 //! say which tab asked). The launched browser's flags name the browser's
 //! door (the default context's); each isolated context is created with a
-//! door of its own (`Target.createBrowserContext`'s `proxyServer`).
+//! door of its own (`Target.createBrowserContext`'s `proxyServer`). The
+//! doors are served on the gate's own thread and runtime, started with the
+//! engine, so a busy engine runtime never delays the browser's traffic.
 //! Serving one connection is `proxy.rs`; resolving a name and judging its
 //! addresses `resolve.rs`; the user's upstream proxy `upstream.rs`.
 
@@ -71,6 +73,14 @@ pub struct Egress {
     judge: Arc<Judge>,
     /// The launched browser's door (its default context): bound at start.
     browser_door: Arc<Door>,
+    /// The gate's own runtime, on a thread of its own: the browser's
+    /// connections never wait behind the engine's work (parsing a burst of
+    /// CDP events, a snapshot) on the engine's runtime. Ends when the
+    /// `Egress` is dropped.
+    runtime: tokio::runtime::Handle,
+    /// Dropped with the `Egress`: the gate's thread then ends its runtime
+    /// (every door's tasks with it).
+    _stop: tokio::sync::oneshot::Sender<()>,
 }
 
 impl Egress {
@@ -84,29 +94,37 @@ impl Egress {
             block_private: config.policy.block_private_networks,
             upstream: Upstream::parse(&config.browser.upstream_proxy)?,
         });
-        let listener = std::net::TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.set_nonblocking(true).map(|()| l))
-            .map_err(|e| format!("cdpilot's egress gate cannot listen on 127.0.0.1: {e}"))?;
-        let browser_door = Arc::new(Door::new(listener, judge.clone())?);
-        Ok(Egress { judge, browser_door })
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| format!("cdpilot's egress gate cannot start its runtime: {e}"))?;
+        let handle = runtime.handle().clone();
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        std::thread::Builder::new()
+            .name("cdpilot-egress".into())
+            .spawn(move || {
+                // Ends when the Egress (and so the sender) is dropped.
+                let _ = runtime.block_on(stopped);
+            })
+            .map_err(|e| format!("cdpilot's egress gate cannot start its thread: {e}"))?;
+        let browser_door = Arc::new(Door::open(judge.clone(), &handle)?);
+        Ok(Egress {
+            judge,
+            browser_door,
+            runtime: handle,
+            _stop: stop,
+        })
     }
 
     /// The launched browser's door: its flags name it, and the default
-    /// context's refusals are recorded there. Starts serving it (it is
-    /// bound at start; serving needs the runtime the browser runs on).
+    /// context's refusals are recorded there.
     pub fn browser_door(&self) -> Result<Arc<Door>, String> {
-        self.browser_door.serve()?;
         Ok(self.browser_door.clone())
     }
 
     /// A door of its own for a new isolated browser context.
     pub fn new_door(&self) -> Result<Arc<Door>, String> {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.set_nonblocking(true).map(|()| l))
-            .map_err(|e| format!("cdpilot's egress gate cannot listen on 127.0.0.1: {e}"))?;
-        let door = Arc::new(Door::new(listener, self.judge.clone())?);
-        door.serve()?;
-        Ok(door)
+        Ok(Arc::new(Door::open(self.judge.clone(), &self.runtime)?))
     }
 }
 
@@ -130,10 +148,9 @@ pub const BYPASS_NOTHING: &str = "<-loopback>";
 pub struct Door {
     port: u16,
     shared: Arc<Shared>,
-    /// Bound but not yet served (taken by the first [`Door::serve`]).
-    pending: Mutex<Option<std::net::TcpListener>>,
-    /// The accept loop, stopped when the door is dropped.
-    task: Mutex<Option<tokio::task::JoinHandle<()>>>,
+    /// The accept loop (on the gate's runtime), stopped when the door is
+    /// dropped.
+    task: tokio::task::JoinHandle<()>,
 }
 
 /// What a door's connections share.
@@ -144,43 +161,34 @@ struct Shared {
 
 impl Drop for Door {
     fn drop(&mut self) {
-        if let Some(task) = self.task.lock().unwrap().take() {
-            task.abort();
-        }
+        self.task.abort();
     }
 }
 
 impl Door {
-    fn new(listener: std::net::TcpListener, judge: Arc<Judge>) -> Result<Door, String> {
-        let port = listener
-            .local_addr()
-            .map_err(|e| format!("cdpilot's egress gate: {e}"))?
-            .port();
-        Ok(Door {
-            port,
-            shared: Arc::new(Shared {
-                judge,
-                refusals: Refusals::default(),
-            }),
-            pending: Mutex::new(Some(listener)),
-            task: Mutex::new(None),
-        })
-    }
-
-    /// Starts the accept loop (once; later calls do nothing).
-    fn serve(&self) -> Result<(), String> {
-        let Some(listener) = self.pending.lock().unwrap().take() else {
-            return Ok(());
+    /// Binds `127.0.0.1:0` and serves it on the gate's `runtime`.
+    fn open(judge: Arc<Judge>, runtime: &tokio::runtime::Handle) -> Result<Door, String> {
+        let cannot = |e: std::io::Error| format!("cdpilot's egress gate cannot listen on 127.0.0.1: {e}");
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").map_err(cannot)?;
+        listener.set_nonblocking(true).map_err(cannot)?;
+        let port = listener.local_addr().map_err(cannot)?.port();
+        let listener = {
+            // Registered with the gate's runtime, whichever runtime (if
+            // any) the caller is on.
+            let _entered = runtime.enter();
+            TcpListener::from_std(listener).map_err(cannot)?
         };
-        let listener = TcpListener::from_std(listener)
-            .map_err(|e| format!("cdpilot's egress gate cannot serve: {e}"))?;
-        let shared = self.shared.clone();
-        let task = tokio::spawn(async move {
+        let shared = Arc::new(Shared {
+            judge,
+            refusals: Refusals::default(),
+        });
+        let serving = shared.clone();
+        let task = runtime.spawn(async move {
             loop {
                 match listener.accept().await {
                     Ok((stream, _)) => {
                         let _ = stream.set_nodelay(true);
-                        tokio::spawn(proxy::serve(stream, shared.clone()));
+                        tokio::spawn(proxy::serve(stream, serving.clone()));
                     }
                     Err(e) => {
                         // Out of file descriptors and the like: the
@@ -192,8 +200,7 @@ impl Door {
                 }
             }
         });
-        *self.task.lock().unwrap() = Some(task);
-        Ok(())
+        Ok(Door { port, shared, task })
     }
 
     /// `http://127.0.0.1:PORT`, for `--proxy-server` and `proxyServer`.
