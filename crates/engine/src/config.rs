@@ -340,7 +340,11 @@ impl Config {
             self.policy.block_private_networks = match v.trim() {
                 "true" | "1" => true,
                 "false" | "0" => false,
-                _ => return Err(format!("$CDPILOT_POLICY_BLOCK_PRIVATE_NETWORKS = {v:?}: allowed is true | false")),
+                _ => {
+                    return Err(format!(
+                        "$CDPILOT_POLICY_BLOCK_PRIVATE_NETWORKS = {v:?}: allowed is true | false"
+                    ))
+                }
             };
         }
         if let Some(v) = get("CDPILOT_TOOLS_CAPS") {

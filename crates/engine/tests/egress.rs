@@ -70,7 +70,14 @@ async fn a_denied_host_receives_no_connection_through_any_door() {
     let denied = DeniedServer::start().await;
     let engine = denying(&denied);
     on_egress_page(&engine, &site, &denied).await;
-    for door in ["preconnect", "websocket", "eventsource", "beacon", "sharedworker", "popup"] {
+    for door in [
+        "preconnect",
+        "websocket",
+        "eventsource",
+        "beacon",
+        "sharedworker",
+        "popup",
+    ] {
         let out = ok(
             &engine,
             "browser_evaluate",
@@ -79,8 +86,10 @@ async fn a_denied_host_receives_no_connection_through_any_door() {
         .await;
         let refused = refused_soon(&engine, &out).await;
         assert!(
-            refused.iter().any(|r| r["url"].as_str().unwrap_or_default().contains(&denied.host())
-                && r["rule"].as_str().unwrap_or_default().contains("policy.rules[0]")),
+            refused
+                .iter()
+                .any(|r| r["url"].as_str().unwrap_or_default().contains(&denied.host())
+                    && r["rule"].as_str().unwrap_or_default().contains("policy.rules[0]")),
             "{door}: no refusal of {} reported: {refused:?}",
             denied.host()
         );
@@ -99,10 +108,21 @@ async fn a_blocked_click_or_location_opens_no_connection_to_the_denied_host() {
     on_egress_page(&engine, &site, &denied).await;
     let out = ok(&engine, "browser_click", json!({"selector": "#out"})).await;
     let blocked_click = refused_or_blocked_soon(&engine, &out).await;
-    assert!(blocked_click.iter().any(|u| u.contains("/clicked")), "{blocked_click:?}");
-    let out = ok(&engine, "browser_evaluate", json!({"expression": "doors.assign()"})).await;
+    assert!(
+        blocked_click.iter().any(|u| u.contains("/clicked")),
+        "{blocked_click:?}"
+    );
+    let out = ok(
+        &engine,
+        "browser_evaluate",
+        json!({"expression": "doors.assign()"}),
+    )
+    .await;
     let blocked_assign = refused_or_blocked_soon(&engine, &out).await;
-    assert!(blocked_assign.iter().any(|u| u.contains("/assigned")), "{blocked_assign:?}");
+    assert!(
+        blocked_assign.iter().any(|u| u.contains("/assigned")),
+        "{blocked_assign:?}"
+    );
     denied.assert_untouched("a blocked click and location =");
 }
 
@@ -145,7 +165,12 @@ async fn a_retry_storm_is_reported_once_per_host() {
     assert_eq!(refused.len(), 1, "one refusal for one host: {refused:?}");
     let mut said = 0;
     while let Ok(event) = events.try_recv() {
-        if event.name() == "permission_denied" && event.data()["url"].as_str().unwrap_or_default().contains(&denied.host()) {
+        if event.name() == "permission_denied"
+            && event.data()["url"]
+                .as_str()
+                .unwrap_or_default()
+                .contains(&denied.host())
+        {
             said += 1;
         }
     }
@@ -169,9 +194,14 @@ async fn an_isolated_session_hears_its_own_refusals() {
             .await
             .unwrap();
     }
-    let out = engine::dispatch::call(&a, "browser_evaluate", json!({"expression": "doors.websocket()"}), cancel())
-        .await
-        .unwrap();
+    let out = engine::dispatch::call(
+        &a,
+        "browser_evaluate",
+        json!({"expression": "doors.websocket()"}),
+        cancel(),
+    )
+    .await
+    .unwrap();
     assert_eq!(connections(&out).len(), 1, "{}", out.data);
     let other = engine::dispatch::call(&b, "browser_evaluate", json!({"expression": "1"}), cancel())
         .await
@@ -188,10 +218,18 @@ async fn block_private_networks_refuses_a_loopback_page() {
     let site = TestSite::start().await;
     let engine = engine_with(|c| c.policy.block_private_networks = true);
     let url = site.url("/index.html");
-    let e = call(&engine, "browser_navigate", json!({"url": url})).await.unwrap_err();
+    let e = call(&engine, "browser_navigate", json!({"url": url}))
+        .await
+        .unwrap_err();
     assert_eq!(e.code, ErrorCode::PermissionDenied, "{e}");
-    assert!(e.message.contains("block_private_networks") && e.message.contains(&url), "{e}");
-    assert!(!site.a_received("/index.html"), "the loopback page received nothing");
+    assert!(
+        e.message.contains("block_private_networks") && e.message.contains(&url),
+        "{e}"
+    );
+    assert!(
+        !site.a_received("/index.html"),
+        "the loopback page received nothing"
+    );
 }
 
 /// A loopback HTTP proxy that logs each request line it gets and forwards
@@ -240,10 +278,14 @@ async fn relay(mut browser: TcpStream, log: Arc<Mutex<Vec<String>>>) {
         return;
     };
     if connect {
-        let _ = browser.write_all(b"HTTP/1.1 200 Connection established\r\n\r\n").await;
+        let _ = browser
+            .write_all(b"HTTP/1.1 200 Connection established\r\n\r\n")
+            .await;
     } else {
         // One request per connection keeps the relay simple.
-        let _ = server.write_all(text.replace("keep-alive", "close").as_bytes()).await;
+        let _ = server
+            .write_all(text.replace("keep-alive", "close").as_bytes())
+            .await;
     }
     let _ = tokio::io::copy_bidirectional(&mut browser, &mut server).await;
 }
@@ -267,11 +309,19 @@ async fn the_gate_connects_through_the_upstream_proxy() {
     let page = site.url(&format!("/egress.html?d={}", denied.host()));
     ok(&engine, "browser_navigate", json!({"url": page})).await;
     assert!(
-        upstream.lines().iter().any(|l| l.starts_with("GET ") && l.contains("/egress.html")),
+        upstream
+            .lines()
+            .iter()
+            .any(|l| l.starts_with("GET ") && l.contains("/egress.html")),
         "the page came through the upstream proxy: {:?}",
         upstream.lines()
     );
-    let out = ok(&engine, "browser_evaluate", json!({"expression": "doors.websocket()"})).await;
+    let out = ok(
+        &engine,
+        "browser_evaluate",
+        json!({"expression": "doors.websocket()"}),
+    )
+    .await;
     assert!(!refused_soon(&engine, &out).await.is_empty());
     assert!(
         !upstream.lines().iter().any(|l| {
@@ -326,9 +376,14 @@ async fn an_isolated_session_on_an_attached_browser_is_gated() {
     engine::dispatch::call(&session, "browser_navigate", json!({"url": url}), cancel())
         .await
         .unwrap();
-    let out = engine::dispatch::call(&session, "browser_evaluate", json!({"expression": "doors.websocket()"}), cancel())
-        .await
-        .unwrap();
+    let out = engine::dispatch::call(
+        &session,
+        "browser_evaluate",
+        json!({"expression": "doors.websocket()"}),
+        cancel(),
+    )
+    .await
+    .unwrap();
     assert_eq!(connections(&out).len(), 1, "{}", out.data);
     denied.assert_untouched("a WebSocket in an isolated session on an attached browser");
     engine.shutdown().await;
@@ -373,10 +428,21 @@ async fn allowed_connections_pass_through_the_gate() {
     )
     .await;
     for door in ["websocket", "eventsource"] {
-        ok(&engine, "browser_evaluate", json!({"expression": format!("doors.{door}()")})).await;
+        ok(
+            &engine,
+            "browser_evaluate",
+            json!({"expression": format!("doors.{door}()")}),
+        )
+        .await;
     }
     let seen = allowed.seen();
-    assert!(seen.requests.iter().any(|r| r.starts_with("GET /socket ")), "{seen:?}");
-    assert!(seen.requests.iter().any(|r| r.starts_with("GET /events ")), "{seen:?}");
+    assert!(
+        seen.requests.iter().any(|r| r.starts_with("GET /socket ")),
+        "{seen:?}"
+    );
+    assert!(
+        seen.requests.iter().any(|r| r.starts_with("GET /events ")),
+        "{seen:?}"
+    );
     denied.assert_untouched("connections to another host");
 }

@@ -22,9 +22,9 @@ use tokio_util::sync::CancellationToken;
 use super::slot::BrowserSlot;
 use super::Browser;
 use crate::config::Config;
+use crate::egress::Egress;
 use crate::error::Failure;
 use crate::metrics::Metrics;
-use crate::egress::Egress;
 use crate::policy::Policy;
 use crate::session::events::{EndReason, Lifecycle};
 use crate::{ActionError, Budget, ErrorCode};
@@ -126,7 +126,11 @@ impl Fleet {
                 config.browser.endpoints.clear();
                 Arc::new(Endpoint {
                     url: url.clone(),
-                    slot: Arc::new(BrowserSlot::new(Arc::new(config), metrics.clone(), egress.clone())),
+                    slot: Arc::new(BrowserSlot::new(
+                        Arc::new(config),
+                        metrics.clone(),
+                        egress.clone(),
+                    )),
                     state: Mutex::new(State {
                         backoff: FIRST_BACKOFF,
                         ..State::default()

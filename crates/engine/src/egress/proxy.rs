@@ -104,7 +104,11 @@ async fn tunnel(request: Request<Incoming>, shared: &Shared) -> Response<Body> {
 /// An absolute-form request: judged, sent in origin form on a connection
 /// to the checked address (or as it is to the upstream proxy), its answer
 /// streamed back; a `101` joins both sides for the WebSocket.
-async fn forward(mut request: Request<Incoming>, shared: &Shared, kept: &Mutex<Option<Kept>>) -> Response<Body> {
+async fn forward(
+    mut request: Request<Incoming>,
+    shared: &Shared,
+    kept: &Mutex<Option<Kept>>,
+) -> Response<Body> {
     let uri = request.uri().clone();
     let host = uri.host().unwrap_or_default().to_owned();
     let port = uri.port_u16().unwrap_or(80);
@@ -142,7 +146,12 @@ async fn forward(mut request: Request<Incoming>, shared: &Shared, kept: &Mutex<O
     headers.remove("proxy-connection");
     headers.remove("proxy-authorization");
     if via_upstream {
-        if let Some(auth) = shared.judge.upstream.as_ref().and_then(|u| u.authorization.as_ref()) {
+        if let Some(auth) = shared
+            .judge
+            .upstream
+            .as_ref()
+            .and_then(|u| u.authorization.as_ref())
+        {
             if let Ok(value) = HeaderValue::from_str(auth) {
                 headers.insert("proxy-authorization", value);
             }
@@ -151,15 +160,27 @@ async fn forward(mut request: Request<Incoming>, shared: &Shared, kept: &Mutex<O
         let path = uri.path_and_query().map(|p| p.as_str()).unwrap_or("/");
         parts.uri = match path.parse() {
             Ok(uri) => uri,
-            Err(_) => return text(StatusCode::BAD_REQUEST, "a request path that does not parse".into()),
+            Err(_) => {
+                return text(
+                    StatusCode::BAD_REQUEST,
+                    "a request path that does not parse".into(),
+                )
+            }
         };
     }
-    if !upgrading && headers.get(CONNECTION).is_some_and(|c| c.as_bytes().eq_ignore_ascii_case(b"upgrade")) {
+    if !upgrading
+        && headers
+            .get(CONNECTION)
+            .is_some_and(|c| c.as_bytes().eq_ignore_ascii_case(b"upgrade"))
+    {
         headers.remove(CONNECTION);
     }
     let request = Request::from_parts(parts, body.boxed());
     if sender.ready().await.is_err() {
-        return text(StatusCode::BAD_GATEWAY, "cdpilot's egress gate: the upstream connection closed".into());
+        return text(
+            StatusCode::BAD_GATEWAY,
+            "cdpilot's egress gate: the upstream connection closed".into(),
+        );
     }
     let mut response = match sender.send_request(request).await {
         Ok(response) => response,
@@ -218,7 +239,12 @@ async fn open(
         // the private-network guard nothing here needs the address.
         _ if judge.upstream.is_some() && !judge.block_private => Vec::new(),
         Ok(_) => return Err(text(StatusCode::BAD_GATEWAY, format!("{host} has no address"))),
-        Err(e) => return Err(text(StatusCode::BAD_GATEWAY, format!("cannot resolve {host}: {e}"))),
+        Err(e) => {
+            return Err(text(
+                StatusCode::BAD_GATEWAY,
+                format!("cannot resolve {host}: {e}"),
+            ))
+        }
     };
     for address in &addresses {
         let ip = match address.ip() {
@@ -236,13 +262,25 @@ async fn open(
             }
         }
     }
-    let failed = |e: std::io::Error| text(StatusCode::BAD_GATEWAY, format!("cdpilot's egress gate: {url}: {e}"));
+    let failed = |e: std::io::Error| {
+        text(
+            StatusCode::BAD_GATEWAY,
+            format!("cdpilot's egress gate: {url}: {e}"),
+        )
+    };
     match &judge.upstream {
         // The user's proxy is told the name (it may route by it); with the
         // private-network guard on, the name was checked above.
-        Some(upstream) if tunnel => upstream.tunnel(host, port).await.map(|s| (s, true)).map_err(failed),
+        Some(upstream) if tunnel => upstream
+            .tunnel(host, port)
+            .await
+            .map(|s| (s, true))
+            .map_err(failed),
         Some(upstream) => upstream.connect().await.map(|s| (s, true)).map_err(failed),
-        None => connect_checked(&addresses).await.map(|s| (s, false)).map_err(failed),
+        None => connect_checked(&addresses)
+            .await
+            .map(|s| (s, false))
+            .map_err(failed),
     }
 }
 
@@ -257,21 +295,30 @@ async fn connect_checked(addresses: &[SocketAddr]) -> std::io::Result<TcpStream>
                 return Ok(stream);
             }
             Ok(Err(e)) => last = e,
-            Err(_) => last = std::io::Error::new(std::io::ErrorKind::TimedOut, format!("{address}: no answer")),
+            Err(_) => {
+                last = std::io::Error::new(std::io::ErrorKind::TimedOut, format!("{address}: no answer"))
+            }
         }
     }
     Err(last)
 }
 
 fn text(status: StatusCode, message: String) -> Response<Body> {
-    let mut response = Response::new(Full::new(Bytes::from(message)).map_err(|never| match never {}).boxed());
+    let mut response = Response::new(
+        Full::new(Bytes::from(message))
+            .map_err(|never| match never {})
+            .boxed(),
+    );
     *response.status_mut() = status;
-    response
-        .headers_mut()
-        .insert("content-type", HeaderValue::from_static("text/plain; charset=utf-8"));
+    response.headers_mut().insert(
+        "content-type",
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
     response
 }
 
 fn empty() -> Body {
-    http_body_util::Empty::new().map_err(|never| match never {}).boxed()
+    http_body_util::Empty::new()
+        .map_err(|never| match never {})
+        .boxed()
 }

@@ -51,7 +51,10 @@ fn private_v6(ip: Ipv6Addr) -> Option<&'static str> {
         Some("a private (unique local) address")
     } else if first & 0xffc0 == 0xfe80 || first & 0xffc0 == 0xfec0 {
         Some("a link-local address")
-    } else if ip.to_ipv4().is_some_and(|v4| ip.segments()[..6] == [0; 6] && !v4.is_unspecified()) {
+    } else if ip
+        .to_ipv4()
+        .is_some_and(|v4| ip.segments()[..6] == [0; 6] && !v4.is_unspecified())
+    {
         // IPv4-compatible (::a.b.c.d), deprecated but still routed by some stacks.
         private_v4(ip.to_ipv4().unwrap())
     } else {

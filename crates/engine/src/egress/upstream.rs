@@ -113,7 +113,9 @@ mod tests {
         let u = Upstream::parse("http://proxy.example:3128").unwrap().unwrap();
         assert_eq!(u.address, "proxy.example:3128");
         assert!(u.authorization.is_none());
-        let u = Upstream::parse("http://me:p%40ss@10.0.0.1:8080/").unwrap().unwrap();
+        let u = Upstream::parse("http://me:p%40ss@10.0.0.1:8080/")
+            .unwrap()
+            .unwrap();
         assert_eq!(u.authorization.as_deref(), Some("Basic bWU6cEBzcw=="));
         for bad in ["socks5://x:1", "proxy:3128", "http://x:1/path"] {
             let e = Upstream::parse(bad).unwrap_err();

@@ -74,9 +74,8 @@ impl Policy {
 fn widened(text: &str) -> Option<(UrlPattern, bool)> {
     let init = UrlPatternInit::parse_constructor_string::<regex::Regex>(text, None).ok()?;
     let written = UrlPattern::<regex::Regex>::parse(init, UrlPatternOptions::default()).ok()?;
-    let host_level = matches!(written.pathname(), "*" | "/*")
-        && written.search() == "*"
-        && written.hash() == "*";
+    let host_level =
+        matches!(written.pathname(), "*" | "/*") && written.search() == "*" && written.hash() == "*";
     let init = UrlPatternInit {
         protocol: Some(written.protocol().to_owned()),
         username: Some(written.username().to_owned()),
@@ -229,7 +228,10 @@ mod tests {
     fn a_host_level_deny_wins_over_an_allow() {
         let r = rules(
             "allow",
-            &[("deny", "https://x.example/*"), ("allow", "https://x.example/ok/*")],
+            &[
+                ("deny", "https://x.example/*"),
+                ("allow", "https://x.example/ok/*"),
+            ],
         );
         assert_eq!(r.judge("x.example", 443).decision, Decision::Deny);
     }
@@ -238,13 +240,21 @@ mod tests {
     fn addresses_are_judged_by_host_level_denies_only() {
         let r = rules("deny", &[("deny", "http://127.0.0.1:8080/*")]);
         assert!(r.denies_address("127.0.0.1".parse().unwrap(), 8080).is_some());
-        assert!(r.denies_address("::ffff:127.0.0.1".parse().unwrap(), 8080).is_some());
+        assert!(r
+            .denies_address("::ffff:127.0.0.1".parse().unwrap(), 8080)
+            .is_some());
         assert!(r.denies_address("127.0.0.2".parse().unwrap(), 8080).is_none());
     }
 
     #[test]
     fn host_spellings_are_judged_in_canonical_form() {
-        let r = rules("allow", &[("deny", "http://127.0.0.1:8080/*"), ("deny", "http://localhost:9/*")]);
+        let r = rules(
+            "allow",
+            &[
+                ("deny", "http://127.0.0.1:8080/*"),
+                ("deny", "http://localhost:9/*"),
+            ],
+        );
         for host in ["[::ffff:127.0.0.1]", "0x7f.0.0.1", "2130706433"] {
             assert_eq!(r.judge(host, 8080).decision, Decision::Deny, "{host}");
         }

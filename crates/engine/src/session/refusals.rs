@@ -47,7 +47,10 @@ pub fn after(
     let Ok(mut output) = result else {
         return (result, verdicts);
     };
-    if !output.text.contains("\nBlocked by the URL policy (nothing was sent):") {
+    if !output
+        .text
+        .contains("\nBlocked by the URL policy (nothing was sent):")
+    {
         output.text += "\nBlocked by the URL policy (nothing was sent):";
     }
     let mut list = match output.data["blocked"].take() {
