@@ -65,7 +65,11 @@ impl DeniedServer {
     #[track_caller]
     pub fn assert_untouched(&self, what: &str) {
         let seen = self.seen();
-        assert_eq!(seen, Seen::default(), "{what}: the denied server was reached: {seen:?}");
+        assert_eq!(
+            seen,
+            Seen::default(),
+            "{what}: the denied server was reached: {seen:?}"
+        );
     }
 }
 
