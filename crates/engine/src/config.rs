@@ -69,6 +69,9 @@ pub struct BrowserConfig {
     /// A file written by `browser_storage save`, loaded into every new
     /// session; empty: none.
     pub storage_state: String,
+    /// The user's own proxy (`http://[user:password@]host:port`): the
+    /// egress gate forwards what it lets through to it; empty: direct.
+    pub upstream_proxy: String,
 }
 
 impl Default for BrowserConfig {
@@ -81,6 +84,7 @@ impl Default for BrowserConfig {
             user_data_dir: String::new(),
             endpoints: Vec::new(),
             storage_state: String::new(),
+            upstream_proxy: String::new(),
         }
     }
 }
@@ -120,6 +124,9 @@ pub struct PolicyConfig {
     /// Judge sub-resources (scripts, images, XHR…) at the request stage
     /// too, not only documents.
     pub resources: bool,
+    /// The egress gate refuses loopback, private, link-local and cloud
+    /// metadata addresses after resolving a name.
+    pub block_private_networks: bool,
 }
 
 impl Default for PolicyConfig {
@@ -129,6 +136,7 @@ impl Default for PolicyConfig {
             schemes: vec!["http".into(), "https".into()],
             rules: Vec::new(),
             resources: false,
+            block_private_networks: false,
         }
     }
 }
@@ -404,6 +412,20 @@ impl Config {
             self.tools.cdp = CdpAccess::parse(&v)
                 .ok_or_else(|| "$CDPILOT_TOOLS_CDP: allowed is false, true or unrestricted".to_owned())?;
         }
+        if let Some(v) = get("CDPILOT_BROWSER_UPSTREAM_PROXY") {
+            self.browser.upstream_proxy = v;
+        }
+        if let Some(v) = get("CDPILOT_POLICY_BLOCK_PRIVATE_NETWORKS") {
+            self.policy.block_private_networks = match v.trim() {
+                "true" | "1" => true,
+                "false" | "0" => false,
+                _ => {
+                    return Err(format!(
+                        "$CDPILOT_POLICY_BLOCK_PRIVATE_NETWORKS = {v:?}: allowed is true | false"
+                    ))
+                }
+            };
+        }
         if let Some(v) = get("CDPILOT_TOOLS_CAPS") {
             self.tools.caps = list(v);
         }
@@ -512,6 +534,7 @@ impl Config {
         if self.serve.max_sessions == 0 {
             return Err("serve.max_sessions = 0: allowed is 1 or more".into());
         }
+        crate::egress::check_config(self)?;
         if !self.browser.storage_state.is_empty() {
             // Every new session loads it: a file that is not a saved state
             // is a start-up error, not a failure of every later call.

@@ -15,6 +15,7 @@ use crate::audit::Audit;
 use crate::browser::fleet::{EndpointStatus, Fleet};
 use crate::browser::slot::BrowserSlot;
 use crate::browser::Browsers;
+use crate::egress::Egress;
 use crate::metrics::Metrics;
 use crate::secrets::Secrets;
 use crate::session::Session;
@@ -61,8 +62,11 @@ impl Engine {
         let metrics = Arc::new(Metrics::default());
         let audit = Arc::new(Audit::open(&config.audit.file, metrics.clone())?);
         let secrets = Arc::new(Secrets::from_config(&config.secrets)?);
-        let slot = Arc::new(BrowserSlot::new(config.clone(), metrics.clone()));
-        let fleet = (!config.browser.endpoints.is_empty()).then(|| Fleet::new(&config, metrics.clone()));
+        // Bound now: a gate that cannot listen is a start-up error.
+        let egress = Arc::new(Egress::start(&config)?);
+        let slot = Arc::new(BrowserSlot::new(config.clone(), metrics.clone(), egress.clone()));
+        let fleet = (!config.browser.endpoints.is_empty())
+            .then(|| Fleet::new(&config, metrics.clone(), egress.clone()));
         let session = Session::new(
             "default".into(),
             config.clone(),

@@ -65,6 +65,7 @@ mod console;
 pub mod content;
 mod dialogs;
 pub mod dispatch;
+mod egress;
 mod engine;
 mod error;
 mod files;

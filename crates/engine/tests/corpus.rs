@@ -106,6 +106,14 @@ async fn reading_the_corpus() {
         c.browser
             .args
             .extend(corpus::BLOCK_EXTERNAL.iter().map(|s| s.to_string()));
+        // Nothing leaves loopback: the egress gate refuses every other host
+        // (IP literals too) before resolving it.
+        c.policy.default = "deny".into();
+        c.policy.rules.push(engine::config::Rule {
+            pattern: "http://127.0.0.1:*/*".into(),
+            action: "allow".into(),
+            origin: None,
+        });
     });
     let targets = regex::Regex::new(r"\]\(([^)]*)\)").unwrap();
     let mut rows = Vec::new();

@@ -334,7 +334,8 @@ async fn browser_cdp_navigations_and_new_targets_are_judged_before_sending() {
 /// Issue 9: `policy.resources = true` judges sub-resources at the request
 /// stage too: a script and an image from a denied origin are never
 /// requested while the page itself loads, and the result names them. By
-/// default they are not judged (the denied origin receives them).
+/// default a path-level rule does not judge them (the denied path receives
+/// them; a host-level rule refuses them at the egress gate, issue 20).
 #[tokio::test]
 async fn policy_resources_blocks_sub_resources_from_a_denied_origin() {
     let site = TestSite::start().await;
@@ -366,7 +367,10 @@ async fn policy_resources_blocks_sub_resources_from_a_denied_origin() {
     assert_eq!(site.received_by_b(), vec![], "the denied origin received nothing");
     drop(judging);
 
-    let by_default = denying(&deny_b);
+    // Issue 20: a host-level rule (path `*`) holds for every connection
+    // (the egress gate), so what stays unjudged by default is a path-level
+    // rule's sub-resources.
+    let by_default = denying(&format!("{}/index.html", site.b));
     ok(
         &by_default,
         "browser_navigate",
@@ -375,6 +379,6 @@ async fn policy_resources_blocks_sub_resources_from_a_denied_origin() {
     .await;
     assert!(
         site.received_by_b().iter().any(|r| r.path.contains("via=script")),
-        "without policy.resources sub-resources are not judged"
+        "without policy.resources sub-resources are not judged by path-level rules"
     );
 }

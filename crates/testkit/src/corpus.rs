@@ -7,8 +7,9 @@
 //! directory of the same shape instead. It holds `manifest.json` (one entry
 //! per page: `name`, `source`, `lang`, optional `charset`, `reference` text)
 //! and `pages/<name>.html.gz`, served as-is with `Content-Encoding: gzip`.
-//! [`BLOCK_EXTERNAL`] are browser flags that keep every page's requests on
-//! this machine.
+//! [`BLOCK_EXTERNAL`] are browser flags that keep the browser from resolving
+//! names; with cdpilot's egress gate, a test's URL rules keep every
+//! connection on this machine.
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -21,13 +22,11 @@ use axum::routing::get;
 use axum::Router;
 use tokio::net::TcpListener;
 
-/// Browser flags that stop every request leaving loopback: host names
-/// resolve to nothing, and what is not loopback goes to a proxy on a port
-/// no one listens on (so IP literals fail too).
-pub const BLOCK_EXTERNAL: &[&str] = &[
-    "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
-    "--proxy-server=http://127.0.0.1:9",
-];
+/// Browser flags that stop the browser resolving any name but loopback.
+/// Connections go through cdpilot's egress gate (the browser's
+/// `--proxy-server` is the gate's, and a test may not set its own): a test
+/// keeps them on loopback with URL rules (see the corpus test).
+pub const BLOCK_EXTERNAL: &[&str] = &["--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"];
 
 /// One saved page and its reference extraction.
 #[derive(Debug, Clone, serde::Deserialize)]

@@ -18,6 +18,7 @@ use tokio::net::TcpListener;
 /// Fixture pages, by path.
 const PAGES: &[(&str, &str)] = &[
     ("index.html", include_str!("../site/index.html")),
+    ("egress.html", include_str!("../site/egress.html")),
     ("form.html", include_str!("../site/form.html")),
     ("snapshot.html", include_str!("../site/snapshot.html")),
     ("covered.html", include_str!("../site/covered.html")),

@@ -91,6 +91,12 @@ command!(ActivateTarget => "Target.activateTarget", Empty);
 #[serde(rename_all = "camelCase")]
 pub struct CreateBrowserContext {
     pub dispose_on_detach: bool,
+    /// The context's proxy (`http://127.0.0.1:PORT`: cdpilot's egress gate).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub proxy_server: Option<String>,
+    /// Hosts that bypass `proxy_server` (`<-loopback>`: none, not even loopback).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub proxy_bypass_list: Option<String>,
 }
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]

@@ -22,6 +22,7 @@ use tokio_util::sync::CancellationToken;
 use super::slot::BrowserSlot;
 use super::Browser;
 use crate::config::Config;
+use crate::egress::Egress;
 use crate::error::Failure;
 use crate::metrics::Metrics;
 use crate::policy::Policy;
@@ -114,7 +115,7 @@ impl Placement {
 
 impl Fleet {
     /// A fleet over `config.browser.endpoints`; connects to nothing yet.
-    pub fn new(config: &Config, metrics: Arc<Metrics>) -> Arc<Fleet> {
+    pub fn new(config: &Config, metrics: Arc<Metrics>, egress: Arc<Egress>) -> Arc<Fleet> {
         let endpoints = config
             .browser
             .endpoints
@@ -125,7 +126,11 @@ impl Fleet {
                 config.browser.endpoints.clear();
                 Arc::new(Endpoint {
                     url: url.clone(),
-                    slot: Arc::new(BrowserSlot::new(Arc::new(config), metrics.clone())),
+                    slot: Arc::new(BrowserSlot::new(
+                        Arc::new(config),
+                        metrics.clone(),
+                        egress.clone(),
+                    )),
                     state: Mutex::new(State {
                         backoff: FIRST_BACKOFF,
                         ..State::default()
@@ -370,7 +375,8 @@ mod tests {
     fn fleet_of(urls: &[&str]) -> Arc<Fleet> {
         let mut config = Config::default();
         config.browser.endpoints = urls.iter().map(|u| u.to_string()).collect();
-        Fleet::new(&config, Arc::default())
+        let egress = Arc::new(Egress::start(&config).unwrap());
+        Fleet::new(&config, Arc::default(), egress)
     }
 
     fn lifecycle() -> Arc<Lifecycle> {

@@ -25,6 +25,7 @@ use cdp::protocol::{browser, target};
 use cdp::{endpoint, Connection, Transport, WebSocket};
 
 use crate::config::BrowserConfig;
+use crate::egress::{self, Door, Egress};
 use crate::policy::Policy;
 use crate::tab::{DialogRules, TabSetup};
 use crate::timing;
@@ -66,6 +67,12 @@ pub struct Browser {
     /// Browser contexts sessions created (the default context is not one):
     /// targets outside all of them belong to the default session.
     contexts: Mutex<HashSet<String>>,
+    /// The engine's egress gate: each context created here gets a door.
+    egress: Arc<Egress>,
+    /// The door the launched browser's flags name (its default context's
+    /// connections); `None` for an attached browser, whose default
+    /// context cdpilot cannot point at the gate.
+    door: Option<Arc<Door>>,
 }
 
 /// One connection to the browser and what was learnt through it.
@@ -83,13 +90,21 @@ impl Browser {
         dialogs: DialogRules,
         bridge: bool,
         policy: Arc<Policy>,
+        egress: Arc<Egress>,
         budget: &Budget,
     ) -> Result<Browser, ActionError> {
-        let (transport, process): (Arc<dyn Transport>, _) = if config.cdp_url.is_empty() {
+        let door = match config.cdp_url.is_empty() {
+            true => Some(egress.browser_door().map_err(gate_failed)?),
+            false => None,
+        };
+        let (transport, process): (Arc<dyn Transport>, _) = if let Some(door) = &door {
+            // The gate's flags go last: Chromium takes a switch's last value.
+            let mut args = config.args.clone();
+            args.extend(egress::launch_flags(door));
             let options = LaunchOptions {
                 executable: (!config.executable.is_empty()).then(|| PathBuf::from(&config.executable)),
                 headless: config.headless,
-                args: config.args.clone(),
+                args,
                 user_data_dir: (!config.user_data_dir.is_empty())
                     .then(|| PathBuf::from(&config.user_data_dir)),
             };
@@ -145,7 +160,14 @@ impl Browser {
             link: Mutex::new(link),
             setup,
             contexts: Mutex::new(HashSet::new()),
+            egress,
+            door,
         })
+    }
+
+    /// The launched browser's door (its default context's refusals).
+    pub fn door(&self) -> Option<&Arc<Door>> {
+        self.door.as_ref()
     }
 
     /// The current connection and its targets.
@@ -209,14 +231,19 @@ impl Browser {
         Ok(())
     }
 
-    /// A new browser context (own cookies, storage, cache) for a session.
-    pub async fn create_context(&self, budget: &Budget) -> Result<String, ActionError> {
+    /// A new browser context (own cookies, storage, cache) for a session,
+    /// every connection of which goes through a door of the egress gate of
+    /// its own (on a launched, attached or fleet browser alike).
+    pub async fn create_context(&self, budget: &Budget) -> Result<(String, Arc<Door>), ActionError> {
+        let door = self.egress.new_door().map_err(gate_failed)?;
         let created = budget
             .cdp(
                 "creating the session's browser context",
                 &self.connection().browser(),
                 target::CreateBrowserContext {
                     dispose_on_detach: true,
+                    proxy_server: Some(door.proxy_server()),
+                    proxy_bypass_list: Some(egress::BYPASS_NOTHING.into()),
                 },
             )
             .await?;
@@ -224,7 +251,7 @@ impl Browser {
             .lock()
             .unwrap()
             .insert(created.browser_context_id.clone());
-        Ok(created.browser_context_id)
+        Ok((created.browser_context_id, door))
     }
 
     /// Closes a session's browser context and every tab in it.
@@ -315,6 +342,15 @@ fn attach_timed_out(mut error: ActionError) -> ActionError {
             .into();
     }
     error
+}
+
+/// The egress gate could not serve: the browser does not run without it.
+fn gate_failed(why: String) -> ActionError {
+    ActionError::new(
+        ErrorCode::BrowserDisconnected,
+        format!("could not start the browser: {why}"),
+        "cdpilot's egress gate could not listen on loopback; check the machine's open file limit, then retry.",
+    )
 }
 
 fn start_failed(error: cdp::CdpError) -> ActionError {

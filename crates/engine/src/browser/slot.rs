@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crate::config::Config;
+use crate::egress::Egress;
 use crate::metrics::Metrics;
 use crate::policy::Policy;
 use crate::single_flight::SingleFlight;
@@ -35,10 +36,12 @@ pub struct BrowserSlot {
     metrics: Arc<Metrics>,
     /// The URL rules, compiled once; every tab's request stage judges by them.
     policy: Arc<Policy>,
+    /// The engine's egress gate, which every browser started here uses.
+    egress: Arc<Egress>,
 }
 
 impl BrowserSlot {
-    pub fn new(config: Arc<Config>, metrics: Arc<Metrics>) -> BrowserSlot {
+    pub fn new(config: Arc<Config>, metrics: Arc<Metrics>, egress: Arc<Egress>) -> BrowserSlot {
         let policy = Policy::from_config(&config.policy).unwrap_or_else(|e| {
             tracing::error!("{e}: every URL is refused");
             Policy::refusing_all(&e)
@@ -49,6 +52,7 @@ impl BrowserSlot {
             current: Mutex::new(None),
             starting: SingleFlight::default(),
             metrics,
+            egress,
         }
     }
 
@@ -116,7 +120,15 @@ impl BrowserSlot {
         let bridge = self.config.dialogs.bridge == "on";
         let budget = Budget::with_timeout(time);
         let browser = Arc::new(
-            Browser::start(&self.config.browser, rules, bridge, self.policy.clone(), &budget).await?,
+            Browser::start(
+                &self.config.browser,
+                rules,
+                bridge,
+                self.policy.clone(),
+                self.egress.clone(),
+                &budget,
+            )
+            .await?,
         );
         *self.current.lock().unwrap() = Some(browser.clone());
         Ok(browser)

@@ -11,6 +11,7 @@
 
 pub mod canonical;
 pub mod cdp_fence;
+pub mod connection;
 pub mod consent;
 pub mod gate;
 pub mod rules;

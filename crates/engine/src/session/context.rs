@@ -14,6 +14,7 @@ use cdp::protocol::target::{self, TargetInfo};
 
 use super::events::Events;
 use crate::browser::Browser;
+use crate::egress::{Door, Refusal};
 use crate::error::Failure;
 use crate::tab::Tab;
 use crate::tabs::TabSet;
@@ -35,6 +36,11 @@ pub struct Context {
     /// One more than the link generation whose connection was told where
     /// this context's downloads go (0: none yet); a new connection forgets.
     pub(super) downloads_for: AtomicU64,
+    /// The egress gate's door this context's connections go through (its
+    /// own, or the launched browser's for the default context): what it
+    /// refused goes in the session's next result. `None`: the default
+    /// context of an attached browser, which cdpilot cannot gate.
+    door: Option<Arc<Door>>,
 }
 
 impl Context {
@@ -46,9 +52,12 @@ impl Context {
         events: Events,
         budget: &Budget,
     ) -> Result<Context, ActionError> {
-        let id = match isolated {
-            true => Some(browser.create_context(budget).await?),
-            false => None,
+        let (id, door) = match isolated {
+            true => {
+                let (id, door) = browser.create_context(budget).await?;
+                (Some(id), Some(door))
+            }
+            false => (None, browser.door().cloned()),
         };
         let context = Context {
             generation: AtomicU64::new(browser.link().generation),
@@ -57,6 +66,7 @@ impl Context {
             tabs: Mutex::new(TabSet::default()),
             events,
             downloads_for: AtomicU64::new(0),
+            door,
         };
         context.sync(budget).await?;
         if context.tabs.lock().unwrap().list().is_empty() {
@@ -108,6 +118,12 @@ impl Context {
                 "Open one with browser_tabs action new.",
             ),
         })
+    }
+
+    /// What the egress gate refused for this context since the last take,
+    /// each host once.
+    pub fn take_refusals(&self) -> Vec<Refusal> {
+        self.door.as_ref().map(|d| d.take_refusals()).unwrap_or_default()
     }
 
     /// The session's tabs as they are now (no sync with the browser).

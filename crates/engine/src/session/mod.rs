@@ -13,6 +13,7 @@ mod downloads;
 pub mod events;
 mod idle;
 mod policy;
+mod refusals;
 mod watch;
 
 use std::sync::{Arc, Mutex};
@@ -296,6 +297,9 @@ impl Session {
                 Err(e) => Err(e),
             },
         };
+        // What the egress gate refused (connections by host and port).
+        let (result, refused) = refusals::after(action, result, context.take_refusals());
+        notes.verdicts.extend(refused);
         if let Ok(output) = &result {
             // What the request stage blocked while the action ran.
             for blocked in output.data["blocked"].as_array().into_iter().flatten() {

@@ -1,0 +1,263 @@
+//! The egress gate: cdpilot's own forward proxy on loopback, which every
+//! connection of every browser context cdpilot uses goes through, judged
+//! by host and port before anything leaves: documents, sub-resources,
+//! workers, WebSockets, EventSource, beacons, preconnects, speculation. A
+//! host the rules deny gets no connection at all (the browser hears 403).
+//!
+//! Owns the engine's [`Egress`] (the rules read at the connection level,
+//! `[policy] block_private_networks`, `[browser] upstream_proxy`) and its
+//! [`Door`]s: one listening port per browser context, so a refusal can be
+//! reported to the session that owns the connection (a `CONNECT` does not
+//! say which tab asked). The launched browser's flags name the browser's
+//! door (the default context's); each isolated context is created with a
+//! door of its own (`Target.createBrowserContext`'s `proxyServer`). The
+//! doors are served on the gate's own thread and runtime, started with the
+//! engine, so a busy engine runtime never delays the browser's traffic.
+//! Serving one connection is `proxy.rs`; resolving a name and judging its
+//! addresses `resolve.rs`; the user's upstream proxy `upstream.rs`.
+
+mod proxy;
+mod resolve;
+mod upstream;
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
+
+use tokio::net::TcpListener;
+
+use crate::config::Config;
+use crate::policy::connection::ConnectionRules;
+use crate::policy::Policy;
+
+use upstream::Upstream;
+
+/// Flags the gate needs the browser to have; a user's `[browser] args`
+/// naming one of them could route connections around it.
+const PROXY_FLAGS: [&str; 6] = [
+    "--webrtc-ip-handling-policy",
+    "--proxy-server",
+    "--proxy-bypass-list",
+    "--no-proxy-server",
+    "--proxy-pac-url",
+    "--proxy-auto-detect",
+];
+
+/// Configuration checks: the upstream proxy parses, and no browser flag
+/// routes connections around the gate.
+pub fn check_config(config: &Config) -> Result<(), String> {
+    Upstream::parse(&config.browser.upstream_proxy)?;
+    for arg in &config.browser.args {
+        let name = arg.split('=').next().unwrap_or_default();
+        if PROXY_FLAGS.contains(&name) {
+            return Err(format!(
+                "browser.args: {name:?} would route the browser around cdpilot's egress gate; \
+                 set [browser] upstream_proxy to use a proxy of your own"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// What every door judges by and connects through.
+struct Judge {
+    rules: ConnectionRules,
+    /// `[policy] block_private_networks`.
+    block_private: bool,
+    /// `[browser] upstream_proxy`, if set.
+    upstream: Option<Upstream>,
+}
+
+/// The engine's egress gate: the browser's door, and new doors for
+/// isolated contexts.
+pub struct Egress {
+    judge: Arc<Judge>,
+    /// The launched browser's door (its default context): bound at start.
+    browser_door: Arc<Door>,
+    /// The gate's own runtime, on a thread of its own: the browser's
+    /// connections never wait behind the engine's work (parsing a burst of
+    /// CDP events, a snapshot) on the engine's runtime. Ends when the
+    /// `Egress` is dropped.
+    runtime: tokio::runtime::Handle,
+    /// Dropped with the `Egress`: the gate's thread then ends its runtime
+    /// (every door's tasks with it).
+    _stop: tokio::sync::oneshot::Sender<()>,
+}
+
+impl Egress {
+    /// Binds the browser's door on `127.0.0.1:0`. An error names what
+    /// failed: the gate failing to start is a start-up error, never a
+    /// browser without it.
+    pub fn start(config: &Config) -> Result<Egress, String> {
+        let policy = Policy::from_config(&config.policy)?;
+        let judge = Arc::new(Judge {
+            rules: policy.connection_rules(),
+            block_private: config.policy.block_private_networks,
+            upstream: Upstream::parse(&config.browser.upstream_proxy)?,
+        });
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| format!("cdpilot's egress gate cannot start its runtime: {e}"))?;
+        let handle = runtime.handle().clone();
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        std::thread::Builder::new()
+            .name("cdpilot-egress".into())
+            .spawn(move || {
+                // Ends when the Egress (and so the sender) is dropped.
+                let _ = runtime.block_on(stopped);
+            })
+            .map_err(|e| format!("cdpilot's egress gate cannot start its thread: {e}"))?;
+        let browser_door = Arc::new(Door::open(judge.clone(), &handle)?);
+        Ok(Egress {
+            judge,
+            browser_door,
+            runtime: handle,
+            _stop: stop,
+        })
+    }
+
+    /// The launched browser's door: its flags name it, and the default
+    /// context's refusals are recorded there.
+    pub fn browser_door(&self) -> Result<Arc<Door>, String> {
+        Ok(self.browser_door.clone())
+    }
+
+    /// A door of its own for a new isolated browser context.
+    pub fn new_door(&self) -> Result<Arc<Door>, String> {
+        Ok(Arc::new(Door::open(self.judge.clone(), &self.runtime)?))
+    }
+}
+
+/// The flags that send every connection of a launched browser through
+/// `door`: loopback included (Chromium bypasses the proxy for loopback
+/// unless told `<-loopback>`), and WebRTC kept off UDP that would not go
+/// through the proxy (STUN/TURN and peer traffic would otherwise reach any
+/// host directly).
+pub fn launch_flags(door: &Door) -> [String; 3] {
+    [
+        format!("--proxy-server={}", door.proxy_server()),
+        format!("--proxy-bypass-list={}", BYPASS_NOTHING),
+        "--webrtc-ip-handling-policy=disable_non_proxied_udp".into(),
+    ]
+}
+
+/// The bypass list that takes loopback out of Chromium's implicit bypass.
+pub const BYPASS_NOTHING: &str = "<-loopback>";
+
+/// One listening port of the gate, and what was refused through it.
+pub struct Door {
+    port: u16,
+    shared: Arc<Shared>,
+    /// The accept loop (on the gate's runtime), stopped when the door is
+    /// dropped.
+    task: tokio::task::JoinHandle<()>,
+}
+
+/// What a door's connections share.
+struct Shared {
+    judge: Arc<Judge>,
+    refusals: Refusals,
+}
+
+impl Drop for Door {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+impl Door {
+    /// Binds `127.0.0.1:0` and serves it on the gate's `runtime`.
+    fn open(judge: Arc<Judge>, runtime: &tokio::runtime::Handle) -> Result<Door, String> {
+        let cannot = |e: std::io::Error| format!("cdpilot's egress gate cannot listen on 127.0.0.1: {e}");
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").map_err(cannot)?;
+        listener.set_nonblocking(true).map_err(cannot)?;
+        let port = listener.local_addr().map_err(cannot)?.port();
+        let listener = {
+            // Registered with the gate's runtime, whichever runtime (if
+            // any) the caller is on.
+            let _entered = runtime.enter();
+            TcpListener::from_std(listener).map_err(cannot)?
+        };
+        let shared = Arc::new(Shared {
+            judge,
+            refusals: Refusals::default(),
+        });
+        let serving = shared.clone();
+        let task = runtime.spawn(async move {
+            loop {
+                match listener.accept().await {
+                    Ok((stream, _)) => {
+                        let _ = stream.set_nodelay(true);
+                        tokio::spawn(proxy::serve(stream, serving.clone()));
+                    }
+                    Err(e) => {
+                        // Out of file descriptors and the like: the
+                        // browser's connections fail meanwhile (closed,
+                        // never open).
+                        tracing::warn!("egress gate: accepting a connection failed: {e}");
+                        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                    }
+                }
+            }
+        });
+        Ok(Door { port, shared, task })
+    }
+
+    /// `http://127.0.0.1:PORT`, for `--proxy-server` and `proxyServer`.
+    pub fn proxy_server(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    /// What was refused through this door since the last take, each host
+    /// and port once, oldest first.
+    pub fn take_refusals(&self) -> Vec<Refusal> {
+        self.shared.refusals.take()
+    }
+}
+
+/// A connection the gate refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    /// `host:port`, as the browser asked for it (or the whole URL of a
+    /// plain-http request).
+    pub url: String,
+    /// `host:port`, canonical: what "once per host" counts.
+    pub host: String,
+    /// The rule or setting that refused it.
+    pub rule: String,
+}
+
+/// A door's refusals not yet reported. Each host and port is recorded once
+/// until taken: a page retrying a refused host (a WebSocket reconnecting,
+/// a preconnect per link) reports it once per call, not once per try.
+#[derive(Default)]
+struct Refusals {
+    /// Locked for microseconds.
+    state: Mutex<RefusalState>,
+}
+
+#[derive(Default)]
+struct RefusalState {
+    pending: Vec<Refusal>,
+    hosts: HashSet<String>,
+}
+
+/// At most this many refusals wait for a result (a page could try
+/// thousands of hosts).
+const KEPT: usize = 50;
+
+impl Refusals {
+    fn record(&self, refusal: Refusal) {
+        let mut state = self.state.lock().unwrap();
+        if state.pending.len() < KEPT && state.hosts.insert(refusal.host.clone()) {
+            tracing::info!(url = %refusal.url, rule = %refusal.rule, "egress gate refused a connection");
+            state.pending.push(refusal);
+        }
+    }
+
+    fn take(&self) -> Vec<Refusal> {
+        let mut state = self.state.lock().unwrap();
+        state.hosts.clear();
+        std::mem::take(&mut state.pending)
+    }
+}

@@ -1,0 +1,324 @@
+//! Serving one browser connection to the egress gate (hyper's HTTP/1
+//! server): `CONNECT host:port` (TLS, WebSockets: Chromium tunnels both),
+//! absolute-form plain-http requests (`GET http://host/… HTTP/1.1`, the
+//! body streamed, the upstream connection kept alive for the next request
+//! to the same host) and WebSocket upgrades on them.
+//!
+//! Every connection is judged before it is opened: by the rules at the
+//! connection level, then by the addresses its name resolves to; the gate
+//! connects only to an address it checked. A refused one gets `403` and no
+//! upstream connection at all, and is recorded on the door for the
+//! session's next result.
+
+use std::convert::Infallible;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::combinators::BoxBody;
+use http_body_util::{BodyExt, Full};
+use hyper::body::Incoming;
+use hyper::client::conn::http1::SendRequest;
+use hyper::header::{HeaderValue, CONNECTION, UPGRADE};
+use hyper::service::service_fn;
+use hyper::{Method, Request, Response, StatusCode};
+use hyper_util::rt::{TokioIo, TokioTimer};
+use tokio::net::TcpStream;
+
+use super::resolve::{is_private, lookup};
+use super::{Refusal, Shared};
+use crate::policy::connection::canonical_host;
+
+type Body = BoxBody<Bytes, hyper::Error>;
+
+/// How long connecting to one address may take.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The upstream connection of a browser connection's last plain-http
+/// request, kept for its next request to the same host and port.
+struct Kept {
+    host: String,
+    port: u16,
+    sender: SendRequest<Body>,
+    /// It goes to the user's upstream proxy (absolute-form requests).
+    via_upstream: bool,
+}
+
+/// Serves one connection from the browser until it closes.
+pub(super) async fn serve(stream: TcpStream, shared: Arc<Shared>) {
+    let kept: Arc<Mutex<Option<Kept>>> = Arc::default();
+    let service = service_fn(move |request| {
+        let shared = shared.clone();
+        let kept = kept.clone();
+        async move { Ok::<_, Infallible>(handle(request, &shared, &kept).await) }
+    });
+    let served = hyper::server::conn::http1::Builder::new()
+        .timer(TokioTimer::new())
+        .serve_connection(TokioIo::new(stream), service)
+        .with_upgrades()
+        .await;
+    if let Err(e) = served {
+        tracing::debug!("egress gate: a browser connection ended: {e}");
+    }
+}
+
+async fn handle(request: Request<Incoming>, shared: &Shared, kept: &Mutex<Option<Kept>>) -> Response<Body> {
+    if request.method() == Method::CONNECT {
+        return tunnel(request, shared).await;
+    }
+    if request.uri().scheme_str() == Some("http") && request.uri().host().is_some() {
+        return forward(request, shared, kept).await;
+    }
+    text(
+        StatusCode::BAD_REQUEST,
+        "cdpilot's egress gate takes CONNECT host:port and absolute-form http:// requests".into(),
+    )
+}
+
+/// `CONNECT host:port`: judged, connected, answered 200, then bytes both
+/// ways until either side closes.
+async fn tunnel(request: Request<Incoming>, shared: &Shared) -> Response<Body> {
+    let Some(authority) = request.uri().authority() else {
+        return text(StatusCode::BAD_REQUEST, "CONNECT needs host:port".into());
+    };
+    let host = authority.host().to_owned();
+    let port = authority.port_u16().unwrap_or(443);
+    let url = authority.to_string();
+    let mut upstream = match open(shared, &host, port, &url, true).await {
+        Ok((stream, _)) => stream,
+        Err(response) => return response,
+    };
+    tokio::spawn(async move {
+        match hyper::upgrade::on(request).await {
+            Ok(upgraded) => {
+                let mut browser = TokioIo::new(upgraded);
+                let _ = tokio::io::copy_bidirectional(&mut browser, &mut upstream).await;
+            }
+            Err(e) => tracing::debug!("egress gate: CONNECT {url} was not upgraded: {e}"),
+        }
+    });
+    Response::new(empty())
+}
+
+/// An absolute-form request: judged, sent in origin form on a connection
+/// to the checked address (or as it is to the upstream proxy), its answer
+/// streamed back; a `101` joins both sides for the WebSocket.
+async fn forward(
+    mut request: Request<Incoming>,
+    shared: &Shared,
+    kept: &Mutex<Option<Kept>>,
+) -> Response<Body> {
+    let uri = request.uri().clone();
+    let host = uri.host().unwrap_or_default().to_owned();
+    let port = uri.port_u16().unwrap_or(80);
+    let upgrading = request.headers().contains_key(UPGRADE);
+    let reused = kept
+        .lock()
+        .unwrap()
+        .take()
+        .filter(|k| k.host == host && k.port == port && !k.sender.is_closed());
+    let (mut sender, via_upstream) = match reused {
+        Some(k) => (k.sender, k.via_upstream),
+        None => {
+            let (stream, via_upstream) = match open(shared, &host, port, &uri.to_string(), false).await {
+                Ok(opened) => opened,
+                Err(response) => return response,
+            };
+            let handshake = hyper::client::conn::http1::Builder::new()
+                .handshake::<_, Body>(TokioIo::new(stream))
+                .await;
+            let (sender, connection) = match handshake {
+                Ok(pair) => pair,
+                Err(e) => return text(StatusCode::BAD_GATEWAY, format!("cdpilot's egress gate: {e}")),
+            };
+            tokio::spawn(async move {
+                if let Err(e) = connection.with_upgrades().await {
+                    tracing::debug!("egress gate: an upstream connection ended: {e}");
+                }
+            });
+            (sender, via_upstream)
+        }
+    };
+    let browser_upgrade = upgrading.then(|| hyper::upgrade::on(&mut request));
+    let (mut parts, body) = request.into_parts();
+    let headers = &mut parts.headers;
+    headers.remove("proxy-connection");
+    headers.remove("proxy-authorization");
+    if via_upstream {
+        if let Some(auth) = shared
+            .judge
+            .upstream
+            .as_ref()
+            .and_then(|u| u.authorization.as_ref())
+        {
+            if let Ok(value) = HeaderValue::from_str(auth) {
+                headers.insert("proxy-authorization", value);
+            }
+        }
+    } else {
+        let path = uri.path_and_query().map(|p| p.as_str()).unwrap_or("/");
+        parts.uri = match path.parse() {
+            Ok(uri) => uri,
+            Err(_) => {
+                return text(
+                    StatusCode::BAD_REQUEST,
+                    "a request path that does not parse".into(),
+                )
+            }
+        };
+    }
+    if !upgrading
+        && headers
+            .get(CONNECTION)
+            .is_some_and(|c| c.as_bytes().eq_ignore_ascii_case(b"upgrade"))
+    {
+        headers.remove(CONNECTION);
+    }
+    let request = Request::from_parts(parts, body.boxed());
+    if sender.ready().await.is_err() {
+        return text(
+            StatusCode::BAD_GATEWAY,
+            "cdpilot's egress gate: the upstream connection closed".into(),
+        );
+    }
+    let mut response = match sender.send_request(request).await {
+        Ok(response) => response,
+        Err(e) => return text(StatusCode::BAD_GATEWAY, format!("cdpilot's egress gate: {e}")),
+    };
+    if response.status() == StatusCode::SWITCHING_PROTOCOLS {
+        let upstream_upgrade = hyper::upgrade::on(&mut response);
+        if let Some(browser_upgrade) = browser_upgrade {
+            tokio::spawn(async move {
+                if let (Ok(browser), Ok(upstream)) = tokio::join!(browser_upgrade, upstream_upgrade) {
+                    let (mut browser, mut upstream) = (TokioIo::new(browser), TokioIo::new(upstream));
+                    let _ = tokio::io::copy_bidirectional(&mut browser, &mut upstream).await;
+                }
+            });
+        }
+    } else if !upgrading {
+        *kept.lock().unwrap() = Some(Kept {
+            host,
+            port,
+            sender,
+            via_upstream,
+        });
+    }
+    response.map(|body| body.boxed())
+}
+
+/// Judges a connection to `host:port` and opens it: to an address the gate
+/// resolved and checked, or through the user's upstream proxy (a tunnel,
+/// or a connection to the proxy for absolute-form requests). A refusal is
+/// recorded on the door and answered `403`; a failure `502`. The flag says
+/// the stream goes to the upstream proxy.
+async fn open(
+    shared: &Shared,
+    host: &str,
+    port: u16,
+    url: &str,
+    tunnel: bool,
+) -> Result<(TcpStream, bool), Response<Body>> {
+    let judge = &shared.judge;
+    let refuse = |rule: String| {
+        let message = format!("Blocked by cdpilot's egress gate: {url} is refused by {rule}.");
+        shared.refusals.record(Refusal {
+            url: url.to_owned(),
+            host: format!("{}:{port}", canonical_host(host)),
+            rule,
+        });
+        text(StatusCode::FORBIDDEN, message)
+    };
+    let verdict = judge.rules.judge(host, port);
+    if !verdict.allowed() {
+        return Err(refuse(verdict.rule));
+    }
+    let addresses = match lookup(host, port).await {
+        Ok(addresses) if !addresses.is_empty() => addresses,
+        // The user's proxy may resolve names this machine cannot; without
+        // the private-network guard nothing here needs the address.
+        _ if judge.upstream.is_some() && !judge.block_private => Vec::new(),
+        Ok(_) => return Err(text(StatusCode::BAD_GATEWAY, format!("{host} has no address"))),
+        Err(e) => {
+            return Err(text(
+                StatusCode::BAD_GATEWAY,
+                format!("cannot resolve {host}: {e}"),
+            ))
+        }
+    };
+    for address in &addresses {
+        let ip = match address.ip() {
+            IpAddr::V6(v6) => v6.to_ipv4_mapped().map(IpAddr::V4).unwrap_or(IpAddr::V6(v6)),
+            v4 => v4,
+        };
+        if let Some(rule) = judge.rules.denies_address(ip, port) {
+            return Err(refuse(format!("{rule} ({host} is {ip})")));
+        }
+        if judge.block_private {
+            if let Some(why) = is_private(ip) {
+                return Err(refuse(format!(
+                    "[policy] block_private_networks ({host} is {ip}, {why})"
+                )));
+            }
+        }
+    }
+    let failed = |e: std::io::Error| {
+        text(
+            StatusCode::BAD_GATEWAY,
+            format!("cdpilot's egress gate: {url}: {e}"),
+        )
+    };
+    match &judge.upstream {
+        // The user's proxy is told the name (it may route by it); with the
+        // private-network guard on, the name was checked above.
+        Some(upstream) if tunnel => upstream
+            .tunnel(host, port)
+            .await
+            .map(|s| (s, true))
+            .map_err(failed),
+        Some(upstream) => upstream.connect().await.map(|s| (s, true)).map_err(failed),
+        None => connect_checked(&addresses)
+            .await
+            .map(|s| (s, false))
+            .map_err(failed),
+    }
+}
+
+/// Connects to the first of `addresses` that answers (each checked by the
+/// caller: never a fresh lookup).
+async fn connect_checked(addresses: &[SocketAddr]) -> std::io::Result<TcpStream> {
+    let mut last = std::io::Error::other("no address");
+    for address in addresses {
+        match tokio::time::timeout(CONNECT_TIMEOUT, TcpStream::connect(address)).await {
+            Ok(Ok(stream)) => {
+                let _ = stream.set_nodelay(true);
+                return Ok(stream);
+            }
+            Ok(Err(e)) => last = e,
+            Err(_) => {
+                last = std::io::Error::new(std::io::ErrorKind::TimedOut, format!("{address}: no answer"))
+            }
+        }
+    }
+    Err(last)
+}
+
+fn text(status: StatusCode, message: String) -> Response<Body> {
+    let mut response = Response::new(
+        Full::new(Bytes::from(message))
+            .map_err(|never| match never {})
+            .boxed(),
+    );
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        "content-type",
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    response
+}
+
+fn empty() -> Body {
+    http_body_util::Empty::new()
+        .map_err(|never| match never {})
+        .boxed()
+}

@@ -1,0 +1,80 @@
+//! What the egress gate (`crate::egress`) refused while a call ran, or
+//! since the previous result, in the call's result: each refused host once
+//! in `blocked` (`{url, rule, resource: "connection"}`), beside what the
+//! request stage blocked; and a navigate whose own destination the gate
+//! refused (`[policy] block_private_networks`, a deny on the address a
+//! name resolves to) is `permission_denied` naming the rule.
+//!
+//! Owns no state: the refusals are the context's door's.
+
+use serde_json::{json, Value};
+
+use crate::action::Action;
+use crate::egress::Refusal;
+use crate::policy::connection::canonical_host;
+use crate::{ActionError, ActionOutput, ErrorCode};
+
+/// The call's result with the gate's `refusals` in it; the refusals are
+/// also returned as verdicts for the audit and the event stream (a failed
+/// call has no result to carry them, but its events say them).
+pub fn after(
+    action: &Action,
+    result: Result<ActionOutput, ActionError>,
+    refusals: Vec<Refusal>,
+) -> (Result<ActionOutput, ActionError>, Vec<Value>) {
+    if refusals.is_empty() {
+        return (result, Vec::new());
+    }
+    let verdicts = refusals
+        .iter()
+        .map(|r| json!({ "url": r.url, "action": "deny", "rule": r.rule }))
+        .collect();
+    if let Some(refused) = destination(action).and_then(|d| refusals.iter().find(|r| r.host == d)) {
+        let url = match action {
+            Action::Navigate(args) => args.url.clone().unwrap_or_default(),
+            _ => refused.url.clone(),
+        };
+        let error = ActionError::new(
+            ErrorCode::PermissionDenied,
+            format!(
+                "navigating to {url} is refused by {}: cdpilot's egress gate opened no connection to {}",
+                refused.rule, refused.host
+            ),
+            "The user's configuration does not let the browser connect there; do not retry it. Work on an allowed site instead.",
+        );
+        return (Err(error), verdicts);
+    }
+    let Ok(mut output) = result else {
+        return (result, verdicts);
+    };
+    if !output
+        .text
+        .contains("\nBlocked by the URL policy (nothing was sent):")
+    {
+        output.text += "\nBlocked by the URL policy (nothing was sent):";
+    }
+    let mut list = match output.data["blocked"].take() {
+        Value::Array(list) => list,
+        _ => Vec::new(),
+    };
+    for refused in &refusals {
+        output.text += &format!("\n- connection {} ({})", refused.url, refused.rule);
+        list.push(json!({ "url": refused.url, "rule": refused.rule, "resource": "connection" }));
+    }
+    output.data["blocked"] = Value::Array(list);
+    // The verdicts travel in `blocked` (the session notes them from there).
+    (Ok(output), Vec::new())
+}
+
+/// A navigate's destination as the gate counts hosts (`host:port`).
+fn destination(action: &Action) -> Option<String> {
+    let Action::Navigate(args) = action else {
+        return None;
+    };
+    let url = url::Url::parse(args.url.as_deref()?).ok()?;
+    Some(format!(
+        "{}:{}",
+        canonical_host(url.host_str()?),
+        url.port_or_known_default()?
+    ))
+}

@@ -1,0 +1,448 @@
+//! The egress gate against real Chromium (issue 20): every connection the
+//! browser opens goes through cdpilot's loopback proxy and is judged by host
+//! and port, so a host a host-level rule denies receives no connection from
+//! any door a page has, with `[policy] resources = false` (the default).
+//! The denied host is a `DeniedServer`, which logs every TCP connection.
+
+mod common;
+
+use std::sync::{Arc, Mutex};
+
+use common::{call, engine_with, ok};
+use engine::config::Rule;
+use engine::{ActionOutput, Engine, ErrorCode};
+use serde_json::{json, Value};
+use testkit::{DeniedServer, TestSite};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+
+/// An engine whose one rule denies the denied server's host (host-level).
+fn denying(denied: &DeniedServer) -> Engine {
+    let pattern = format!("http://{}/*", denied.host());
+    engine_with(move |c| {
+        c.policy.rules.push(Rule {
+            pattern,
+            action: "deny".into(),
+            origin: None,
+        })
+    })
+}
+
+/// The connection refusals a result reports.
+fn connections(out: &ActionOutput) -> Vec<Value> {
+    out.data["blocked"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|b| b["resource"] == "connection")
+        .cloned()
+        .collect()
+}
+
+/// The connection refusals of `first` or, when the attempt is still under
+/// way, of the calls after it (a page's attempt may end after the call).
+async fn refused_soon(engine: &Engine, first: &ActionOutput) -> Vec<Value> {
+    let mut found = connections(first);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while found.is_empty() && std::time::Instant::now() < deadline {
+        let out = ok(engine, "browser_evaluate", json!({"expression": "1"})).await;
+        found = connections(&out);
+    }
+    found
+}
+
+async fn on_egress_page(engine: &Engine, site: &TestSite, denied: &DeniedServer) {
+    ok(
+        engine,
+        "browser_navigate",
+        json!({"url": site.url(&format!("/egress.html?d={}", denied.host()))}),
+    )
+    .await;
+}
+
+/// Issue 20 (findings 12, 14, 15): each door a page has to a host a
+/// host-level rule denies is refused by the egress gate (reported as a
+/// refused connection naming the rule), and the denied host sees no
+/// connection at all, with sub-resources not judged by path.
+#[tokio::test]
+async fn a_denied_host_receives_no_connection_through_any_door() {
+    let site = TestSite::start().await;
+    let denied = DeniedServer::start().await;
+    let engine = denying(&denied);
+    on_egress_page(&engine, &site, &denied).await;
+    for door in [
+        "preconnect",
+        "websocket",
+        "eventsource",
+        "beacon",
+        "sharedworker",
+        "popup",
+    ] {
+        let out = ok(
+            &engine,
+            "browser_evaluate",
+            json!({"expression": format!("doors.{door}()")}),
+        )
+        .await;
+        let refused = refused_soon(&engine, &out).await;
+        assert!(
+            refused
+                .iter()
+                .any(|r| r["url"].as_str().unwrap_or_default().contains(&denied.host())
+                    && r["rule"].as_str().unwrap_or_default().contains("policy.rules[0]")),
+            "{door}: no refusal of {} reported: {refused:?}",
+            denied.host()
+        );
+        denied.assert_untouched(door);
+    }
+}
+
+/// Issue 20 (finding 14): a click on a link to a denied host and a
+/// `location =` to it are stopped at the request stage, and the denied
+/// host does not even get the connection the browser would open ahead.
+#[tokio::test]
+async fn a_blocked_click_or_location_opens_no_connection_to_the_denied_host() {
+    let site = TestSite::start().await;
+    let denied = DeniedServer::start().await;
+    let engine = denying(&denied);
+    on_egress_page(&engine, &site, &denied).await;
+    let out = ok(&engine, "browser_click", json!({"selector": "#out"})).await;
+    let blocked_click = refused_or_blocked_soon(&engine, &out).await;
+    assert!(
+        blocked_click.iter().any(|u| u.contains("/clicked")),
+        "{blocked_click:?}"
+    );
+    let out = ok(
+        &engine,
+        "browser_evaluate",
+        json!({"expression": "doors.assign()"}),
+    )
+    .await;
+    let blocked_assign = refused_or_blocked_soon(&engine, &out).await;
+    assert!(
+        blocked_assign.iter().any(|u| u.contains("/assigned")),
+        "{blocked_assign:?}"
+    );
+    denied.assert_untouched("a blocked click and location =");
+}
+
+/// Everything a result (or the next ones) reports blocked, by URL.
+async fn refused_or_blocked_soon(engine: &Engine, first: &ActionOutput) -> Vec<String> {
+    let urls = |out: &ActionOutput| -> Vec<String> {
+        out.data["blocked"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|b| b["url"].as_str().map(str::to_owned))
+            .collect()
+    };
+    let mut found = urls(first);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while found.is_empty() && std::time::Instant::now() < deadline {
+        found = urls(&ok(engine, "browser_evaluate", json!({"expression": "1"})).await);
+    }
+    found
+}
+
+/// Issue 20, "Bad input": a page retrying a refused host (twenty
+/// WebSockets) is reported once per host per call, and each refusal is a
+/// `permission_denied` event once.
+#[tokio::test]
+async fn a_retry_storm_is_reported_once_per_host() {
+    let site = TestSite::start().await;
+    let denied = DeniedServer::start().await;
+    let engine = denying(&denied);
+    on_egress_page(&engine, &site, &denied).await;
+    let mut events = engine.session().events().subscribe();
+    let out = ok(
+        &engine,
+        "browser_evaluate",
+        json!({"expression": "doors.websockets(20).then((r) => r.length)"}),
+    )
+    .await;
+    assert_eq!(out.data["value"], 20, "every attempt ended");
+    let refused = connections(&out);
+    assert_eq!(refused.len(), 1, "one refusal for one host: {refused:?}");
+    let mut said = 0;
+    while let Ok(event) = events.try_recv() {
+        if event.name() == "permission_denied"
+            && event.data()["url"]
+                .as_str()
+                .unwrap_or_default()
+                .contains(&denied.host())
+        {
+            said += 1;
+        }
+    }
+    assert_eq!(said, 1, "one permission_denied event");
+    denied.assert_untouched("twenty WebSockets");
+}
+
+/// Issue 20: a session with a browser context of its own (serve) has a door
+/// of its own: what the gate refused for its pages is in its results, not
+/// in another session's.
+#[tokio::test]
+async fn an_isolated_session_hears_its_own_refusals() {
+    let site = TestSite::start().await;
+    let denied = DeniedServer::start().await;
+    let engine = denying(&denied);
+    let (a, b) = (engine.new_session(), engine.new_session());
+    let cancel = tokio_util::sync::CancellationToken::new;
+    let url = site.url(&format!("/egress.html?d={}", denied.host()));
+    for session in [&a, &b] {
+        engine::dispatch::call(session, "browser_navigate", json!({"url": url}), cancel())
+            .await
+            .unwrap();
+    }
+    let out = engine::dispatch::call(
+        &a,
+        "browser_evaluate",
+        json!({"expression": "doors.websocket()"}),
+        cancel(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(connections(&out).len(), 1, "{}", out.data);
+    let other = engine::dispatch::call(&b, "browser_evaluate", json!({"expression": "1"}), cancel())
+        .await
+        .unwrap();
+    assert!(connections(&other).is_empty(), "{}", other.data);
+    denied.assert_untouched("an isolated session's WebSocket");
+}
+
+/// Issue 20: `[policy] block_private_networks = true` refuses a loopback
+/// address after resolution: a navigate there is `permission_denied`
+/// naming the setting.
+#[tokio::test]
+async fn block_private_networks_refuses_a_loopback_page() {
+    let site = TestSite::start().await;
+    let engine = engine_with(|c| c.policy.block_private_networks = true);
+    let url = site.url("/index.html");
+    let e = call(&engine, "browser_navigate", json!({"url": url}))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, ErrorCode::PermissionDenied, "{e}");
+    assert!(
+        e.message.contains("block_private_networks") && e.message.contains(&url),
+        "{e}"
+    );
+    assert!(
+        !site.a_received("/index.html"),
+        "the loopback page received nothing"
+    );
+}
+
+/// A loopback HTTP proxy that logs each request line it gets and forwards
+/// (CONNECT: a tunnel; otherwise the request as it came, to its host).
+struct UpstreamProxy {
+    port: u16,
+    lines: Arc<Mutex<Vec<String>>>,
+}
+
+impl UpstreamProxy {
+    async fn start() -> UpstreamProxy {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let lines = Arc::new(Mutex::new(Vec::new()));
+        let log = lines.clone();
+        tokio::spawn(async move {
+            while let Ok((stream, _)) = listener.accept().await {
+                tokio::spawn(relay(stream, log.clone()));
+            }
+        });
+        UpstreamProxy { port, lines }
+    }
+
+    fn lines(&self) -> Vec<String> {
+        self.lines.lock().unwrap().clone()
+    }
+}
+
+async fn relay(mut browser: TcpStream, log: Arc<Mutex<Vec<String>>>) {
+    let mut head = Vec::new();
+    while !head.ends_with(b"\r\n\r\n") {
+        match browser.read_u8().await {
+            Ok(byte) => head.push(byte),
+            Err(_) => return,
+        }
+    }
+    let text = String::from_utf8_lossy(&head).to_string();
+    let line = text.lines().next().unwrap_or_default().to_owned();
+    log.lock().unwrap().push(line.clone());
+    let target = line.split_whitespace().nth(1).unwrap_or_default().to_owned();
+    let (address, connect) = match target.strip_prefix("http://") {
+        Some(rest) => (rest.split('/').next().unwrap_or_default().to_owned(), false),
+        None => (target, true),
+    };
+    let Ok(mut server) = TcpStream::connect(&address).await else {
+        return;
+    };
+    if connect {
+        let _ = browser
+            .write_all(b"HTTP/1.1 200 Connection established\r\n\r\n")
+            .await;
+    } else {
+        // One request per connection keeps the relay simple.
+        let _ = server
+            .write_all(text.replace("keep-alive", "close").as_bytes())
+            .await;
+    }
+    let _ = tokio::io::copy_bidirectional(&mut browser, &mut server).await;
+}
+
+/// Issue 20: with `[browser] upstream_proxy`, what the gate lets through
+/// goes through the user's proxy; what it refuses reaches neither.
+#[tokio::test]
+async fn the_gate_connects_through_the_upstream_proxy() {
+    let site = TestSite::start().await;
+    let denied = DeniedServer::start().await;
+    let upstream = UpstreamProxy::start().await;
+    let pattern = format!("http://{}/*", denied.host());
+    let engine = engine_with(|c| {
+        c.browser.upstream_proxy = format!("http://127.0.0.1:{}", upstream.port);
+        c.policy.rules.push(Rule {
+            pattern,
+            action: "deny".into(),
+            origin: None,
+        });
+    });
+    let page = site.url(&format!("/egress.html?d={}", denied.host()));
+    ok(&engine, "browser_navigate", json!({"url": page})).await;
+    assert!(
+        upstream
+            .lines()
+            .iter()
+            .any(|l| l.starts_with("GET ") && l.contains("/egress.html")),
+        "the page came through the upstream proxy: {:?}",
+        upstream.lines()
+    );
+    let out = ok(
+        &engine,
+        "browser_evaluate",
+        json!({"expression": "doors.websocket()"}),
+    )
+    .await;
+    assert!(!refused_soon(&engine, &out).await.is_empty());
+    assert!(
+        !upstream.lines().iter().any(|l| {
+            l.starts_with(&format!("CONNECT {}", denied.host()))
+                || l.contains(&format!("http://{}/", denied.host()))
+        }),
+        "a refused host never reaches the upstream proxy: {:?}",
+        upstream.lines()
+    );
+    denied.assert_untouched("a WebSocket with an upstream proxy");
+}
+
+/// Issue 20, "Bad input": settings the gate cannot honour are start-up
+/// errors naming the key.
+#[test]
+fn bad_gate_settings_are_start_up_errors_naming_the_key() {
+    let e = engine::Config::parse("[browser]\nupstream_proxy = \"socks5://x:1\"\n").unwrap_err();
+    assert!(e.contains("browser.upstream_proxy"), "{e}");
+    let e = engine::Config::parse("[browser]\nargs = [\"--proxy-server=http://elsewhere:1\"]\n").unwrap_err();
+    assert!(e.contains("browser.args") && e.contains("upstream_proxy"), "{e}");
+}
+
+/// Issue 20: an isolated session on a browser cdpilot attached to (not
+/// launched: no flags of cdpilot's) is gated too, through its context's
+/// `proxyServer`.
+#[tokio::test]
+async fn an_isolated_session_on_an_attached_browser_is_gated() {
+    let site = TestSite::start().await;
+    let denied = DeniedServer::start().await;
+    let options = cdp::launch::LaunchOptions {
+        executable: Some(testkit::chromium::executable()),
+        headless: true,
+        args: Vec::new(),
+        user_data_dir: None,
+    };
+    let chromium = cdp::launch::launch(&options, std::time::Duration::from_secs(30))
+        .await
+        .expect("launch");
+    let pattern = format!("http://{}/*", denied.host());
+    let ws_url = chromium.ws_url().to_owned();
+    let engine = engine_with(|c| {
+        c.browser.cdp_url = ws_url;
+        c.policy.rules.push(Rule {
+            pattern,
+            action: "deny".into(),
+            origin: None,
+        });
+    });
+    let session = engine.new_session();
+    let cancel = tokio_util::sync::CancellationToken::new;
+    let url = site.url(&format!("/egress.html?d={}", denied.host()));
+    engine::dispatch::call(&session, "browser_navigate", json!({"url": url}), cancel())
+        .await
+        .unwrap();
+    let out = engine::dispatch::call(
+        &session,
+        "browser_evaluate",
+        json!({"expression": "doors.websocket()"}),
+        cancel(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(connections(&out).len(), 1, "{}", out.data);
+    denied.assert_untouched("a WebSocket in an isolated session on an attached browser");
+    engine.shutdown().await;
+    chromium.shutdown(std::time::Duration::from_secs(5)).await;
+}
+
+/// Issue 20: WebRTC cannot go around the gate over UDP: ICE gathering with a
+/// STUN server sends it nothing (`disable_non_proxied_udp`).
+#[tokio::test]
+async fn webrtc_sends_no_udp_around_the_gate() {
+    let site = TestSite::start().await;
+    let denied = DeniedServer::start().await;
+    let stun = tokio::net::UdpSocket::bind("127.0.0.1:0").await.unwrap();
+    let engine = denying(&denied);
+    on_egress_page(&engine, &site, &denied).await;
+    let port = stun.local_addr().unwrap().port();
+    let out = ok(
+        &engine,
+        "browser_evaluate",
+        json!({"expression": format!("doors.webrtc({port})"), "timeout_ms": 20000}),
+    )
+    .await;
+    assert!(out.data["value"].is_string(), "{}", out.text);
+    let mut buffer = [0u8; 1500];
+    let received = stun.try_recv_from(&mut buffer);
+    assert!(received.is_err(), "the STUN server got a packet: {received:?}");
+}
+
+/// Issue 20: what the gate lets through arrives: a WebSocket to an allowed
+/// host goes through the tunnel (`CONNECT`) and its handshake reaches the
+/// server; an EventSource's plain-http request too.
+#[tokio::test]
+async fn allowed_connections_pass_through_the_gate() {
+    let site = TestSite::start().await;
+    let denied = DeniedServer::start().await;
+    let allowed = DeniedServer::start().await;
+    let engine = denying(&denied);
+    ok(
+        &engine,
+        "browser_navigate",
+        json!({"url": site.url(&format!("/egress.html?d={}", allowed.host()))}),
+    )
+    .await;
+    for door in ["websocket", "eventsource"] {
+        ok(
+            &engine,
+            "browser_evaluate",
+            json!({"expression": format!("doors.{door}()")}),
+        )
+        .await;
+    }
+    let seen = allowed.seen();
+    assert!(
+        seen.requests.iter().any(|r| r.starts_with("GET /socket ")),
+        "{seen:?}"
+    );
+    assert!(
+        seen.requests.iter().any(|r| r.starts_with("GET /events ")),
+        "{seen:?}"
+    );
+    denied.assert_untouched("connections to another host");
+}
