@@ -13,8 +13,8 @@
 //! unreserved characters (`%73ecret` is `secret` to every server).
 //!
 //! Pure: owns no state. [`crate::policy::Policy::judge`] judges the raw
-//! and the canonical form; [`crate::policy::Policy::judge_host`] judges a
-//! host and port (an egress gate's CONNECT target) through [`host`].
+//! and the canonical form; the egress gate's connection rules
+//! ([`crate::policy::connection`]) judge a host and port through [`host`].
 
 use std::net::Ipv6Addr;
 

@@ -20,7 +20,7 @@
 
 use std::net::IpAddr;
 
-use urlpattern::{UrlPattern, UrlPatternInit, UrlPatternMatchInput, UrlPatternOptions};
+use urlpattern::{UrlPattern, UrlPatternMatchInput};
 
 use super::{Decision, Policy, Verdict};
 
@@ -50,14 +50,11 @@ impl Policy {
         let rules = self
             .rules
             .iter()
-            .filter_map(|rule| {
-                let pattern = widened(&rule.text)?;
-                Some(ConnectionRule {
-                    host_level: pattern.1,
-                    pattern: pattern.0,
-                    decision: rule.decision,
-                    label: rule.to_string(),
-                })
+            .map(|rule| ConnectionRule {
+                pattern: rule.host_pattern().clone(),
+                host_level: rule.host_level,
+                decision: rule.decision,
+                label: rule.to_string(),
             })
             .collect();
         ConnectionRules {
@@ -71,26 +68,6 @@ impl Policy {
 /// The rule's pattern with path, search and hash as `*`, and whether it was
 /// host-level as written. `None` for a rule that does not compile (the
 /// configuration check refuses those first).
-fn widened(text: &str) -> Option<(UrlPattern, bool)> {
-    let init = UrlPatternInit::parse_constructor_string::<regex::Regex>(text, None).ok()?;
-    let written = UrlPattern::<regex::Regex>::parse(init, UrlPatternOptions::default()).ok()?;
-    let host_level =
-        matches!(written.pathname(), "*" | "/*") && written.search() == "*" && written.hash() == "*";
-    let init = UrlPatternInit {
-        protocol: Some(written.protocol().to_owned()),
-        username: Some(written.username().to_owned()),
-        password: Some(written.password().to_owned()),
-        hostname: Some(written.hostname().to_owned()),
-        port: Some(written.port().to_owned()),
-        pathname: Some("*".into()),
-        search: Some("*".into()),
-        hash: Some("*".into()),
-        base_url: None,
-    };
-    let pattern = UrlPattern::parse(init, UrlPatternOptions::default()).ok()?;
-    Some((pattern, host_level))
-}
-
 impl ConnectionRules {
     /// Judges a connection to `host` (a name or an IP literal, as the
     /// browser sent it) and `port`. The verdict's URL is `host:port`.
@@ -136,31 +113,15 @@ impl ConnectionRules {
     }
 }
 
-/// A host as rules see it: lowercase, no trailing dot, an IPv4-mapped IPv6
-/// address in dotted form (the URL parser turns other IPv4 spellings into
-/// the dotted form itself).
+/// A connection target's host in canonical form ([`super::canonical::host`]:
+/// lowercase, no trailing dot, IPv4 dotted, IPv6 in brackets); a target that
+/// is no host at all is only lowercased, and matches no rule but the default.
 pub fn canonical_host(host: &str) -> String {
-    let host = host.trim_start_matches('[').trim_end_matches(']');
-    if let Ok(ip) = host.parse::<IpAddr>() {
-        return match ip {
-            IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
-                Some(v4) => v4.to_string(),
-                None => v6.to_string(),
-            },
-            v4 => v4.to_string(),
-        };
-    }
-    host.trim_end_matches('.').to_ascii_lowercase()
+    super::canonical::host(host).unwrap_or_else(|| host.to_ascii_lowercase())
 }
 
-/// `scheme://host:port/` under every scheme a connection may carry (the
-/// URL parser drops a scheme's default port, as rules expect).
 fn urls(host: &str, port: u16) -> Vec<url::Url> {
     let host = canonical_host(host);
-    let host = match host.parse::<IpAddr>() {
-        Ok(IpAddr::V6(_)) => format!("[{host}]"),
-        _ => host,
-    };
     SCHEMES
         .iter()
         .filter_map(|scheme| url::Url::parse(&format!("{scheme}://{host}:{port}/")).ok())

@@ -126,45 +126,6 @@ impl Policy {
         self.verdict(url, decided)
     }
 
-    /// Judges a connection to `host:port` (an egress gate's CONNECT
-    /// target or request line), by the rules that hold for a whole host:
-    /// the host and port are canonicalised ([`canonical::host`]) and tried
-    /// as every scheme the port may carry (443: https/wss; 80: http/ws;
-    /// any other: all four). A host-level deny (a rule naming no path)
-    /// matching any of them wins; otherwise the last rule whose scheme,
-    /// host and port match decides, path-level denies left out (a path of
-    /// the host may be denied while the host is not); with none, the
-    /// default. A host that does not parse gets the default.
-    pub fn judge_host(&self, host: &str, port: u16) -> Verdict {
-        let shown = format!("{host}:{port}");
-        let Some(host) = canonical::host(host) else {
-            return self.verdict(&shown, None);
-        };
-        let schemes: &[&str] = match port {
-            443 => &["https", "wss"],
-            80 => &["http", "ws"],
-            _ => &["http", "https", "ws", "wss"],
-        };
-        let urls: Vec<url::Url> = schemes
-            .iter()
-            .filter_map(|scheme| url::Url::parse(&format!("{scheme}://{host}:{port}/")).ok())
-            .collect();
-        let mut last = None;
-        for rule in &self.rules {
-            if !urls.iter().any(|u| rule.matches_host(u)) {
-                continue;
-            }
-            match rule.decision {
-                Decision::Deny if rule.host_level => {
-                    return self.verdict(&shown, Some(rule));
-                }
-                Decision::Deny => {}
-                _ => last = Some(rule),
-            }
-        }
-        self.verdict(&shown, last)
-    }
-
     /// The rule that decides `url` as it is (a matching deny first, else
     /// the last matching rule), if any matches.
     fn decide(&self, url: &url::Url) -> Option<&Rule> {
@@ -320,28 +281,28 @@ mod tests {
             ("www.BANK.example.", 443),
             ("bank.example", 443),
         ] {
-            let v = p.judge_host(host, port);
+            let v = p.connection_rules().judge(host, port);
             assert_eq!(v.decision, Decision::Deny, "{host}:{port}: {v:?}");
         }
         assert_eq!(
-            p.judge_host("127.0.0.1", 9090).decision,
+            p.connection_rules().judge("127.0.0.1", 9090).decision,
             Decision::Allow,
             "a path-level deny leaves the host open"
         );
         assert_eq!(
-            p.judge_host("bank.example", 80).decision,
+            p.connection_rules().judge("bank.example", 80).decision,
             Decision::Allow,
             "the rule names https"
         );
         assert_eq!(
-            p.judge_host("bank.example", 8443).decision,
+            p.connection_rules().judge("bank.example", 8443).decision,
             Decision::Allow,
             "the rule names the default port"
         );
         let strict = policy("deny", &[("allow", "http://127.0.0.1:9090/docs/*")]);
-        assert_eq!(strict.judge_host("127.0.0.1", 9090).decision, Decision::Allow);
-        assert_eq!(strict.judge_host("127.0.0.1", 9091).decision, Decision::Deny);
-        assert_eq!(strict.judge_host("a b", 9090).decision, Decision::Deny);
+        assert_eq!(strict.connection_rules().judge("127.0.0.1", 9090).decision, Decision::Allow);
+        assert_eq!(strict.connection_rules().judge("127.0.0.1", 9091).decision, Decision::Deny);
+        assert_eq!(strict.connection_rules().judge("a b", 9090).decision, Decision::Deny);
     }
 
     #[test]
