@@ -92,11 +92,12 @@ impl Browser {
                 args: config.args.clone(),
                 user_data_dir: (!config.user_data_dir.is_empty())
                     .then(|| PathBuf::from(&config.user_data_dir)),
+                debugging: launch::Debugging::Pipe,
             };
             let process = timing::timed("launch.devtools", launch::launch(&options, budget.remaining()))
                 .await
                 .map_err(start_failed)?;
-            (Arc::new(WebSocket::new(process.ws_url())), Some(process))
+            (process.transport(), Some(process))
         } else {
             let ws_url = budget
                 .run("finding the browser endpoint", async {

@@ -217,12 +217,12 @@ mod tests {
                 .iter()
                 .map(|s| s.to_string())
                 .collect(),
-            user_data_dir: None,
+            ..Default::default()
         };
         let process = cdp::launch::launch(&options, std::time::Duration::from_secs(30))
             .await
             .unwrap();
-        let conn = Connection::connect(process.ws_url()).await.unwrap();
+        let conn = Connection::open(process.transport()).await.unwrap();
         let budget = Budget::with_timeout(std::time::Duration::from_secs(20));
         let targets = TargetManager::start(conn.clone(), Arc::default(), &budget)
             .await
