@@ -247,6 +247,8 @@ pub async fn launch(options: &LaunchOptions, timeout: Duration) -> Result<Browse
         None => run_dir.join("profile"),
     };
 
+    no_network_prediction(&user_data_dir)?;
+
     let mut command = Command::new("/bin/sh");
     command.arg("-c").arg(GUARD_SCRIPT).arg("cdpilot-guard");
     command.arg(&run_dir);
@@ -368,6 +370,33 @@ pub async fn launch(options: &LaunchOptions, timeout: Duration) -> Result<Browse
         stderr_drain: Some(stderr_drain),
         ..process
     })
+}
+
+/// Turns Chromium's network prediction off in the profile before it
+/// starts: `net.network_prediction_options = 2` ("never") makes every
+/// preloading ineligible (speculation rules' prefetch and prerender, link
+/// preconnects and DNS prefetching by prediction), so a page cannot have
+/// the browser fetch a document no request-stage gate sees. A persistent
+/// profile's Preferences keep their other keys; one that does not parse is
+/// an error (cdpilot will not start a browser it cannot make safe).
+fn no_network_prediction(user_data_dir: &Path) -> Result<(), CdpError> {
+    let failed = |e: String| CdpError::Connect(format!("cannot turn network prediction off: {e}"));
+    let dir = user_data_dir.join("Default");
+    std::fs::create_dir_all(&dir).map_err(|e| failed(format!("{}: {e}", dir.display())))?;
+    let path = dir.join("Preferences");
+    let mut preferences = match std::fs::read(&path) {
+        Ok(bytes) => serde_json::from_slice::<serde_json::Value>(&bytes)
+            .ok()
+            .filter(|v| v.is_object())
+            .ok_or_else(|| failed(format!("{} is not a JSON object", path.display())))?,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => serde_json::json!({}),
+        Err(e) => return Err(failed(format!("{}: {e}", path.display()))),
+    };
+    if !preferences["net"].is_object() {
+        preferences["net"] = serde_json::json!({});
+    }
+    preferences["net"]["network_prediction_options"] = serde_json::json!(2);
+    std::fs::write(&path, preferences.to_string()).map_err(|e| failed(format!("{}: {e}", path.display())))
 }
 
 /// Chromium's ends of the DevTools pipe, kept until the spawn has copied

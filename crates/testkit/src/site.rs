@@ -56,6 +56,11 @@ const PAGES: &[(&str, &str)] = &[
     ("hidden-body.html", include_str!("../site/hidden-body.html")),
     ("console-error.html", include_str!("../site/console-error.html")),
     ("blank-article.html", include_str!("../site/blank-article.html")),
+    ("hostile-popup.html", include_str!("../site/hostile-popup.html")),
+    ("hostile-blank.html", include_str!("../site/hostile-blank.html")),
+    ("speculation.html", include_str!("../site/speculation.html")),
+    ("sw-page.html", include_str!("../site/sw-page.html")),
+    ("sw.js", include_str!("../site/sw.js")),
 ];
 
 /// A reserved loopback port on which connections are refused.
@@ -206,7 +211,13 @@ async fn page(State(origins): State<Origins>, Path(path): Path<String>) -> Respo
         return (StatusCode::NOT_FOUND, "not found").into_response();
     };
     let body = body.replace("{{A}}", &origins.a).replace("{{B}}", &origins.b);
-    ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], body).into_response()
+    // A service worker's script must be served as JavaScript.
+    let kind = if path.ends_with(".js") {
+        "text/javascript; charset=utf-8"
+    } else {
+        "text/html; charset=utf-8"
+    };
+    ([(header::CONTENT_TYPE, kind)], body).into_response()
 }
 
 async fn redirect(Query(q): Query<HashMap<String, String>>) -> Response {
