@@ -20,8 +20,8 @@
 //! profile. Chromium's exit is seen as the end of its stderr pipe, which
 //! the guard does not hold open.
 
-use std::path::{Path, PathBuf};
 use std::os::fd::{AsRawFd, OwnedFd};
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;

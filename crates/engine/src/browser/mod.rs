@@ -10,6 +10,7 @@
 //!
 //! Tabs belong to sessions (`crate::session`), not here.
 
+mod adopt;
 pub mod fleet;
 mod popups;
 pub mod slot;
@@ -140,6 +141,7 @@ impl Browser {
             generation: 0,
         });
         popups::watch(&link, setup.policy.clone(), budget).await?;
+        adopt::watch(&link, budget).await?;
         Ok(Browser {
             process: Mutex::new(process),
             transport,
@@ -206,6 +208,7 @@ impl Browser {
         let generation = self.link().generation + 1;
         let link = Arc::new(Link { targets, generation });
         popups::watch(&link, self.setup.policy.clone(), budget).await?;
+        adopt::watch(&link, budget).await?;
         *self.link.lock().unwrap() = link;
         Ok(())
     }

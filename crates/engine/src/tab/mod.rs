@@ -62,6 +62,35 @@ impl Tab {
         Self::attach_with(conn, target_id, setup, state, gate, budget).await
     }
 
+    /// Takes over a page target that was auto-attached paused (a popup, a
+    /// tab another client opened, a prerender): the session `session_id`
+    /// already exists, and the page runs only once its gate, world and
+    /// disguise are in place, so its first request is judged.
+    pub async fn adopt(
+        conn: &Connection,
+        target_id: &str,
+        session_id: &str,
+        setup: Arc<TabSetup>,
+        budget: &Budget,
+    ) -> Result<Tab, ActionError> {
+        let state = Arc::new(Mutex::new(TabState::default()));
+        let gate = Arc::new(Gate::new(setup.policy.clone(), target_id));
+        let session = conn.session(session_id);
+        let tab = Self::start(conn, target_id, session.clone(), setup, state, gate, budget).await;
+        // Run it even when the setup failed: a page left paused would hang
+        // its opener's scripts; a failed setup is reported to the caller.
+        let resumed = budget
+            .cdp(
+                "letting the new page run",
+                &session,
+                runtime::RunIfWaitingForDebugger {},
+            )
+            .await;
+        let tab = tab?;
+        resumed?;
+        Ok(tab)
+    }
+
     /// Attaches again, on a new connection, to the target `old` showed,
     /// keeping what the supervisor knew (dialogs, frame records, console).
     /// Sessions, worlds and refs of the old connection are gone.
@@ -106,6 +135,19 @@ impl Tab {
         );
         let attached = crate::timing::timed("tab.attach", attaching).await?;
         let session = conn.session(attached.session_id);
+        Self::start(conn, target_id, session, setup, state, gate, budget).await
+    }
+
+    /// Follows an attached tab session and enables what the actions rely on.
+    async fn start(
+        conn: &Connection,
+        target_id: &str,
+        session: Session,
+        setup: Arc<TabSetup>,
+        state: Arc<Mutex<TabState>>,
+        gate: Arc<Gate>,
+        budget: &Budget,
+    ) -> Result<Tab, ActionError> {
         let pump = pump::spawn(
             conn.clone(),
             session.id().to_owned(),
@@ -178,6 +220,9 @@ async fn enable(
         budget.cdp(step, s, page::SetLifecycleEventsEnabled { enabled: true }),
         budget.cdp(step, s, runtime::Enable {}),
         budget.cdp(step, s, network::Enable {}),
+        // Documents a service worker would answer go to the network, where
+        // the request stage judges them.
+        budget.cdp(step, s, network::SetBypassServiceWorker { bypass: true }),
         budget.cdp(
             step,
             s,

@@ -211,18 +211,21 @@ async fn prepare_child(session: &Session, kind: &str, setup: &TabSetup) {
             flatten: true,
         };
         let enable = async {
-            let (a, b, c, d, e) = tokio::join!(
+            let (a, b, c, d, e, f) = tokio::join!(
                 setup.disguise(session, deadline),
                 session.call(runtime::Enable {}, deadline),
                 session.call(page::Enable {}, deadline),
                 session.call(auto_attach, deadline),
                 // The frame's requests, for browser_network.
                 session.call(network::Enable {}, deadline),
+                // Its documents are judged, never a service worker's answer.
+                session.call(network::SetBypassServiceWorker { bypass: true }, deadline),
             );
             a.and(b.map(|_| ()))
                 .and(c.map(|_| ()))
                 .and(d.map(|_| ()))
                 .and(e.map(|_| ()))
+                .and(f.map(|_| ()))
         };
         if let Err(error) = enable.await {
             tracing::debug!("preparing an iframe session failed: {error}");
