@@ -281,3 +281,78 @@ async fn a_navigation_a_service_worker_would_answer_is_judged() {
         out = ok(&engine, "browser_evaluate", json!({"expression": "1"})).await;
     }
 }
+
+/// Not a test: what the pipe costs against the WebSocket it replaced,
+/// `browser_evaluate 1+1` and a snapshot of the 5,000-control page, the
+/// same build driving a launched browser over its pipe and one launched
+/// with a port through `cdp_url`. Run with `-- --ignored --nocapture pipe_cost`.
+#[tokio::test]
+#[ignore]
+async fn pipe_cost() {
+    let site = testkit::TestSite::start().await;
+    let with_port = launch(
+        &LaunchOptions {
+            executable: Some(testkit::chromium::executable()),
+            headless: true,
+            args: testkit::chromium::TEST_FLAGS.iter().map(|s| s.to_string()).collect(),
+            debugging: Debugging::Port,
+            ..Default::default()
+        },
+        Duration::from_secs(30),
+    )
+    .await
+    .expect("launch");
+    let ws_url = with_port.ws_url().to_owned();
+    let engines = [
+        ("pipe", common::engine()),
+        ("websocket", engine_with(move |c| c.browser.cdp_url = ws_url)),
+    ];
+    let median = |mut samples: Vec<Duration>| {
+        samples.sort();
+        samples[samples.len() / 2].as_secs_f64() * 1000.0
+    };
+    for round in 0..2 {
+        for (name, engine) in &engines {
+            ok(engine, "browser_navigate", json!({"url": site.url("/controls/5000")})).await;
+            let mut evaluate = Vec::new();
+            let mut snapshot = Vec::new();
+            for _ in 0..30 {
+                let start = std::time::Instant::now();
+                ok(engine, "browser_evaluate", json!({"expression": "1+1"})).await;
+                evaluate.push(start.elapsed());
+            }
+            for _ in 0..10 {
+                let start = std::time::Instant::now();
+                ok(engine, "browser_snapshot", json!({})).await;
+                snapshot.push(start.elapsed());
+            }
+            println!(
+                "round {round} {name:>9}: evaluate 1+1 median {:.2} ms, snapshot (5,000 controls) median {:.1} ms",
+                median(evaluate),
+                median(snapshot)
+            );
+        }
+    }
+    with_port.shutdown(Duration::from_secs(10)).await;
+}
+
+/// A `noopener` popup (a `target=_blank` link) under rules: its paused
+/// page has no renderer until it runs and answers nothing before, so the
+/// adoption lets it run without waiting for its answers (issue 20).
+#[tokio::test]
+async fn a_noopener_popup_under_rules_is_adopted_and_loads() {
+    let site = testkit::TestSite::start().await;
+    let denied = testkit::DeniedServer::start().await;
+    let engine = denying(&[all_of(&denied)]);
+    ok(&engine, "browser_navigate", json!({"url": site.url("/")})).await;
+    let snap = ok(&engine, "browser_snapshot", json!({})).await;
+    let link = common::ref_of(&snap.text, "link \"Form in a new tab\"");
+    ok(&engine, "browser_click", json!({"ref": link})).await;
+    let list = ok(&engine, "browser_tabs", json!({"action": "list"})).await;
+    let tabs = list.data["tabs"].as_array().unwrap().clone();
+    assert_eq!(tabs.len(), 2, "{}", list.text);
+    let popup = tabs[1]["id"].as_str().unwrap().to_owned();
+    ok(&engine, "browser_wait", json!({"tab": popup, "url": "*/form.html"})).await;
+    let form = ok(&engine, "browser_snapshot", json!({"tab": popup})).await;
+    assert_eq!(form.data["title"], "Form", "{}", form.text);
+}

@@ -76,19 +76,7 @@ impl Tab {
         let state = Arc::new(Mutex::new(TabState::default()));
         let gate = Arc::new(Gate::new(setup.policy.clone(), target_id));
         let session = conn.session(session_id);
-        let tab = Self::start(conn, target_id, session.clone(), setup, state, gate, budget).await;
-        // Run it even when the setup failed: a page left paused would hang
-        // its opener's scripts; a failed setup is reported to the caller.
-        let resumed = budget
-            .cdp(
-                "letting the new page run",
-                &session,
-                runtime::RunIfWaitingForDebugger {},
-            )
-            .await;
-        let tab = tab?;
-        resumed?;
-        Ok(tab)
+        Self::start(conn, target_id, session, true, setup, state, gate, budget).await
     }
 
     /// Attaches again, on a new connection, to the target `old` showed,
@@ -135,14 +123,17 @@ impl Tab {
         );
         let attached = crate::timing::timed("tab.attach", attaching).await?;
         let session = conn.session(attached.session_id);
-        Self::start(conn, target_id, session, setup, state, gate, budget).await
+        Self::start(conn, target_id, session, false, setup, state, gate, budget).await
     }
 
-    /// Follows an attached tab session and enables what the actions rely on.
+    /// Follows an attached tab session and enables what the actions rely on
+    /// (a `paused` one is let run once all of that is sent).
+    #[allow(clippy::too_many_arguments)]
     async fn start(
         conn: &Connection,
         target_id: &str,
         session: Session,
+        paused: bool,
         setup: Arc<TabSetup>,
         state: Arc<Mutex<TabState>>,
         gate: Arc<Gate>,
@@ -173,13 +164,14 @@ impl Tab {
             let session = tab.session.clone();
             let later = Budget::with_timeout(std::time::Duration::from_secs(600));
             tokio::spawn(async move {
-                if let Err(e) = enable(&session, &setup, &later).await {
+                if let Err(e) = enable(&session, &setup, false, &later).await {
                     tracing::debug!("enabling a blocked tab's domains: {e}");
                 }
             });
             return Ok(tab);
         }
-        let tree = crate::timing::timed("tab.enable", enable(&tab.session, &setup, budget)).await?;
+        let enabling = enable(&tab.session, &setup, paused, budget);
+        let tree = crate::timing::timed("tab.enable", enabling).await?;
         tab.state(|s| s.adopt_frame_tree(&tree.frame_tree));
         Ok(tab)
     }
@@ -207,10 +199,14 @@ impl Tab {
 }
 
 /// Enables what the actions rely on, on a freshly attached tab session;
-/// returns the frame tree.
+/// returns the frame tree. A `paused` page (auto-attached, waiting for
+/// the debugger) is let run by the last command: Chrome runs a session's
+/// commands in order, so the gate, the scripts and the auto-attach are in
+/// place first, and the page answers the rest only once it runs.
 async fn enable(
     s: &Session,
     setup: &TabSetup,
+    paused: bool,
     budget: &Budget,
 ) -> Result<page::FrameTreeResult, ActionError> {
     let step = "enabling the tab's domains";
@@ -238,6 +234,12 @@ async fn enable(
                 .await
                 .map_err(|e| budget.map_cdp(step, e))
         }),
+        async {
+            if paused {
+                budget.cdp(step, s, runtime::RunIfWaitingForDebugger {}).await?;
+            }
+            Ok(())
+        },
     )?;
     Ok(tree)
 }
