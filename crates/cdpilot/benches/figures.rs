@@ -263,7 +263,7 @@ async fn main() {
         );
     }
 
-    // Evaluate 1+1 end to end (the isolated evaluate connection, warm).
+    // Evaluate 1+1 end to end (the evaluate lane: its own session, warm).
     client
         .call("browser_navigate", json!({"url": site.url("/")}))
         .await;
