@@ -230,6 +230,15 @@ pub async fn launch(options: &LaunchOptions, timeout: Duration) -> Result<Browse
             executable.display()
         )));
     }
+    // The configured flags must not undo the pipe: a port they open would be
+    // reachable by every local user.
+    if let Some(flag) = options.args.iter().find(|a| a.starts_with("--remote-debugging-")) {
+        return Err(CdpError::Connect(format!(
+            "browser.args must not contain {flag}: cdpilot drives the browser it launches over \
+             a pipe and opens no DevTools port; remove it (to share a browser, run it yourself \
+             and set browser.cdp_url)"
+        )));
+    }
     // Everything this launch writes outside a persistent profile lives in
     // one run directory that the guard removes: the temporary profile, and
     // Chromium's own temp files (it leaves `org.chromium.Chromium.*` behind

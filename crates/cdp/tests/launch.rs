@@ -43,3 +43,20 @@ async fn a_running_browser_is_not_taken_for_exited() {
     assert!(!chromium.exited(Duration::from_millis(300)).await);
     chromium.shutdown(Duration::from_secs(10)).await;
 }
+
+// Issue 20: a DevTools port in the configured flags would undo the pipe.
+#[tokio::test]
+async fn a_devtools_port_in_the_configured_flags_is_refused() {
+    let options = LaunchOptions {
+        executable: Some(testkit::chromium::executable()),
+        headless: true,
+        args: vec!["--remote-debugging-port=9222".into()],
+        ..Default::default()
+    };
+    let error = launch(&options, Duration::from_secs(30)).await.err().expect("refused");
+    let message = error.to_string();
+    assert!(
+        message.contains("browser.args") && message.contains("--remote-debugging-port=9222"),
+        "{message}"
+    );
+}
