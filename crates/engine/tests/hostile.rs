@@ -294,7 +294,10 @@ async fn pipe_cost() {
         &LaunchOptions {
             executable: Some(testkit::chromium::executable()),
             headless: true,
-            args: testkit::chromium::TEST_FLAGS.iter().map(|s| s.to_string()).collect(),
+            args: testkit::chromium::TEST_FLAGS
+                .iter()
+                .map(|s| s.to_string())
+                .collect(),
             debugging: Debugging::Port,
             ..Default::default()
         },
@@ -313,7 +316,12 @@ async fn pipe_cost() {
     };
     // Interleaved, so that the load of a shared machine falls on both alike.
     for (_, engine) in &engines {
-        ok(engine, "browser_navigate", json!({"url": site.url("/controls/5000")})).await;
+        ok(
+            engine,
+            "browser_navigate",
+            json!({"url": site.url("/controls/5000")}),
+        )
+        .await;
         ok(engine, "browser_snapshot", json!({})).await;
     }
     let mut evaluate = [Vec::new(), Vec::new()];
@@ -358,7 +366,12 @@ async fn a_noopener_popup_under_rules_is_adopted_and_loads() {
     let tabs = list.data["tabs"].as_array().unwrap().clone();
     assert_eq!(tabs.len(), 2, "{}", list.text);
     let popup = tabs[1]["id"].as_str().unwrap().to_owned();
-    ok(&engine, "browser_wait", json!({"tab": popup, "url": "*/form.html"})).await;
+    ok(
+        &engine,
+        "browser_wait",
+        json!({"tab": popup, "url": "*/form.html"}),
+    )
+    .await;
     let form = ok(&engine, "browser_snapshot", json!({"tab": popup})).await;
     assert_eq!(form.data["title"], "Form", "{}", form.text);
 }

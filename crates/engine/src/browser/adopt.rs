@@ -19,15 +19,16 @@
 //! left alone, and existing pages are attached on first use, as before.
 //!
 //! Owns the browser session's auto-attach for one connection (a reconnect
-//! starts it again), and the gate tasks of the workers it resumed. Ends
-//! when the connection or its link is gone.
+//! starts it again), and the gate tasks of the workers it resumed (each
+//! ends when its worker's session does). Ends when the connection or its
+//! link is gone.
 
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use cdp::protocol::fetch::{Enable, RequestPattern, RequestPaused};
 use cdp::protocol::runtime::RunIfWaitingForDebugger;
-use cdp::protocol::target::{AttachedToTarget, DetachFromTarget, SetAutoAttach};
+use cdp::protocol::target::{AttachedToTarget, DetachFromTarget, DetachedFromTarget, SetAutoAttach};
 use cdp::Session;
 use tokio::time::Instant;
 
@@ -118,6 +119,9 @@ async fn gate_and_run(session: &Session, kind: &str, waiting: bool, policy: Arc<
     let deadline = Instant::now() + PREPARE_BUDGET;
     if policy.restricts() {
         let mut events = session.connection().events(Some(session.id()));
+        // The browser session's events say when the worker's session ends
+        // (the worker stopped): the gate's task ends with it.
+        let mut browser_events = session.connection().events(Some(""));
         let every_request = Enable {
             patterns: vec![RequestPattern {
                 url_pattern: "*".into(),
@@ -130,7 +134,17 @@ async fn gate_and_run(session: &Session, kind: &str, waiting: bool, policy: Arc<
                 let session = session.clone();
                 let kind = kind.to_owned();
                 tokio::spawn(async move {
-                    while let Some(event) = events.recv().await {
+                    loop {
+                        let event = tokio::select! {
+                            event = events.recv() => event,
+                            ended = browser_events.recv() => match ended {
+                                Some(e) if e.decode::<DetachedFromTarget>()
+                                    .is_some_and(|d| d.session_id == session.id()) => None,
+                                Some(_) => continue,
+                                None => None,
+                            },
+                        };
+                        let Some(event) = event else { break };
                         let Some(paused) = event.decode::<RequestPaused>() else {
                             continue;
                         };
