@@ -7,6 +7,12 @@
 //! Chromium itself also gets `PR_SET_PDEATHSIG` (through `setpriv`) tied to
 //! the guard, so killing the guard alone cannot orphan it either.
 //!
+//! cdpilot drives what it launches over the DevTools pipe
+//! (`--remote-debugging-pipe`, see [`crate::pipe`]): no TCP port is opened,
+//! so no other local user can list the tabs or run script in them.
+//! [`Debugging::Port`] (a `ws://` endpoint on loopback) exists for tests and
+//! tools that want a browser to attach to by URL.
+//!
 //! Killing is the last resort: a clean stop asks Chromium to quit
 //! (`Browser.close`, sent by the caller) and waits for it to exit by itself
 //! ([`BrowserProcess::exited`]), because only a normal quit writes out what
@@ -14,15 +20,18 @@
 //! profile. Chromium's exit is seen as the end of its stderr pipe, which
 //! the guard does not hold open.
 
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
+use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, ChildStdin, Command};
 use tokio::task::JoinHandle;
 
-use crate::CdpError;
+use crate::pipe::Pipe;
+use crate::{CdpError, Transport, WebSocket};
 
 /// Flags every launch gets: headless-friendly, quiet on a closed network.
 pub const BASE_FLAGS: &[&str] = &[
@@ -39,7 +48,6 @@ pub const BASE_FLAGS: &[&str] = &[
     // outlive it; an automation browser has no use for crash uploads.
     "--disable-breakpad",
     "--disable-crash-reporter",
-    "--remote-debugging-port=0",
     // A desktop-sized viewport (headless defaults to 800x600); a later
     // --window-size in the configured args wins.
     "--window-size=1280,720",
@@ -47,6 +55,18 @@ pub const BASE_FLAGS: &[&str] = &[
     // every history step to be an ordinary, awaitable navigation.
     "--disable-features=BackForwardCache",
 ];
+
+/// How the launched browser is driven.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Debugging {
+    /// `--remote-debugging-pipe`: only cdpilot holds the pipe; no port.
+    #[default]
+    Pipe,
+    /// `--remote-debugging-port=0`: a DevTools WebSocket on loopback, which
+    /// any local user can reach. For a browser meant to be attached to by
+    /// URL (tests, benchmarks), never for the engine's own.
+    Port,
+}
 
 #[derive(Debug, Clone, Default)]
 pub struct LaunchOptions {
@@ -58,6 +78,8 @@ pub struct LaunchOptions {
     /// A persistent profile; `None` makes a fresh temporary one that is
     /// removed when the browser goes away.
     pub user_data_dir: Option<PathBuf>,
+    /// The pipe (the default) or a DevTools port.
+    pub debugging: Debugging,
 }
 
 /// A running Chromium we launched. Dropping it closes the guard's pipe,
@@ -72,13 +94,28 @@ pub struct BrowserProcess {
     /// process has closed the pipe, which is the event that says Chromium
     /// exited (`None` until DevTools is up, and once awaited to the end).
     stderr_drain: Option<JoinHandle<()>>,
+    /// The DevTools WebSocket of a [`Debugging::Port`] launch (empty for a
+    /// pipe).
     ws_url: String,
+    /// cdpilot's ends of a [`Debugging::Pipe`] launch's pipe.
+    pipe: Option<Arc<Pipe>>,
     user_data_dir: PathBuf,
 }
 
 impl BrowserProcess {
+    /// The DevTools WebSocket of a [`Debugging::Port`] launch; empty when
+    /// the browser is driven over the pipe.
     pub fn ws_url(&self) -> &str {
         &self.ws_url
+    }
+
+    /// How to reach this browser: its pipe (which opens once), or its
+    /// WebSocket.
+    pub fn transport(&self) -> Arc<dyn Transport> {
+        match &self.pipe {
+            Some(pipe) => pipe.clone(),
+            None => Arc::new(WebSocket::new(self.ws_url.clone())),
+        }
     }
 
     pub fn user_data_dir(&self) -> &Path {
@@ -164,6 +201,9 @@ run_dir=$1; shift
 trap '' INT HUP
 "$@" </dev/null &
 browser=$!
+# The DevTools pipe (fds 3 and 4) is Chromium's alone: were the guard to
+# keep a copy, cdpilot would never see the pipe end when Chromium exits.
+exec 3<&- 4>&-
 # Chromium's stderr reaches EOF when Chromium has exited only if the guard
 # lets go of its own copy.
 exec 2>/dev/null
@@ -177,7 +217,8 @@ rm -rf "$run_dir"
 exit 0
 "#;
 
-/// Starts Chromium and waits (up to `timeout`) for its DevTools endpoint.
+/// Starts Chromium and waits (up to `timeout`) until DevTools answers (its
+/// endpoint printed, or a command answered on the pipe).
 pub async fn launch(options: &LaunchOptions, timeout: Duration) -> Result<BrowserProcess, CdpError> {
     let executable = match &options.executable {
         Some(path) => path.clone(),
@@ -187,6 +228,15 @@ pub async fn launch(options: &LaunchOptions, timeout: Duration) -> Result<Browse
         return Err(CdpError::Connect(format!(
             "browser executable {} does not exist or is not executable",
             executable.display()
+        )));
+    }
+    // The configured flags must not undo the pipe: a port they open would be
+    // reachable by every local user.
+    if let Some(flag) = options.args.iter().find(|a| a.starts_with("--remote-debugging-")) {
+        return Err(CdpError::Connect(format!(
+            "browser.args must not contain {flag}: cdpilot drives the browser it launches over \
+             a pipe and opens no DevTools port; remove it (to share a browser, run it yourself \
+             and set browser.cdp_url)"
         )));
     }
     // Everything this launch writes outside a persistent profile lives in
@@ -206,6 +256,8 @@ pub async fn launch(options: &LaunchOptions, timeout: Duration) -> Result<Browse
         None => run_dir.join("profile"),
     };
 
+    no_network_prediction(&user_data_dir)?;
+
     let mut command = Command::new("/bin/sh");
     command.arg("-c").arg(GUARD_SCRIPT).arg("cdpilot-guard");
     command.arg(&run_dir);
@@ -222,6 +274,10 @@ pub async fn launch(options: &LaunchOptions, timeout: Duration) -> Result<Browse
         command.arg("--headless");
     }
     command.arg(format!("--user-data-dir={}", user_data_dir.display()));
+    command.arg(match options.debugging {
+        Debugging::Pipe => "--remote-debugging-pipe",
+        Debugging::Port => "--remote-debugging-port=0",
+    });
     command.args(&options.args);
     command.arg("about:blank");
     command
@@ -229,30 +285,57 @@ pub async fn launch(options: &LaunchOptions, timeout: Duration) -> Result<Browse
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .kill_on_drop(false);
+    let browser_ends = match options.debugging {
+        Debugging::Pipe => Some(give_pipe(&mut command)?),
+        Debugging::Port => None,
+    };
 
-    let mut guard = command
+    let spawned = command
         .spawn()
-        .map_err(|e| CdpError::Connect(format!("cannot start {}: {e}", executable.display())))?;
+        .map_err(|e| CdpError::Connect(format!("cannot start {}: {e}", executable.display())));
+    // The child has its copies; ours must go, or the pipe Chromium writes
+    // would never end when it exits.
+    let pipe = match browser_ends {
+        Some(ends) => Some(Arc::new(Pipe::new(ends.to_browser, ends.from_browser)?)),
+        None => None,
+    };
+    let mut guard = spawned?;
     let lifeline = guard.stdin.take();
     let stderr = guard.stderr.take().expect("stderr is piped");
     let mut lines = BufReader::new(stderr).lines();
 
     let endpoint = tokio::time::timeout(timeout, async {
         let mut tail = Vec::new();
-        while let Ok(Some(line)) = lines.next_line().await {
-            if let Some(url) = line.strip_prefix("DevTools listening on ") {
-                return Ok(url.trim().to_owned());
+        let exited = async {
+            while let Ok(Some(line)) = lines.next_line().await {
+                if let Some(url) = line.strip_prefix("DevTools listening on ") {
+                    if pipe.is_none() {
+                        return Some(url.trim().to_owned());
+                    }
+                }
+                tail.push(line);
+                if tail.len() > 20 {
+                    tail.remove(0);
+                }
             }
-            tail.push(line);
-            if tail.len() > 20 {
-                tail.remove(0);
-            }
-        }
-        Err(CdpError::Connect(format!(
-            "{} exited before opening DevTools: {}",
-            executable.display(),
-            tail.join(" | ")
-        )))
+            None
+        };
+        let up = match &pipe {
+            // The pipe prints nothing when it is ready: a command answered
+            // on it is the proof (an exit ends the stderr first).
+            Some(pipe) => tokio::select! {
+                handshake = pipe.handshake() => handshake.ok().map(|()| String::new()),
+                url = exited => url,
+            },
+            None => exited.await,
+        };
+        up.ok_or_else(|| {
+            CdpError::Connect(format!(
+                "{} exited before opening DevTools: {}",
+                executable.display(),
+                tail.join(" | ")
+            ))
+        })
     })
     .await;
 
@@ -261,6 +344,7 @@ pub async fn launch(options: &LaunchOptions, timeout: Duration) -> Result<Browse
         lifeline,
         stderr_drain: None,
         ws_url: String::new(),
+        pipe,
         user_data_dir,
     };
     let ws_url = match endpoint {
@@ -294,5 +378,75 @@ pub async fn launch(options: &LaunchOptions, timeout: Duration) -> Result<Browse
         ws_url,
         stderr_drain: Some(stderr_drain),
         ..process
+    })
+}
+
+/// Turns Chromium's network prediction off in the profile before it
+/// starts: `net.network_prediction_options = 2` ("never") makes every
+/// preloading ineligible (speculation rules' prefetch and prerender, link
+/// preconnects and DNS prefetching by prediction), so a page cannot have
+/// the browser fetch a document no request-stage gate sees. A persistent
+/// profile's Preferences keep their other keys; one that does not parse is
+/// an error (cdpilot will not start a browser it cannot make safe).
+fn no_network_prediction(user_data_dir: &Path) -> Result<(), CdpError> {
+    let failed = |e: String| CdpError::Connect(format!("cannot turn network prediction off: {e}"));
+    let dir = user_data_dir.join("Default");
+    std::fs::create_dir_all(&dir).map_err(|e| failed(format!("{}: {e}", dir.display())))?;
+    let path = dir.join("Preferences");
+    let mut preferences = match std::fs::read(&path) {
+        Ok(bytes) => serde_json::from_slice::<serde_json::Value>(&bytes)
+            .ok()
+            .filter(|v| v.is_object())
+            .ok_or_else(|| failed(format!("{} is not a JSON object", path.display())))?,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => serde_json::json!({}),
+        Err(e) => return Err(failed(format!("{}: {e}", path.display()))),
+    };
+    if !preferences["net"].is_object() {
+        preferences["net"] = serde_json::json!({});
+    }
+    preferences["net"]["network_prediction_options"] = serde_json::json!(2);
+    std::fs::write(&path, preferences.to_string()).map_err(|e| failed(format!("{}: {e}", path.display())))
+}
+
+/// Chromium's ends of the DevTools pipe, kept until the spawn has copied
+/// them into the child (then dropped).
+struct BrowserEnds {
+    /// Ours: we write, Chromium reads (its fd 3).
+    to_browser: OwnedFd,
+    /// Ours: Chromium writes (its fd 4), we read.
+    from_browser: OwnedFd,
+    /// Chromium's: dropped after the spawn.
+    _browser_reads: std::io::PipeReader,
+    _browser_writes: std::io::PipeWriter,
+}
+
+/// Makes two pipes and has the child find Chromium's ends at fds 3
+/// (commands in) and 4 (messages out), the places `--remote-debugging-pipe`
+/// reads and writes; they survive the guard's `exec`s (setsid, setpriv).
+fn give_pipe(command: &mut Command) -> Result<BrowserEnds, CdpError> {
+    let failed = |e: std::io::Error| CdpError::Connect(format!("cannot make the DevTools pipe: {e}"));
+    let (browser_reads, to_browser) = std::io::pipe().map_err(failed)?;
+    let (from_browser, browser_writes) = std::io::pipe().map_err(failed)?;
+    let (reads, writes) = (browser_reads.as_raw_fd(), browser_writes.as_raw_fd());
+    // SAFETY: between fork and exec the closure calls only fcntl and dup2,
+    // which are async-signal-safe, and touches no memory but two integers.
+    unsafe {
+        command.pre_exec(move || {
+            // Both are first moved above 4 (close-on-exec), so placing one
+            // at 3 or 4 cannot overwrite the other.
+            let reads = libc::fcntl(reads, libc::F_DUPFD_CLOEXEC, 10);
+            let writes = libc::fcntl(writes, libc::F_DUPFD_CLOEXEC, 10);
+            // dup2 clears close-on-exec on the copies at 3 and 4.
+            if reads < 0 || writes < 0 || libc::dup2(reads, 3) < 0 || libc::dup2(writes, 4) < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    Ok(BrowserEnds {
+        to_browser: OwnedFd::from(to_browser),
+        from_browser: OwnedFd::from(from_browser),
+        _browser_reads: browser_reads,
+        _browser_writes: browser_writes,
     })
 }

@@ -1,6 +1,7 @@
 //! The CDP wire: bytes on a socket become commands, responses and events.
 //!
-//! - [`Transport`] opens message pipes to a browser ([`WebSocket`] today);
+//! - [`Transport`] opens message pipes to a browser ([`WebSocket`], or the
+//!   [`pipe::Pipe`] of a browser cdpilot launched);
 //!   [`Connection`] owns one pipe, matches request
 //!   ids to responses and routes events by `sessionId` (the browser's own
 //!   session is routed as `""`, so there is one code path).
@@ -17,6 +18,7 @@ mod connection;
 pub mod endpoint;
 mod error;
 pub mod launch;
+pub mod pipe;
 pub mod protocol;
 mod session;
 pub mod transport;

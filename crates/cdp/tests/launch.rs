@@ -15,11 +15,11 @@ async fn a_browser_asked_to_close_is_seen_exiting_by_itself() {
         executable: Some(testkit::chromium::executable()),
         headless: true,
         args: Vec::new(),
-        user_data_dir: None,
+        ..Default::default()
     };
     let mut chromium = launch(&options, Duration::from_secs(30)).await.expect("launch");
     let profile = chromium.user_data_dir().to_owned();
-    let conn = Connection::connect(chromium.ws_url()).await.expect("connect");
+    let conn = Connection::open(chromium.transport()).await.expect("connect");
     let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
     let _ = conn.browser().call(browser::Close {}, deadline).await;
     // Generous: Chromium's quit takes well under a second when idle.
@@ -37,9 +37,26 @@ async fn a_running_browser_is_not_taken_for_exited() {
         executable: Some(testkit::chromium::executable()),
         headless: true,
         args: Vec::new(),
-        user_data_dir: None,
+        ..Default::default()
     };
     let mut chromium = launch(&options, Duration::from_secs(30)).await.expect("launch");
     assert!(!chromium.exited(Duration::from_millis(300)).await);
     chromium.shutdown(Duration::from_secs(10)).await;
+}
+
+// Issue 20: a DevTools port in the configured flags would undo the pipe.
+#[tokio::test]
+async fn a_devtools_port_in_the_configured_flags_is_refused() {
+    let options = LaunchOptions {
+        executable: Some(testkit::chromium::executable()),
+        headless: true,
+        args: vec!["--remote-debugging-port=9222".into()],
+        ..Default::default()
+    };
+    let error = launch(&options, Duration::from_secs(30)).await.err().expect("refused");
+    let message = error.to_string();
+    assert!(
+        message.contains("browser.args") && message.contains("--remote-debugging-port=9222"),
+        "{message}"
+    );
 }

@@ -263,7 +263,7 @@ async fn main() {
         );
     }
 
-    // Evaluate 1+1 end to end (the isolated evaluate connection, warm).
+    // Evaluate 1+1 end to end (the evaluate lane: its own session, warm).
     client
         .call("browser_navigate", json!({"url": site.url("/")}))
         .await;
@@ -397,10 +397,10 @@ async fn raw_cdp_floor(site: &TestSite) {
             .iter()
             .map(|s| s.to_string())
             .collect(),
-        user_data_dir: None,
+        ..Default::default()
     };
     let process = launch(&options, Duration::from_secs(30)).await.expect("launch");
-    let conn = cdp::Connection::connect(process.ws_url()).await.expect("connect");
+    let conn = cdp::Connection::open(process.transport()).await.expect("connect");
     let targets = conn.browser().call(target::GetTargets {}, soon()).await.unwrap();
     let page_id = targets
         .target_infos

@@ -9,7 +9,7 @@ mod support;
 use std::collections::{HashMap, VecDeque};
 use std::time::Duration;
 
-use cdp::launch::{launch, BrowserProcess, LaunchOptions};
+use cdp::launch::{launch, BrowserProcess, Debugging, LaunchOptions};
 use serde_json::{json, Value};
 use support::ref_on_line;
 use support::serve::{Serve, Ws};
@@ -279,6 +279,8 @@ async fn endpoint() -> BrowserProcess {
             .map(|s| s.to_string())
             .collect(),
         user_data_dir: None,
+        // Attached to by URL: this one needs its DevTools port.
+        debugging: Debugging::Port,
     };
     launch(&options, Duration::from_secs(30)).await.expect("launch")
 }

@@ -6,7 +6,7 @@ mod common;
 
 use std::time::Duration;
 
-use cdp::launch::{launch, LaunchOptions};
+use cdp::launch::{launch, Debugging, LaunchOptions};
 use common::{call, engine_with, ok, ref_of};
 use engine::ErrorCode;
 use serde_json::json;
@@ -23,6 +23,8 @@ async fn an_http_cdp_url_attaches_to_a_running_chromium() {
         headless: true,
         args: Vec::new(),
         user_data_dir: None,
+        // Attached to by URL: this one needs its DevTools port.
+        debugging: Debugging::Port,
     };
     let chromium = launch(&options, Duration::from_secs(30)).await.expect("launch");
     // ws://127.0.0.1:PORT/devtools/browser/… → http://127.0.0.1:PORT

@@ -68,6 +68,11 @@ const PAGES: &[(&str, &str)] = &[
     ("actable.html", include_str!("../site/actable.html")),
     ("secret-fields.html", include_str!("../site/secret-fields.html")),
     ("forged.html", include_str!("../site/forged.html")),
+    ("hostile-popup.html", include_str!("../site/hostile-popup.html")),
+    ("hostile-blank.html", include_str!("../site/hostile-blank.html")),
+    ("speculation.html", include_str!("../site/speculation.html")),
+    ("sw-page.html", include_str!("../site/sw-page.html")),
+    ("sw.js", include_str!("../site/sw.js")),
 ];
 
 /// A reserved loopback port on which connections are refused.
@@ -219,7 +224,13 @@ async fn page(State(origins): State<Origins>, Path(path): Path<String>) -> Respo
         return (StatusCode::NOT_FOUND, "not found").into_response();
     };
     let body = body.replace("{{A}}", &origins.a).replace("{{B}}", &origins.b);
-    ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], body).into_response()
+    // A service worker's script must be served as JavaScript.
+    let kind = if path.ends_with(".js") {
+        "text/javascript; charset=utf-8"
+    } else {
+        "text/html; charset=utf-8"
+    };
+    ([(header::CONTENT_TYPE, kind)], body).into_response()
 }
 
 /// `/vendor/<package>/<file>`: a widget library from the gallery's cache

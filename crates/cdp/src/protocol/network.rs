@@ -16,6 +16,14 @@ pub struct SetUserAgentOverride {
 }
 command!(SetUserAgentOverride => "Network.setUserAgentOverride", Empty);
 
+/// Every request of the session goes to the network, never to a service
+/// worker's `fetch` handler (which the request stage could not see).
+#[derive(Debug, Serialize)]
+pub struct SetBypassServiceWorker {
+    pub bypass: bool,
+}
+command!(SetBypassServiceWorker => "Network.setBypassServiceWorker", Empty);
+
 /// A request as the page sent it.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]

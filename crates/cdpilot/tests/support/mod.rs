@@ -65,7 +65,7 @@ pub fn chromium_processes(dir: &Path) -> Vec<u32> {
 pub fn browser_main_processes(dir: &Path) -> Vec<u32> {
     testkit::processes::matching(|cmdline, _| {
         cmdline.contains(dir.to_str().unwrap())
-            && cmdline.contains("--remote-debugging-port")
+            && cmdline.contains("--remote-debugging-")
             && !cmdline.contains("--type=")
             && !cmdline.starts_with("/bin/sh")
             && !cmdline.contains("setpriv")

@@ -1,8 +1,10 @@
-//! `browser_evaluate` on connections of its own, so a script that never
-//! returns cannot block the main connection's commands.
+//! `browser_evaluate` on sessions of its own, so a script that never
+//! returns cannot block the main session's commands.
 //!
-//! Owns the tab's [`Lanes`]: second WebSockets to the browser, each with a
-//! flattened session on the tab's target. A call takes a warm lane or opens
+//! Owns the tab's [`Lanes`]: each a flattened session on the tab's target,
+//! on the main connection when the transport has one pipe (the DevTools pipe
+//! of a launched browser), else on a second WebSocket of its own (an
+//! attached browser). A call takes a warm lane or opens
 //! one, so concurrent calls on one tab never share a lane, and gives it back
 //! after a call whose command was answered. A call that runs past its budget
 //! (or is cancelled) sends `Runtime.terminateExecution` through the main
@@ -37,20 +39,42 @@ const WARM_LANES: usize = 2;
 /// spins, so this is slack, not a wait).
 const TERMINATE_BUDGET: Duration = Duration::from_secs(2);
 
-/// browser_evaluate's own connection to one tab.
+/// The cleanup budget for detaching a discarded lane's session.
+const DETACH_BUDGET: Duration = Duration::from_secs(2);
+
+/// browser_evaluate's own session on one tab.
 pub struct Lane {
     /// The lane's own connection, kept so the socket lives as long as the
-    /// lane; `None` when the transport allows one pipe only and the lane is
-    /// the tab's own session (which a discarded lane must not close).
+    /// lane; `None` when the transport allows one pipe only and the lane's
+    /// session shares the tab's connection (closing the lane then detaches
+    /// only its session).
     own: Option<Connection>,
     session: Session,
 }
 
 impl Lane {
     fn close(self) {
-        if let Some(conn) = self.own {
-            conn.close();
+        match self.own {
+            Some(conn) => conn.close(),
+            None => {
+                // Detached without waiting: a discarded lane's command may
+                // still be pending in the page, and nobody needs the answer.
+                let session = self.session;
+                tokio::spawn(async move {
+                    let detach = target::DetachFromTarget {
+                        session_id: session.id().to_owned(),
+                    };
+                    let soon = tokio::time::Instant::now() + DETACH_BUDGET;
+                    let _ = session.connection().browser().call(detach, soon).await;
+                });
+            }
         }
+    }
+
+    /// Whether the lane can still carry a call.
+    fn is_open(&self) -> bool {
+        let conn = self.session.connection();
+        !conn.is_closed() && conn.has_session(self.session.id())
     }
 }
 
@@ -69,7 +93,7 @@ impl Lanes {
     fn take(&self) -> Option<Lane> {
         let mut idle = self.idle.lock().unwrap();
         while let Some(lane) = idle.pop() {
-            if !lane.session.connection().is_closed() {
+            if lane.is_open() {
                 return Some(lane);
             }
         }
@@ -78,7 +102,7 @@ impl Lanes {
 
     fn give_back(&self, lane: Lane) {
         let mut idle = self.idle.lock().unwrap();
-        if idle.len() < WARM_LANES && !lane.session.connection().is_closed() {
+        if idle.len() < WARM_LANES && lane.is_open() {
             idle.push(lane);
         } else {
             drop(idle);
@@ -392,26 +416,27 @@ async fn lease<'t>(tab: &'t Tab, budget: &Budget) -> Result<Leased<'t>, ActionEr
     })
 }
 
-/// Opens a connection of its own to the tab and attaches a flattened
-/// session to the tab's target. The one place a lane's socket is made.
+/// Attaches a flattened session of the lane's own to the tab's target: on
+/// a connection of its own when the transport can open a second pipe, else
+/// on the tab's connection. The one place a lane is made.
 async fn open_lane(tab: &Tab, budget: &Budget) -> Result<Lane, ActionError> {
-    let transport = tab.session.connection().transport().clone();
-    if !transport.capabilities().parallel_pipes {
-        // A transport with one pipe (a relay) has no second lane: scripts
-        // share the tab's session and are still terminated past the budget.
-        return Ok(Lane {
-            own: None,
-            session: tab.session.clone(),
-        });
-    }
-    let step = "opening the evaluate connection";
-    let conn = budget
-        .run(step, async {
-            Connection::open(transport)
-                .await
-                .map_err(|e| budget.map_cdp(step, e))
-        })
-        .await?;
+    let main = tab.session.connection();
+    let transport = main.transport().clone();
+    let own = if transport.capabilities().parallel_pipes {
+        let step = "opening the evaluate connection";
+        let conn = budget
+            .run(step, async {
+                Connection::open(transport)
+                    .await
+                    .map_err(|e| budget.map_cdp(step, e))
+            })
+            .await?;
+        Some(conn)
+    } else {
+        None
+    };
+    let conn = own.clone().unwrap_or_else(|| main.clone());
+    let step = "opening the evaluate session";
     let attached = budget
         .cdp(
             step,
@@ -423,10 +448,7 @@ async fn open_lane(tab: &Tab, budget: &Budget) -> Result<Lane, ActionError> {
         )
         .await?;
     let session = conn.session(attached.session_id);
-    Ok(Lane {
-        own: Some(conn),
-        session,
-    })
+    Ok(Lane { own, session })
 }
 
 /// Stops whatever the page's main thread is running (the timed-out call's

@@ -10,6 +10,7 @@
 //!
 //! Tabs belong to sessions (`crate::session`), not here.
 
+mod adopt;
 pub mod fleet;
 mod popups;
 pub mod slot;
@@ -107,11 +108,12 @@ impl Browser {
                 args,
                 user_data_dir: (!config.user_data_dir.is_empty())
                     .then(|| PathBuf::from(&config.user_data_dir)),
+                debugging: launch::Debugging::Pipe,
             };
             let process = timing::timed("launch.devtools", launch::launch(&options, budget.remaining()))
                 .await
                 .map_err(start_failed)?;
-            (Arc::new(WebSocket::new(process.ws_url())), Some(process))
+            (process.transport(), Some(process))
         } else {
             let ws_url = budget
                 .run("finding the browser endpoint", async {
@@ -154,6 +156,7 @@ impl Browser {
             generation: 0,
         });
         popups::watch(&link, setup.policy.clone(), budget).await?;
+        adopt::watch(&link, budget).await?;
         Ok(Browser {
             process: Mutex::new(process),
             transport,
@@ -227,6 +230,7 @@ impl Browser {
         let generation = self.link().generation + 1;
         let link = Arc::new(Link { targets, generation });
         popups::watch(&link, self.setup.policy.clone(), budget).await?;
+        adopt::watch(&link, budget).await?;
         *self.link.lock().unwrap() = link;
         Ok(())
     }

@@ -6,7 +6,9 @@
 //! Chrome then announces every existing target too), never by polling
 //! `Target.getTargets`. It attaches each page target once: concurrent
 //! callers join one attach, so no target is attached twice and no session is
-//! left behind. Sessions ask it for the pages of their browser context.
+//! left behind; a page that was auto-attached paused (`super::adopt`) is
+//! adopted through the session it already has. Sessions ask it for the
+//! pages of their browser context.
 //!
 //! Owns: the target list and the attached tabs of one connection. The list
 //! is brought up to date from the browser session's event stream whenever
@@ -17,7 +19,9 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use cdp::protocol::target::{self, TargetCreated, TargetDestroyed, TargetInfo, TargetInfoChanged};
+use cdp::protocol::target::{
+    self, AttachedToTarget, DetachedFromTarget, TargetCreated, TargetDestroyed, TargetInfo, TargetInfoChanged,
+};
 use cdp::Connection;
 
 use crate::single_flight::SingleFlight;
@@ -43,6 +47,9 @@ pub struct TargetManager {
 
 struct Known {
     targets: Vec<TargetInfo>,
+    /// Pages auto-attached paused, not adopted yet: target id → session
+    /// id. The first attach of the target takes its session from here.
+    waiting: HashMap<String, String>,
     events: cdp::EventStream,
 }
 
@@ -62,7 +69,15 @@ impl Known {
                 }
             } else if let Some(gone) = event.decode::<TargetDestroyed>() {
                 self.targets.retain(|t| t.target_id != gone.target_id);
+                self.waiting.remove(&gone.target_id);
                 tabs.lock().unwrap().remove(&gone.target_id);
+            } else if let Some(attached) = event.decode::<AttachedToTarget>() {
+                if attached.waiting_for_debugger && attached.target_info.kind == "page" {
+                    self.waiting
+                        .insert(attached.target_info.target_id, attached.session_id);
+                }
+            } else if let Some(detached) = event.decode::<DetachedFromTarget>() {
+                self.waiting.retain(|_, session| *session != detached.session_id);
             }
         }
     }
@@ -89,6 +104,7 @@ impl TargetManager {
             setup,
             known: Mutex::new(Known {
                 targets: Vec::new(),
+                waiting: HashMap::new(),
                 events,
             }),
             attached: Mutex::new(HashMap::new()),
@@ -157,15 +173,21 @@ impl TargetManager {
             target_id.to_owned(),
         );
         let result = flight
-            .run("attaching to the tab", budget, move || async move {
-                let budget = Budget::with_timeout(ATTACH_BUDGET);
-                let tab = match previous {
-                    Some(old) => Tab::reattach(&conn, &old, setup, &budget).await?,
-                    None => Tab::attach(&conn, &id, setup, &budget).await?,
-                };
-                let tab = Arc::new(tab);
-                tabs.lock().unwrap().insert(id, tab.clone());
-                Ok(tab)
+            .run("attaching to the tab", budget, move || {
+                // Taken as the flight starts (never by a caller that joins
+                // it): the paused session is adopted exactly once.
+                let paused = self.take_waiting(target_id);
+                async move {
+                    let budget = Budget::with_timeout(ATTACH_BUDGET);
+                    let tab = match (previous, paused) {
+                        (Some(old), _) => Tab::reattach(&conn, &old, setup, &budget).await?,
+                        (None, Some(session)) => Tab::adopt(&conn, &id, &session, setup, &budget).await?,
+                        (None, None) => Tab::attach(&conn, &id, setup, &budget).await?,
+                    };
+                    let tab = Arc::new(tab);
+                    tabs.lock().unwrap().insert(id, tab.clone());
+                    Ok(tab)
+                }
             })
             .await;
         if result.is_err() {
@@ -176,6 +198,19 @@ impl TargetManager {
             }
         }
         result
+    }
+
+    /// The paused session of page `target_id`, auto-attached and not yet
+    /// adopted (taken: whoever gets it must let the page run).
+    pub fn take_waiting(&self, target_id: &str) -> Option<String> {
+        let mut known = self.known.lock().unwrap();
+        known.catch_up(&self.tabs);
+        known.waiting.remove(target_id)
+    }
+
+    /// What every new tab and frame is given before it runs.
+    pub fn setup(&self) -> &Arc<TabSetup> {
+        &self.setup
     }
 
     /// Whether `target_id` is a page no tab of ours is attached to yet (a
@@ -217,12 +252,12 @@ mod tests {
                 .iter()
                 .map(|s| s.to_string())
                 .collect(),
-            user_data_dir: None,
+            ..Default::default()
         };
         let process = cdp::launch::launch(&options, std::time::Duration::from_secs(30))
             .await
             .unwrap();
-        let conn = Connection::connect(process.ws_url()).await.unwrap();
+        let conn = Connection::open(process.transport()).await.unwrap();
         let budget = Budget::with_timeout(std::time::Duration::from_secs(20));
         let targets = TargetManager::start(conn.clone(), Arc::default(), &budget)
             .await

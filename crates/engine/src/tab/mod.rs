@@ -62,6 +62,23 @@ impl Tab {
         Self::attach_with(conn, target_id, setup, state, gate, budget).await
     }
 
+    /// Takes over a page target that was auto-attached paused (a popup, a
+    /// tab another client opened, a prerender): the session `session_id`
+    /// already exists, and the page runs only once its gate, world and
+    /// disguise are in place, so its first request is judged.
+    pub async fn adopt(
+        conn: &Connection,
+        target_id: &str,
+        session_id: &str,
+        setup: Arc<TabSetup>,
+        budget: &Budget,
+    ) -> Result<Tab, ActionError> {
+        let state = Arc::new(Mutex::new(TabState::default()));
+        let gate = Arc::new(Gate::new(setup.policy.clone(), target_id));
+        let session = conn.session(session_id);
+        Self::start(conn, target_id, session, true, setup, state, gate, budget).await
+    }
+
     /// Attaches again, on a new connection, to the target `old` showed,
     /// keeping what the supervisor knew (dialogs, frame records, console).
     /// Sessions, worlds and refs of the old connection are gone.
@@ -106,6 +123,22 @@ impl Tab {
         );
         let attached = crate::timing::timed("tab.attach", attaching).await?;
         let session = conn.session(attached.session_id);
+        Self::start(conn, target_id, session, false, setup, state, gate, budget).await
+    }
+
+    /// Follows an attached tab session and enables what the actions rely on
+    /// (a `paused` one is let run once all of that is sent).
+    #[allow(clippy::too_many_arguments)]
+    async fn start(
+        conn: &Connection,
+        target_id: &str,
+        session: Session,
+        paused: bool,
+        setup: Arc<TabSetup>,
+        state: Arc<Mutex<TabState>>,
+        gate: Arc<Gate>,
+        budget: &Budget,
+    ) -> Result<Tab, ActionError> {
         let pump = pump::spawn(
             conn.clone(),
             session.id().to_owned(),
@@ -131,13 +164,14 @@ impl Tab {
             let session = tab.session.clone();
             let later = Budget::with_timeout(std::time::Duration::from_secs(600));
             tokio::spawn(async move {
-                if let Err(e) = enable(&session, &setup, &later).await {
+                if let Err(e) = enable(&session, &setup, false, &later).await {
                     tracing::debug!("enabling a blocked tab's domains: {e}");
                 }
             });
             return Ok(tab);
         }
-        let tree = crate::timing::timed("tab.enable", enable(&tab.session, &setup, budget)).await?;
+        let enabling = enable(&tab.session, &setup, paused, budget);
+        let tree = crate::timing::timed("tab.enable", enabling).await?;
         tab.state(|s| s.adopt_frame_tree(&tree.frame_tree));
         Ok(tab)
     }
@@ -165,10 +199,14 @@ impl Tab {
 }
 
 /// Enables what the actions rely on, on a freshly attached tab session;
-/// returns the frame tree.
+/// returns the frame tree. A `paused` page (auto-attached, waiting for
+/// the debugger) is let run by the last command: Chrome runs a session's
+/// commands in order, so the gate, the scripts and the auto-attach are in
+/// place first, and the page answers the rest only once it runs.
 async fn enable(
     s: &Session,
     setup: &TabSetup,
+    paused: bool,
     budget: &Budget,
 ) -> Result<page::FrameTreeResult, ActionError> {
     let step = "enabling the tab's domains";
@@ -178,6 +216,9 @@ async fn enable(
         budget.cdp(step, s, page::SetLifecycleEventsEnabled { enabled: true }),
         budget.cdp(step, s, runtime::Enable {}),
         budget.cdp(step, s, network::Enable {}),
+        // Documents a service worker would answer go to the network, where
+        // the request stage judges them.
+        budget.cdp(step, s, network::SetBypassServiceWorker { bypass: true }),
         budget.cdp(
             step,
             s,
@@ -193,6 +234,12 @@ async fn enable(
                 .await
                 .map_err(|e| budget.map_cdp(step, e))
         }),
+        async {
+            if paused {
+                budget.cdp(step, s, runtime::RunIfWaitingForDebugger {}).await?;
+            }
+            Ok(())
+        },
     )?;
     Ok(tree)
 }

@@ -100,24 +100,24 @@ impl TabSetup {
             },
             deadline,
         );
-        let (a, b, c) = tokio::join!(install, intercept, world);
-        a?;
-        b?;
-        c?;
         let script = session.call(before_scripts(NO_WEBDRIVER), deadline);
-        match &self.user_agent {
-            Some(ua) => {
-                let agent = session.call(
-                    network::SetUserAgentOverride {
+        let agent = async {
+            match &self.user_agent {
+                Some(ua) => {
+                    let agent = network::SetUserAgentOverride {
                         user_agent: ua.clone(),
-                    },
-                    deadline,
-                );
-                let (a, b) = tokio::join!(script, agent);
-                a.and(b.map(|_| ())).map(|_| ())
+                    };
+                    session.call(agent, deadline).await.map(|_| ())
+                }
+                None => Ok(()),
             }
-            None => script.await.map(|_| ()),
-        }
+        };
+        // All sent at once, in this order (Chrome runs a session's commands
+        // in order, so the scripts are installed in this order): a new page
+        // that is paused before its first request answers none of them
+        // until it is let run, which must not wait for their answers.
+        let (a, b, c, d, e) = tokio::join!(install, intercept, world, script, agent);
+        a.and(b).and(c.map(|_| ())).and(d.map(|_| ())).and(e)
     }
 }
 
@@ -211,18 +211,21 @@ async fn prepare_child(session: &Session, kind: &str, setup: &TabSetup) {
             flatten: true,
         };
         let enable = async {
-            let (a, b, c, d, e) = tokio::join!(
+            let (a, b, c, d, e, f) = tokio::join!(
                 setup.disguise(session, deadline),
                 session.call(runtime::Enable {}, deadline),
                 session.call(page::Enable {}, deadline),
                 session.call(auto_attach, deadline),
                 // The frame's requests, for browser_network.
                 session.call(network::Enable {}, deadline),
+                // Its documents are judged, never a service worker's answer.
+                session.call(network::SetBypassServiceWorker { bypass: true }, deadline),
             );
             a.and(b.map(|_| ()))
                 .and(c.map(|_| ()))
                 .and(d.map(|_| ()))
                 .and(e.map(|_| ()))
+                .and(f.map(|_| ()))
         };
         if let Err(error) = enable.await {
             tracing::debug!("preparing an iframe session failed: {error}");

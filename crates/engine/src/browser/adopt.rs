@@ -1,0 +1,181 @@
+//! Every new target starts paused and runs only once it is gated.
+//!
+//! The browser session auto-attaches every top-level target with
+//! `waitForDebuggerOnStart` (flattened): popups, `window.open`, tabs other
+//! clients open, prerenders, service and shared workers. Chrome holds each
+//! one before its first request until we say `Runtime.runIfWaitingForDebugger`:
+//!
+//! - a new page is adopted as a tab (`TargetManager::tab` takes its paused
+//!   session): its request-stage gate, world and disguise are in place, and
+//!   its frames auto-attach paused in turn, before it runs;
+//! - a worker (service, shared, dedicated) gets a request gate of its own
+//!   on every request (`Fetch.enable` on `*`: a worker's `fetch()` is not a
+//!   document the tabs' gates would see), judged by the URL rules here,
+//!   then runs; any other kind (browser UI, worklets) just runs.
+//!
+//! Pages that existed before (the first blank tab, a browser we attached
+//! to) are announced attached but not paused, and so is every explicit
+//! `Target.attachToTarget` of ours (a tab, an evaluate lane): those are
+//! left alone, and existing pages are attached on first use, as before.
+//!
+//! Owns the browser session's auto-attach for one connection (a reconnect
+//! starts it again), and the gate tasks of the workers it resumed (each
+//! ends when its worker's session does). Ends when the connection or its
+//! link is gone.
+
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+
+use cdp::protocol::fetch::{Enable, RequestPattern, RequestPaused};
+use cdp::protocol::runtime::RunIfWaitingForDebugger;
+use cdp::protocol::target::{AttachedToTarget, DetachFromTarget, DetachedFromTarget, SetAutoAttach};
+use cdp::Session;
+use tokio::time::Instant;
+
+use super::Link;
+use crate::policy::{gate, Policy};
+use crate::{ActionError, Budget};
+
+/// How long preparing one paused target may take (no caller waits on it;
+/// the target waits meanwhile).
+const PREPARE_BUDGET: Duration = Duration::from_secs(20);
+
+/// Switches on paused auto-attach for `link`'s connection and follows what
+/// it attaches.
+pub async fn watch(link: &Arc<Link>, budget: &Budget) -> Result<(), ActionError> {
+    let conn = link.targets.connection().clone();
+    // Subscribed before switching on, so no attached target is missed.
+    let mut events = conn.events(Some(""));
+    let auto_attach = SetAutoAttach {
+        auto_attach: true,
+        wait_for_debugger_on_start: true,
+        flatten: true,
+    };
+    budget
+        .cdp(
+            "pausing new targets until they are gated",
+            &conn.browser(),
+            auto_attach,
+        )
+        .await?;
+    let link: Weak<Link> = Arc::downgrade(link);
+    tokio::spawn(async move {
+        while let Some(event) = events.recv().await {
+            let Some(attached) = event.decode::<AttachedToTarget>() else {
+                continue;
+            };
+            let Some(link) = link.upgrade() else { break };
+            let session = conn.session(attached.session_id.clone());
+            let info = attached.target_info;
+            match (info.kind.as_str(), attached.waiting_for_debugger) {
+                ("page", true) => {
+                    tokio::spawn(adopt_page(link, info.target_id));
+                }
+                // One of ours, or a page that existed before.
+                ("page", false) => {}
+                ("service_worker" | "shared_worker" | "worker", waiting) => {
+                    let policy = link.targets.setup().policy.clone();
+                    let kind = info.kind.clone();
+                    tokio::spawn(async move { gate_and_run(&session, &kind, waiting, policy).await });
+                }
+                (kind, true) => {
+                    let kind = kind.to_owned();
+                    tokio::spawn(async move {
+                        let resumed = session
+                            .call(RunIfWaitingForDebugger {}, Instant::now() + PREPARE_BUDGET)
+                            .await;
+                        if let Err(error) = resumed {
+                            tracing::debug!("resuming a {kind} target failed: {error}");
+                        }
+                    });
+                }
+                (_, false) => {}
+            }
+        }
+    });
+    Ok(())
+}
+
+/// Makes a tab of a paused page (which lets it run). If the page was
+/// attached another way first, its paused session is let go here.
+async fn adopt_page(link: Arc<Link>, target_id: String) {
+    let budget = Budget::with_timeout(PREPARE_BUDGET);
+    if let Err(error) = link.targets.tab(&target_id, None, &budget).await {
+        tracing::debug!("adopting a new page failed: {error}");
+    }
+    if let Some(left) = link.targets.take_waiting(&target_id) {
+        let session = link.targets.connection().session(left);
+        let _ = session
+            .call(RunIfWaitingForDebugger {}, Instant::now() + PREPARE_BUDGET)
+            .await;
+        detach(session).await;
+    }
+}
+
+/// A worker (or any target but a page): every request it makes is judged
+/// by the URL rules before it leaves, then it runs. The session stays
+/// attached for as long as the target lives (the gate is its `Fetch`).
+async fn gate_and_run(session: &Session, kind: &str, waiting: bool, policy: Arc<Policy>) {
+    let deadline = Instant::now() + PREPARE_BUDGET;
+    if policy.restricts() {
+        let mut events = session.connection().events(Some(session.id()));
+        // The browser session's events say when the worker's session ends
+        // (the worker stopped): the gate's task ends with it.
+        let mut browser_events = session.connection().events(Some(""));
+        let every_request = Enable {
+            patterns: vec![RequestPattern {
+                url_pattern: "*".into(),
+                resource_type: None,
+                request_stage: "Request".into(),
+            }],
+        };
+        match session.call(every_request, deadline).await {
+            Ok(_) => {
+                let session = session.clone();
+                let kind = kind.to_owned();
+                tokio::spawn(async move {
+                    loop {
+                        let event = tokio::select! {
+                            event = events.recv() => event,
+                            ended = browser_events.recv() => match ended {
+                                Some(e) if e.decode::<DetachedFromTarget>()
+                                    .is_some_and(|d| d.session_id == session.id()) => None,
+                                Some(_) => continue,
+                                None => None,
+                            },
+                        };
+                        let Some(event) = event else { break };
+                        let Some(paused) = event.decode::<RequestPaused>() else {
+                            continue;
+                        };
+                        let verdict = policy.judge(&paused.request.url);
+                        let fail_as = (!verdict.allowed()).then(|| {
+                            tracing::info!(url = %verdict.url, rule = %verdict.rule, "a {kind}'s request blocked");
+                            "BlockedByClient"
+                        });
+                        gate::answer(session.clone(), paused.request_id, fail_as);
+                    }
+                });
+            }
+            // Workers of some kinds have no Fetch domain: they are still
+            // covered at the host level by the egress gate.
+            Err(error) => tracing::debug!("gating a {kind} target failed: {error}"),
+        }
+    }
+    if waiting {
+        if let Err(error) = session.call(RunIfWaitingForDebugger {}, deadline).await {
+            tracing::debug!("resuming a {kind} target failed: {error}");
+        }
+    }
+}
+
+async fn detach(session: Session) {
+    let detach = DetachFromTarget {
+        session_id: session.id().to_owned(),
+    };
+    let _ = session
+        .connection()
+        .browser()
+        .call(detach, Instant::now() + PREPARE_BUDGET)
+        .await;
+}
