@@ -53,7 +53,10 @@ async fn a_devtools_port_in_the_configured_flags_is_refused() {
         args: vec!["--remote-debugging-port=9222".into()],
         ..Default::default()
     };
-    let error = launch(&options, Duration::from_secs(30)).await.err().expect("refused");
+    let error = launch(&options, Duration::from_secs(30))
+        .await
+        .err()
+        .expect("refused");
     let message = error.to_string();
     assert!(
         message.contains("browser.args") && message.contains("--remote-debugging-port=9222"),

@@ -35,16 +35,19 @@ async fn ok(client: &mut McpClient, tool: &str, args: Value) -> Value {
     result
 }
 
-/// The result's text, asserting it is not an error.
-async fn ok_text(client: &mut McpClient, tool: &str, args: Value) -> String {
-    text_of(&ok(client, tool, args).await)
-}
-
 /// The error text of a call that must fail with `code`.
 async fn fails(client: &mut McpClient, tool: &str, args: Value, code: &str) -> String {
     let result = client.call(tool, args.clone()).await;
-    assert_eq!(result["isError"], json!(true), "{tool} {args} should fail: {result}");
-    assert_eq!(result["structuredContent"]["error"]["code"], json!(code), "{result}");
+    assert_eq!(
+        result["isError"],
+        json!(true),
+        "{tool} {args} should fail: {result}"
+    );
+    assert_eq!(
+        result["structuredContent"]["error"]["code"],
+        json!(code),
+        "{result}"
+    );
     text_of(&result)
 }
 
@@ -103,23 +106,57 @@ async fn native_value_inputs_take_typed_text_and_refuse_bad_values() {
     let after = snapshot(&mut c).await;
     for (label, value, id) in cases {
         assert!(
-            has_line(&after, &format!("\"{label}\"")) && after.lines().any(|l| l.contains(label) && l.contains(&format!("value=\"{value}\""))),
+            has_line(&after, &format!("\"{label}\""))
+                && after
+                    .lines()
+                    .any(|l| l.contains(label) && l.contains(&format!("value=\"{value}\""))),
             "{label} should show {value}:\n{after}"
         );
-        assert!(after.contains(&format!("{id}:input")) && after.contains(&format!("{id}:change")), "{id} events:\n{after}");
+        assert!(
+            after.contains(&format!("{id}:input")) && after.contains(&format!("{id}:change")),
+            "{id} events:\n{after}"
+        );
     }
     let date = ref_on_line(&s, "\"Start date\"");
-    let bad = fails(&mut c, "browser_type", json!({"ref": date, "text": "tomorrow"}), "invalid_argument").await;
+    let bad = fails(
+        &mut c,
+        "browser_type",
+        json!({"ref": date, "text": "tomorrow"}),
+        "invalid_argument",
+    )
+    .await;
     assert!(bad.contains("YYYY-MM-DD"), "{bad}");
-    let outside = fails(&mut c, "browser_type", json!({"ref": date, "text": "2025-01-01"}), "invalid_argument").await;
+    let outside = fails(
+        &mut c,
+        "browser_type",
+        json!({"ref": date, "text": "2025-01-01"}),
+        "invalid_argument",
+    )
+    .await;
     assert!(outside.contains("from 2024-01-01 to 2024-12-31"), "{outside}");
     let colour = ref_on_line(&s, "\"Theme colour\"");
-    let bad = fails(&mut c, "browser_type", json!({"ref": colour, "text": "orange"}), "invalid_argument").await;
+    let bad = fails(
+        &mut c,
+        "browser_type",
+        json!({"ref": colour, "text": "orange"}),
+        "invalid_argument",
+    )
+    .await;
     assert!(bad.contains("#rrggbb"), "{bad}");
     // A refused value leaves the field as it was.
     let after = snapshot(&mut c).await;
-    assert!(after.lines().any(|l| l.contains("Start date") && l.contains("value=\"2024-03-20\"")), "{after}");
-    assert!(after.lines().any(|l| l.contains("Theme colour") && l.contains("value=\"#ff8800\"")), "{after}");
+    assert!(
+        after
+            .lines()
+            .any(|l| l.contains("Start date") && l.contains("value=\"2024-03-20\"")),
+        "{after}"
+    );
+    assert!(
+        after
+            .lines()
+            .any(|l| l.contains("Theme colour") && l.contains("value=\"#ff8800\"")),
+        "{after}"
+    );
 }
 
 /// A spinbutton written to the WAI-ARIA pattern (role, aria-valuenow,
@@ -130,13 +167,29 @@ async fn aria_spinbutton_is_set_with_keys_by_fill_form() {
     let (mut c, _tmp, _site) = open("widget-native.html").await;
     let s = snapshot(&mut c).await;
     let copies = ref_on_line(&s, "\"Copies\"");
-    let filled = ok(&mut c, "browser_fill_form", json!({"fields": [{"ref": copies, "value": "7"}]})).await;
+    let filled = ok(
+        &mut c,
+        "browser_fill_form",
+        json!({"fields": [{"ref": copies, "value": "7"}]}),
+    )
+    .await;
     assert_eq!(filled["structuredContent"]["values"], json!([7]), "{filled}");
     let after = snapshot(&mut c).await;
     assert!(after.contains("Copies: 7"), "{after}");
-    let to_max = ok(&mut c, "browser_fill_form", json!({"fields": [{"ref": copies, "value": "20"}]})).await;
+    let to_max = ok(
+        &mut c,
+        "browser_fill_form",
+        json!({"fields": [{"ref": copies, "value": "20"}]}),
+    )
+    .await;
     assert_eq!(to_max["structuredContent"]["values"], json!([20]), "{to_max}");
-    let bad = fails(&mut c, "browser_fill_form", json!({"fields": [{"ref": copies, "value": "25"}]}), "invalid_argument").await;
+    let bad = fails(
+        &mut c,
+        "browser_fill_form",
+        json!({"fields": [{"ref": copies, "value": "25"}]}),
+        "invalid_argument",
+    )
+    .await;
     assert!(bad.contains("from 1 to 20"), "{bad}");
 }
 
@@ -158,13 +211,23 @@ async fn a_ref_inside_an_inner_scroll_container_is_reached() {
 async fn clipboard_copy_and_paste_with_key_combos() {
     let (mut c, _tmp, _site) = open("widget-native.html").await;
     let s = snapshot(&mut c).await;
-    ok(&mut c, "browser_click", json!({"ref": ref_on_line(&s, "\"From\"")})).await;
+    ok(
+        &mut c,
+        "browser_click",
+        json!({"ref": ref_on_line(&s, "\"From\"")}),
+    )
+    .await;
     ok(&mut c, "browser_press_key", json!({"key": "Control+a"})).await;
     ok(&mut c, "browser_press_key", json!({"key": "Control+c"})).await;
     ok(&mut c, "browser_click", json!({"ref": ref_on_line(&s, "\"To\"")})).await;
     ok(&mut c, "browser_press_key", json!({"key": "Control+v"})).await;
     let after = snapshot(&mut c).await;
-    assert!(after.lines().any(|l| l.contains("\"To\"") && l.contains("value=\"copy me\"")), "{after}");
+    assert!(
+        after
+            .lines()
+            .any(|l| l.contains("\"To\"") && l.contains("value=\"copy me\"")),
+        "{after}"
+    );
 }
 
 /// jQuery UI autocomplete: options appear after typing (in a menu at the
@@ -177,16 +240,42 @@ async fn jquery_ui_autocomplete_types_and_picks() {
     let (mut c, _tmp, _site) = open("widget-jqueryui.html").await;
     let s = snapshot(&mut c).await;
     let language = ref_on_line(&s, "\"Language\"");
-    let picked = ok(&mut c, "browser_select_option", json!({"ref": language, "values": ["JavaScript"]})).await;
-    assert_eq!(picked["structuredContent"]["value"], json!("JavaScript"), "{picked}");
+    let picked = ok(
+        &mut c,
+        "browser_select_option",
+        json!({"ref": language, "values": ["JavaScript"]}),
+    )
+    .await;
+    assert_eq!(
+        picked["structuredContent"]["value"],
+        json!("JavaScript"),
+        "{picked}"
+    );
     let after = snapshot(&mut c).await;
     assert!(after.contains("Language chosen: JavaScript"), "{after}");
-    let bad = fails(&mut c, "browser_select_option", json!({"ref": language, "values": ["Rust"]}), "invalid_argument").await;
-    assert!(bad.contains("no option \"Rust\"") && bad.contains("offered no options"), "{bad}");
+    let bad = fails(
+        &mut c,
+        "browser_select_option",
+        json!({"ref": language, "values": ["Rust"]}),
+        "invalid_argument",
+    )
+    .await;
+    assert!(
+        bad.contains("no option \"Rust\"") && bad.contains("offered no options"),
+        "{bad}"
+    );
     let after = snapshot(&mut c).await;
     let menu = after.lines().filter(|l| !l.contains("Language"));
-    assert!(!menu.into_iter().any(|l| l.contains("Java")), "menu closed:\n{after}");
-    assert!(after.lines().any(|l| l.contains("\"Language\"") && l.contains("value=\"JavaScript\"")), "its text put back:\n{after}");
+    assert!(
+        !menu.into_iter().any(|l| l.contains("Java")),
+        "menu closed:\n{after}"
+    );
+    assert!(
+        after
+            .lines()
+            .any(|l| l.contains("\"Language\"") && l.contains("value=\"JavaScript\"")),
+        "its text put back:\n{after}"
+    );
 }
 
 /// Tom Select (a `<select>` replaced by a combobox whose dropdown lives
@@ -204,16 +293,36 @@ async fn tom_select_combobox_in_two_calls_and_in_one() {
     let after = snapshot(&mut c).await;
     assert!(after.contains("City chosen: Paris"), "{after}");
 
-    ok(&mut c, "browser_select_option", json!({"ref": city, "values": ["Lisbon"]})).await;
+    ok(
+        &mut c,
+        "browser_select_option",
+        json!({"ref": city, "values": ["Lisbon"]}),
+    )
+    .await;
     let after = snapshot(&mut c).await;
     assert!(after.contains("City chosen: Lisbon"), "{after}");
 
-    let bad = fails(&mut c, "browser_select_option", json!({"ref": city, "values": ["Oslo"]}), "invalid_argument").await;
+    let bad = fails(
+        &mut c,
+        "browser_select_option",
+        json!({"ref": city, "values": ["Oslo"]}),
+        "invalid_argument",
+    )
+    .await;
     assert!(bad.contains("Oslo"), "{bad}");
     let after = snapshot(&mut c).await;
-    assert!(has_line(&after, "combobox \"City\"") && after.lines().any(|l| l.contains("combobox \"City\"") && l.contains("[collapsed]")), "left closed:\n{after}");
+    assert!(
+        has_line(&after, "combobox \"City\"")
+            && after
+                .lines()
+                .any(|l| l.contains("combobox \"City\"") && l.contains("[collapsed]")),
+        "left closed:\n{after}"
+    );
     assert!(!has_line(&after, "listbox"), "no dropdown left open:\n{after}");
-    assert!(after.contains("City chosen: Lisbon"), "the choice stays:\n{after}");
+    assert!(
+        after.contains("City chosen: Lisbon"),
+        "the choice stays:\n{after}"
+    );
 }
 
 /// noUiSlider: its handles are ARIA sliders; browser_fill_form moves one
@@ -225,11 +334,22 @@ async fn nouislider_handles_move_to_a_value_by_fill_form() {
     let s = snapshot(&mut c).await;
     let low = ref_on_line(&s, "\"Lowest price\"");
     let high = ref_on_line(&s, "\"Highest price\"");
-    let filled = ok(&mut c, "browser_fill_form", json!({"fields": [{"ref": low, "value": "35"}, {"ref": high, "value": "62"}]})).await;
+    let filled = ok(
+        &mut c,
+        "browser_fill_form",
+        json!({"fields": [{"ref": low, "value": "35"}, {"ref": high, "value": "62"}]}),
+    )
+    .await;
     assert_eq!(filled["structuredContent"]["values"], json!([35, 62]), "{filled}");
     let after = snapshot(&mut c).await;
     assert!(after.contains("Price from 35 to 62"), "{after}");
-    let bad = fails(&mut c, "browser_fill_form", json!({"fields": [{"ref": low, "value": "90"}]}), "invalid_argument").await;
+    let bad = fails(
+        &mut c,
+        "browser_fill_form",
+        json!({"fields": [{"ref": low, "value": "90"}]}),
+        "invalid_argument",
+    )
+    .await;
     assert!(bad.contains("from 0 to 62"), "{bad}");
     let after = snapshot(&mut c).await;
     assert!(after.contains("Price from 35 to 62"), "unchanged: {after}");
@@ -245,7 +365,12 @@ async fn quill_editor_types_at_the_caret_and_takes_key_combos() {
     let editor = ref_on_line(&s, "textbox");
     ok(&mut c, "browser_click", json!({"ref": editor})).await;
     ok(&mut c, "browser_press_key", json!({"key": "End"})).await;
-    ok(&mut c, "browser_type", json!({"ref": editor, "text": " again", "clear": false})).await;
+    ok(
+        &mut c,
+        "browser_type",
+        json!({"ref": editor, "text": " again", "clear": false}),
+    )
+    .await;
     let after = snapshot(&mut c).await;
     assert!(after.contains("<p>Hello world again</p>"), "{after}");
     // Shift+ArrowLeft ×5 selects "again"; Control+b bolds just that.
@@ -254,11 +379,17 @@ async fn quill_editor_types_at_the_caret_and_takes_key_combos() {
     }
     ok(&mut c, "browser_press_key", json!({"key": "Control+b"})).await;
     let after = snapshot(&mut c).await;
-    assert!(after.contains("<p>Hello world <strong>again</strong></p>"), "{after}");
+    assert!(
+        after.contains("<p>Hello world <strong>again</strong></p>"),
+        "{after}"
+    );
     ok(&mut c, "browser_press_key", json!({"key": "Control+a"})).await;
     ok(&mut c, "browser_press_key", json!({"key": "Control+b"})).await;
     let after = snapshot(&mut c).await;
-    assert!(after.contains("<p><strong>Hello world again</strong></p>"), "{after}");
+    assert!(
+        after.contains("<p><strong>Hello world again</strong></p>"),
+        "{after}"
+    );
 }
 
 /// Text selection: a string inside a paragraph (no ref needed: the page
@@ -267,14 +398,35 @@ async fn quill_editor_types_at_the_caret_and_takes_key_combos() {
 #[tokio::test]
 async fn text_in_a_paragraph_is_selected_and_the_page_sees_it() {
     let (mut c, _tmp, _site) = open("widget-quill.html").await;
-    let selected = ok(&mut c, "browser_select_option", json!({"text": "brown fox jumps"})).await;
-    assert_eq!(selected["structuredContent"]["selected"], json!("brown fox jumps"), "{selected}");
+    let selected = ok(
+        &mut c,
+        "browser_select_option",
+        json!({"text": "brown fox jumps"}),
+    )
+    .await;
+    assert_eq!(
+        selected["structuredContent"]["selected"],
+        json!("brown fox jumps"),
+        "{selected}"
+    );
     assert_eq!(selected["structuredContent"]["by"], json!("mouse"), "{selected}");
     let after = snapshot(&mut c).await;
     assert!(after.contains("Selected text: brown fox jumps"), "{after}");
-    let missing = fails(&mut c, "browser_select_option", json!({"text": "purple cow"}), "element_not_found").await;
+    let missing = fails(
+        &mut c,
+        "browser_select_option",
+        json!({"text": "purple cow"}),
+        "element_not_found",
+    )
+    .await;
     assert!(missing.contains("purple cow"), "{missing}");
-    let both = fails(&mut c, "browser_select_option", json!({"text": "fox", "values": ["a"]}), "invalid_argument").await;
+    let both = fails(
+        &mut c,
+        "browser_select_option",
+        json!({"text": "fox", "values": ["a"]}),
+        "invalid_argument",
+    )
+    .await;
     assert!(both.contains("not both"), "{both}");
 }
 
@@ -285,20 +437,42 @@ async fn text_in_a_paragraph_is_selected_and_the_page_sees_it() {
 async fn jstree_folders_expand_by_click_and_keys() {
     let (mut c, _tmp, _site) = open("widget-jstree.html").await;
     let s = snapshot(&mut c).await;
-    assert!(s.lines().any(|l| l.contains("treeitem \"Documents\"") && l.contains("[collapsed]")), "{s}");
+    assert!(
+        s.lines()
+            .any(|l| l.contains("treeitem \"Documents\"") && l.contains("[collapsed]")),
+        "{s}"
+    );
     assert!(!s.contains("Invoices"), "{s}");
-    ok(&mut c, "browser_click", json!({"ref": ref_on_line(&s, "treeitem \"Documents\"")})).await;
+    ok(
+        &mut c,
+        "browser_click",
+        json!({"ref": ref_on_line(&s, "treeitem \"Documents\"")}),
+    )
+    .await;
     ok(&mut c, "browser_press_key", json!({"key": "ArrowRight"})).await;
     let open = snapshot(&mut c).await;
-    assert!(open.lines().any(|l| l.contains("treeitem \"Documents\"") && l.contains("[expanded]")), "{open}");
-    ok(&mut c, "browser_click", json!({"ref": ref_on_line(&open, "treeitem \"Invoices\"")})).await;
+    assert!(
+        open.lines()
+            .any(|l| l.contains("treeitem \"Documents\"") && l.contains("[expanded]")),
+        "{open}"
+    );
+    ok(
+        &mut c,
+        "browser_click",
+        json!({"ref": ref_on_line(&open, "treeitem \"Invoices\"")}),
+    )
+    .await;
     ok(&mut c, "browser_press_key", json!({"key": "ArrowRight"})).await;
     let deeper = snapshot(&mut c).await;
-    ok(&mut c, "browser_click", json!({"ref": ref_on_line(&deeper, "invoice-2024-04.pdf")})).await;
+    ok(
+        &mut c,
+        "browser_click",
+        json!({"ref": ref_on_line(&deeper, "invoice-2024-04.pdf")}),
+    )
+    .await;
     let after = snapshot(&mut c).await;
     assert!(after.contains("Opened file: invoice-2024-04.pdf"), "{after}");
 }
-
 
 /// jQuery UI datepicker: the calendar opens on a click, its month buttons
 /// are named (Prev/Next), its day cells carry their full date; picking
@@ -307,16 +481,36 @@ async fn jstree_folders_expand_by_click_and_keys() {
 async fn jquery_ui_datepicker_moves_a_month_and_picks_a_day() {
     let (mut c, _tmp, _site) = open("widget-jqueryui.html").await;
     let s = snapshot(&mut c).await;
-    ok(&mut c, "browser_click", json!({"ref": ref_on_line(&s, "\"Trip date\"")})).await;
+    ok(
+        &mut c,
+        "browser_click",
+        json!({"ref": ref_on_line(&s, "\"Trip date\"")}),
+    )
+    .await;
     let calendar = snapshot(&mut c).await;
     assert!(calendar.contains("March 2024"), "{calendar}");
-    ok(&mut c, "browser_click", json!({"ref": ref_of(&calendar, "button \"Next\"")})).await;
+    ok(
+        &mut c,
+        "browser_click",
+        json!({"ref": ref_of(&calendar, "button \"Next\"")}),
+    )
+    .await;
     let april = snapshot(&mut c).await;
     assert!(april.contains("April 2024"), "{april}");
-    ok(&mut c, "browser_click", json!({"ref": ref_of(&april, "\"2024-04-02\"")})).await;
+    ok(
+        &mut c,
+        "browser_click",
+        json!({"ref": ref_of(&april, "\"2024-04-02\"")}),
+    )
+    .await;
     let after = snapshot(&mut c).await;
     assert!(after.contains("Trip on: 2024-04-02"), "{after}");
-    assert!(after.lines().any(|l| l.contains("\"Trip date\"") && l.contains("value=\"2024-04-02\"")), "{after}");
+    assert!(
+        after
+            .lines()
+            .any(|l| l.contains("\"Trip date\"") && l.contains("value=\"2024-04-02\"")),
+        "{after}"
+    );
 }
 
 /// flatpickr: day cells are named with their full date by the library
@@ -325,12 +519,27 @@ async fn jquery_ui_datepicker_moves_a_month_and_picks_a_day() {
 async fn flatpickr_picks_a_day_in_the_next_month() {
     let (mut c, _tmp, _site) = open("widget-flatpickr.html").await;
     let s = snapshot(&mut c).await;
-    ok(&mut c, "browser_click", json!({"ref": ref_on_line(&s, "\"Check-in\"")})).await;
+    ok(
+        &mut c,
+        "browser_click",
+        json!({"ref": ref_on_line(&s, "\"Check-in\"")}),
+    )
+    .await;
     let calendar = snapshot(&mut c).await;
     assert!(calendar.contains("\"March 20, 2024\""), "{calendar}");
-    ok(&mut c, "browser_click", json!({"ref": ref_of(&calendar, "next-month")})).await;
+    ok(
+        &mut c,
+        "browser_click",
+        json!({"ref": ref_of(&calendar, "next-month")}),
+    )
+    .await;
     let april = snapshot(&mut c).await;
-    ok(&mut c, "browser_click", json!({"ref": ref_of(&april, "\"April 2, 2024\"")})).await;
+    ok(
+        &mut c,
+        "browser_click",
+        json!({"ref": ref_of(&april, "\"April 2, 2024\"")}),
+    )
+    .await;
     let after = snapshot(&mut c).await;
     assert!(after.contains("Check-in on: 2024-04-02"), "{after}");
 }
@@ -343,13 +552,29 @@ async fn jquery_ui_slider_handle_moves_by_fill_form() {
     let (mut c, _tmp, _site) = open("widget-jqueryui.html").await;
     let s = snapshot(&mut c).await;
     let handle = ref_of(&s, "ui-slider-handle");
-    let filled = ok(&mut c, "browser_fill_form", json!({"fields": [{"ref": handle, "value": "60"}]})).await;
+    let filled = ok(
+        &mut c,
+        "browser_fill_form",
+        json!({"fields": [{"ref": handle, "value": "60"}]}),
+    )
+    .await;
     assert_eq!(filled["structuredContent"]["values"], json!([60]), "{filled}");
     let after = snapshot(&mut c).await;
     assert!(after.contains("Volume: 60"), "{after}");
-    ok(&mut c, "browser_fill_form", json!({"fields": [{"ref": handle, "value": "0"}]})).await;
+    ok(
+        &mut c,
+        "browser_fill_form",
+        json!({"fields": [{"ref": handle, "value": "0"}]}),
+    )
+    .await;
     assert!(snapshot(&mut c).await.contains("Volume: 0"));
-    let bad = fails(&mut c, "browser_fill_form", json!({"fields": [{"ref": handle, "value": "150"}]}), "invalid_argument").await;
+    let bad = fails(
+        &mut c,
+        "browser_fill_form",
+        json!({"fields": [{"ref": handle, "value": "150"}]}),
+        "invalid_argument",
+    )
+    .await;
     assert!(bad.contains("from 0 to 100"), "{bad}");
 }
 
@@ -362,9 +587,17 @@ async fn jquery_ui_sortable_reorders_by_a_mouse_drag() {
     let alpha = ref_of(&s, "Alpha");
     let gamma = ref_of(&s, "Gamma");
     let dragged = ok(&mut c, "browser_drag", json!({"ref": alpha, "to_ref": gamma})).await;
-    assert_eq!(dragged["structuredContent"]["kind"], json!("pointer"), "{dragged}");
+    assert_eq!(
+        dragged["structuredContent"]["kind"],
+        json!("pointer"),
+        "{dragged}"
+    );
     let after = snapshot(&mut c).await;
-    assert!(after.contains("Order: Beta, Gamma, Alpha, Delta") || after.contains("Order: Beta, Alpha, Gamma, Delta"), "{after}");
+    assert!(
+        after.contains("Order: Beta, Gamma, Alpha, Delta")
+            || after.contains("Order: Beta, Alpha, Gamma, Delta"),
+        "{after}"
+    );
     assert!(!after.contains("Order: Alpha, Beta, Gamma, Delta"), "{after}");
 }
 
@@ -374,11 +607,28 @@ async fn jquery_ui_sortable_reorders_by_a_mouse_drag() {
 async fn sortablejs_reorders_by_pointer_and_by_html5_drag() {
     let (mut c, _tmp, _site) = open("widget-sortablejs.html").await;
     let s = snapshot(&mut c).await;
-    let dragged = ok(&mut c, "browser_drag", json!({"ref": ref_of(&s, "Write report"), "to_ref": ref_of(&s, "Deploy")})).await;
-    assert_eq!(dragged["structuredContent"]["kind"], json!("pointer"), "{dragged}");
+    let dragged = ok(
+        &mut c,
+        "browser_drag",
+        json!({"ref": ref_of(&s, "Write report"), "to_ref": ref_of(&s, "Deploy")}),
+    )
+    .await;
+    assert_eq!(
+        dragged["structuredContent"]["kind"],
+        json!("pointer"),
+        "{dragged}"
+    );
     let after = snapshot(&mut c).await;
-    assert!(after.contains("Tasks order: Review code, Deploy, Write report, Celebrate"), "{after}");
-    let dragged = ok(&mut c, "browser_drag", json!({"ref": ref_of(&s, "Apple"), "to_ref": ref_of(&s, "Cherry")})).await;
+    assert!(
+        after.contains("Tasks order: Review code, Deploy, Write report, Celebrate"),
+        "{after}"
+    );
+    let dragged = ok(
+        &mut c,
+        "browser_drag",
+        json!({"ref": ref_of(&s, "Apple"), "to_ref": ref_of(&s, "Cherry")}),
+    )
+    .await;
     assert_eq!(dragged["structuredContent"]["kind"], json!("html5"), "{dragged}");
     let after = snapshot(&mut c).await;
     assert!(after.contains("Fruits order: Banana, Cherry, Apple"), "{after}");
@@ -390,13 +640,22 @@ async fn sortablejs_reorders_by_pointer_and_by_html5_drag() {
 async fn jquery_ui_autocomplete_in_two_calls() {
     let (mut c, _tmp, _site) = open("widget-jqueryui.html").await;
     let s = snapshot(&mut c).await;
-    ok(&mut c, "browser_type", json!({"ref": ref_on_line(&s, "\"Language\""), "text": "Ja"})).await;
+    ok(
+        &mut c,
+        "browser_type",
+        json!({"ref": ref_on_line(&s, "\"Language\""), "text": "Ja"}),
+    )
+    .await;
     let open = snapshot(&mut c).await;
-    ok(&mut c, "browser_click", json!({"ref": ref_of(&open, "JavaScript")})).await;
+    ok(
+        &mut c,
+        "browser_click",
+        json!({"ref": ref_of(&open, "JavaScript")}),
+    )
+    .await;
     let after = snapshot(&mut c).await;
     assert!(after.contains("Language chosen: JavaScript"), "{after}");
 }
-
 
 /// A drop onto something that accepts no drop (a button) is an error
 /// that says so, and leaves no drag behind: the list is unchanged and
@@ -407,11 +666,24 @@ async fn an_html5_drop_on_what_accepts_nothing_is_refused_cleanly() {
     let s = snapshot(&mut c).await;
     let apple = ref_of(&s, "Apple");
     let help = ref_of(&s, "button \"Help\"");
-    let refused = fails(&mut c, "browser_drag", json!({"ref": apple, "to_ref": help}), "element_not_interactable").await;
+    let refused = fails(
+        &mut c,
+        "browser_drag",
+        json!({"ref": apple, "to_ref": help}),
+        "element_not_interactable",
+    )
+    .await;
     assert!(refused.contains("did not take the drop"), "{refused}");
     let after = snapshot(&mut c).await;
     assert!(after.contains("Fruits order: Apple, Banana, Cherry"), "{after}");
-    let again = ok(&mut c, "browser_drag", json!({"ref": apple, "to_ref": ref_of(&s, "Cherry")})).await;
+    let again = ok(
+        &mut c,
+        "browser_drag",
+        json!({"ref": apple, "to_ref": ref_of(&s, "Cherry")}),
+    )
+    .await;
     assert_eq!(again["structuredContent"]["kind"], json!("html5"), "{again}");
-    assert!(snapshot(&mut c).await.contains("Fruits order: Banana, Cherry, Apple"));
+    assert!(snapshot(&mut c)
+        .await
+        .contains("Fruits order: Banana, Cherry, Apple"));
 }

@@ -356,6 +356,7 @@ async fn an_isolated_session_on_an_attached_browser_is_gated() {
         headless: true,
         args: Vec::new(),
         user_data_dir: None,
+        debugging: cdp::launch::Debugging::Port,
     };
     let chromium = cdp::launch::launch(&options, std::time::Duration::from_secs(30))
         .await

@@ -57,11 +57,26 @@ const PAGES: &[(&str, &str)] = &[
     ("hidden-body.html", include_str!("../site/hidden-body.html")),
     ("console-error.html", include_str!("../site/console-error.html")),
     ("blank-article.html", include_str!("../site/blank-article.html")),
-    ("widget-jqueryui.html", include_str!("../site/widget-jqueryui.html")),
-    ("widget-flatpickr.html", include_str!("../site/widget-flatpickr.html")),
-    ("widget-nouislider.html", include_str!("../site/widget-nouislider.html")),
-    ("widget-tomselect.html", include_str!("../site/widget-tomselect.html")),
-    ("widget-sortablejs.html", include_str!("../site/widget-sortablejs.html")),
+    (
+        "widget-jqueryui.html",
+        include_str!("../site/widget-jqueryui.html"),
+    ),
+    (
+        "widget-flatpickr.html",
+        include_str!("../site/widget-flatpickr.html"),
+    ),
+    (
+        "widget-nouislider.html",
+        include_str!("../site/widget-nouislider.html"),
+    ),
+    (
+        "widget-tomselect.html",
+        include_str!("../site/widget-tomselect.html"),
+    ),
+    (
+        "widget-sortablejs.html",
+        include_str!("../site/widget-sortablejs.html"),
+    ),
     ("widget-quill.html", include_str!("../site/widget-quill.html")),
     ("widget-jstree.html", include_str!("../site/widget-jstree.html")),
     ("widget-native.html", include_str!("../site/widget-native.html")),

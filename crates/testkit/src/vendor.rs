@@ -56,10 +56,7 @@ fn installed_in(dir: &Path) -> Result<(), String> {
 /// The file for `/vendor/<path>`, if it is inside the cache.
 pub(crate) fn file(path: &str) -> Option<PathBuf> {
     let relative = Path::new(path);
-    if !relative
-        .components()
-        .all(|c| matches!(c, Component::Normal(_)))
-    {
+    if !relative.components().all(|c| matches!(c, Component::Normal(_))) {
         return None;
     }
     Some(dir().join(relative))
@@ -87,7 +84,10 @@ mod tests {
         let empty = std::env::temp_dir().join(format!("cdpilot-no-widgets-{}", std::process::id()));
         let message = installed_in(&empty).unwrap_err();
         assert!(message.contains("run scripts/widgets"), "{message}");
-        assert!(message.contains("jquery-ui") && message.contains("quill"), "{message}");
+        assert!(
+            message.contains("jquery-ui") && message.contains("quill"),
+            "{message}"
+        );
     }
 
     #[test]

@@ -134,11 +134,21 @@ pub(crate) async fn pick(
     }
     let wait = (budget.remaining().as_millis() as u64 / 2).min(OPTIONS_MS);
     let offered = element
-        .call_awaiting(budget, "waiting for the options", OFFERED, vec![json!(wanted), json!(wait)])
+        .call_awaiting(
+            budget,
+            "waiting for the options",
+            OFFERED,
+            vec![json!(wanted), json!(wait)],
+        )
         .await?;
     let option = if offered["found"] == Value::Bool(true) {
         element
-            .related(budget, "finding the option", PICKED, format!("option \"{wanted}\""))
+            .related(
+                budget,
+                "finding the option",
+                PICKED,
+                format!("option \"{wanted}\""),
+            )
             .await?
     } else {
         None
@@ -165,7 +175,11 @@ pub(crate) async fn pick(
         } else {
             format!("it offered {}", serde_json::to_string(&list).unwrap_or_default())
         };
-        let typed = if types { format!(" after typing \"{wanted}\"") } else { String::new() };
+        let typed = if types {
+            format!(" after typing \"{wanted}\"")
+        } else {
+            String::new()
+        };
         return Err(ActionError::invalid(
             format!(
                 "{} has no option \"{wanted}\"{typed}: {said}; its text was put back and it was closed again",
@@ -179,7 +193,9 @@ pub(crate) async fn pick(
     if element.frame.session.id() != tab.session.id() {
         element.settle(budget).await?;
     }
-    let value = element.call(budget, "reading the combobox", VALUE, vec![]).await?;
+    let value = element
+        .call(budget, "reading the combobox", VALUE, vec![])
+        .await?;
     Ok(Some(value))
 }
 
@@ -192,7 +208,12 @@ async fn close(tab: &Tab, element: &Element, before: Option<&str>, budget: &Budg
     let cleanup = Budget::with_timeout(std::time::Duration::from_secs(2));
     if let Some(before) = before {
         let _ = element
-            .call(&cleanup, "clearing the combobox", &type_text::prepare(), vec![Value::Bool(true)])
+            .call(
+                &cleanup,
+                "clearing the combobox",
+                &type_text::prepare(),
+                vec![Value::Bool(true)],
+            )
             .await;
         let _ = if before.is_empty() {
             input::press_delete(tab, &cleanup).await

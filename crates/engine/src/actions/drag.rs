@@ -142,7 +142,10 @@ pub async fn run(tab: &Tab, args: &DragArgs, budget: &Budget) -> Result<ActionOu
     let (kind, said) = if html5 {
         ("html5", "HTML5 drag and drop")
     } else {
-        ("pointer", "a mouse drag: the page followed pointer and mouse events")
+        (
+            "pointer",
+            "a mouse drag: the page followed pointer and mouse events",
+        )
     };
     Ok(ActionOutput::new(
         format!("Dragged {} onto {} ({said}).", source.label, target.label),

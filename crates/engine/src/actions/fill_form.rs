@@ -137,7 +137,9 @@ fn stopped_at(e: ActionError, index: usize, total: usize) -> ActionError {
 async fn fill(tab: &Tab, field: &FormField, budget: &Budget) -> Result<(String, Value), ActionError> {
     let element = element::resolve(tab, &field.target(), budget).await?;
     let probe = KIND.replace("IS_SLIDER", slider::IS_SLIDER);
-    let kind = element.call(budget, "inspecting the field", &probe, vec![]).await?;
+    let kind = element
+        .call(budget, "inspecting the field", &probe, vec![])
+        .await?;
     let value = match kind["kind"].as_str().unwrap_or_default() {
         "text" => text(tab, &element, &field.value, budget).await?,
         "check" => check(tab, &element, &kind, &field.value, budget).await?,

@@ -39,7 +39,10 @@ pub async fn run(tab: &Tab, args: &SelectOptionArgs, budget: &Budget) -> Result<
     if let Some(tag) = result["not_select"].as_str() {
         let [wanted] = args.values.as_slice() else {
             return Err(ActionError::invalid(
-                format!("{} is not a <select>: one option can be picked at a time", element.label),
+                format!(
+                    "{} is not a <select>: one option can be picked at a time",
+                    element.label
+                ),
                 "Pass one value.",
             ));
         };

@@ -73,7 +73,11 @@ pub(crate) async fn set(
                 element.label,
                 show(min),
                 show(max),
-                if percent { " (a percentage of its track: it has no aria-valuenow)" } else { "" }
+                if percent {
+                    " (a percentage of its track: it has no aria-valuenow)"
+                } else {
+                    ""
+                }
             ),
             "Pass a value within that range.",
         ));
@@ -95,7 +99,11 @@ pub(crate) async fn set(
         if gap.abs() <= close || (step != 0.0 && gap.abs() < step.abs() / 2.0) {
             break;
         }
-        let (up, down) = if percent { ("ArrowRight", "ArrowLeft") } else { ("ArrowUp", "ArrowDown") };
+        let (up, down) = if percent {
+            ("ArrowRight", "ArrowLeft")
+        } else {
+            ("ArrowUp", "ArrowDown")
+        };
         let key = if gap > 0.0 { up } else { down };
         if step == 0.0 {
             let after = press(tab, element, key, 1, budget).await?;
@@ -131,7 +139,11 @@ pub(crate) async fn set(
         now = now.round();
     }
     // 35, not 35.0: the value as the page would write it.
-    Ok(if now.fract() == 0.0 && now.abs() < 1e15 { json!(now as i64) } else { json!(now) })
+    Ok(if now.fract() == 0.0 && now.abs() < 1e15 {
+        json!(now as i64)
+    } else {
+        json!(now)
+    })
 }
 
 /// Presses `key` `times` times in one ordered batch; returns the value after.
@@ -159,7 +171,10 @@ async fn read(element: &Element, budget: &Budget) -> Result<Value, ActionError> 
     if read["none"] == Value::Bool(true) || read["now"].is_null() {
         return Err(ActionError::new(
             ErrorCode::ElementNotInteractable,
-            format!("{} has no value to read (no aria-valuenow, no track around it)", element.label),
+            format!(
+                "{} has no value to read (no aria-valuenow, no track around it)",
+                element.label
+            ),
             "Drag it with browser_drag instead, then read the value from browser_snapshot.",
         ));
     }

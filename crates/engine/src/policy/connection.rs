@@ -22,7 +22,9 @@ use std::net::IpAddr;
 
 use urlpattern::{UrlPattern, UrlPatternMatchInput};
 
-use super::{Decision, Policy, Verdict};
+use std::sync::Arc;
+
+use super::{Decision, Policy, Rule, Verdict};
 
 /// The schemes a connection to a host and port may carry.
 const SCHEMES: [&str; 4] = ["http", "https", "ws", "wss"];
@@ -35,13 +37,24 @@ pub struct ConnectionRules {
 }
 
 struct ConnectionRule {
-    /// The rule's pattern with its path, search and hash widened to `*`.
-    pattern: UrlPattern,
-    decision: Decision,
-    /// Whether the rule as written is host-level (its deny refuses the host).
-    host_level: bool,
+    /// The rule, shared with the policy it came from: its host pattern
+    /// (path, search and hash widened to `*`) and whether it is host-level
+    /// (its deny refuses the host).
+    rule: Arc<Rule>,
     /// How a verdict names it (`policy.rules[2] (deny "…")`).
     label: String,
+}
+
+impl ConnectionRule {
+    fn host_level(&self) -> bool {
+        self.rule.host_level
+    }
+    fn decision(&self) -> Decision {
+        self.rule.decision
+    }
+    fn pattern(&self) -> &UrlPattern {
+        self.rule.host_pattern()
+    }
 }
 
 impl Policy {
@@ -51,9 +64,7 @@ impl Policy {
             .rules
             .iter()
             .map(|rule| ConnectionRule {
-                pattern: rule.host_pattern().clone(),
-                host_level: rule.host_level,
-                decision: rule.decision,
+                rule: rule.clone(),
                 label: rule.to_string(),
             })
             .collect();
@@ -78,11 +89,11 @@ impl ConnectionRules {
             decision,
             rule: rule.to_owned(),
         };
-        let matching = |rule: &&ConnectionRule| urls.iter().any(|u| matches(&rule.pattern, u));
+        let matching = |rule: &&ConnectionRule| urls.iter().any(|u| matches(rule.pattern(), u));
         if let Some(deny) = self
             .rules
             .iter()
-            .filter(|r| r.host_level && r.decision == Decision::Deny)
+            .filter(|r| r.host_level() && r.decision() == Decision::Deny)
             .find(matching)
         {
             return verdict(Decision::Deny, &deny.label);
@@ -91,7 +102,7 @@ impl ConnectionRules {
             .rules
             .iter()
             .rev()
-            .filter(|r| r.decision != Decision::Deny)
+            .filter(|r| r.decision() != Decision::Deny)
             .find(matching)
         {
             return verdict(Decision::Allow, &pass.label);
@@ -107,8 +118,8 @@ impl ConnectionRules {
         let urls = urls(&ip.to_string(), port);
         self.rules
             .iter()
-            .filter(|r| r.host_level && r.decision == Decision::Deny)
-            .find(|r| urls.iter().any(|u| matches(&r.pattern, u)))
+            .filter(|r| r.host_level() && r.decision() == Decision::Deny)
+            .find(|r| urls.iter().any(|u| matches(r.pattern(), u)))
             .map(|r| r.label.as_str())
     }
 }

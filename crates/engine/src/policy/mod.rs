@@ -27,7 +27,8 @@ pub use verdict::Verdict;
 /// The compiled URL rules of `[policy]`.
 #[derive(Debug)]
 pub struct Policy {
-    rules: Vec<Rule>,
+    /// Shared with the egress gate's connection rules ([`connection`]).
+    rules: Vec<std::sync::Arc<Rule>>,
     default: Decision,
     /// How a verdict by the default names it.
     default_label: String,
@@ -68,10 +69,10 @@ impl Policy {
                     rule.action
                 )
             })?;
-            rules.push(
+            rules.push(std::sync::Arc::new(
                 Rule::compile(&rule.pattern, decision, place.clone())
                     .map_err(|e| format!("{place}: pattern {e}"))?,
-            );
+            ));
         }
         Ok(Policy {
             rules,
@@ -130,7 +131,7 @@ impl Policy {
     /// the last matching rule), if any matches.
     fn decide(&self, url: &url::Url) -> Option<&Rule> {
         let mut last = None;
-        for rule in self.rules.iter().filter(|r| r.matches(url)) {
+        for rule in self.rules.iter().map(|r| &**r).filter(|r| r.matches(url)) {
             if rule.decision == Decision::Deny {
                 return Some(rule);
             }
@@ -300,9 +301,18 @@ mod tests {
             "the rule names the default port"
         );
         let strict = policy("deny", &[("allow", "http://127.0.0.1:9090/docs/*")]);
-        assert_eq!(strict.connection_rules().judge("127.0.0.1", 9090).decision, Decision::Allow);
-        assert_eq!(strict.connection_rules().judge("127.0.0.1", 9091).decision, Decision::Deny);
-        assert_eq!(strict.connection_rules().judge("a b", 9090).decision, Decision::Deny);
+        assert_eq!(
+            strict.connection_rules().judge("127.0.0.1", 9090).decision,
+            Decision::Allow
+        );
+        assert_eq!(
+            strict.connection_rules().judge("127.0.0.1", 9091).decision,
+            Decision::Deny
+        );
+        assert_eq!(
+            strict.connection_rules().judge("a b", 9090).decision,
+            Decision::Deny
+        );
     }
 
     #[test]
