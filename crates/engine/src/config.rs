@@ -67,6 +67,15 @@ pub struct BrowserConfig {
     /// A file written by `browser_storage save`, loaded into every new
     /// session; empty: none.
     pub storage_state: String,
+    /// A Selenium Grid 4 hub (`http://hub:4444`): each session gets a Grid
+    /// session of its own; empty: no Grid.
+    pub grid: String,
+    /// Extra W3C capabilities for the Grid's new-session request
+    /// (`platformName`, `se:name`, a node's stereotype…).
+    pub grid_capabilities: serde_json::Map<String, serde_json::Value>,
+    /// Headers sent to the Grid, its `se:cdp` WebSocket included (a Grid
+    /// behind a gateway: `Authorization`).
+    pub grid_headers: std::collections::BTreeMap<String, String>,
 }
 
 impl Default for BrowserConfig {
@@ -79,6 +88,9 @@ impl Default for BrowserConfig {
             user_data_dir: String::new(),
             endpoints: Vec::new(),
             storage_state: String::new(),
+            grid: String::new(),
+            grid_capabilities: serde_json::Map::new(),
+            grid_headers: std::collections::BTreeMap::new(),
         }
     }
 }
@@ -322,6 +334,22 @@ impl Config {
         if let Some(v) = get("CDPILOT_BROWSER_ENDPOINTS") {
             self.browser.endpoints = list(v);
         }
+        if let Some(v) = get("CDPILOT_BROWSER_GRID") {
+            self.browser.grid = v;
+        }
+        // Tables come as a JSON object (`{"platformName":"linux"}`).
+        if let Some(v) = get("CDPILOT_BROWSER_GRID_CAPABILITIES") {
+            self.browser.grid_capabilities = json_table("CDPILOT_BROWSER_GRID_CAPABILITIES", &v)?;
+        }
+        if let Some(v) = get("CDPILOT_BROWSER_GRID_HEADERS") {
+            self.browser.grid_headers = json_table("CDPILOT_BROWSER_GRID_HEADERS", &v)?
+                .into_iter()
+                .map(|(name, value)| match value {
+                    serde_json::Value::String(value) => Ok((name, value)),
+                    _ => Err(format!("$CDPILOT_BROWSER_GRID_HEADERS: {name:?} must be a string")),
+                })
+                .collect::<Result<_, _>>()?;
+        }
         if let Some(v) = get("CDPILOT_BROWSER_STORAGE_STATE") {
             self.browser.storage_state = v;
         }
@@ -413,6 +441,7 @@ impl Config {
         if !self.browser.endpoints.is_empty() && !self.browser.cdp_url.is_empty() {
             return Err("browser.endpoints and browser.cdp_url are both set: use one".into());
         }
+        crate::browser::grid::check(&self.browser)?;
         if self.serve.listen.parse::<std::net::SocketAddr>().is_err() {
             return Err(format!(
                 "serve.listen = {:?}: allowed is an IP address and port, e.g. \"127.0.0.1:8931\"",
@@ -429,6 +458,14 @@ impl Config {
                 .map_err(|e| format!("browser.storage_state: {}", e.message))?;
         }
         Ok(())
+    }
+}
+
+/// An environment variable holding a table, as a JSON object.
+fn json_table(name: &str, value: &str) -> Result<serde_json::Map<String, serde_json::Value>, String> {
+    match serde_json::from_str(value) {
+        Ok(serde_json::Value::Object(table)) => Ok(table),
+        _ => Err(format!("${name} = {value:?}: allowed is a JSON object, e.g. {{\"platformName\": \"linux\"}}")),
     }
 }
 
