@@ -71,6 +71,19 @@ impl Client {
     }
 }
 
+/// A library engine on `grid` (the test browser flags), adjusted.
+fn grid_engine(grid: &Grid, adjust: impl FnOnce(&mut engine::Config)) -> engine::Engine {
+    let mut config = engine::Config::default();
+    config.browser.grid = grid.url().to_owned();
+    config.browser.args = vec!["--site-per-process".into(), "--no-sandbox".into()];
+    adjust(&mut config);
+    engine::Engine::start(config).expect("a valid configuration")
+}
+
+async fn call(engine: &engine::Engine, tool: &str, args: Value) -> Result<engine::ActionOutput, engine::ActionError> {
+    engine::dispatch::call(engine.session(), tool, args, Default::default()).await
+}
+
 fn config(grid: &Grid) -> String {
     // Chromium on the node runs as this user (root in CI): no sandbox.
     format!(
@@ -158,6 +171,33 @@ async fn serve_on_a_grid_of_two_nodes_places_queues_frees_survives_a_node_and_de
     let nodes = nodes_of(&serve).await;
     assert_eq!(nodes.len(), 4, "the dashboard names each session's node: {nodes:?}");
 
+    // With every slot taken, a call waits within its budget and says why;
+    // its request stays queued, and the slot it later gets is given back
+    // (its session is gone by then).
+    let library = grid_engine(&grid, |_| {});
+    let waited = call(&library, "browser_navigate", json!({"url": site.url("/index.html"), "timeout_ms": 3000}))
+        .await
+        .err()
+        .expect("no slot free");
+    assert_eq!(waited.code, engine::ErrorCode::Timeout, "{waited}");
+    assert!(waited.message.contains("waiting for a free Grid slot"), "{waited}");
+    assert!(waited.next_step.contains("queue"), "{}", waited.next_step);
+    drop(library);
+    // A capability no node offers: the Grid's refusal, coded.
+    let firefox = grid_engine(&grid, |c| {
+        c.browser.grid_capabilities.insert("browserName".into(), "firefox".into());
+    });
+    let refused = call(&firefox, "browser_navigate", json!({"url": site.url("/index.html")}))
+        .await
+        .err()
+        .expect("no node runs firefox");
+    assert_eq!(refused.code, engine::ErrorCode::BrowserDisconnected, "{refused}");
+    assert!(
+        refused.message.contains("refused the new session") && refused.message.contains(grid.url()),
+        "{refused}"
+    );
+    drop(firefox);
+
     // A fifth session waits in the Grid's queue and runs when one ends.
     let mut fifth = Client::open(&serve).await;
     let url = site.url("/index.html?s=5");
@@ -165,10 +205,11 @@ async fn serve_on_a_grid_of_two_nodes_places_queues_frees_survives_a_node_and_de
         let response = fifth.call("1", "browser_navigate", json!({"url": url, "timeout_ms": 90000})).await;
         (fifth, response)
     });
-    until(&grid, Duration::from_secs(30), "the fifth request queued", |_, queued| queued == 1).await;
+    until(&grid, Duration::from_secs(30), "the fifth request queued", |_, queued| queued == 2).await;
     let m = samples(&get(&serve, "/metrics").await);
     assert_eq!(m["cdpilot_grid_requests_waiting"], 1.0, "{m:?}");
-    let closed = clients.remove(0);
+    assert_eq!(m["cdpilot_grid_queue_size"], 2.0, "{m:?}");
+    let mut closed = clients.remove(0);
     closed.ws.socket.close(None).await.ok();
     let (mut fifth, response) = waiting.await.unwrap();
     assert!(response["result"].is_object(), "the fifth session ran: {response}");
@@ -183,6 +224,7 @@ async fn serve_on_a_grid_of_two_nodes_places_queues_frees_survives_a_node_and_de
 
     // The acceptance path through the Grid.
     let c = &mut fifth;
+    eprintln!("step: the acceptance path");
     c.ok("2", "browser_navigate", json!({"url": site.url("/frames.html")})).await;
     let snap = c.ok("3", "browser_snapshot", json!({})).await;
     let text = snap["text"].as_str().unwrap_or_default().to_owned();
@@ -194,13 +236,16 @@ async fn serve_on_a_grid_of_two_nodes_places_queues_frees_survives_a_node_and_de
     let alert = ref_on_line(&text, "Child alert");
     let clicked = c.call("6", "browser_click", json!({"ref": alert})).await;
     assert!(clicked.to_string().contains("alert from"), "the dialog is reported: {clicked}");
+    eprintln!("step: dialog");
     let opened = c.event("dialog_opened").await;
     assert_eq!(opened["data"]["type"], "alert", "{opened}");
     c.ok("7", "browser_dialog", json!({"action": "accept"})).await;
+    eprintln!("step: runaway evaluate");
     let runaway = c
         .call("8", "browser_evaluate", json!({"expression": "while (true) {}", "timeout_ms": 2000}))
         .await;
     assert_eq!(runaway["error"]["code"], "timeout", "{runaway}");
+    eprintln!("step: after the runaway: {runaway}");
     let after = c.ok("9", "browser_evaluate", json!({"expression": "1 + 1"})).await;
     assert_eq!(after["value"], 2, "the tab is usable after the runaway script: {after}");
 
@@ -218,11 +263,13 @@ async fn serve_on_a_grid_of_two_nodes_places_queues_frees_survives_a_node_and_de
     }
     until(&grid, Duration::from_secs(10), "the other node's slots freed", |s, _| total(s) == lost.len()).await;
     let victim = (0..2).find(|n| grid.node_url(*n) == victim_node).expect("a node of ours");
+    eprintln!("step: killing {victim_node}");
     grid.kill_node(victim);
     for c in lost.iter_mut() {
         let ended = c.event("session_ended").await;
         assert_eq!(ended["data"]["reason"], "browser_lost", "{ended}");
     }
+    eprintln!("step: the lost sessions' next calls");
     for c in lost.iter_mut() {
         let again = c
             .ok("10", "browser_navigate", json!({"url": site.url("/index.html?again"), "timeout_ms": 60000}))
@@ -242,9 +289,56 @@ async fn serve_on_a_grid_of_two_nodes_places_queues_frees_survives_a_node_and_de
         s.iter().filter(|(node, _)| *node != victim_node).map(|(_, s)| s.len()).sum()
     };
     assert_eq!(alive(&grid.sessions().await), lost.len());
+    eprintln!("step: SIGTERM");
     let status = serve.terminate().await;
     assert!(status.success(), "{status:?}");
     let left = alive(&grid.sessions().await);
     assert_eq!(left, 0, "Grid sessions left after cdpilot's SIGTERM");
     drop(lost);
+}
+
+#[tokio::test]
+async fn an_unreachable_hub_is_a_coded_error_naming_it() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let mut config = engine::Config::default();
+    config.browser.grid = format!("http://127.0.0.1:{port}");
+    let engine = engine::Engine::start(config).unwrap();
+    let error = call(&engine, "browser_navigate", json!({"url": "http://127.0.0.1:1/"}))
+        .await
+        .err()
+        .expect("nothing listens there");
+    assert_eq!(error.code, engine::ErrorCode::BrowserDisconnected, "{error}");
+    assert!(
+        error.message.contains("cannot reach the Selenium Grid") && error.message.contains(&port.to_string()),
+        "{error}"
+    );
+    assert!(error.next_step.contains("[browser] grid"), "{}", error.next_step);
+}
+
+#[tokio::test]
+async fn bad_grid_settings_stop_the_start_naming_the_key() {
+    for (flags, key) in [
+        (vec!["--grid", "ftp://hub:4444"], "browser.grid"),
+        (vec!["--grid", "http://hub:4444", "--cdp-url", "ws://127.0.0.1:9/x"], "browser.grid"),
+    ] {
+        let output = tokio::process::Command::new(env!("CARGO_BIN_EXE_cdpilot"))
+            .arg("serve")
+            .args(&flags)
+            .env("CDPILOT_CONFIG", "")
+            .output()
+            .await
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(!output.status.success(), "{flags:?} started");
+        assert!(stderr.contains(key), "{flags:?}: {stderr}");
+    }
+    for (text, key) in [
+        ("[browser]\ngrid = \"http://h:4444\"\ngrid_capabilities = \"linux\"\n", "grid_capabilities"),
+        ("[browser]\ngrid = \"http://h:4444\"\ngrid_capabilities = { \"goog:chromeOptions\" = 1 }\n", "goog:chromeOptions"),
+        ("[browser]\ngrid_headers = { Authorization = \"x\" }\n", "browser.grid"),
+        ("[browser]\ngrid = \"ws://h:4444\"\n", "browser.grid"),
+    ] {
+        let error = engine::Config::parse(text).err().unwrap_or_else(|| panic!("{text} was taken"));
+        assert!(error.contains(key), "{text}: {error}");
+    }
 }

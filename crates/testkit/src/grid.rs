@@ -87,7 +87,17 @@ impl Grid {
             "--subscribe-events".to_owned(),
             format!("tcp://127.0.0.1:{subscribe}"),
         ];
-        let mut args = vec!["hub".to_owned(), "--host".into(), "127.0.0.1".into(), "--port".into(), port.to_string()];
+        // A request no node could serve is refused at once rather than
+        // queued until the Grid's request timeout.
+        let mut args = vec![
+            "hub".to_owned(),
+            "--host".into(),
+            "127.0.0.1".into(),
+            "--port".into(),
+            port.to_string(),
+            "--reject-unsupported-caps".into(),
+            "true".into(),
+        ];
         args.extend(bus.iter().cloned());
         grid.hub = Some(grid.java("hub", &args));
         for n in 0..nodes {
