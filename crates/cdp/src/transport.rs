@@ -90,16 +90,18 @@ impl Transport for WebSocket {
             let config = WebSocketConfig::default()
                 .max_frame_size(None)
                 .max_message_size(None);
-            let failed = |e: &dyn std::fmt::Display| CdpError::Connect(format!("cannot open {}: {e}", self.url));
+            let failed =
+                |e: &dyn std::fmt::Display| CdpError::Connect(format!("cannot open {}: {e}", self.url));
             let mut request = self.url.as_str().into_client_request().map_err(|e| failed(&e))?;
             for (name, value) in &self.headers {
                 let name = HeaderName::from_bytes(name.as_bytes()).map_err(|e| failed(&e))?;
                 let value = HeaderValue::from_str(value).map_err(|e| failed(&e))?;
                 request.headers_mut().insert(name, value);
             }
-            let (socket, _response) = tokio_tungstenite::connect_async_with_config(request, Some(config), true)
-                .await
-                .map_err(|e| failed(&e))?;
+            let (socket, _response) =
+                tokio_tungstenite::connect_async_with_config(request, Some(config), true)
+                    .await
+                    .map_err(|e| failed(&e))?;
             let (sink, stream) = socket.split();
             let outgoing: Outgoing = Box::pin(
                 sink.sink_map_err(|_| CdpError::Disconnected)

@@ -11,7 +11,13 @@ fn the_kubernetes_manifests_pass_the_schema_check() {
     let python = std::env::var("CDPILOT_TEST_PYTHON").unwrap_or_else(|_| "python3".into());
     let deploy = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../deploy/cdpilot.yaml");
     let output = Command::new(&python)
-        .args(["-m", "kubernetes_validate", "--strict", "--kubernetes-version", "1.30.0"])
+        .args([
+            "-m",
+            "kubernetes_validate",
+            "--strict",
+            "--kubernetes-version",
+            "1.30.0",
+        ])
         .arg(&deploy)
         .output()
         .unwrap_or_else(|e| panic!("{python}: {e}"));

@@ -80,7 +80,11 @@ fn grid_engine(grid: &Grid, adjust: impl FnOnce(&mut engine::Config)) -> engine:
     engine::Engine::start(config).expect("a valid configuration")
 }
 
-async fn call(engine: &engine::Engine, tool: &str, args: Value) -> Result<engine::ActionOutput, engine::ActionError> {
+async fn call(
+    engine: &engine::Engine,
+    tool: &str,
+    args: Value,
+) -> Result<engine::ActionOutput, engine::ActionError> {
     engine::dispatch::call(engine.session(), tool, args, Default::default()).await
 }
 
@@ -117,19 +121,32 @@ async fn nodes_of(serve: &Serve) -> HashMap<String, String> {
         .as_array()
         .unwrap()
         .iter()
-        .filter_map(|s| Some((s["id"].as_str()?.to_owned(), s["grid"]["node"].as_str()?.to_owned())))
+        .filter_map(|s| {
+            Some((
+                s["id"].as_str()?.to_owned(),
+                s["grid"]["node"].as_str()?.to_owned(),
+            ))
+        })
         .collect()
 }
 
 /// Waits (bounded) until `condition` on the Grid holds; how long it took.
-async fn until(grid: &Grid, limit: Duration, what: &str, condition: impl Fn(&[(String, Vec<String>)], usize) -> bool) -> Duration {
+async fn until(
+    grid: &Grid,
+    limit: Duration,
+    what: &str,
+    condition: impl Fn(&[(String, Vec<String>)], usize) -> bool,
+) -> Duration {
     let started = Instant::now();
     loop {
         let sessions = grid.sessions().await;
         if condition(&sessions, grid.queued().await) {
             return started.elapsed();
         }
-        assert!(started.elapsed() < limit, "{what}: not within {limit:?}; the Grid: {sessions:?}");
+        assert!(
+            started.elapsed() < limit,
+            "{what}: not within {limit:?}; the Grid: {sessions:?}"
+        );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
@@ -151,15 +168,25 @@ async fn serve_on_a_grid_of_two_nodes_places_queues_frees_survives_a_node_and_de
     }
     let first_calls = clients.iter_mut().enumerate().map(|(n, c)| {
         let url = site.url(&format!("/index.html?s={n}"));
-        async move { c.ok("1", "browser_navigate", json!({"url": url})).await }
+        // A first call includes the node starting a browser: on a loaded
+        // machine four at once take a while.
+        async move {
+            c.ok("1", "browser_navigate", json!({"url": url, "timeout_ms": 120000}))
+                .await
+        }
     });
     futures_util::future::join_all(first_calls).await;
     let per_node: Vec<usize> = grid.sessions().await.iter().map(|(_, s)| s.len()).collect();
     assert_eq!(per_node, [2, 2], "sessions per node");
     for (n, c) in clients.iter_mut().enumerate() {
-        let script = format!("localStorage.getItem('who') + '/' + (localStorage.setItem('who', '{n}'), '{n}')");
+        let script =
+            format!("localStorage.getItem('who') + '/' + (localStorage.setItem('who', '{n}'), '{n}')");
         let seen = c.ok("2", "browser_evaluate", json!({"expression": script})).await;
-        assert_eq!(seen["value"], format!("null/{n}"), "session {n} saw another's storage: {seen}");
+        assert_eq!(
+            seen["value"],
+            format!("null/{n}"),
+            "session {n} saw another's storage: {seen}"
+        );
     }
     let m = samples(&get(&serve, "/metrics").await);
     assert_eq!(m["cdpilot_grid_sessions_open"], 4.0, "{m:?}");
@@ -169,28 +196,45 @@ async fn serve_on_a_grid_of_two_nodes_places_queues_frees_survives_a_node_and_de
         .sum();
     assert_eq!(on_nodes, 4.0, "{m:?}");
     let nodes = nodes_of(&serve).await;
-    assert_eq!(nodes.len(), 4, "the dashboard names each session's node: {nodes:?}");
+    assert_eq!(
+        nodes.len(),
+        4,
+        "the dashboard names each session's node: {nodes:?}"
+    );
 
     // With every slot taken, a call waits within its budget and says why;
     // its request stays queued, and the slot it later gets is given back
     // (its session is gone by then).
     let library = grid_engine(&grid, |_| {});
-    let waited = call(&library, "browser_navigate", json!({"url": site.url("/index.html"), "timeout_ms": 3000}))
-        .await
-        .err()
-        .expect("no slot free");
+    let waited = call(
+        &library,
+        "browser_navigate",
+        json!({"url": site.url("/index.html"), "timeout_ms": 3000}),
+    )
+    .await
+    .err()
+    .expect("no slot free");
     assert_eq!(waited.code, engine::ErrorCode::Timeout, "{waited}");
-    assert!(waited.message.contains("waiting for a free Grid slot"), "{waited}");
+    assert!(
+        waited.message.contains("waiting for a free Grid slot"),
+        "{waited}"
+    );
     assert!(waited.next_step.contains("queue"), "{}", waited.next_step);
     drop(library);
     // A capability no node offers: the Grid's refusal, coded.
     let firefox = grid_engine(&grid, |c| {
-        c.browser.grid_capabilities.insert("browserName".into(), "firefox".into());
+        c.browser
+            .grid_capabilities
+            .insert("browserName".into(), "firefox".into());
     });
-    let refused = call(&firefox, "browser_navigate", json!({"url": site.url("/index.html")}))
-        .await
-        .err()
-        .expect("no node runs firefox");
+    let refused = call(
+        &firefox,
+        "browser_navigate",
+        json!({"url": site.url("/index.html")}),
+    )
+    .await
+    .err()
+    .expect("no node runs firefox");
     assert_eq!(refused.code, engine::ErrorCode::BrowserDisconnected, "{refused}");
     assert!(
         refused.message.contains("refused the new session") && refused.message.contains(grid.url()),
@@ -202,52 +246,85 @@ async fn serve_on_a_grid_of_two_nodes_places_queues_frees_survives_a_node_and_de
     let mut fifth = Client::open(&serve).await;
     let url = site.url("/index.html?s=5");
     let waiting = tokio::spawn(async move {
-        let response = fifth.call("1", "browser_navigate", json!({"url": url, "timeout_ms": 90000})).await;
+        let response = fifth
+            .call("1", "browser_navigate", json!({"url": url, "timeout_ms": 90000}))
+            .await;
         (fifth, response)
     });
-    until(&grid, Duration::from_secs(30), "the fifth request queued", |_, queued| queued == 2).await;
+    until(
+        &grid,
+        Duration::from_secs(30),
+        "the fifth request queued",
+        |_, queued| queued == 2,
+    )
+    .await;
     let m = samples(&get(&serve, "/metrics").await);
     assert_eq!(m["cdpilot_grid_requests_waiting"], 1.0, "{m:?}");
     assert_eq!(m["cdpilot_grid_queue_size"], 2.0, "{m:?}");
     let mut closed = clients.remove(0);
     closed.ws.socket.close(None).await.ok();
     let (mut fifth, response) = waiting.await.unwrap();
-    assert!(response["result"].is_object(), "the fifth session ran: {response}");
+    assert!(
+        response["result"].is_object(),
+        "the fifth session ran: {response}"
+    );
     assert_eq!(total(&grid.sessions().await), 4);
 
     // Closing a session frees its Grid slot at once.
     let closed = clients.remove(0);
     let mut ws = closed.ws;
     ws.socket.close(None).await.ok();
-    let freed = until(&grid, Duration::from_secs(5), "a closed session's slot freed", |s, _| total(s) == 3).await;
+    let freed = until(
+        &grid,
+        Duration::from_secs(5),
+        "a closed session's slot freed",
+        |s, _| total(s) == 3,
+    )
+    .await;
     eprintln!("a closed session's Grid slot was free after {freed:?}");
 
     // The acceptance path through the Grid.
     let c = &mut fifth;
     eprintln!("step: the acceptance path");
-    c.ok("2", "browser_navigate", json!({"url": site.url("/frames.html")})).await;
+    c.ok("2", "browser_navigate", json!({"url": site.url("/frames.html")}))
+        .await;
     let snap = c.ok("3", "browser_snapshot", json!({})).await;
     let text = snap["text"].as_str().unwrap_or_default().to_owned();
     let child = ref_on_line(&text, "Child button");
-    assert!(child.starts_with('f'), "the cross-origin frame's button has a frame ref: {child}");
+    assert!(
+        child.starts_with('f'),
+        "the cross-origin frame's button has a frame ref: {child}"
+    );
     c.ok("4", "browser_click", json!({"ref": child})).await;
     let snap = c.ok("5", "browser_snapshot", json!({})).await;
     assert!(snap.to_string().contains("Child clicked true"), "{snap}");
     let alert = ref_on_line(&text, "Child alert");
     let clicked = c.call("6", "browser_click", json!({"ref": alert})).await;
-    assert!(clicked.to_string().contains("alert from"), "the dialog is reported: {clicked}");
+    assert!(
+        clicked.to_string().contains("alert from"),
+        "the dialog is reported: {clicked}"
+    );
     eprintln!("step: dialog");
     let opened = c.event("dialog_opened").await;
     assert_eq!(opened["data"]["type"], "alert", "{opened}");
     c.ok("7", "browser_dialog", json!({"action": "accept"})).await;
     eprintln!("step: runaway evaluate");
     let runaway = c
-        .call("8", "browser_evaluate", json!({"expression": "while (true) {}", "timeout_ms": 2000}))
+        .call(
+            "8",
+            "browser_evaluate",
+            json!({"expression": "while (true) {}", "timeout_ms": 2000}),
+        )
         .await;
     assert_eq!(runaway["error"]["code"], "timeout", "{runaway}");
     eprintln!("step: after the runaway: {runaway}");
-    let after = c.ok("9", "browser_evaluate", json!({"expression": "1 + 1"})).await;
-    assert_eq!(after["value"], 2, "the tab is usable after the runaway script: {after}");
+    let after = c
+        .ok("9", "browser_evaluate", json!({"expression": "1 + 1"}))
+        .await;
+    assert_eq!(
+        after["value"], 2,
+        "the tab is usable after the runaway script: {after}"
+    );
 
     // Killing a node: its sessions hear browser_lost, and their next call
     // runs on the other node (which has a slot free for each).
@@ -261,8 +338,16 @@ async fn serve_on_a_grid_of_two_nodes_places_queues_frees_survives_a_node_and_de
         let mut ws = c.ws;
         ws.socket.close(None).await.ok();
     }
-    until(&grid, Duration::from_secs(10), "the other node's slots freed", |s, _| total(s) == lost.len()).await;
-    let victim = (0..2).find(|n| grid.node_url(*n) == victim_node).expect("a node of ours");
+    until(
+        &grid,
+        Duration::from_secs(10),
+        "the other node's slots freed",
+        |s, _| total(s) == lost.len(),
+    )
+    .await;
+    let victim = (0..2)
+        .find(|n| grid.node_url(*n) == victim_node)
+        .expect("a node of ours");
     eprintln!("step: killing {victim_node}");
     grid.kill_node(victim);
     for c in lost.iter_mut() {
@@ -272,7 +357,11 @@ async fn serve_on_a_grid_of_two_nodes_places_queues_frees_survives_a_node_and_de
     eprintln!("step: the lost sessions' next calls");
     for c in lost.iter_mut() {
         let again = c
-            .ok("10", "browser_navigate", json!({"url": site.url("/index.html?again"), "timeout_ms": 60000}))
+            .ok(
+                "10",
+                "browser_navigate",
+                json!({"url": site.url("/index.html?again"), "timeout_ms": 60000}),
+            )
             .await;
         assert_eq!(again["browser_restarted"], true, "{again}");
     }
@@ -281,12 +370,18 @@ async fn serve_on_a_grid_of_two_nodes_places_queues_frees_survives_a_node_and_de
         assert_ne!(nodes[&c.session], victim_node, "moved off the dead node");
     }
     let m = samples(&get(&serve, "/metrics").await);
-    assert!(m[r#"cdpilot_sessions_ended_total{reason="browser_lost"}"#] >= lost.len() as f64, "{m:?}");
+    assert!(
+        m[r#"cdpilot_sessions_ended_total{reason="browser_lost"}"#] >= lost.len() as f64,
+        "{m:?}"
+    );
 
     // SIGTERM: every Grid session cdpilot made is deleted (the dead
     // node's stale slots aside, which the hub lists until it purges it).
     let alive = |s: &[(String, Vec<String>)]| -> usize {
-        s.iter().filter(|(node, _)| *node != victim_node).map(|(_, s)| s.len()).sum()
+        s.iter()
+            .filter(|(node, _)| *node != victim_node)
+            .map(|(_, s)| s.len())
+            .sum()
     };
     assert_eq!(alive(&grid.sessions().await), lost.len());
     eprintln!("step: SIGTERM");
@@ -299,7 +394,11 @@ async fn serve_on_a_grid_of_two_nodes_places_queues_frees_survives_a_node_and_de
 
 #[tokio::test]
 async fn an_unreachable_hub_is_a_coded_error_naming_it() {
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
     let mut config = engine::Config::default();
     config.browser.grid = format!("http://127.0.0.1:{port}");
     let engine = engine::Engine::start(config).unwrap();
@@ -319,7 +418,10 @@ async fn an_unreachable_hub_is_a_coded_error_naming_it() {
 async fn bad_grid_settings_stop_the_start_naming_the_key() {
     for (flags, key) in [
         (vec!["--grid", "ftp://hub:4444"], "browser.grid"),
-        (vec!["--grid", "http://hub:4444", "--cdp-url", "ws://127.0.0.1:9/x"], "browser.grid"),
+        (
+            vec!["--grid", "http://hub:4444", "--cdp-url", "ws://127.0.0.1:9/x"],
+            "browser.grid",
+        ),
     ] {
         let output = tokio::process::Command::new(env!("CARGO_BIN_EXE_cdpilot"))
             .arg("serve")
@@ -333,12 +435,23 @@ async fn bad_grid_settings_stop_the_start_naming_the_key() {
         assert!(stderr.contains(key), "{flags:?}: {stderr}");
     }
     for (text, key) in [
-        ("[browser]\ngrid = \"http://h:4444\"\ngrid_capabilities = \"linux\"\n", "grid_capabilities"),
-        ("[browser]\ngrid = \"http://h:4444\"\ngrid_capabilities = { \"goog:chromeOptions\" = 1 }\n", "goog:chromeOptions"),
-        ("[browser]\ngrid_headers = { Authorization = \"x\" }\n", "browser.grid"),
+        (
+            "[browser]\ngrid = \"http://h:4444\"\ngrid_capabilities = \"linux\"\n",
+            "grid_capabilities",
+        ),
+        (
+            "[browser]\ngrid = \"http://h:4444\"\ngrid_capabilities = { \"goog:chromeOptions\" = 1 }\n",
+            "goog:chromeOptions",
+        ),
+        (
+            "[browser]\ngrid_headers = { Authorization = \"x\" }\n",
+            "browser.grid",
+        ),
         ("[browser]\ngrid = \"ws://h:4444\"\n", "browser.grid"),
     ] {
-        let error = engine::Config::parse(text).err().unwrap_or_else(|| panic!("{text} was taken"));
+        let error = engine::Config::parse(text)
+            .err()
+            .unwrap_or_else(|| panic!("{text} was taken"));
         assert!(error.contains(key), "{text}: {error}");
     }
 }

@@ -312,7 +312,9 @@ impl Config {
             // A wrong type's message names no key: add the line it is on.
             let line = e.span().and_then(|span| {
                 let start = text[..span.start].rfind('\n').map_or(0, |i| i + 1);
-                let end = text[span.start..].find('\n').map_or(text.len(), |i| span.start + i);
+                let end = text[span.start..]
+                    .find('\n')
+                    .map_or(text.len(), |i| span.start + i);
                 let number = text[..span.start].matches('\n').count() + 1;
                 Some(format!(" (line {number}: {})", text[start..end].trim()))
             });
@@ -355,7 +357,9 @@ impl Config {
                 .into_iter()
                 .map(|(name, value)| match value {
                     serde_json::Value::String(value) => Ok((name, value)),
-                    _ => Err(format!("$CDPILOT_BROWSER_GRID_HEADERS: {name:?} must be a string")),
+                    _ => Err(format!(
+                        "$CDPILOT_BROWSER_GRID_HEADERS: {name:?} must be a string"
+                    )),
                 })
                 .collect::<Result<_, _>>()?;
         }
@@ -474,7 +478,9 @@ impl Config {
 fn json_table(name: &str, value: &str) -> Result<serde_json::Map<String, serde_json::Value>, String> {
     match serde_json::from_str(value) {
         Ok(serde_json::Value::Object(table)) => Ok(table),
-        _ => Err(format!("${name} = {value:?}: allowed is a JSON object, e.g. {{\"platformName\": \"linux\"}}")),
+        _ => Err(format!(
+            "${name} = {value:?}: allowed is a JSON object, e.g. {{\"platformName\": \"linux\"}}"
+        )),
     }
 }
 

@@ -55,7 +55,9 @@ pub fn jar() -> PathBuf {
     let path = std::env::var_os("CDPILOT_GRID_JAR")
         .map(PathBuf::from)
         .unwrap_or_else(|| {
-            let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(|| "/root".into());
+            let home = std::env::var_os("HOME")
+                .map(PathBuf::from)
+                .unwrap_or_else(|| "/root".into());
             home.join(format!(".cache/cdpilot/grid/selenium-server-{VERSION}.jar"))
         });
     assert!(
@@ -143,7 +145,11 @@ impl Grid {
     }
 
     fn empty(kind: &str) -> Grid {
-        let dir = std::env::temp_dir().join(format!("cdpilot-grid-{kind}-{}-{}", std::process::id(), free_port()));
+        let dir = std::env::temp_dir().join(format!(
+            "cdpilot-grid-{kind}-{}-{}",
+            std::process::id(),
+            free_port()
+        ));
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join("node.toml"), NODE_TOML).unwrap();
         Grid {
@@ -215,7 +221,9 @@ impl Grid {
 
     async fn try_status(&self) -> Option<Value> {
         let body = self.get("/status").await?;
-        serde_json::from_str::<Value>(&body).ok().map(|v| v["value"].clone())
+        serde_json::from_str::<Value>(&body)
+            .ok()
+            .map(|v| v["value"].clone())
     }
 
     /// Each node's address and the ids of the sessions it runs.
@@ -244,7 +252,10 @@ impl Grid {
 
     /// New-session requests waiting in the Grid's queue.
     pub async fn queued(&self) -> usize {
-        let body = self.get("/se/grid/newsessionqueue/queue").await.unwrap_or_default();
+        let body = self
+            .get("/se/grid/newsessionqueue/queue")
+            .await
+            .unwrap_or_default();
         serde_json::from_str::<Value>(&body)
             .ok()
             .and_then(|v| v["value"].as_array().map(Vec::len))
@@ -283,7 +294,9 @@ impl Grid {
 fn dechunk(mut body: &str) -> String {
     let mut out = String::new();
     while let Some((size, rest)) = body.split_once("\r\n") {
-        let Ok(size) = usize::from_str_radix(size.trim(), 16) else { break };
+        let Ok(size) = usize::from_str_radix(size.trim(), 16) else {
+            break;
+        };
         if size == 0 || rest.len() < size {
             break;
         }

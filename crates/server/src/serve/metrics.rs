@@ -255,8 +255,11 @@ fn grid_families(grid: &engine::GridStatus) -> Vec<MetricFamily> {
         "Selenium Grid sessions this server made and has not deleted.",
         grid.sessions_open as f64,
     ));
-    let made = IntCounter::new("cdpilot_grid_sessions_total", "Selenium Grid sessions made since start.")
-        .expect("valid metric");
+    let made = IntCounter::new(
+        "cdpilot_grid_sessions_total",
+        "Selenium Grid sessions made since start.",
+    )
+    .expect("valid metric");
     made.inc_by(grid.sessions_made);
     families.extend(made.collect());
     families.extend(gauge(

@@ -146,7 +146,10 @@ pub async fn run_with(
         .merge(dashboard::routes())
         .with_state(ws_state.clone())
         .merge(mcp)
-        .route("/metrics", get(move || async move { prometheus_text(&metrics).await }))
+        .route(
+            "/metrics",
+            get(move || async move { prometheus_text(&metrics).await }),
+        )
         .route(
             auth::HEALTH_PATH,
             get(move || async move { health(&health_engine) }),

@@ -53,7 +53,11 @@ pub enum HubError {
     /// Nothing answered at the hub's address (or not HTTP).
     Unreachable(String),
     /// The hub answered with a W3C error (`error`, `message`).
-    Refused { status: u16, error: String, message: String },
+    Refused {
+        status: u16,
+        error: String,
+        message: String,
+    },
     /// The hub answered, but not what a Grid answers.
     Unexpected(String),
 }
@@ -62,7 +66,11 @@ impl std::fmt::Display for HubError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             HubError::Unreachable(detail) => write!(f, "{detail}"),
-            HubError::Refused { status, error, message } => {
+            HubError::Refused {
+                status,
+                error,
+                message,
+            } => {
                 write!(f, "the Grid answered {status} {error}: {message}")
             }
             HubError::Unexpected(detail) => write!(f, "{detail}"),
@@ -73,8 +81,8 @@ impl std::fmt::Display for HubError {
 impl Hub {
     /// The hub at `url` (checked by [`check`](super::check)).
     pub fn new(url: &str, headers: &std::collections::BTreeMap<String, String>) -> Result<Hub, String> {
-        let base = url::Url::parse(url.trim_end_matches('/'))
-            .map_err(|e| format!("browser.grid = {url:?}: {e}"))?;
+        let base =
+            url::Url::parse(url.trim_end_matches('/')).map_err(|e| format!("browser.grid = {url:?}: {e}"))?;
         if !matches!(base.scheme(), "http" | "https") || base.host_str().is_none() {
             return Err(format!(
                 "browser.grid = {url:?}: allowed is the hub's http://host:port (or https://…)"
@@ -175,10 +183,7 @@ impl Hub {
         let request = request.body(Full::new(payload)).map_err(|e| unreachable(&e))?;
         let response = if self.base.scheme() == "https" {
             let tls = tls_connector()
-                .connect(
-                    rustls_pki_types_name(&host).map_err(|e| unreachable(&e))?,
-                    tcp,
-                )
+                .connect(rustls_pki_types_name(&host).map_err(|e| unreachable(&e))?, tcp)
                 .await
                 .map_err(|e| unreachable(&e))?;
             exchange(TokioIo::new(tls), request).await
@@ -188,11 +193,7 @@ impl Hub {
         .map_err(|e| unreachable(&e))?;
         let status = response.status().as_u16();
         let limited = http_body_util::Limited::new(response.into_body(), MAX_ANSWER);
-        let bytes = limited
-            .collect()
-            .await
-            .map_err(|e| unreachable(&e))?
-            .to_bytes();
+        let bytes = limited.collect().await.map_err(|e| unreachable(&e))?.to_bytes();
         let json: Value = serde_json::from_slice(&bytes).map_err(|_| {
             HubError::Unexpected(format!(
                 "{method} {}{path} answered {status} with something that is not a Grid's JSON: {}",
@@ -285,7 +286,10 @@ mod tests {
         }
         let headers = [("Bad Name".to_owned(), "x".to_owned())].into();
         let e = Hub::new("http://h:1", &headers).err().unwrap();
-        assert!(e.contains("browser.grid_headers") && e.contains("Bad Name"), "{e}");
+        assert!(
+            e.contains("browser.grid_headers") && e.contains("Bad Name"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -295,6 +299,9 @@ mod tests {
             value: serde_json::json!({"error": "session not created", "message": "Could not start a new session.\nmore"}),
         };
         let e = refused(answer).unwrap_err().to_string();
-        assert_eq!(e, "the Grid answered 500 session not created: Could not start a new session.");
+        assert_eq!(
+            e,
+            "the Grid answered 500 session not created: Could not start a new session."
+        );
     }
 }

@@ -38,9 +38,12 @@ use hub::{Hub, HubError};
 
 /// How long attaching to a granted session's `se:cdp` may take.
 const ATTACH_BUDGET: Duration = Duration::from_secs(30);
-/// How often a lease sends the node a WebDriver no-op: well inside the
-/// node's default `--session-timeout` (300 s).
-const KEEPALIVE: Duration = Duration::from_secs(60);
+/// How often a lease asks the Grid about its session with a WebDriver
+/// no-op: it keeps the node from timing the session out (its default
+/// `--session-timeout` is 300 s), and it is how a dead node is noticed,
+/// since the hub keeps the `se:cdp` connection open when the node behind
+/// it dies.
+const KEEPALIVE: Duration = Duration::from_secs(5);
 /// How long shutdown waits for the hub to answer the DELETEs.
 const DELETE_BUDGET: Duration = Duration::from_secs(10);
 
@@ -94,7 +97,9 @@ pub fn capabilities(config: &BrowserConfig) -> Value {
             ("goog:chromeOptions", Value::Object(theirs)) => {
                 for (k, v) in theirs {
                     match (k.as_str(), v, options.get_mut("args")) {
-                        ("args", Value::Array(more), Some(Value::Array(args))) => args.extend(more.iter().cloned()),
+                        ("args", Value::Array(more), Some(Value::Array(args))) => {
+                            args.extend(more.iter().cloned())
+                        }
                         _ => {
                             options.insert(k.clone(), v.clone());
                         }
@@ -263,7 +268,10 @@ impl Grid {
         if self.stopping.is_cancelled() {
             return Err(ActionError::disconnected());
         }
-        let transport = Arc::new(cdp::WebSocket::with_headers(created.cdp.clone(), self.headers.clone()));
+        let transport = Arc::new(cdp::WebSocket::with_headers(
+            created.cdp.clone(),
+            self.headers.clone(),
+        ));
         let budget = Budget::with_timeout(ATTACH_BUDGET);
         let bridge = self.config.dialogs.bridge == "on";
         let browser = Browser::attach(
@@ -330,8 +338,21 @@ impl Grid {
                     _ = connection.closed() => break,
                     _ = tokio::time::sleep(KEEPALIVE) => {
                         let Some(grid) = grid.upgrade() else { return };
-                        if let Err(e) = grid.hub.touch(&id).await {
-                            tracing::debug!(session = id, "Grid keep-alive: {e}");
+                        // The hub answers for the node: an error means the
+                        // session (or its node) is gone.
+                        match grid.hub.touch(&id).await {
+                            Ok(()) => {}
+                            // A dialog is open (cdpilot's to answer): the
+                            // session is alive.
+                            Err(HubError::Refused { error, .. }) if error == "unexpected alert open" => {}
+                            Err(e) => {
+                            if grid.stopping.is_cancelled() {
+                                return;
+                            }
+                            tracing::warn!(session = id, "the Grid lost the session: {e}");
+                            connection.close();
+                            break;
+                            }
                         }
                     }
                 }
@@ -401,7 +422,10 @@ impl Grid {
             match tokio::time::timeout(DELETE_BUDGET, hub.delete(&id)).await {
                 Ok(Ok(())) => tracing::info!(session = id, "Grid session deleted"),
                 Ok(Err(e)) => tracing::info!(session = id, "deleting the Grid session: {e}"),
-                Err(_) => tracing::warn!(session = id, "the Grid did not answer DELETE within {DELETE_BUDGET:?}"),
+                Err(_) => tracing::warn!(
+                    session = id,
+                    "the Grid did not answer DELETE within {DELETE_BUDGET:?}"
+                ),
             }
         });
         let mut deleting = self.deleting.lock().unwrap();
@@ -413,7 +437,9 @@ impl Grid {
     /// under way: no Grid slot stays taken after cdpilot exits.
     pub async fn shutdown(&self) {
         self.stopping.cancel();
-        let open: Vec<String> = std::mem::take(&mut *self.open.lock().unwrap()).into_keys().collect();
+        let open: Vec<String> = std::mem::take(&mut *self.open.lock().unwrap())
+            .into_keys()
+            .collect();
         let deletes = open.iter().map(|id| async move {
             match tokio::time::timeout(DELETE_BUDGET, self.hub.delete(id)).await {
                 Ok(Ok(())) => tracing::info!(session = id, "Grid session deleted at shutdown"),
@@ -505,7 +531,8 @@ impl Drop for Lease {
         }
         // Shutdown may have deleted it already.
         if self.grid.open.lock().unwrap().remove(&self.id).is_some() {
-            self.grid.delete_later(std::mem::take(&mut self.id), self.browser.take());
+            self.grid
+                .delete_later(std::mem::take(&mut self.id), self.browser.take());
         }
     }
 }
