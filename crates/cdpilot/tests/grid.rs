@@ -455,3 +455,27 @@ async fn bad_grid_settings_stop_the_start_naming_the_key() {
         assert!(error.contains(key), "{text}: {error}");
     }
 }
+
+#[tokio::test]
+async fn a_grid_without_cdp_is_a_coded_error_and_its_session_is_deleted() {
+    let grid = Grid::standalone_with(&["--enable-cdp", "false"]).await;
+    let engine = grid_engine(&grid, |_| {});
+    let error = call(
+        &engine,
+        "browser_navigate",
+        json!({"url": "http://127.0.0.1:1/", "timeout_ms": 120000}),
+    )
+    .await
+    .err()
+    .expect("no se:cdp to attach to");
+    assert_eq!(error.code, engine::ErrorCode::BrowserDisconnected, "{error}");
+    assert!(error.message.contains("no se:cdp"), "{error}");
+    // The session the Grid made is not left holding the slot.
+    until(
+        &grid,
+        Duration::from_secs(10),
+        "the unusable session deleted",
+        |s, _| total(s) == 0,
+    )
+    .await;
+}

@@ -126,10 +126,15 @@ impl Grid {
 
     /// One standalone server (hub and node in one process, two slots).
     pub async fn standalone() -> Grid {
+        Grid::standalone_with(&[]).await
+    }
+
+    /// [`Grid::standalone`] with more server flags (`--enable-cdp false`).
+    pub async fn standalone_with(flags: &[&str]) -> Grid {
         let mut grid = Grid::empty("standalone");
         let port = free_port();
         grid.url = format!("http://127.0.0.1:{port}");
-        let args = [
+        let mut args = vec![
             "standalone".to_owned(),
             "--config".into(),
             grid.dir.join("node.toml").display().to_string(),
@@ -138,6 +143,7 @@ impl Grid {
             "--port".into(),
             port.to_string(),
         ];
+        args.extend(flags.iter().map(|f| f.to_string()));
         grid.hub = Some(grid.java("standalone", &args));
         grid.node_urls.push(grid.url.clone());
         grid.wait_ready(1).await;

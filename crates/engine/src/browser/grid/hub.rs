@@ -120,8 +120,13 @@ impl Hub {
             )));
         }
         let Some(cdp) = answer.value["capabilities"]["se:cdp"].as_str() else {
+            // Made but unusable: give the slot back before saying so.
+            let deleted = match self.delete(id).await {
+                Ok(()) => String::new(),
+                Err(e) => format!(" (deleting it failed: {e})"),
+            };
             return Err(HubError::Unexpected(format!(
-                "the Grid made session {id} but its answer has no se:cdp (is CDP turned off on the node?)"
+                "the Grid made session {id} but its answer has no se:cdp (is CDP turned off on the node?){deleted}"
             )));
         };
         Ok(Created {
