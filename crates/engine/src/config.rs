@@ -310,13 +310,13 @@ impl Config {
     pub fn parse(text: &str) -> Result<Config, String> {
         let config: Config = toml::from_str(text).map_err(|e| {
             // A wrong type's message names no key: add the line it is on.
-            let line = e.span().and_then(|span| {
+            let line = e.span().map(|span| {
                 let start = text[..span.start].rfind('\n').map_or(0, |i| i + 1);
                 let end = text[span.start..]
                     .find('\n')
                     .map_or(text.len(), |i| span.start + i);
                 let number = text[..span.start].matches('\n').count() + 1;
-                Some(format!(" (line {number}: {})", text[start..end].trim()))
+                format!(" (line {number}: {})", text[start..end].trim())
             });
             format!("{}{}", e.message(), line.unwrap_or_default())
         })?;
