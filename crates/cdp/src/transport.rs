@@ -16,6 +16,8 @@ use std::pin::Pin;
 
 use futures_util::future::BoxFuture;
 use futures_util::{Sink, SinkExt, Stream, StreamExt};
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tokio_tungstenite::tungstenite::http::{HeaderName, HeaderValue};
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 use tokio_tungstenite::tungstenite::Message;
 
@@ -46,14 +48,39 @@ pub trait Transport: Send + Sync + 'static {
 }
 
 /// The browser's DevTools WebSocket (`ws://` or `wss://`).
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct WebSocket {
     url: String,
+    /// Sent with every handshake (a Selenium Grid behind a gateway wants
+    /// its `Authorization`); empty for a local browser.
+    headers: Vec<(String, String)>,
+}
+
+/// Header values (credentials) are not shown.
+impl std::fmt::Debug for WebSocket {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let names: Vec<&str> = self.headers.iter().map(|(n, _)| n.as_str()).collect();
+        f.debug_struct("WebSocket")
+            .field("url", &self.url)
+            .field("headers", &names)
+            .finish()
+    }
 }
 
 impl WebSocket {
     pub fn new(url: impl Into<String>) -> WebSocket {
-        WebSocket { url: url.into() }
+        WebSocket {
+            url: url.into(),
+            headers: Vec::new(),
+        }
+    }
+
+    /// The same, sending `headers` with each handshake.
+    pub fn with_headers(url: impl Into<String>, headers: Vec<(String, String)>) -> WebSocket {
+        WebSocket {
+            url: url.into(),
+            headers,
+        }
     }
 }
 
@@ -63,10 +90,18 @@ impl Transport for WebSocket {
             let config = WebSocketConfig::default()
                 .max_frame_size(None)
                 .max_message_size(None);
+            let failed =
+                |e: &dyn std::fmt::Display| CdpError::Connect(format!("cannot open {}: {e}", self.url));
+            let mut request = self.url.as_str().into_client_request().map_err(|e| failed(&e))?;
+            for (name, value) in &self.headers {
+                let name = HeaderName::from_bytes(name.as_bytes()).map_err(|e| failed(&e))?;
+                let value = HeaderValue::from_str(value).map_err(|e| failed(&e))?;
+                request.headers_mut().insert(name, value);
+            }
             let (socket, _response) =
-                tokio_tungstenite::connect_async_with_config(&self.url, Some(config), true)
+                tokio_tungstenite::connect_async_with_config(request, Some(config), true)
                     .await
-                    .map_err(|e| CdpError::Connect(format!("cannot open {}: {e}", self.url)))?;
+                    .map_err(|e| failed(&e))?;
             let (sink, stream) = socket.split();
             let outgoing: Outgoing = Box::pin(
                 sink.sink_map_err(|_| CdpError::Disconnected)

@@ -113,6 +113,9 @@ struct BrowserArgs {
     /// Use this persistent profile instead of a fresh temporary one.
     #[arg(long)]
     user_data_dir: Option<PathBuf>,
+    /// Run each session in a Selenium Grid 4 session of its own (the hub's http://host:4444).
+    #[arg(long, value_name = "URL")]
+    grid: Option<String>,
     /// Dialog policy: must_respond, auto_dismiss or auto_accept.
     #[arg(long)]
     dialog_policy: Option<String>,
@@ -154,6 +157,9 @@ impl BrowserArgs {
         }
         if let Some(url) = &self.cdp_url {
             config.browser.cdp_url = url.clone();
+        }
+        if let Some(url) = &self.grid {
+            config.browser.grid = url.clone();
         }
         if let Some(dir) = &self.user_data_dir {
             config.browser.user_data_dir = dir.display().to_string();

@@ -72,6 +72,15 @@ pub struct BrowserConfig {
     /// The user's own proxy (`http://[user:password@]host:port`): the
     /// egress gate forwards what it lets through to it; empty: direct.
     pub upstream_proxy: String,
+    /// A Selenium Grid 4 hub (`http://hub:4444`): each session gets a Grid
+    /// session of its own; empty: no Grid.
+    pub grid: String,
+    /// Extra W3C capabilities for the Grid's new-session request
+    /// (`platformName`, `se:name`, a node's stereotype…).
+    pub grid_capabilities: serde_json::Map<String, serde_json::Value>,
+    /// Headers sent to the Grid, its `se:cdp` WebSocket included (a Grid
+    /// behind a gateway: `Authorization`).
+    pub grid_headers: std::collections::BTreeMap<String, String>,
 }
 
 impl Default for BrowserConfig {
@@ -85,6 +94,9 @@ impl Default for BrowserConfig {
             endpoints: Vec::new(),
             storage_state: String::new(),
             upstream_proxy: String::new(),
+            grid: String::new(),
+            grid_capabilities: serde_json::Map::new(),
+            grid_headers: std::collections::BTreeMap::new(),
         }
     }
 }
@@ -379,7 +391,18 @@ impl Config {
 
     /// Parses and checks a configuration's TOML text.
     pub fn parse(text: &str) -> Result<Config, String> {
-        let config: Config = toml::from_str(text).map_err(|e| e.message().to_owned())?;
+        let config: Config = toml::from_str(text).map_err(|e| {
+            // A wrong type's message names no key: add the line it is on.
+            let line = e.span().map(|span| {
+                let start = text[..span.start].rfind('\n').map_or(0, |i| i + 1);
+                let end = text[span.start..]
+                    .find('\n')
+                    .map_or(text.len(), |i| span.start + i);
+                let number = text[..span.start].matches('\n').count() + 1;
+                format!(" (line {number}: {})", text[start..end].trim())
+            });
+            format!("{}{}", e.message(), line.unwrap_or_default())
+        })?;
         config.check()?;
         Ok(config)
     }
@@ -404,6 +427,24 @@ impl Config {
         };
         if let Some(v) = get("CDPILOT_BROWSER_ENDPOINTS") {
             self.browser.endpoints = list(v);
+        }
+        if let Some(v) = get("CDPILOT_BROWSER_GRID") {
+            self.browser.grid = v;
+        }
+        // Tables come as a JSON object (`{"platformName":"linux"}`).
+        if let Some(v) = get("CDPILOT_BROWSER_GRID_CAPABILITIES") {
+            self.browser.grid_capabilities = json_table("CDPILOT_BROWSER_GRID_CAPABILITIES", &v)?;
+        }
+        if let Some(v) = get("CDPILOT_BROWSER_GRID_HEADERS") {
+            self.browser.grid_headers = json_table("CDPILOT_BROWSER_GRID_HEADERS", &v)?
+                .into_iter()
+                .map(|(name, value)| match value {
+                    serde_json::Value::String(value) => Ok((name, value)),
+                    _ => Err(format!(
+                        "$CDPILOT_BROWSER_GRID_HEADERS: {name:?} must be a string"
+                    )),
+                })
+                .collect::<Result<_, _>>()?;
         }
         if let Some(v) = get("CDPILOT_BROWSER_STORAGE_STATE") {
             self.browser.storage_state = v;
@@ -525,6 +566,7 @@ impl Config {
         if !self.browser.endpoints.is_empty() && !self.browser.cdp_url.is_empty() {
             return Err("browser.endpoints and browser.cdp_url are both set: use one".into());
         }
+        crate::browser::grid::check(&self.browser)?;
         if self.serve.listen.parse::<std::net::SocketAddr>().is_err() {
             return Err(format!(
                 "serve.listen = {:?}: allowed is an IP address and port, e.g. \"127.0.0.1:8931\"",
@@ -542,6 +584,16 @@ impl Config {
                 .map_err(|e| format!("browser.storage_state: {}", e.message))?;
         }
         Ok(())
+    }
+}
+
+/// An environment variable holding a table, as a JSON object.
+fn json_table(name: &str, value: &str) -> Result<serde_json::Map<String, serde_json::Value>, String> {
+    match serde_json::from_str(value) {
+        Ok(serde_json::Value::Object(table)) => Ok(table),
+        _ => Err(format!(
+            "${name} = {value:?}: allowed is a JSON object, e.g. {{\"platformName\": \"linux\"}}"
+        )),
     }
 }
 

@@ -13,6 +13,7 @@ use tokio_util::sync::CancellationToken;
 use crate::action::Action;
 use crate::audit::Audit;
 use crate::browser::fleet::{EndpointStatus, Fleet};
+use crate::browser::grid::{Grid, GridStatus};
 use crate::browser::slot::BrowserSlot;
 use crate::browser::Browsers;
 use crate::egress::Egress;
@@ -30,6 +31,9 @@ pub struct Engine {
     slot: Arc<BrowserSlot>,
     /// `[browser] endpoints`: new sessions are placed on them instead.
     fleet: Option<Arc<Fleet>>,
+    /// `[browser] grid`: every session (the default one too) gets a Grid
+    /// session of its own instead.
+    grid: Option<Arc<Grid>>,
     /// Every session's counts (each session's metrics count here too),
     /// browser restarts and reconnects.
     metrics: Arc<Metrics>,
@@ -67,10 +71,17 @@ impl Engine {
         let slot = Arc::new(BrowserSlot::new(config.clone(), metrics.clone(), egress.clone()));
         let fleet = (!config.browser.endpoints.is_empty())
             .then(|| Fleet::new(&config, metrics.clone(), egress.clone()));
+        let grid = match config.browser.grid.as_str() {
+            "" => None,
+            _ => Some(Grid::new(config.clone(), slot.policy().clone(), egress.clone())?),
+        };
         let session = Session::new(
             "default".into(),
             config.clone(),
-            Browsers::One(slot.clone()),
+            match &grid {
+                Some(grid) => Browsers::Grid(grid.clone()),
+                None => Browsers::One(slot.clone()),
+            },
             false,
             metrics.clone(),
             audit.clone(),
@@ -80,6 +91,7 @@ impl Engine {
             config,
             slot,
             fleet,
+            grid,
             metrics,
             audit,
             secrets,
@@ -114,9 +126,10 @@ impl Engine {
     /// [`Engine::new_session`] under the transport's id for it (its name in
     /// the audit).
     pub fn new_session_named(&self, id: String) -> Session {
-        let browsers = match &self.fleet {
-            Some(fleet) => Browsers::Fleet(fleet.clone()),
-            None => Browsers::One(self.slot.clone()),
+        let browsers = match (&self.fleet, &self.grid) {
+            (Some(fleet), _) => Browsers::Fleet(fleet.clone()),
+            (None, Some(grid)) => Browsers::Grid(grid.clone()),
+            (None, None) => Browsers::One(self.slot.clone()),
         };
         Session::new(
             id,
@@ -179,6 +192,15 @@ impl Engine {
         }
     }
 
+    /// The Selenium Grid's gauges and its nodes' sessions (`[browser]
+    /// grid`; `/status` asked within `wait`).
+    pub async fn grid_status(&self, wait: std::time::Duration) -> Option<GridStatus> {
+        match &self.grid {
+            Some(grid) => Some(grid.status(wait).await),
+            None => None,
+        }
+    }
+
     /// Ends the default session and closes the browser (a launched one
     /// exits and its temporary profile is removed). Actions still running
     /// on it fail with `browser_disconnected`.
@@ -187,6 +209,9 @@ impl Engine {
         self.slot.shutdown().await;
         if let Some(fleet) = &self.fleet {
             fleet.shutdown().await;
+        }
+        if let Some(grid) = &self.grid {
+            grid.shutdown().await;
         }
     }
 }

@@ -87,6 +87,7 @@ mod validate;
 
 pub use action::{Action, ActionOutput, Image};
 pub use browser::fleet::EndpointStatus;
+pub use browser::grid::GridStatus;
 pub use budget::Budget;
 pub use config::Config;
 pub use engine::Engine;

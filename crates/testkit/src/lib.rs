@@ -8,6 +8,8 @@
 //!   condition that has no event (a process we did not spawn exiting).
 //! - [`DeniedServer`]: a server that logs every connection and request, for
 //!   asserting that a denied host saw nothing.
+//! - [`grid::Grid`]: a real Selenium Grid 4 (hub + nodes, or standalone)
+//!   on loopback, killed by process group when dropped.
 //! - [`TcpProxy`]: a loopback proxy a test can cut, for dropped sockets.
 //! - [`McpClient`]: spawns a binary and speaks MCP to it over stdio, as a
 //!   client would, asserting on exactly what crosses the pipe.
@@ -21,6 +23,7 @@
 pub mod chromium;
 pub mod corpus;
 pub mod denied;
+pub mod grid;
 pub mod http_mcp;
 mod mcp;
 pub mod processes;

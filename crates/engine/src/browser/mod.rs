@@ -12,6 +12,7 @@
 
 mod adopt;
 pub mod fleet;
+pub mod grid;
 mod popups;
 pub mod slot;
 mod targets;
@@ -42,6 +43,8 @@ pub enum Browsers {
     One(Arc<slot::BrowserSlot>),
     /// `[browser] endpoints`: each session placed on one of them.
     Fleet(Arc<fleet::Fleet>),
+    /// `[browser] grid`: each session in a Grid session of its own.
+    Grid(Arc<grid::Grid>),
 }
 
 impl Browsers {
@@ -50,6 +53,7 @@ impl Browsers {
         match self {
             Browsers::One(slot) => slot.policy(),
             Browsers::Fleet(fleet) => fleet.policy(),
+            Browsers::Grid(grid) => grid.policy(),
         }
     }
 }
@@ -123,6 +127,35 @@ impl Browser {
                 .map_err(attach_timed_out)?;
             (Arc::new(WebSocket::new(ws_url)), None)
         };
+        Browser::open(transport, process, dialogs, bridge, policy, egress, door, budget).await
+    }
+
+    /// Attaches through `transport` (a Grid session's `se:cdp`): nothing
+    /// to launch or resolve, nothing to close but the connection.
+    pub async fn attach(
+        transport: Arc<dyn Transport>,
+        dialogs: DialogRules,
+        bridge: bool,
+        policy: Arc<Policy>,
+        egress: Arc<Egress>,
+        budget: &Budget,
+    ) -> Result<Browser, ActionError> {
+        Browser::open(transport, None, dialogs, bridge, policy, egress, None, budget).await
+    }
+
+    /// Connects through `transport` to the browser `process` runs (`None`:
+    /// someone else's) and follows its targets.
+    #[allow(clippy::too_many_arguments)]
+    async fn open(
+        transport: Arc<dyn Transport>,
+        process: Option<BrowserProcess>,
+        dialogs: DialogRules,
+        bridge: bool,
+        policy: Arc<Policy>,
+        egress: Arc<Egress>,
+        door: Option<Arc<Door>>,
+        budget: &Budget,
+    ) -> Result<Browser, ActionError> {
         let attached = process.is_none();
         let connecting = budget.run("connecting to the browser", async {
             Connection::open(transport.clone()).await.map_err(start_failed)

@@ -219,6 +219,9 @@ pub struct Lifecycle {
     metrics: Arc<Metrics>,
     /// Its pages ended and nothing has opened them again.
     ended: AtomicBool,
+    /// What else ends with the pages (a Grid session is let go): run
+    /// where the end is said, so no call can start on it in between.
+    on_end: std::sync::OnceLock<Box<dyn Fn() + Send + Sync>>,
 }
 
 impl Lifecycle {
@@ -228,7 +231,13 @@ impl Lifecycle {
             events,
             metrics,
             ended: AtomicBool::new(false),
+            on_end: std::sync::OnceLock::new(),
         }
+    }
+
+    /// Runs `hook` each time the pages end (set once).
+    pub fn on_end(&self, hook: impl Fn() + Send + Sync + 'static) {
+        let _ = self.on_end.set(Box::new(hook));
     }
 
     /// The session's event stream.
@@ -244,6 +253,9 @@ impl Lifecycle {
         }
         self.metrics.session_ended(reason.as_str());
         self.events.emit(SessionEvent::Ended { reason });
+        if let Some(hook) = self.on_end.get() {
+            hook();
+        }
         true
     }
 

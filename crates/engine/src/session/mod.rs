@@ -24,6 +24,7 @@ use crate::action::Action;
 use crate::actions;
 use crate::audit::Audit;
 use crate::browser::fleet::Placement;
+use crate::browser::grid::Seat;
 use crate::browser::{Browser, Browsers};
 use crate::config::Config;
 use crate::content::Markers;
@@ -51,6 +52,8 @@ pub struct Session {
     browsers: Browsers,
     /// Its place on one endpoint of a fleet (none yet, or not a fleet).
     placement: Mutex<Option<Placement>>,
+    /// Its Grid session (`[browser] grid`), let go when its pages end.
+    seat: Arc<Seat>,
     /// Its event stream, and saying once that its pages ended.
     lifecycle: Arc<Lifecycle>,
     /// A browser context of its own (true), or the default one (stdio, so a
@@ -101,7 +104,19 @@ impl Session {
         ));
         let idle = idle::Idle::new(config.session.idle_timeout_s, lifecycle.clone());
         let markers = Markers::new(config.output.content_markers);
+        let seat = Arc::new(Seat::default());
+        if matches!(browsers, Browsers::Grid(_)) {
+            // Every way the pages end (idle, stopped, closed, lost) lets
+            // the Grid slot go.
+            let seat = Arc::downgrade(&seat);
+            lifecycle.on_end(move || {
+                if let Some(seat) = seat.upgrade() {
+                    seat.release();
+                }
+            });
+        }
         Session {
+            seat,
             id,
             idle,
             audit,
@@ -374,6 +389,7 @@ impl Session {
         match &self.browsers {
             Browsers::One(slot) => slot.get(budget).await,
             Browsers::Fleet(fleet) => fleet.browser(&self.placement, &self.lifecycle, budget).await,
+            Browsers::Grid(grid) => grid.browser(&self.seat, &self.lifecycle, budget).await,
         }
     }
 
@@ -391,6 +407,12 @@ impl Session {
         self.close(budget).await;
         self.lifecycle.ended(reason);
         self.placement.lock().unwrap().take();
+        self.seat.release();
+    }
+
+    /// Its Grid session's id and the node it runs on (`[browser] grid`).
+    pub fn grid_session(&self) -> Option<(String, Option<String>)> {
+        self.seat.describe()
     }
 
     /// Runs an action in a tab under the dialog rules: while a dialog blocks

@@ -28,6 +28,8 @@ pub struct ServeMetrics {
     duration: HistogramVec,
     sessions_open: IntGauge,
     sessions_started: IntCounter,
+    /// Asked for the Selenium Grid's numbers at each scrape.
+    engine: Arc<Engine>,
 }
 
 impl ServeMetrics {
@@ -57,7 +59,7 @@ impl ServeMetrics {
             Box::new(duration.clone()),
             Box::new(sessions_open.clone()),
             Box::new(sessions_started.clone()),
-            Box::new(EngineCounts::new(engine)),
+            Box::new(EngineCounts::new(engine.clone())),
         ] {
             registry.register(metric).expect("metric names are unique");
         }
@@ -67,6 +69,7 @@ impl ServeMetrics {
             duration,
             sessions_open,
             sessions_started,
+            engine,
         }
     }
     /// One finished tool call; `outcome` is `ok` or the error code.
@@ -90,11 +93,16 @@ impl ServeMetrics {
         self.sessions_open.dec();
     }
 
-    /// The Prometheus text exposition of everything.
-    pub fn text(&self) -> String {
+    /// The Prometheus text exposition of everything; with `[browser]
+    /// grid`, the Grid's numbers too (its `/status` asked for up to 2 s).
+    pub async fn text(&self) -> String {
+        let mut families = self.registry.gather();
+        if let Some(grid) = self.engine.grid_status(Duration::from_secs(2)).await {
+            families.extend(grid_families(&grid));
+        }
         let mut out = Vec::new();
         TextEncoder::new()
-            .encode(&self.registry.gather(), &mut out)
+            .encode(&families, &mut out)
             .expect("text encoding does not fail");
         String::from_utf8(out).expect("the text format is UTF-8")
     }
@@ -232,4 +240,66 @@ impl Collector for EngineCounts {
         }
         now.collectors().into_iter().flat_map(|c| c.collect()).collect()
     }
+}
+
+/// The Selenium Grid's numbers as metric families (made afresh per scrape).
+fn grid_families(grid: &engine::GridStatus) -> Vec<MetricFamily> {
+    let gauge = |name: &str, help: &str, value: f64| {
+        let g = prometheus::Gauge::new(name, help).expect("valid metric");
+        g.set(value);
+        g.collect()
+    };
+    let mut families = Vec::new();
+    families.extend(gauge(
+        "cdpilot_grid_sessions_open",
+        "Selenium Grid sessions this server made and has not deleted.",
+        grid.sessions_open as f64,
+    ));
+    let made = IntCounter::new(
+        "cdpilot_grid_sessions_total",
+        "Selenium Grid sessions made since start.",
+    )
+    .expect("valid metric");
+    made.inc_by(grid.sessions_made);
+    families.extend(made.collect());
+    families.extend(gauge(
+        "cdpilot_grid_requests_waiting",
+        "New-session requests of this server the Grid has not answered yet (queued or starting).",
+        grid.requests_waiting as f64,
+    ));
+    if let Some(queued) = grid.queued_at_hub {
+        families.extend(gauge(
+            "cdpilot_grid_queue_size",
+            "New-session requests in the Grid's queue (every client's).",
+            queued as f64,
+        ));
+    }
+    // A summary without quantiles: the sum and count of the waits.
+    let wait = prometheus::Counter::new(
+        "cdpilot_grid_queue_wait_seconds_sum",
+        "Seconds new-session requests waited for the Grid's answer (queue and browser start), summed.",
+    )
+    .expect("valid metric");
+    wait.inc_by(grid.wait_seconds_sum);
+    families.extend(wait.collect());
+    let count = IntCounter::new(
+        "cdpilot_grid_queue_wait_seconds_count",
+        "New-session requests the Grid answered.",
+    )
+    .expect("valid metric");
+    count.inc_by(grid.wait_count);
+    families.extend(count.collect());
+    let nodes = IntGaugeVec::new(
+        Opts::new(
+            "cdpilot_grid_node_sessions",
+            "Sessions on each Grid node, from the hub's /status (every client's).",
+        ),
+        &["node"],
+    )
+    .expect("valid metric");
+    for (node, sessions) in &grid.nodes {
+        nodes.with_label_values(&[node]).set(*sessions as i64);
+    }
+    families.extend(nodes.collect());
+    families
 }

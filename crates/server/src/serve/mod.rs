@@ -54,11 +54,11 @@ pub fn token(engine: &Engine) -> Result<(String, bool), String> {
     Ok((auth::random_hex(24), true))
 }
 
-fn prometheus_text(metrics: &metrics::ServeMetrics) -> axum::response::Response {
+async fn prometheus_text(metrics: &metrics::ServeMetrics) -> axum::response::Response {
     use axum::response::IntoResponse;
     (
         [(axum::http::header::CONTENT_TYPE, "text/plain; version=0.0.4")],
-        metrics.text(),
+        metrics.text().await,
     )
         .into_response()
 }
@@ -149,7 +149,10 @@ pub async fn run_with(
         .merge(dashboard::routes())
         .with_state(ws_state.clone())
         .merge(mcp)
-        .route("/metrics", get(move || async move { prometheus_text(&metrics) }))
+        .route(
+            "/metrics",
+            get(move || async move { prometheus_text(&metrics).await }),
+        )
         .route(
             auth::HEALTH_PATH,
             get(move || async move { health(&health_engine) }),

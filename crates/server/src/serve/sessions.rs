@@ -145,6 +145,9 @@ impl Lease {
             })),
             "tabs": overview.tabs,
             "dialogs": overview.dialogs,
+            "grid": self.session.grid_session().map(|(id, node)| serde_json::json!({
+                "session": id, "node": node,
+            })),
         })
     }
 }
