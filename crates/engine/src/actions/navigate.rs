@@ -46,6 +46,15 @@ pub async fn run(tab: &Tab, args: &NavigateArgs, budget: &Budget) -> Result<Acti
         .as_deref()
         .and_then(|l| tab.state(|s| s.document_response(l).cloned()));
     let status = response.as_ref().and_then(|r| r.status);
+    if let (Some(error), Some(url)) = (response.as_ref().and_then(|r| r.gate_error.as_ref()), &args.url) {
+        // The egress gate could not reach the host: the navigation failed
+        // as it would have without the gate.
+        return Err(ActionError::new(
+            ErrorCode::NavigationFailed,
+            format!("could not open {url}: {error}"),
+            "Check the URL and that the site is reachable; it may be down or the address wrong.",
+        ));
+    }
     // Two reads of the new document, sent together (one round trip's wait).
     let (location, obstacle) = tokio::try_join!(
         crate::timing::timed("navigate.location", location(tab, budget)),

@@ -17,6 +17,8 @@
 //! addresses `resolve.rs`; the user's upstream proxy `upstream.rs`.
 
 mod proxy;
+
+pub use proxy::GATE_ERROR_HEADER;
 mod resolve;
 mod upstream;
 

@@ -238,10 +238,15 @@ async fn open(
         // The user's proxy may resolve names this machine cannot; without
         // the private-network guard nothing here needs the address.
         _ if judge.upstream.is_some() && !judge.block_private => Vec::new(),
-        Ok(_) => return Err(text(StatusCode::BAD_GATEWAY, format!("{host} has no address"))),
+        Ok(_) => {
+            return Err(unreachable(
+                "net::ERR_NAME_NOT_RESOLVED",
+                format!("{host} has no address"),
+            ))
+        }
         Err(e) => {
-            return Err(text(
-                StatusCode::BAD_GATEWAY,
+            return Err(unreachable(
+                "net::ERR_NAME_NOT_RESOLVED",
                 format!("cannot resolve {host}: {e}"),
             ))
         }
@@ -263,10 +268,12 @@ async fn open(
         }
     }
     let failed = |e: std::io::Error| {
-        text(
-            StatusCode::BAD_GATEWAY,
-            format!("cdpilot's egress gate: {url}: {e}"),
-        )
+        let net_error = match e.kind() {
+            std::io::ErrorKind::ConnectionRefused => "net::ERR_CONNECTION_REFUSED",
+            std::io::ErrorKind::TimedOut => "net::ERR_CONNECTION_TIMED_OUT",
+            _ => "net::ERR_CONNECTION_FAILED",
+        };
+        unreachable(net_error, format!("cdpilot's egress gate: {url}: {e}"))
     };
     match &judge.upstream {
         // The user's proxy is told the name (it may route by it); with the
@@ -301,6 +308,22 @@ async fn connect_checked(addresses: &[SocketAddr]) -> std::io::Result<TcpStream>
         }
     }
     Err(last)
+}
+
+/// The header that carries, on the gate's `502`, the network error the
+/// browser would have met without the gate (`net::ERR_CONNECTION_REFUSED`):
+/// a proxy can only answer a plain-http request with a response, so the
+/// tab's reader ([`crate::tab`]) reads it back and navigate fails as it
+/// would have (`navigation_failed`), not as a page that says 502.
+pub const GATE_ERROR_HEADER: &str = "x-cdpilot-gate-error";
+
+/// `502` for a host the gate let through but could not reach.
+fn unreachable(net_error: &'static str, message: String) -> Response<Body> {
+    let mut response = text(StatusCode::BAD_GATEWAY, message);
+    response
+        .headers_mut()
+        .insert(GATE_ERROR_HEADER, HeaderValue::from_static(net_error));
+    response
 }
 
 fn text(status: StatusCode, message: String) -> Response<Body> {

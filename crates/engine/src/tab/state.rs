@@ -52,6 +52,9 @@ pub struct DocumentResponse {
     pub status: Option<u16>,
     /// The request was answered with an HTTP redirect on its way.
     pub redirected: bool,
+    /// The network error the egress gate met reaching the host
+    /// (`net::ERR_CONNECTION_REFUSED`), said on its `502`.
+    pub gate_error: Option<String>,
 }
 
 impl TabState {
@@ -135,7 +138,13 @@ impl TabState {
                 && received.frame_id.as_deref() == Some(self.main_frame_id.as_str())
             {
                 let status = received.response.status as u16;
-                self.document_mut(&received.loader_id).status = Some(status);
+                let gate_error = (status == 502)
+                    .then(|| received.response.header(crate::egress::GATE_ERROR_HEADER))
+                    .flatten()
+                    .map(str::to_owned);
+                let document = self.document_mut(&received.loader_id);
+                document.status = Some(status);
+                document.gate_error = gate_error;
             }
         }
     }
