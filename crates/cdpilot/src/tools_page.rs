@@ -83,10 +83,7 @@ pub fn definitions_size(tools: &[&ToolSpec]) -> usize {
         .iter()
         .map(|t| serde_json::json!({"name": t.name, "description": t.description, "inputSchema": t.input_schema()}))
         .collect();
-    serde_json::to_string(&list)
-        .unwrap_or_default()
-        .chars()
-        .count()
+    serde_json::to_string(&list).unwrap_or_default().chars().count()
 }
 
 /// 7283 → "7,283".
@@ -149,14 +146,15 @@ fn arguments(schema: &Map<String, Value>, prefix: &str, rows: &mut Vec<String>) 
     };
     for (name, property) in properties {
         let path = format!("{prefix}{name}");
-        let description = property
-            .get("description")
-            .and_then(Value::as_str)
-            .unwrap_or("");
+        let description = property.get("description").and_then(Value::as_str).unwrap_or("");
         rows.push(format!(
             "| `{path}` | {} | {} | {} |",
             type_of(property),
-            if required.contains(&name.as_str()) { "yes" } else { "" },
+            if required.contains(&name.as_str()) {
+                "yes"
+            } else {
+                ""
+            },
             cell(description)
         ));
         match property.get("type").and_then(Value::as_str) {
@@ -244,6 +242,9 @@ mod tests {
 
     #[test]
     fn descriptions_do_not_open_html_tags() {
-        assert_eq!(cell("Choose <select> options | a"), "Choose &lt;select&gt; options \\| a");
+        assert_eq!(
+            cell("Choose <select> options | a"),
+            "Choose &lt;select&gt; options \\| a"
+        );
     }
 }

@@ -157,14 +157,17 @@ fn every_relative_link_in_the_readme_and_the_book_reaches_a_file_and_heading() {
             } else {
                 dir.join(path)
             };
-            let name = file.strip_prefix(repository()).unwrap_or(&file).display().to_string();
+            let name = file
+                .strip_prefix(repository())
+                .unwrap_or(&file)
+                .display()
+                .to_string();
             if !linked.exists() {
                 broken.push(format!("{name}: ({target}): no file {}", linked.display()));
                 continue;
             }
             if let Some(anchor) = anchor {
-                if linked.extension().is_some_and(|e| e == "md")
-                    && !anchors(&read(&linked)).contains(anchor)
+                if linked.extension().is_some_and(|e| e == "md") && !anchors(&read(&linked)).contains(anchor)
                 {
                     broken.push(format!("{name}: ({target}): no heading #{anchor} there"));
                 }
@@ -222,13 +225,153 @@ fn the_readme_figures_are_the_figures_page_and_the_tool_sizes_are_current() {
     };
     let (core_tools, core_chars) = size("`core`");
     let (all_tools, all_chars) = size("every group");
-    let said = format!(
-        "core {core_chars} chars ({core_tools} tools); every group {all_chars} ({all_tools} tools)"
-    );
+    let said =
+        format!("core {core_chars} chars ({core_tools} tools); every group {all_chars} ({all_tools} tools)");
     assert!(
         figures.contains(&said) && readme.contains(&said),
         "README.md and docs/src/figures.md should say the tool definitions take `{said}`"
     );
+}
+
+/// Every `cargo test … --test FILE [FILTER]` and `cargo bench … --bench
+/// FILE` the docs give names a test or bench file that exists, and a
+/// filter matches a test function in it; `module::tests::name` names a
+/// function that exists (the README once named a test that did not).
+#[test]
+fn every_test_and_bench_the_docs_name_exists() {
+    let sources: Vec<PathBuf> = ["cdp", "engine", "server", "cdpilot", "testkit"]
+        .iter()
+        .map(|c| repository().join("crates").join(c))
+        .collect();
+    let find = |folder: &str, name: &str| -> Option<PathBuf> {
+        sources
+            .iter()
+            .map(|crate_dir| crate_dir.join(folder).join(format!("{name}.rs")))
+            .find(|p| p.exists())
+    };
+    let mut missing = Vec::new();
+    for file in documents() {
+        for span in code(&read(&file)) {
+            let words: Vec<&str> = span.split_whitespace().collect();
+            for (i, word) in words.iter().enumerate() {
+                let (folder, kind) = match *word {
+                    "--test" => ("tests", "test"),
+                    "--bench" => ("benches", "bench"),
+                    _ => continue,
+                };
+                let Some(name) = words.get(i + 1) else { continue };
+                let Some(path) = find(folder, name) else {
+                    missing.push(format!("{}: no {kind} file {name}.rs", shown(&file)));
+                    continue;
+                };
+                // The filter: the first word after the file that is not a
+                // flag (`--test policy -- --ignored navigate_cost`).
+                if let Some(filter) = words
+                    .iter()
+                    .skip(i + 2)
+                    .find(|w| !w.starts_with('-'))
+                    .filter(|w| kind == "test" && w.chars().all(|c| c.is_ascii_lowercase() || c == '_'))
+                {
+                    if !fn_names(&read(&path)).iter().any(|f| f.contains(*filter)) {
+                        missing.push(format!(
+                            "{}: no test matching `{filter}` in {}",
+                            shown(&file),
+                            shown(&path)
+                        ));
+                    }
+                }
+            }
+            for word in &words {
+                if let Some((_, name)) = word.split_once("::tests::") {
+                    let name = name.trim_end_matches(|c: char| !c.is_alphanumeric() && c != '_');
+                    let found = sources.iter().any(|c| {
+                        walk(&c.join("src"))
+                            .iter()
+                            .any(|f| fn_names(&read(f)).iter().any(|n| n == name))
+                    });
+                    if !found {
+                        missing.push(format!("{}: no test function {name}", shown(&file)));
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "the docs name tests that do not exist:\n{}",
+        missing.join("\n")
+    );
+}
+
+/// A path as the repository names it.
+fn shown(path: &Path) -> String {
+    let canonical = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+    let root = repository().canonicalize().unwrap_or_else(|_| repository());
+    canonical
+        .strip_prefix(&root)
+        .unwrap_or(&canonical)
+        .display()
+        .to_string()
+}
+
+/// The code in Markdown text: each fenced block's lines and each inline
+/// code span (which may wrap across lines).
+fn code(text: &str) -> Vec<String> {
+    let mut spans = Vec::new();
+    let mut fenced = false;
+    let mut inline = false;
+    let mut current = String::new();
+    for line in text.lines() {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+            continue;
+        }
+        if fenced {
+            spans.push(line.to_string());
+            continue;
+        }
+        for c in line.chars() {
+            if c == '`' {
+                if inline {
+                    spans.push(std::mem::take(&mut current));
+                }
+                inline = !inline;
+            } else if inline {
+                current.push(c);
+            }
+        }
+        if inline {
+            current.push(' ');
+        }
+    }
+    spans
+}
+
+/// The names of the functions a Rust file declares.
+fn fn_names(source: &str) -> Vec<String> {
+    source
+        .split("fn ")
+        .skip(1)
+        .map(|rest| {
+            rest.chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect()
+        })
+        .collect()
+}
+
+/// Every `.rs` file under `dir`.
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            files.extend(walk(&path));
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            files.push(path);
+        }
+    }
+    files
 }
 
 #[test]
@@ -236,4 +379,8 @@ fn slugs_follow_the_heading_rule() {
     assert_eq!(slug("CLI and MCP: characters"), "cli-and-mcp-characters");
     assert_eq!(slug("Group `core`"), "group-core");
     assert_eq!(link_targets("[a](b.md#c) `[x](y)`"), vec!["b.md#c".to_string()]);
+    assert_eq!(
+        code("a `cargo test\n--test x` b\n```\nrun\n```"),
+        vec!["cargo test --test x", "run"]
+    );
 }
