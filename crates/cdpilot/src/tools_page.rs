@@ -109,7 +109,7 @@ fn tool_section(tool: &ToolSpec) -> String {
     let mut all_off = Config::default();
     all_off.tools.caps = vec!["all".into()];
     all_off.tools.evaluate = false;
-    all_off.tools.cdp = false;
+    all_off.tools.cdp = engine::config::CdpAccess::Off;
     if let Some(why) = tool.why_off(&all_off) {
         notes.push(format!("Off when {why}."));
     }
