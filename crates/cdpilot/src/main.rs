@@ -23,6 +23,7 @@ use engine::{tools, Config, Engine};
 use server::mcp::McpServer;
 
 mod timings;
+mod tools_page;
 
 #[derive(Parser)]
 #[command(
@@ -44,8 +45,11 @@ enum Command {
     /// Print the tool definitions (name, description, argument schema).
     Tools {
         /// As the JSON tools/list would send.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "markdown")]
         json: bool,
+        /// As the docs book's tools reference (docs/src/tools-reference.md).
+        #[arg(long)]
+        markdown: bool,
     },
     /// Check the browser: found, its version, launches headless, loads a page.
     Doctor(BrowserArgs),
@@ -222,7 +226,11 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli) -> Result<ExitCode> {
     match cli.command {
-        Command::Tools { json } => print_tools(json).map(|()| ExitCode::SUCCESS),
+        Command::Tools { markdown: true, .. } => {
+            cli::out(tools_page::markdown().trim_end());
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Tools { json, .. } => print_tools(json).map(|()| ExitCode::SUCCESS),
         Command::Doctor(args) => {
             let config = args.config()?;
             Ok(runtime()?.block_on(first_contact::doctor(config)))

@@ -32,7 +32,8 @@ pub const METRICS_URI: &str = "cdpilot://metrics";
 pub const AUDIT_URI: &str = "cdpilot://audit";
 
 /// Guidance sent once at initialize; kept short (it is paid per session).
-const INSTRUCTIONS: &str = "Drive a real Chromium. Typical loop: browser_navigate, browser_snapshot (gives refs like e12), then act on refs with browser_click / browser_type. Refs go stale after a navigation: take a new snapshot. Tools that act on an element take ref (from the snapshot; f2e7 is inside frame 2) or, instead, a CSS selector. Every tool also takes tab (an id from browser_tabs; default the active tab) and timeout_ms, the budget in ms of the whole call (default 25000; evaluate 10000; wait 30000). Errors start with a code and say what to do next.";
+/// The docs' tools reference (`cdpilot tools --markdown`) prints it too.
+pub const INSTRUCTIONS: &str = "Drive a real Chromium. Typical loop: browser_navigate, browser_snapshot (gives refs like e12), then act on refs with browser_click / browser_type. Refs go stale after a navigation: take a new snapshot. Tools that act on an element take ref (from the snapshot; f2e7 is inside frame 2) or, instead, a CSS selector. Every tool also takes tab (an id from browser_tabs; default the active tab) and timeout_ms, the budget in ms of the whole call (default 25000; evaluate 10000; wait 30000). Errors start with a code and say what to do next.";
 
 #[derive(Clone)]
 pub struct McpServer {
