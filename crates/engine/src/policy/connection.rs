@@ -148,23 +148,9 @@ fn matches(pattern: &UrlPattern, url: &url::Url) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{PolicyConfig, Rule as RuleConfig};
 
     fn rules(default: &str, rules: &[(&str, &str)]) -> ConnectionRules {
-        Policy::from_config(&PolicyConfig {
-            default: default.into(),
-            rules: rules
-                .iter()
-                .map(|(action, pattern)| RuleConfig {
-                    pattern: pattern.to_string(),
-                    action: action.to_string(),
-                    origin: None,
-                })
-                .collect(),
-            ..Default::default()
-        })
-        .unwrap()
-        .connection_rules()
+        crate::policy::tests::policy(default, rules).connection_rules()
     }
 
     #[test]

@@ -171,7 +171,8 @@ mod tests {
     use super::*;
     use crate::config::{PolicyConfig, Rule as RuleConfig};
 
-    fn policy(default: &str, rules: &[(&str, &str)]) -> Policy {
+    /// A policy of `rules` (`(action, pattern)`) over `default`.
+    pub(super) fn policy(default: &str, rules: &[(&str, &str)]) -> Policy {
         Policy::from_config(&PolicyConfig {
             default: default.into(),
             rules: rules
