@@ -288,6 +288,25 @@ async fn tom_select_combobox_in_two_calls_and_in_one() {
     let city = ref_on_line(&s, "combobox \"City\"");
     ok(&mut c, "browser_type", json!({"ref": city, "text": "Par"})).await;
     let open = snapshot(&mut c).await;
+    // The listbox lives in a portal at the end of <body>; it is printed
+    // under the combobox that controls it (`aria-controls`).
+    let lines: Vec<&str> = open.lines().collect();
+    let at_city = lines
+        .iter()
+        .position(|l| l.contains("combobox \"City\""))
+        .expect("the combobox line");
+    let at_paris = lines
+        .iter()
+        .position(|l| l.contains("option \"Paris\" [ref="))
+        .expect("the option line");
+    let depth = |l: &str| l.len() - l.trim_start().len();
+    assert!(
+        at_paris > at_city
+            && lines[at_city + 1..=at_paris]
+                .iter()
+                .all(|l| depth(l) > depth(lines[at_city])),
+        "the options sit under their combobox:\n{open}"
+    );
     let paris = ref_of(&open, "option \"Paris\"");
     ok(&mut c, "browser_click", json!({"ref": paris})).await;
     let after = snapshot(&mut c).await;

@@ -527,7 +527,14 @@
       }
     }
 
-    function visit(el, tag, depth, nameAbove) {
+    // Elements printed under the element that controls or owns them
+    // (`aria-controls`, `aria-owns`: a combobox's listbox in a portal at
+    // the end of <body>), and so skipped at their own place.
+    const adopted = new Set();
+
+    // `adopting`: `el` is printed under its owner, not at its own place.
+    function visit(el, tag, depth, nameAbove, adopting) {
+      if (adopted.size !== 0 && !adopting && adopted.has(el)) return;
       const names = attributesOf(el);
       let role = roleOf(el, tag, names);
       if (role === null) return;
@@ -593,8 +600,9 @@
           earlierFrames.push(refFor(el));
           return;
         }
-        if (tag !== 'SELECT' && !LEAF.has(role)) walk(el, tag, names, depth + 1, nameOf(el, role, tag, names), true);
+          if (tag !== 'SELECT' && !LEAF.has(role)) walk(el, tag, names, depth + 1, nameOf(el, role, tag, names), true);
         textLine = -1;
+        adopt(el, names, depth);
         return;
       }
       if (elements >= max) {
@@ -648,6 +656,27 @@
       if (lines.length === at + 2) {
         const text = indent(depth + 1) + 'text: ';
         if (lines[at + 1].startsWith(text)) lines[at] += ': ' + lines.pop().slice(text.length);
+      }
+      adopt(el, names, depth);
+    }
+
+    // What `el` controls or owns elsewhere in the page (a combobox's
+    // listbox in a portal) is printed right under it, once: only elements
+    // that come later in the document (an earlier one was printed at its
+    // place already), outside `el` and not holding it.
+    function adopt(el, names, depth) {
+      if (names.length === 0 || !(names.includes('aria-controls') || names.includes('aria-owns'))) return;
+      const ids = (attribute(el, names, 'aria-controls') || '') + ' ' + (attribute(el, names, 'aria-owns') || '');
+      const root = el.getRootNode();
+      for (const id of ids.split(/\s+/)) {
+        if (!id || truncated) continue;
+        const target = root.getElementById ? root.getElementById(id) : null;
+        if (!target || target === el || adopted.has(target) || el.contains(target) || target.contains(el)) continue;
+        if (!(el.compareDocumentPosition(target) & Node.DOCUMENT_POSITION_FOLLOWING)) continue;
+        adopted.add(target);
+        textLine = -1;
+        if (!SKIP.has(target.tagName)) visit(target, target.tagName, depth + 1, '', true);
+        textLine = -1;
       }
     }
 
