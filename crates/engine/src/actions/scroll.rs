@@ -52,7 +52,7 @@ const SETTLED: &str = r#"function (page, x0, y0) {
       const t = performance.now();
       if (win.__cdpilotWheelSeen) { sinceWheel += 1; wheelAt = wheelAt ?? t; }
       const gaveUp = wheelAt !== null ? sinceWheel >= 20 && t - wheelAt >= 1500 : frames >= 120 && t - began >= 5000;
-      if ((moved && still >= 2) || (!moved && gaveUp)) return resolve({ x: now[0], y: now[1] });
+      if ((moved && still >= 2) || (!moved && gaveUp)) return resolve({ x: now[0], y: now[1], seen: wheelAt !== null });
       win.requestAnimationFrame(tick);
     };
     win.requestAnimationFrame(tick);
@@ -97,7 +97,17 @@ pub async fn run(tab: &Tab, args: &ScrollArgs, budget: &Budget) -> Result<Action
         .call(budget, "watching for the wheel", WATCH_WHEEL, vec![])
         .await?;
     input::wheel(tab, budget, point, (delta_x, delta_y)).await?;
-    let at = settle(&scroller, page, &before, budget).await?;
+    let mut at = settle(&scroller, page, &before, budget).await?;
+    if !page && at["x"] == before["x"] && at["y"] == before["y"] && at["seen"] == false {
+        // The wheel never reached the box's window and nothing moved: a
+        // cross-origin frame's process that was not ready for input yet
+        // (seen on a loaded machine). One more turn of the wheel.
+        scroller
+            .call(budget, "watching for the wheel", WATCH_WHEEL, vec![])
+            .await?;
+        input::wheel(tab, budget, point, (delta_x, delta_y)).await?;
+        at = settle(&scroller, page, &before, budget).await?;
+    }
     let what = if page {
         "the page".to_owned()
     } else {
