@@ -41,6 +41,9 @@ pub enum ProtocolErrorKind {
     TargetGone,
     /// The node exists but has no box (display:none, detached, zero size).
     NoLayout,
+    /// The cdpilot extension's consent gate refused it: the domain is on
+    /// the blocklist the user keeps in their Chrome.
+    BlockedByExtension,
     /// Anything else.
     Other,
 }
@@ -65,7 +68,11 @@ impl CdpError {
 
 fn classify_message(message: &str) -> ProtocolErrorKind {
     let m = message.to_ascii_lowercase();
-    if m.contains("no node with given id")
+    if m.starts_with("domain_blocked:") {
+        // Not Chrome's: the extension relay's refusal, as the server
+        // words it (serve/extension.rs).
+        ProtocolErrorKind::BlockedByExtension
+    } else if m.contains("no node with given id")
         || m.contains("could not find node with given id")
         || m.contains("node is detached")
         || m.contains("no node found")
@@ -133,6 +140,10 @@ mod tests {
             ProtocolErrorKind::NoLayout
         );
         assert_eq!(protocol("Invalid parameters").kind(), ProtocolErrorKind::Other);
+        assert_eq!(
+            protocol("domain_blocked: example.com is on the extension's blocklist").kind(),
+            ProtocolErrorKind::BlockedByExtension
+        );
         assert_eq!(CdpError::Disconnected.kind(), ProtocolErrorKind::Other);
         assert_eq!(
             CdpError::TargetClosed {

@@ -53,6 +53,18 @@ enum Command {
     },
     /// Check the browser: found, its version, launches headless, loads a page.
     Doctor(BrowserArgs),
+    /// Print a one-time link that pairs the cdpilot extension in your Chrome with a running serve.
+    Pair(PairArgs),
+}
+
+#[derive(clap::Args)]
+struct PairArgs {
+    /// The serve to pair with (http://127.0.0.1:PORT); default: the CLI's background serve.
+    #[arg(long, requires = "token")]
+    server: Option<String>,
+    /// That serve's token.
+    #[arg(long)]
+    token: Option<String>,
 }
 
 #[derive(clap::Args)]
@@ -73,6 +85,9 @@ struct ServeArgs {
     /// default [browser] endpoints, $CDPILOT_BROWSER_ENDPOINTS comma-separated).
     #[arg(long = "endpoint", value_name = "URL")]
     endpoints: Vec<String>,
+    /// Place sessions in your own Chrome, through the paired cdpilot extension ([browser] source = "extension").
+    #[arg(long)]
+    extension: bool,
     #[command(flatten)]
     browser: BrowserArgs,
 }
@@ -83,6 +98,9 @@ impl ServeArgs {
         let mut config = self.browser.config()?;
         if !self.endpoints.is_empty() {
             config.browser.endpoints = self.endpoints.clone();
+        }
+        if self.extension {
+            config.browser.source = "extension".into();
         }
         if let Some(listen) = &self.listen {
             config.serve.listen = listen.clone();
@@ -246,6 +264,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             runtime.shutdown_background();
             outcome.map(|()| ExitCode::SUCCESS)
         }
+        Command::Pair(args) => runtime()?.block_on(cli::pair::run(args.server, args.token)),
         Command::Serve(args) => {
             init_logging();
             let config = args.config()?;

@@ -81,6 +81,10 @@ pub struct BrowserConfig {
     /// Headers sent to the Grid, its `se:cdp` WebSocket included (a Grid
     /// behind a gateway: `Authorization`).
     pub grid_headers: std::collections::BTreeMap<String, String>,
+    /// Where sessions run: `launch` (a Chromium cdpilot launches, or
+    /// `cdp_url`) or `extension` (the user's own Chrome, paired with
+    /// cdpilot's extension; `cdpilot serve` only).
+    pub source: String,
 }
 
 impl Default for BrowserConfig {
@@ -97,6 +101,7 @@ impl Default for BrowserConfig {
             grid: String::new(),
             grid_capabilities: serde_json::Map::new(),
             grid_headers: std::collections::BTreeMap::new(),
+            source: "launch".into(),
         }
     }
 }
@@ -446,6 +451,9 @@ impl Config {
                 })
                 .collect::<Result<_, _>>()?;
         }
+        if let Some(v) = get("CDPILOT_BROWSER_SOURCE") {
+            self.browser.source = v;
+        }
         if let Some(v) = get("CDPILOT_BROWSER_STORAGE_STATE") {
             self.browser.storage_state = v;
         }
@@ -567,6 +575,7 @@ impl Config {
             return Err("browser.endpoints and browser.cdp_url are both set: use one".into());
         }
         crate::browser::grid::check(&self.browser)?;
+        crate::browser::extension::check(&self.browser)?;
         if self.serve.listen.parse::<std::net::SocketAddr>().is_err() {
             return Err(format!(
                 "serve.listen = {:?}: allowed is an IP address and port, e.g. \"127.0.0.1:8931\"",

@@ -100,6 +100,12 @@ impl Engine {
         })
     }
 
+    /// The extension relay (`[browser] source = "extension"`): `cdpilot
+    /// serve` plugs the paired extension's socket into it.
+    pub fn extension_relay(&self) -> Option<&Arc<crate::browser::extension::Relay>> {
+        self.slot.relay()
+    }
+
     /// The configuration it runs with.
     pub fn config(&self) -> &Config {
         &self.config

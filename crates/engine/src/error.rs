@@ -240,6 +240,15 @@ impl ActionError {
                 format!("the element has no visible box ({step})"),
                 "It may be hidden or collapsed; take a browser_snapshot and pick a visible element.",
             ),
+            (CdpError::Protocol { message, .. }, ProtocolErrorKind::BlockedByExtension) => Self::new(
+                ErrorCode::PermissionDenied,
+                format!(
+                    "{} (blocked_in: extension)",
+                    message.trim_start_matches("domain_blocked:").trim()
+                ),
+                "The user keeps this domain on the blocklist of the cdpilot extension in their Chrome: \
+                 choose another site, or ask the user to remove it from the extension's options.",
+            ),
             _ => Self::internal(format!("{step}: {error}")),
         }
     }

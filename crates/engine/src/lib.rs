@@ -86,6 +86,8 @@ pub mod tools;
 mod validate;
 
 pub use action::{Action, ActionOutput, Image};
+/// The extension relay's transport (`[browser] source = "extension"`).
+pub use browser::extension as browser_extension;
 pub use browser::fleet::EndpointStatus;
 pub use browser::grid::GridStatus;
 pub use budget::Budget;

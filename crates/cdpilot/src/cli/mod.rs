@@ -10,6 +10,7 @@
 //! (the result's text, or `--json` the structured result) and the exit
 //! codes ([`exit_code`]).
 
+pub mod pair;
 pub mod server;
 pub mod verbs;
 

@@ -11,6 +11,7 @@
 //! Tabs belong to sessions (`crate::session`), not here.
 
 mod adopt;
+pub mod extension;
 pub mod fleet;
 pub mod grid;
 mod popups;

@@ -17,6 +17,7 @@ use crate::single_flight::SingleFlight;
 use crate::tab::{DialogPolicy, DialogRules};
 use crate::{ActionError, Budget};
 
+use super::extension::Relay;
 use super::Browser;
 
 /// How long a launch (or attach) may take, whoever waits for it.
@@ -38,6 +39,9 @@ pub struct BrowserSlot {
     policy: Arc<Policy>,
     /// The engine's egress gate, which every browser started here uses.
     egress: Arc<Egress>,
+    /// `[browser] source = "extension"`: the browser is the paired Chrome,
+    /// reached through this relay instead of launched.
+    relay: Option<Arc<Relay>>,
 }
 
 impl BrowserSlot {
@@ -46,7 +50,9 @@ impl BrowserSlot {
             tracing::error!("{e}: every URL is refused");
             Policy::refusing_all(&e)
         });
+        let relay = (config.browser.source == "extension").then(|| Arc::new(Relay::new()));
         BrowserSlot {
+            relay,
             policy: Arc::new(policy),
             config,
             current: Mutex::new(None),
@@ -54,6 +60,11 @@ impl BrowserSlot {
             metrics,
             egress,
         }
+    }
+
+    /// The extension relay, when sessions run in the paired Chrome.
+    pub fn relay(&self) -> Option<&Arc<Relay>> {
+        self.relay.as_ref()
     }
 
     /// The live browser, starting, reconnecting or relaunching it first if
@@ -110,7 +121,7 @@ impl BrowserSlot {
                     return Ok(old);
                 }
                 // Attached to someone else's browser: nothing to relaunch.
-                Err(e) if !self.config.browser.cdp_url.is_empty() => return Err(e),
+                Err(e) if !self.config.browser.cdp_url.is_empty() || self.relay.is_some() => return Err(e),
                 Err(e) => tracing::warn!("{e}; starting a new browser"),
             }
             self.metrics.browser_restarted();
@@ -119,6 +130,13 @@ impl BrowserSlot {
         let rules = dialog_rules(&self.config);
         let bridge = self.config.dialogs.bridge == "on";
         let budget = Budget::with_timeout(time);
+        if let Some(relay) = &self.relay {
+            let transport: Arc<dyn cdp::Transport> = relay.clone();
+            let attached = Browser::attach(transport, rules, bridge, self.policy.clone(), self.egress.clone(), &budget);
+            let browser = Arc::new(attached.await?);
+            *self.current.lock().unwrap() = Some(browser.clone());
+            return Ok(browser);
+        }
         let browser = Arc::new(
             Browser::start(
                 &self.config.browser,

@@ -36,6 +36,9 @@ pub enum EndReason {
     /// The browser endpoint it ran on failed; its next call starts on
     /// another one.
     BrowserLost,
+    /// The user stopped it in their Chrome (the extension's Stop / Stop
+    /// all, the debugger bar's Cancel, the screen locked).
+    StoppedByUser,
 }
 
 impl EndReason {
@@ -46,6 +49,7 @@ impl EndReason {
             EndReason::Stopped => "stopped",
             EndReason::ClientClosed => "client_closed",
             EndReason::BrowserLost => "browser_lost",
+            EndReason::StoppedByUser => "stopped_by_user",
         }
     }
 }

@@ -393,6 +393,12 @@ impl Session {
         }
     }
 
+    /// The browser context the session's pages live in, once opened
+    /// (`None` before, and for the browser's default context).
+    pub fn browser_context_id(&self) -> Option<String> {
+        self.context.lock().unwrap().as_ref().and_then(|c| c.id.clone())
+    }
+
     /// Says now (once) that the session ended for `reason`, before its
     /// pages are closed: for a transport about to tell its client. True if
     /// this call said it; a later [`end`](Self::end) says nothing more.

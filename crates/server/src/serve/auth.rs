@@ -78,6 +78,11 @@ impl Guard {
         if self.allowed_origins.iter().any(|o| o == origin) {
             return true;
         }
+        // The cdpilot extension's pages and service worker (its relay
+        // socket and pairing); nothing else of a chrome-extension:// origin.
+        if origin == format!("chrome-extension://{}", super::extension::EXTENSION_ID) {
+            return true;
+        }
         // The server's own pages: the origin names the host that was asked.
         let host = headers.get(header::HOST).and_then(|h| h.to_str().ok());
         host.is_some_and(|host| origin == format!("http://{host}") || origin == format!("https://{host}"))
@@ -161,6 +166,8 @@ pub async fn check(State(guard): State<Arc<Guard>>, mut request: Request, next: 
         }
         // The WebSocket API may carry the token in `hello` instead.
         None if request.uri().path() == WS_PATH => {}
+        // The extension's relay says its own token (or pairing code) in `hello`.
+        None if request.uri().path() == super::extension::PATH => {}
         None if request.uri().path() == HEALTH_PATH => {}
         None => {
             return refuse(

@@ -9,6 +9,7 @@
 
 pub mod auth;
 pub mod dashboard;
+pub mod extension;
 mod mcp_http;
 pub mod metrics;
 pub mod sessions;
@@ -149,6 +150,12 @@ pub async fn run_with(
         .merge(dashboard::routes())
         .with_state(ws_state.clone())
         .merge(mcp)
+        .merge(extension::routes(extension::Extension::new(
+            engine.clone(),
+            sessions.clone(),
+            local,
+            stopping.clone(),
+        )))
         .route(
             "/metrics",
             get(move || async move { prometheus_text(&metrics).await }),

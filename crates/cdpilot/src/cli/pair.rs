@@ -1,0 +1,47 @@
+//! `cdpilot pair`: asks a running serve for a one-time pairing link
+//! (`POST /v1/extension/pair`) and prints it alone on the last line of
+//! stdout, for the user to open in the Chrome where the cdpilot extension
+//! is loaded.
+
+use std::process::ExitCode;
+
+use anyhow::{anyhow, Result};
+
+use super::server::{self, Server};
+
+pub async fn run(url: Option<String>, token: Option<String>) -> Result<ExitCode> {
+    let server = match (url, token) {
+        (Some(url), Some(token)) => Server {
+            url: url.trim_end_matches('/').to_owned(),
+            token,
+        },
+        _ => server::find()
+            .await
+            .map_err(|e| anyhow!(e.0))?
+            .ok_or_else(|| {
+                anyhow!("no cdpilot serve is running for this user: start `cdpilot serve --extension`, or name one with --server http://127.0.0.1:PORT --token TOKEN")
+            })?,
+    };
+    let (status, body) = server
+        .http("POST", "/v1/extension/pair", None)
+        .await
+        .map_err(|e| anyhow!(e.0))?;
+    if status != 200 {
+        return Err(anyhow!(
+            "{} answered {status}: {}",
+            server.url,
+            body.trim()
+        ));
+    }
+    let answer: serde_json::Value = serde_json::from_str(&body)?;
+    let link = answer["link"]
+        .as_str()
+        .ok_or_else(|| anyhow!("{} answered without a link: {body}", server.url))?;
+    println!(
+        "Open this link in the Chrome where the cdpilot extension is loaded (id {}); it pairs once, within {} s:",
+        answer["extension_id"].as_str().unwrap_or(""),
+        answer["expires_in_s"]
+    );
+    println!("{link}");
+    Ok(ExitCode::SUCCESS)
+}

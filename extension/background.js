@@ -1,0 +1,102 @@
+// The service worker: wires the relay's socket to the emulated browser,
+// and the user's controls (popup Stop / Stop all, the debugger bar's
+// Cancel, the screen lock, idleness, a session's TTL) to ending sessions.
+//
+// Every listener is registered at the top level, as MV3 requires, so a
+// worker Chrome restarted for an event gets it.
+
+import { Browser, Refusal } from "./browser.js";
+import { load as loadGate } from "./gate.js";
+import { Relay } from "./relay.js";
+
+const IDLE_SECONDS = 30 * 60;
+
+const browser = new Browser((method, params, sessionId) => {
+  relay.send({ type: "event", event: "cdp", data: sessionId ? { method, params, sessionId } : { method, params } });
+});
+
+const relay = new Relay(onServerMessage, () => {});
+relay.onDisconnected = () => browser.connectionLost();
+
+async function onServerMessage(message) {
+  if (message.type !== "request") return;
+  const { id, method, params, sessionId } = message;
+  if (typeof method !== "string") {
+    relay.send({ type: "response", id, error: { code: "invalid_argument", message: "a request needs a method" } });
+    return;
+  }
+  try {
+    const result = await browser.command(method, params || {}, sessionId || "");
+    relay.send({ type: "response", id, result });
+  } catch (e) {
+    const refusal = e instanceof Refusal ? e : new Refusal("cdp_error", String(e.message || e), { cdp_code: -32000 });
+    relay.send({ type: "response", id, error: { code: refusal.code, message: refusal.message, data: refusal.data || {} } });
+  }
+}
+
+/// Ends the cdpilot session of `context` at once: its tabs are detached
+/// and closed, and the server hears why.
+async function stopContext(context, reason) {
+  if (!browser.contexts.has(context)) return;
+  relay.send({ type: "event", event: "session_stopped", data: { context, reason } });
+  await browser.closeContext(context);
+}
+
+async function stopAll(reason) {
+  for (const context of [...browser.contexts.keys()]) await stopContext(context, reason);
+}
+
+chrome.debugger.onEvent.addListener((source, method, params) => browser.onDebuggerEvent(source, method, params || {}));
+chrome.debugger.onDetach.addListener((source, reason) => {
+  const cancelled = browser.onDebuggerDetach(source, reason);
+  if (cancelled) stopContext(cancelled, "stopped_by_user");
+});
+chrome.tabs.onUpdated.addListener((tabId, change) => {
+  if (change.url || change.title || change.status) browser.onTabUpdated(tabId);
+});
+chrome.tabs.onRemoved.addListener((tabId) => browser.onTabRemoved(tabId));
+chrome.tabs.onCreated.addListener((tab) => browser.onTabCreated(tab));
+
+chrome.idle.setDetectionInterval(IDLE_SECONDS);
+chrome.idle.onStateChanged.addListener((state) => {
+  if (state === "locked") stopAll("stopped_by_user");
+  else if (state === "idle") stopAll("idle");
+});
+
+chrome.alarms.onAlarm.addListener((alarm) => {
+  if (alarm.name === "keepalive") relay.start();
+  else if (alarm.name.startsWith("ttl:")) stopContext(alarm.name.slice(4), "idle");
+});
+chrome.alarms.create("keepalive", { periodInMinutes: 0.5 });
+
+chrome.runtime.onMessage.addListener((message, _sender, reply) => {
+  handle(message).then(reply, (e) => reply({ error: String(e.message || e) }));
+  return true; // answered asynchronously
+});
+
+async function handle(message) {
+  switch (message.type) {
+    case "pair":
+      return relay.pair(message.server, message.code);
+    case "unpair":
+      await stopAll("stopped_by_user");
+      await relay.unpair();
+      return {};
+    case "state": {
+      await browser.ready;
+      const { server } = await chrome.storage.local.get("server");
+      return { paired: !!server, server: server || "", connected: relay.connected, error: relay.lastError, sessions: browser.overview() };
+    }
+    case "stop":
+      await stopContext(message.context, "stopped_by_user");
+      return {};
+    case "stop_all":
+      await stopAll("stopped_by_user");
+      return {};
+    default:
+      return { error: `unknown message ${message.type}` };
+  }
+}
+
+chrome.runtime.onStartup.addListener(() => relay.start());
+loadGate().then(() => relay.start());

@@ -1,0 +1,404 @@
+// What cdpilot's engine sees as "the browser": its browser-level session
+// ("") is answered here, from the tabs this extension owns; commands for a
+// tab (and its cross-origin frames' flattened child sessions) go through
+// chrome.debugger.
+//
+// Owns: the agent's browser contexts (one per cdpilot session), the tabs
+// each opened (in one window of the agent's, created unfocused and
+// minimized on first use), the session ids handed out, and their copy in
+// chrome.storage.session (so a restarted service worker finds them again).
+// The user's other tabs are never attached, listed or touched.
+
+import { audit, blockedBy, hostOf } from "./gate.js";
+
+/// A command refused by the consent gate or by this module; `code` is the
+/// relay's error code (the server maps it to the contract's).
+export class Refusal extends Error {
+  constructor(code, message, data) {
+    super(message);
+    this.code = code;
+    this.data = data;
+  }
+}
+
+export class Browser {
+  constructor(emit) {
+    // (method, params, sessionId) → the server, as a CDP event.
+    this.emit = emit;
+    // context id → {id, created, lastUsed, lastAction, domain, client}
+    this.contexts = new Map();
+    // tab id → {tabId, targetId, context, session (primary), attached}
+    this.tabs = new Map();
+    // session id → {tabId, child (Chrome's id of a frame's session) | null, alias}
+    this.sessions = new Map();
+    this.windowId = null;
+    this.counter = 0;
+    this.ready = this.rehydrate();
+  }
+
+  // ---- state kept across service worker restarts ----
+
+  async rehydrate() {
+    const { relayState } = await chrome.storage.session.get("relayState");
+    if (!relayState) return;
+    this.counter = relayState.counter || 0;
+    this.windowId = relayState.windowId ?? null;
+    for (const c of relayState.contexts || []) this.contexts.set(c.id, c);
+    for (const t of relayState.tabs || []) {
+      try {
+        await chrome.tabs.get(t.tabId);
+        // Sessions handed out before the restart are gone with the engine's
+        // connection; the engine attaches again.
+        this.tabs.set(t.tabId, { ...t, session: null });
+      } catch (e) {
+        // closed meanwhile
+      }
+    }
+  }
+
+  persist() {
+    const relayState = {
+      counter: this.counter,
+      windowId: this.windowId,
+      contexts: [...this.contexts.values()],
+      tabs: [...this.tabs.values()].map(({ tabId, targetId, context, attached }) => ({ tabId, targetId, context, attached })),
+    };
+    chrome.storage.session.set({ relayState }).catch(() => {});
+  }
+
+  /// The engine's connection ended (socket closed): its sessions go.
+  connectionLost() {
+    this.sessions.clear();
+    for (const tab of this.tabs.values()) tab.session = null;
+  }
+
+  // ---- what the popup shows ----
+
+  overview() {
+    const now = Date.now();
+    return [...this.contexts.values()].map((c) => ({
+      context: c.id,
+      client: c.client || "",
+      domain: c.domain || "",
+      last_action: c.lastAction || "",
+      age_s: Math.round((now - c.created) / 1000),
+      tabs: [...this.tabs.values()].filter((t) => t.context === c.id).length,
+    }));
+  }
+
+  contextOfSession(sessionId) {
+    const s = this.sessions.get(sessionId);
+    return s ? this.tabs.get(s.tabId)?.context : undefined;
+  }
+
+  // ---- one command ----
+
+  async command(method, params = {}, sessionId = "") {
+    await this.ready;
+    if (!sessionId) return this.browserCommand(method, params);
+    const session = this.sessions.get(sessionId);
+    if (!session) throw new Refusal("cdp_error", `Session with given id not found.`, { cdp_code: -32001 });
+    const tab = this.tabs.get(session.tabId);
+    if (!tab) throw new Refusal("cdp_error", "No target with given id found", { cdp_code: -32602 });
+    const context = this.contexts.get(tab.context);
+    let current = "";
+    try {
+      current = (await chrome.tabs.get(tab.tabId)).url || "";
+    } catch (e) {
+      throw new Refusal("cdp_error", "Target closed", { cdp_code: -32000 });
+    }
+    const destination = method === "Page.navigate" ? params.url : current;
+    const blocked = blockedBy(destination);
+    if (blocked) {
+      audit(tab.context, method, destination, "domain_blocked");
+      throw new Refusal("domain_blocked", `${hostOf(destination)} is on the cdpilot extension's blocklist (${blocked})`, { domain: hostOf(destination) });
+    }
+    if (context) {
+      context.lastUsed = Date.now();
+      if (method === "Page.navigate" || method.startsWith("Input.") || method === "Runtime.evaluate") {
+        context.lastAction = method;
+        context.domain = hostOf(destination) || context.domain;
+      }
+      chrome.alarms.create(`ttl:${context.id}`, { delayInMinutes: ttlMinutes() });
+    }
+    if (method === "Runtime.evaluate" || method === "Runtime.callFunctionOn") {
+      // Through chrome.debugger a `timeout` answers "Internal error"
+      // (Chromium 156); the engine stops a runaway script with
+      // Runtime.terminateExecution instead.
+      delete params.timeout;
+    }
+    const debuggee = session.child ? { tabId: session.tabId, sessionId: session.child } : { tabId: session.tabId };
+    try {
+      const result = await chrome.debugger.sendCommand(debuggee, method, params);
+      audit(tab.context, method, destination, "ok");
+      return result || {};
+    } catch (e) {
+      audit(tab.context, method, destination, "error");
+      throw new Refusal("cdp_error", String(e.message || e), { cdp_code: -32000 });
+    }
+  }
+
+  async browserCommand(method, params) {
+    switch (method) {
+      case "Browser.getVersion":
+        return { protocolVersion: "1.3", product: "Chrome (cdpilot extension)", revision: "", userAgent: navigator.userAgent, jsVersion: "" };
+      case "Target.setDiscoverTargets":
+        for (const tab of this.tabs.values()) {
+          const info = await this.targetInfo(tab);
+          if (info) this.emit("Target.targetCreated", { targetInfo: info });
+        }
+        return {};
+      case "Target.setAutoAttach":
+      case "Fetch.enable":
+      case "Fetch.disable":
+      case "Browser.setDownloadBehavior":
+      case "Target.activateTarget":
+        // Auto-attach: the agent's tabs are attached when it asks. Fetch
+        // at the browser level judges unattached pages: there are none of
+        // the agent's. Downloads follow the user's settings. Activating
+        // would steal the user's focus.
+        return {};
+      case "Target.createBrowserContext": {
+        const id = `ext-${Date.now().toString(36)}-${++this.counter}`;
+        this.contexts.set(id, { id, created: Date.now(), lastUsed: Date.now(), lastAction: "", domain: "", client: "" });
+        chrome.alarms.create(`ttl:${id}`, { delayInMinutes: ttlMinutes() });
+        this.persist();
+        return { browserContextId: id };
+      }
+      case "Target.disposeBrowserContext":
+        await this.closeContext(params.browserContextId);
+        return {};
+      case "Target.createTarget":
+        return this.createTarget(params.url || "about:blank", params.browserContextId);
+      case "Target.attachToTarget":
+        return this.attach(params.targetId);
+      case "Target.detachFromTarget":
+        await this.detachSession(params.sessionId);
+        return {};
+      case "Target.closeTarget": {
+        const tab = this.byTarget(params.targetId);
+        if (!tab) throw new Refusal("cdp_error", "No target with given id found", { cdp_code: -32602 });
+        await chrome.tabs.remove(tab.tabId).catch(() => {});
+        return { success: true };
+      }
+      case "Target.getTargetInfo": {
+        const tab = this.byTarget(params.targetId);
+        const info = tab && (await this.targetInfo(tab));
+        if (!info) throw new Refusal("cdp_error", "No target with given id found", { cdp_code: -32602 });
+        return { targetInfo: info };
+      }
+      case "Target.getTargets": {
+        const infos = [];
+        for (const tab of this.tabs.values()) {
+          const info = await this.targetInfo(tab);
+          if (info) infos.push(info);
+        }
+        return { targetInfos: infos };
+      }
+      default:
+        throw new Refusal("cdp_error", `${method} is not available through the cdpilot extension (it would reach beyond the agent's tabs)`, { cdp_code: -32601 });
+    }
+  }
+
+  // ---- tabs ----
+
+  byTarget(targetId) {
+    return [...this.tabs.values()].find((t) => t.targetId === targetId);
+  }
+
+  async targetInfo(tab) {
+    let chromeTab;
+    try {
+      chromeTab = await chrome.tabs.get(tab.tabId);
+    } catch (e) {
+      return null;
+    }
+    return {
+      targetId: tab.targetId,
+      type: "page",
+      title: chromeTab.title || "",
+      url: chromeTab.url || chromeTab.pendingUrl || "about:blank",
+      attached: !!tab.session,
+      canAccessOpener: false,
+      browserContextId: tab.context,
+    };
+  }
+
+  async targetIdOf(tabId) {
+    const targets = await chrome.debugger.getTargets();
+    return targets.find((t) => t.tabId === tabId)?.id;
+  }
+
+  /// A tab of `context` in the agent's window (made, unfocused and
+  /// minimized, on first use; a window the user closed is made again).
+  async createTarget(url, context) {
+    if (!this.contexts.has(context)) {
+      throw new Refusal("cdp_error", "Failed to find browser context with id " + context, { cdp_code: -32602 });
+    }
+    const blocked = blockedBy(url);
+    if (blocked) throw new Refusal("domain_blocked", `${hostOf(url)} is on the cdpilot extension's blocklist (${blocked})`, { domain: hostOf(url) });
+    let chromeTab = null;
+    if (this.windowId !== null) {
+      try {
+        chromeTab = await chrome.tabs.create({ windowId: this.windowId, url, active: false });
+      } catch (e) {
+        this.windowId = null;
+      }
+    }
+    if (!chromeTab) {
+      const window = await chrome.windows.create({ url, focused: false, state: "minimized" });
+      this.windowId = window.id;
+      chromeTab = window.tabs[0];
+    }
+    const targetId = await this.targetIdOf(chromeTab.id);
+    const tab = { tabId: chromeTab.id, targetId, context, session: null, attached: false };
+    this.tabs.set(chromeTab.id, tab);
+    this.persist();
+    audit(context, "Target.createTarget", url, "ok");
+    const info = await this.targetInfo(tab);
+    if (info) this.emit("Target.targetCreated", { targetInfo: info });
+    return { targetId };
+  }
+
+  /// A session for an agent's tab: the tab's own (chrome.debugger attached
+  /// once), or one more on the same debuggee (evaluate's lane).
+  async attach(targetId) {
+    const tab = this.byTarget(targetId);
+    if (!tab) throw new Refusal("cdp_error", "No target with given id found", { cdp_code: -32602 });
+    if (!tab.attached) {
+      await this.debuggerAttach(tab.tabId);
+      tab.attached = true;
+      this.persist();
+    }
+    const sessionId = `tab-${tab.tabId}-${++this.counter}`;
+    const alias = !!tab.session;
+    this.sessions.set(sessionId, { tabId: tab.tabId, child: null, alias });
+    if (!alias) tab.session = sessionId;
+    const info = await this.targetInfo(tab);
+    this.emit("Target.attachedToTarget", { sessionId, targetInfo: { ...info, attached: true }, waitingForDebugger: false });
+    return { sessionId };
+  }
+
+  async debuggerAttach(tabId) {
+    try {
+      await chrome.debugger.attach({ tabId }, "1.3");
+    } catch (e) {
+      const message = String(e.message || e);
+      if (/already attached/i.test(message)) {
+        // Still ours from before a service worker restart: start afresh,
+        // so no domain stays enabled for a session that is gone.
+        await chrome.debugger.detach({ tabId }).catch(() => {});
+        try {
+          await chrome.debugger.attach({ tabId }, "1.3");
+          return;
+        } catch (again) {
+          throw new Refusal("cdp_error", `chrome.debugger.attach refused: ${again.message || again} (another debugger, such as DevTools, may be attached to the tab)`, { cdp_code: -32000 });
+        }
+      }
+      throw new Refusal("cdp_error", `chrome.debugger.attach refused: ${message}`, { cdp_code: -32000 });
+    }
+  }
+
+  async detachSession(sessionId) {
+    const session = this.sessions.get(sessionId);
+    if (!session) return;
+    this.sessions.delete(sessionId);
+    const tab = this.tabs.get(session.tabId);
+    if (session.child) {
+      await chrome.debugger.sendCommand({ tabId: session.tabId }, "Target.detachFromTarget", { sessionId: session.child }).catch(() => {});
+    } else if (!session.alias && tab) {
+      tab.session = null;
+    }
+    this.emit("Target.detachedFromTarget", { sessionId, targetId: tab?.targetId });
+  }
+
+  /// Closes a context's tabs and forgets it.
+  async closeContext(id) {
+    const ids = [...this.tabs.values()].filter((t) => t.context === id).map((t) => t.tabId);
+    for (const tabId of ids) {
+      await chrome.debugger.detach({ tabId }).catch(() => {});
+      await chrome.tabs.remove(tabId).catch(() => {});
+      this.forgetTab(tabId);
+    }
+    this.contexts.delete(id);
+    chrome.alarms.clear(`ttl:${id}`);
+    this.persist();
+  }
+
+  forgetTab(tabId) {
+    const tab = this.tabs.get(tabId);
+    if (!tab) return;
+    this.tabs.delete(tabId);
+    for (const [id, s] of this.sessions) {
+      if (s.tabId === tabId) {
+        this.sessions.delete(id);
+        if (!s.child) this.emit("Target.detachedFromTarget", { sessionId: id, targetId: tab.targetId });
+      }
+    }
+    this.emit("Target.targetDestroyed", { targetId: tab.targetId });
+    this.persist();
+  }
+
+  // ---- what Chrome says ----
+
+  /// An event of a debuggee: routed to the session it belongs to (the
+  /// tab's own, or a frame's child session).
+  onDebuggerEvent(source, method, params) {
+    const tab = this.tabs.get(source.tabId);
+    if (!tab) return;
+    if (method === "Target.attachedToTarget" && params.sessionId) {
+      this.sessions.set(params.sessionId, { tabId: tab.tabId, child: params.sessionId, alias: false });
+    } else if (method === "Target.detachedFromTarget" && params.sessionId) {
+      this.sessions.delete(params.sessionId);
+    }
+    const sessionId = source.sessionId || tab.session;
+    if (!sessionId) return;
+    this.emit(method, params, sessionId);
+  }
+
+  /// chrome.debugger let go of a tab: the user pressed Cancel on the
+  /// debugger bar (`canceled_by_user`), the tab closed, or Chrome did.
+  onDebuggerDetach(source, reason) {
+    const tab = this.tabs.get(source.tabId);
+    if (!tab) return null;
+    tab.attached = false;
+    for (const [id, s] of this.sessions) {
+      if (s.tabId === tab.tabId) {
+        this.sessions.delete(id);
+        if (!s.child) this.emit("Target.detachedFromTarget", { sessionId: id, targetId: tab.targetId });
+      }
+    }
+    tab.session = null;
+    this.persist();
+    return reason === "canceled_by_user" ? tab.context : null;
+  }
+
+  onTabUpdated(tabId) {
+    const tab = this.tabs.get(tabId);
+    if (!tab) return;
+    this.targetInfo(tab).then((info) => info && this.emit("Target.targetInfoChanged", { targetInfo: info }));
+  }
+
+  onTabRemoved(tabId) {
+    if (this.tabs.has(tabId)) this.forgetTab(tabId);
+  }
+
+  /// A tab one of the agent's tabs opened (a popup, target=_blank) is the
+  /// agent's too, in the same context.
+  async onTabCreated(chromeTab) {
+    const opener = chromeTab.openerTabId !== undefined && this.tabs.get(chromeTab.openerTabId);
+    if (!opener || this.tabs.has(chromeTab.id)) return;
+    const targetId = await this.targetIdOf(chromeTab.id);
+    if (!targetId) return;
+    const tab = { tabId: chromeTab.id, targetId, context: opener.context, session: null, attached: false };
+    this.tabs.set(chromeTab.id, tab);
+    this.persist();
+    const info = await this.targetInfo(tab);
+    if (info) this.emit("Target.targetCreated", { targetInfo: info });
+  }
+}
+
+/// A session's lifetime without an action (chrome.alarms).
+export function ttlMinutes() {
+  return 15;
+}
