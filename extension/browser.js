@@ -21,6 +21,16 @@ export class Refusal extends Error {
   }
 }
 
+/// The commands the popup names as a session's last action (the engine's
+/// own reads, such as a snapshot's evaluations, are not actions).
+const USER_ACTIONS = {
+  "Page.navigate": "navigate",
+  "Input.dispatchMouseEvent": "click",
+  "Input.dispatchKeyEvent": "type",
+  "Input.insertText": "type",
+  "Page.handleJavaScriptDialog": "dialog",
+};
+
 export class Browser {
   constructor(emit) {
     // (method, params, sessionId) → the server, as a CDP event.
@@ -115,8 +125,9 @@ export class Browser {
     }
     if (context) {
       context.lastUsed = Date.now();
-      if (method === "Page.navigate" || method.startsWith("Input.") || method === "Runtime.evaluate") {
-        context.lastAction = method;
+      const action = USER_ACTIONS[method];
+      if (action) {
+        context.lastAction = action;
         context.domain = hostOf(destination) || context.domain;
       }
       chrome.alarms.create(`ttl:${context.id}`, { delayInMinutes: ttlMinutes() });

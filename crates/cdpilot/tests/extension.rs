@@ -115,15 +115,42 @@ impl UserChrome {
         answer["targetInfos"].as_array().unwrap().clone()
     }
 
+    /// Pages on the test site (the user's own tabs are not opened there
+    /// unless a test says so).
+    async fn agent_pages(&self) -> Vec<Value> {
+        self.targets()
+            .await
+            .into_iter()
+            .filter(|t| t["type"] == "page" && t["url"].as_str().unwrap().starts_with("http"))
+            .collect()
+    }
+
+    /// An extension page (`popup.html`, `options.html`) opened as a tab,
+    /// once its script ran.
+    async fn extension_page(&self, path: &str) -> Session {
+        let url = format!("chrome-extension://{EXTENSION_ID}/{path}");
+        let target = self.open(&url).await;
+        let page = self.session(&target).await;
+        let until = Instant::now() + Duration::from_secs(20);
+        loop {
+            let ready = page
+                .send(
+                    "Runtime.evaluate",
+                    json!({"expression": "location.protocol === 'chrome-extension:' && document.readyState === 'complete' && !!document.body.textContent", "returnByValue": true}),
+                    tokio::time::Instant::now() + Duration::from_secs(2),
+                )
+                .await;
+            if ready.is_ok_and(|r| r["result"]["value"] == true) {
+                return page;
+            }
+            assert!(Instant::now() < until, "{url} did not load");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
     /// The extension's popup, opened as a tab (its buttons and state).
     async fn popup(&self) -> Session {
-        let target = self
-            .open(&format!("chrome-extension://{EXTENSION_ID}/popup.html"))
-            .await;
-        let popup = self.session(&target).await;
-        let ready = "new Promise(r => { const go = () => document.getElementById('pairing').textContent ? r(true) : setTimeout(go, 50); go(); })";
-        UserChrome::eval(&popup, ready).await;
-        popup
+        self.extension_page("popup.html").await
     }
 }
 
@@ -338,4 +365,136 @@ async fn every_tool_works_through_the_relay_and_the_users_own_tab_is_left_alone(
         "{targets:?}"
     );
     assert!(support::chromium_processes(serve.tmp.path()).is_empty());
+}
+
+/// Two WebSocket sessions, each with a page open in the user's Chrome.
+async fn two_sessions(serve: &Serve, site: &TestSite) -> (support::serve::Ws, support::serve::Ws) {
+    let mut a = serve.ws().await;
+    a.open(&serve.token).await;
+    let nav = a
+        .call("1", "browser_navigate", json!({"url": site.url("/counter.html")}))
+        .await;
+    assert!(nav.get("result").is_some(), "{nav}");
+    let mut b = serve.ws().await;
+    b.open(&serve.token).await;
+    let nav = b
+        .call("1", "browser_navigate", json!({"url": site.url_b("/form.html")}))
+        .await;
+    assert!(nav.get("result").is_some(), "{nav}");
+    (a, b)
+}
+
+#[tokio::test]
+async fn stop_all_in_the_popup_ends_a_waiting_call_at_once_and_the_sessions() {
+    let site = TestSite::start().await;
+    let (serve, chrome) = paired("").await;
+    let (mut a, mut b) = two_sessions(&serve, &site).await;
+
+    // The popup lists both sessions (the screenshot is kept for the note).
+    let popup = chrome.popup().await;
+    let rows = "new Promise(r => { const go = () => document.querySelectorAll('tr[data-context]').length >= 2 ? r(document.querySelectorAll('tr[data-context]').length) : setTimeout(go, 50); go(); })";
+    assert_eq!(UserChrome::eval(&popup, rows).await, 2);
+    let shot = popup
+        .send("Page.captureScreenshot", json!({"format": "png"}), soon())
+        .await
+        .unwrap();
+    let png = base64::Engine::decode(
+        &base64::engine::general_purpose::STANDARD,
+        shot["data"].as_str().unwrap(),
+    )
+    .unwrap();
+    let out = std::env::temp_dir().join("cdpilot-extension-popup.png");
+    std::fs::write(&out, png).unwrap();
+    eprintln!("popup screenshot: {}", out.display());
+
+    // A 20 s wait in flight when the user presses Stop all.
+    a.send(json!({"type": "request", "id": "w", "tool": "browser_wait", "arguments": {"text": "never there"}, "timeout_ms": 20000}))
+        .await;
+    // The wait has started when its tab's session answers nothing else first.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let pressed = Instant::now();
+    UserChrome::eval(&popup, "document.getElementById('stop-all').click(); true").await;
+    let mut answered = None;
+    let mut ended = None;
+    while answered.is_none() || ended.is_none() {
+        let Some(message) = a.next().await else { break };
+        if message["type"] == "response" && message["id"] == "w" {
+            answered = Some((pressed.elapsed(), message.clone()));
+        }
+        if message["event"] == "session_ended" {
+            ended = Some(message.clone());
+        }
+    }
+    let (after, answer) = answered.expect("the wait answered");
+    eprintln!("Stop all → the 20 s wait answered after {after:?}: {answer}");
+    assert!(after < Duration::from_secs(5), "{after:?}");
+    assert!(answer.get("error").is_some(), "{answer}");
+    let ended = ended.expect("session_ended");
+    assert_eq!(ended["data"]["reason"], "stopped_by_user", "{ended}");
+    // The other session ended too; its next call finds no session.
+    let mut b_ended = None;
+    while let Some(Some(message)) = b.next_within(Duration::from_secs(10)).await {
+        if message["event"] == "session_ended" {
+            b_ended = Some(message);
+            break;
+        }
+    }
+    assert_eq!(b_ended.expect("b ended")["data"]["reason"], "stopped_by_user");
+    let session_b = serve.ws().await;
+    drop(session_b);
+    let mut again = serve.ws().await;
+    again
+        .send(json!({"type": "hello", "protocol_version": 1, "token": serve.token, "session": "s-gone"}))
+        .await;
+    assert_eq!(again.next().await.unwrap()["reason"], "session_not_found");
+    // The agent's tabs close (the extension closes them right after it
+    // told the server).
+    let mut pages = Vec::new();
+    let until = Instant::now() + Duration::from_secs(10);
+    while Instant::now() < until {
+        pages = chrome.agent_pages().await;
+        if pages.is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(pages.is_empty(), "{pages:?}");
+}
+
+#[tokio::test]
+async fn a_domain_on_the_extensions_blocklist_is_refused_and_its_server_sees_nothing() {
+    let site = TestSite::start().await;
+    let (serve, chrome) = paired("").await;
+    // The user blocks `localhost` (the test site's second origin) in the
+    // options page.
+    let options = chrome.extension_page("options.html").await;
+    let saved = "(async () => { document.getElementById('blocklist').value = 'localhost'; document.getElementById('save-blocklist').click(); while (!document.getElementById('saved').textContent) await new Promise(r => setTimeout(r, 50)); return (await chrome.storage.local.get('blocklist')).blocklist; })()";
+    assert_eq!(UserChrome::eval(&options, saved).await, json!(["localhost"]));
+
+    let mut mcp = serve.mcp_client();
+    assert_eq!(mcp.initialize().await.status, 200);
+    let allowed = mcp
+        .call("browser_navigate", json!({"url": site.url("/counter.html")}))
+        .await;
+    assert_eq!(allowed["isError"], false, "{allowed}");
+    let refused = mcp
+        .call("browser_navigate", json!({"url": site.url_b("/form.html")}))
+        .await;
+    assert_eq!(refused["isError"], true, "{refused}");
+    let text = text_of(&refused);
+    assert!(text.starts_with("permission_denied"), "{text}");
+    assert!(text.contains("blocked_in: extension") && text.contains("localhost"), "{text}");
+    assert!(
+        site.received_by_b().is_empty(),
+        "the blocked origin saw nothing: {:?}",
+        site.received_by_b().iter().map(|r| &r.path).collect::<Vec<_>>()
+    );
+    // The session goes on where it was.
+    let read = mcp
+        .call("browser_evaluate", json!({"expression": "location.pathname"}))
+        .await;
+    assert_eq!(read["structuredContent"]["value"], "/counter.html", "{read}");
+    // The refusal is in the extension's audit log.
+    let audit = "chrome.storage.local.get('audit').then(a => new Promise(r => { const go = () => chrome.storage.local.get('audit').then(a => (a.audit || []).some(e => e.outcome === 'domain_blocked') ? r(true) : setTimeout(go, 100)); go(); }))";
+    assert_eq!(UserChrome::eval(&options, audit).await, true);
 }
