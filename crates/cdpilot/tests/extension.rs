@@ -498,3 +498,55 @@ async fn a_domain_on_the_extensions_blocklist_is_refused_and_its_server_sees_not
     let audit = "chrome.storage.local.get('audit').then(a => new Promise(r => { const go = () => chrome.storage.local.get('audit').then(a => (a.audit || []).some(e => e.outcome === 'domain_blocked') ? r(true) : setTimeout(go, 100)); go(); }))";
     assert_eq!(UserChrome::eval(&options, audit).await, true);
 }
+
+#[tokio::test]
+async fn a_stopped_service_worker_fails_the_call_in_flight_and_the_relay_comes_back() {
+    let site = TestSite::start().await;
+    let (serve, chrome) = paired("").await;
+    let mut ws = serve.ws().await;
+    ws.open(&serve.token).await;
+    let nav = ws
+        .call("1", "browser_navigate", json!({"url": site.url("/counter.html")}))
+        .await;
+    assert!(nav.get("result").is_some(), "{nav}");
+
+    ws.send(json!({"type": "request", "id": "w", "tool": "browser_wait", "arguments": {"text": "never there"}, "timeout_ms": 20000}))
+        .await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    // Chrome ends the extension's worker (as it does an idle one).
+    let worker = chrome
+        .targets()
+        .await
+        .into_iter()
+        .find(|t| t["type"] == "service_worker" && t["url"].as_str().unwrap().contains(EXTENSION_ID))
+        .expect("the extension's service worker");
+    let stopped_at = Instant::now();
+    chrome
+        .conn
+        .browser()
+        .send("Target.closeTarget", json!({"targetId": worker["targetId"]}), soon())
+        .await
+        .unwrap();
+    let answer = loop {
+        let message = ws.next().await.expect("open");
+        if message["type"] == "response" && message["id"] == "w" {
+            break message;
+        }
+    };
+    eprintln!("worker stopped → the wait answered after {:?}: {answer}", stopped_at.elapsed());
+    assert_eq!(answer["error"]["code"], "browser_disconnected", "{answer}");
+    assert!(stopped_at.elapsed() < Duration::from_secs(10));
+
+    // The worker starts again at its next event (here: the user opens a
+    // tab) and the relay reconnects with the stored token.
+    chrome.open("about:blank").await;
+    assert!(connected_within(&serve, Duration::from_secs(30)).await, "the relay is back");
+    eprintln!("relay back after {:?}", stopped_at.elapsed());
+    // The session goes on in its tab.
+    let read = ws
+        .call("2", "browser_evaluate", json!({"expression": "location.pathname"}))
+        .await;
+    assert_eq!(read["result"]["value"], "/counter.html", "{read}");
+    let snapshot = ws.call("3", "browser_snapshot", json!({})).await;
+    assert!(snapshot["result"]["text"].as_str().unwrap_or("").contains("Add one"), "{snapshot}");
+}
