@@ -43,6 +43,8 @@ export class Browser {
     this.sessions = new Map();
     this.windowId = null;
     this.counter = 0;
+    // debuggee (JSON) → resolves the pause a termination waits for
+    this.pausedWaiters = new Map();
     this.ready = this.rehydrate();
   }
 
@@ -139,6 +141,14 @@ export class Browser {
       delete params.timeout;
     }
     const debuggee = session.child ? { tabId: session.tabId, sessionId: session.child } : { tabId: session.tabId };
+    if (method === "Runtime.terminateExecution") return this.terminate(debuggee, tab);
+    if (method === "Debugger.enable") tab.engineDebugger = true;
+    if (method === "Runtime.evaluate" && session.alias && !tab.debuggerReady) {
+      // Evaluate's lane runs the agent's script: make sure it can be
+      // stopped (see `terminate`) before it starts and holds the page.
+      await this.prepareTermination({ tabId: session.tabId });
+      tab.debuggerReady = true;
+    }
     try {
       const result = await chrome.debugger.sendCommand(debuggee, method, params);
       audit(tab.context, method, destination, "ok");
@@ -350,6 +360,44 @@ export class Browser {
     this.persist();
   }
 
+  /// Stops the script running in `debuggee`. Through chrome.debugger,
+  /// `Runtime.terminateExecution` is refused ("not allowed for untrusted
+  /// clients", Chromium 156) and so is `Runtime.evaluate`'s `timeout`; a
+  /// pause does reach a busy page (it interrupts the script), and resuming
+  /// with `terminateOnResume` ends it. With nothing running, the pause is
+  /// dropped by disabling the debugger again.
+  async terminate(debuggee, tab) {
+    const key = JSON.stringify(debuggee);
+    tab.terminating = (tab.terminating || 0) + 1;
+    try {
+      const paused = new Promise((resolve) => {
+        this.pausedWaiters.set(key, resolve);
+        setTimeout(() => resolve(false), 2000);
+      });
+      await chrome.debugger.sendCommand(debuggee, "Debugger.pause", {});
+      if (await paused) {
+        await chrome.debugger.sendCommand(debuggee, "Debugger.resume", { terminateOnResume: true });
+      } else {
+        // Nothing was running: drop the pending pause.
+        await chrome.debugger.sendCommand(debuggee, "Debugger.resume", {}).catch(() => {});
+      }
+      return {};
+    } catch (e) {
+      throw new Refusal("cdp_error", String(e.message || e), { cdp_code: -32000 });
+    } finally {
+      this.pausedWaiters.delete(key);
+      tab.terminating -= 1;
+    }
+  }
+
+  /// The Debugger domain on (a pause needs it, and enabling it needs the
+  /// page's main thread, so it cannot wait until a script runs away), with
+  /// the page's own `debugger;` statements and breakpoints inactive.
+  async prepareTermination(debuggee) {
+    await chrome.debugger.sendCommand(debuggee, "Debugger.enable", {});
+    await chrome.debugger.sendCommand(debuggee, "Debugger.setBreakpointsActive", { active: false });
+  }
+
   // ---- what Chrome says ----
 
   /// An event of a debuggee: routed to the session it belongs to (the
@@ -361,6 +409,14 @@ export class Browser {
       this.sessions.set(params.sessionId, { tabId: tab.tabId, child: params.sessionId, alias: false });
     } else if (method === "Target.detachedFromTarget" && params.sessionId) {
       this.sessions.delete(params.sessionId);
+    }
+    if (method.startsWith("Debugger.") && !tab.engineDebugger) {
+      // Our own pause to stop a script: not the engine's business.
+      if (method === "Debugger.paused") {
+        const key = JSON.stringify(source.sessionId ? { tabId: tab.tabId, sessionId: source.sessionId } : { tabId: tab.tabId });
+        this.pausedWaiters.get(key)?.(true);
+      }
+      return;
     }
     const sessionId = source.sessionId || tab.session;
     if (!sessionId) return;

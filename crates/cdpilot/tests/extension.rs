@@ -550,3 +550,66 @@ async fn a_stopped_service_worker_fails_the_call_in_flight_and_the_relay_comes_b
     let snapshot = ws.call("3", "browser_snapshot", json!({})).await;
     assert!(snapshot["result"]["text"].as_str().unwrap_or("").contains("Add one"), "{snapshot}");
 }
+
+#[tokio::test]
+async fn a_subframe_navigation_keeps_the_tab_and_a_runaway_script_is_terminated() {
+    let site = TestSite::start().await;
+    let (serve, _chrome) = paired("").await;
+    let mut mcp = serve.mcp_client();
+    assert_eq!(mcp.initialize().await.status, 200);
+    let nav = mcp
+        .call("browser_navigate", json!({"url": site.url("/frames.html")}))
+        .await;
+    assert_eq!(nav["isError"], false, "{nav}");
+    let first = text_of(&mcp.call("browser_snapshot", json!({})).await);
+    assert!(first.contains("Child frame"), "{first}");
+    // Both frames navigate (the cross-origin one to another page of its
+    // origin, the same-origin one too); the tab stays attached.
+    let moved = mcp
+        .call(
+            "browser_evaluate",
+            json!({"expression": format!("document.getElementById('cross').src = '{}'; document.getElementById('same').src = '/counter.html'; true", site.url_b("/counter.html"))}),
+        )
+        .await;
+    assert_eq!(moved["isError"], false, "{moved}");
+    // browser_wait reads the main frame only: the frames' new documents
+    // are awaited through snapshots.
+    let until = Instant::now() + Duration::from_secs(20);
+    let snapshot = loop {
+        let snapshot = text_of(&mcp.call("browser_snapshot", json!({})).await);
+        if snapshot.matches("Add one").count() == 2 || Instant::now() > until {
+            break snapshot;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    assert!(!snapshot.contains("Child frame"), "{snapshot}");
+    let parent = support::ref_on_line(&snapshot, "Parent button");
+    let clicked = mcp.call("browser_click", json!({"ref": parent})).await;
+    assert_eq!(clicked["isError"], false, "{clicked}");
+    let title = mcp
+        .call("browser_evaluate", json!({"expression": "document.title"}))
+        .await;
+    assert_eq!(title["structuredContent"]["value"], "parent clicked true", "{title}");
+    // A click inside the cross-origin frame's new document.
+    let add = snapshot
+        .lines()
+        .filter(|l| l.contains("Add one"))
+        .count();
+    assert_eq!(add, 2, "both frames show the counter: {snapshot}");
+
+    // A runaway script: the call ends within its budget and the page
+    // answers again afterwards.
+    let began = Instant::now();
+    let runaway = mcp
+        .call(
+            "browser_evaluate",
+            json!({"expression": "while (true) {}", "timeout_ms": 3000}),
+        )
+        .await;
+    eprintln!("runaway evaluate answered after {:?}: {}", began.elapsed(), text_of(&runaway));
+    assert_eq!(runaway["isError"], true, "{runaway}");
+    let after = mcp
+        .call("browser_evaluate", json!({"expression": "1 + 1"}))
+        .await;
+    assert_eq!(after["structuredContent"]["value"], 2, "{after}");
+}
