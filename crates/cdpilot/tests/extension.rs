@@ -613,3 +613,49 @@ async fn a_subframe_navigation_keeps_the_tab_and_a_runaway_script_is_terminated(
         .await;
     assert_eq!(after["structuredContent"]["value"], 2, "{after}");
 }
+
+#[tokio::test]
+async fn stop_in_the_popup_ends_one_session_and_the_other_goes_on() {
+    let site = TestSite::start().await;
+    let (serve, chrome) = paired("").await;
+    let (mut a, mut b) = two_sessions(&serve, &site).await;
+    let popup = chrome.popup().await;
+    // The row of b's session: its domain is the second origin's.
+    let stop_b = "new Promise(r => { const go = () => { const row = [...document.querySelectorAll('tr[data-context]')].find(tr => tr.textContent.includes('localhost')); if (!row) return setTimeout(go, 50); row.querySelector('button.stop').click(); r(true); }; go(); })";
+    assert_eq!(UserChrome::eval(&popup, stop_b).await, true);
+    let ended = loop {
+        let message = b.next().await.expect("b hears why it ended");
+        if message["event"] == "session_ended" {
+            break message;
+        }
+    };
+    assert_eq!(ended["data"]["reason"], "stopped_by_user", "{ended}");
+    let snapshot = a.call("2", "browser_snapshot", json!({})).await;
+    assert!(
+        snapshot["result"]["text"].as_str().unwrap_or("").contains("Add one"),
+        "{snapshot}"
+    );
+}
+
+#[tokio::test]
+async fn a_pairing_link_to_a_non_loopback_server_is_refused_in_the_browser() {
+    let serve = Serve::start("", &["--extension"]).await;
+    let chrome = UserChrome::start().await;
+    let link = pair_link(&serve);
+    let code = link.rsplit_once("code=").unwrap().1;
+    // Someone hands the user a link to their own server.
+    let forged = format!("chrome-extension://{EXTENSION_ID}/pair.html#server=ws://203.0.113.7:8931&code={code}");
+    let page = chrome.open(&forged).await;
+    let page = chrome.session(&page).await;
+    let said = "new Promise(r => { const go = () => { const s = document.getElementById('status'); s && s.className ? r(s.className + ': ' + s.textContent) : setTimeout(go, 50); }; go(); })";
+    let said = UserChrome::eval(&page, said).await;
+    let said = said.as_str().unwrap();
+    assert!(said.starts_with("error") && said.contains("not a loopback address"), "{said}");
+    assert_eq!(status(&serve).await["connected"], false);
+    // The real link still pairs (the code was not spent elsewhere).
+    let page = chrome.open(&link).await;
+    let page = chrome.session(&page).await;
+    let said = "new Promise(r => { const go = () => { const s = document.getElementById('status'); s && s.className ? r(s.className) : setTimeout(go, 50); }; go(); })";
+    assert_eq!(UserChrome::eval(&page, said).await, "ok");
+    assert!(connected_within(&serve, Duration::from_secs(10)).await);
+}

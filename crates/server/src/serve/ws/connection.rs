@@ -446,7 +446,7 @@ impl Request {
             Ok(output) => Ok(result_of(output)),
             Err(error) if lease.stop_token().is_cancelled() && error.code == engine::ErrorCode::Canceled => Err(ErrorBody {
                 code: "canceled".into(),
-                message: "canceled: the session was stopped (the dashboard's Stop or cdpilot stop). Start a new session to go on.".into(),
+                message: "canceled: the session was stopped (the dashboard's Stop, cdpilot stop, or the user's Stop in the cdpilot extension). Start a new session to go on.".into(),
             }),
             Err(error) => Err(ErrorBody {
                 code: error.code.as_str().to_owned(),
