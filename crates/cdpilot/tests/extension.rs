@@ -7,221 +7,15 @@
 
 mod support;
 
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use cdp::launch::{self, BrowserProcess, LaunchOptions};
-use cdp::{Connection, Session};
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{json, Value};
+use support::extension::{connected_within, pair_link, paired, soon, status, UserChrome, EXTENSION_ID};
 use support::serve::Serve;
 use support::text_of;
-use testkit::http_mcp::http;
 use testkit::TestSite;
 use tokio_tungstenite::tungstenite::Message;
-
-const EXTENSION_ID: &str = "cgolnlbbddjholdlhbgdgeffmhifhpfg";
-
-fn extension_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../extension").canonicalize().unwrap()
-}
-
-fn soon() -> tokio::time::Instant {
-    tokio::time::Instant::now() + Duration::from_secs(20)
-}
-
-/// The user's Chrome: headless Chromium with the extension loaded, driven
-/// by the test through its DevTools pipe (never by cdpilot).
-struct UserChrome {
-    process: Option<BrowserProcess>,
-    conn: Connection,
-}
-
-impl UserChrome {
-    async fn start() -> UserChrome {
-        let dir = extension_dir();
-        let options = LaunchOptions {
-            executable: Some(testkit::chromium::executable()),
-            headless: true,
-            args: vec![
-                "--site-per-process".into(),
-                format!("--load-extension={}", dir.display()),
-                format!("--disable-extensions-except={}", dir.display()),
-            ],
-            ..Default::default()
-        };
-        let process = launch::launch(&options, Duration::from_secs(30)).await.unwrap();
-        let conn = Connection::open(process.transport()).await.unwrap();
-        UserChrome {
-            process: Some(process),
-            conn,
-        }
-    }
-
-    /// Opens `url` in a new tab of the user's; its target id.
-    async fn open(&self, url: &str) -> String {
-        let created = self
-            .conn
-            .browser()
-            .send("Target.createTarget", json!({"url": url}), soon())
-            .await
-            .unwrap();
-        created["targetId"].as_str().unwrap().to_owned()
-    }
-
-    async fn session(&self, target_id: &str) -> Session {
-        let attached = self
-            .conn
-            .browser()
-            .send(
-                "Target.attachToTarget",
-                json!({"targetId": target_id, "flatten": true}),
-                soon(),
-            )
-            .await
-            .unwrap();
-        self.conn.session(attached["sessionId"].as_str().unwrap())
-    }
-
-    /// Evaluates `expression` (awaited) in page `session`; a page still
-    /// loading (its first document replaced) is asked again in its next one.
-    async fn eval(session: &Session, expression: &str) -> Value {
-        let until = soon();
-        loop {
-            let answer = session
-                .send(
-                    "Runtime.evaluate",
-                    json!({"expression": expression, "awaitPromise": true, "returnByValue": true}),
-                    until,
-                )
-                .await;
-            match answer {
-                Ok(answer) => return answer["result"]["value"].clone(),
-                Err(e) if e.kind() == cdp::ProtocolErrorKind::ContextGone && tokio::time::Instant::now() < until => {
-                    tokio::time::sleep(Duration::from_millis(50)).await
-                }
-                Err(e) => panic!("{expression}: {e}"),
-            }
-        }
-    }
-
-    async fn targets(&self) -> Vec<Value> {
-        let answer = self
-            .conn
-            .browser()
-            .send("Target.getTargets", json!({}), soon())
-            .await
-            .unwrap();
-        answer["targetInfos"].as_array().unwrap().clone()
-    }
-
-    /// Pages on the test site (the user's own tabs are not opened there
-    /// unless a test says so).
-    async fn agent_pages(&self) -> Vec<Value> {
-        self.targets()
-            .await
-            .into_iter()
-            .filter(|t| t["type"] == "page" && t["url"].as_str().unwrap().starts_with("http"))
-            .collect()
-    }
-
-    /// An extension page (`popup.html`, `options.html`) opened as a tab,
-    /// once its script ran.
-    async fn extension_page(&self, path: &str) -> Session {
-        let url = format!("chrome-extension://{EXTENSION_ID}/{path}");
-        let target = self.open(&url).await;
-        let page = self.session(&target).await;
-        let until = Instant::now() + Duration::from_secs(20);
-        loop {
-            let ready = page
-                .send(
-                    "Runtime.evaluate",
-                    json!({"expression": "location.protocol === 'chrome-extension:' && document.readyState === 'complete' && !!document.body.textContent", "returnByValue": true}),
-                    tokio::time::Instant::now() + Duration::from_secs(2),
-                )
-                .await;
-            if ready.is_ok_and(|r| r["result"]["value"] == true) {
-                return page;
-            }
-            assert!(Instant::now() < until, "{url} did not load");
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-    }
-
-    /// The extension's popup, opened as a tab (its buttons and state).
-    async fn popup(&self) -> Session {
-        self.extension_page("popup.html").await
-    }
-}
-
-impl Drop for UserChrome {
-    fn drop(&mut self) {
-        self.conn.close();
-        drop(self.process.take());
-    }
-}
-
-/// `GET /v1/extension/status`.
-async fn status(serve: &Serve) -> Value {
-    let bearer = format!("Bearer {}", serve.token);
-    let reply = http(
-        &serve.authority,
-        "GET",
-        "/v1/extension/status",
-        &[("Authorization", &bearer)],
-        "",
-    )
-    .await;
-    assert_eq!(reply.status, 200, "{}", reply.body);
-    serde_json::from_str(&reply.body).unwrap()
-}
-
-/// Waits (up to `limit`) until the status says the extension is connected.
-async fn connected_within(serve: &Serve, limit: Duration) -> bool {
-    let until = Instant::now() + limit;
-    while Instant::now() < until {
-        if status(serve).await["connected"] == true {
-            return true;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    false
-}
-
-/// `cdpilot pair` against `serve`: its stdout's last line.
-fn pair_link(serve: &Serve) -> String {
-    let output = std::process::Command::new(env!("CARGO_BIN_EXE_cdpilot"))
-        .args([
-            "pair",
-            "--server",
-            &format!("http://{}", serve.authority),
-            "--token",
-            &serve.token,
-        ])
-        .output()
-        .unwrap();
-    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
-    let stdout = String::from_utf8(output.stdout).unwrap();
-    stdout.trim_end().lines().last().unwrap().to_owned()
-}
-
-/// A serve with `--extension`, the user's Chrome, paired.
-async fn paired(config: &str) -> (Serve, UserChrome) {
-    let serve = Serve::start(config, &["--extension"]).await;
-    let chrome = UserChrome::start().await;
-    let link = pair_link(&serve);
-    assert!(
-        link.starts_with(&format!("chrome-extension://{EXTENSION_ID}/pair.html#server=ws://127.0.0.1:")),
-        "{link}"
-    );
-    let page = chrome.open(&link).await;
-    let page = chrome.session(&page).await;
-    let said = "new Promise(r => { const go = () => { const s = document.getElementById('status'); s && s.className ? r(s.className + ': ' + s.textContent) : setTimeout(go, 50); }; go(); })";
-    let said = UserChrome::eval(&page, said).await;
-    assert!(said.as_str().unwrap().starts_with("ok"), "{said}");
-    assert!(connected_within(&serve, Duration::from_secs(10)).await, "the relay connected");
-    (serve, chrome)
-}
 
 /// A raw relay socket to `/v1/extension` (what the extension speaks).
 async fn relay_socket(
@@ -237,7 +31,10 @@ async fn first_json(
     socket: &mut tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>,
 ) -> Value {
     loop {
-        match tokio::time::timeout(Duration::from_secs(10), socket.next()).await.unwrap() {
+        match tokio::time::timeout(Duration::from_secs(10), socket.next())
+            .await
+            .unwrap()
+        {
             Some(Ok(Message::Text(text))) => return serde_json::from_str(text.as_str()).unwrap(),
             Some(Ok(_)) => continue,
             other => panic!("no message: {other:?}"),
@@ -251,7 +48,8 @@ async fn a_bad_token_and_a_spent_or_wrong_code_are_rejected() {
     let mut socket = relay_socket(&serve).await;
     socket
         .send(Message::text(
-            json!({"type": "hello", "protocol_version": 1, "client": "extension", "token": "forged"}).to_string(),
+            json!({"type": "hello", "protocol_version": 1, "client": "extension", "token": "forged"})
+                .to_string(),
         ))
         .await
         .unwrap();
@@ -261,7 +59,8 @@ async fn a_bad_token_and_a_spent_or_wrong_code_are_rejected() {
 
     let link = pair_link(&serve);
     let code = link.rsplit_once("code=").unwrap().1.to_owned();
-    let hello = json!({"type": "hello", "protocol_version": 1, "client": "extension", "code": code}).to_string();
+    let hello =
+        json!({"type": "hello", "protocol_version": 1, "client": "extension", "code": code}).to_string();
     let mut first = relay_socket(&serve).await;
     first.send(Message::text(hello.clone())).await.unwrap();
     let ack = first_json(&mut first).await;
@@ -273,7 +72,10 @@ async fn a_bad_token_and_a_spent_or_wrong_code_are_rejected() {
     let again = first_json(&mut second).await;
     assert_eq!(again["reason"], "bad_token", "{again}");
     // A broken envelope is answered, and the relay stays up.
-    first.send(Message::text("{\"type\":\"response\"}")).await.unwrap();
+    first
+        .send(Message::text("{\"type\":\"response\"}"))
+        .await
+        .unwrap();
     let error = first_json(&mut first).await;
     assert_eq!(error["type"], "error", "{error}");
     first.send(Message::text("{\"type\":\"ping\"}")).await.unwrap();
@@ -283,7 +85,8 @@ async fn a_bad_token_and_a_spent_or_wrong_code_are_rejected() {
     let mut third = relay_socket(&serve).await;
     third
         .send(Message::text(
-            json!({"type": "hello", "protocol_version": 1, "client": "extension", "token": token}).to_string(),
+            json!({"type": "hello", "protocol_version": 1, "client": "extension", "token": token})
+                .to_string(),
         ))
         .await
         .unwrap();
@@ -319,7 +122,10 @@ async fn every_tool_works_through_the_relay_and_the_users_own_tab_is_left_alone(
             json!({"expression": "document.getElementById('count').textContent + ' ' + document.getElementById('name').value"}),
         )
         .await;
-    assert_eq!(read["structuredContent"]["value"], "Clicked 1 times Ada", "{read}");
+    assert_eq!(
+        read["structuredContent"]["value"], "Clicked 1 times Ada",
+        "{read}"
+    );
 
     // A cross-origin iframe (its own process): its content is in the snapshot.
     let frames = mcp
@@ -338,9 +144,7 @@ async fn every_tool_works_through_the_relay_and_the_users_own_tab_is_left_alone(
     let chain = support::ref_on_line(&snapshot, "Chain");
     let clicked = mcp.call("browser_click", json!({"ref": chain})).await;
     assert!(text_of(&clicked).contains("first"), "{clicked}");
-    let answered = mcp
-        .call("browser_dialog", json!({"action": "accept"}))
-        .await;
+    let answered = mcp.call("browser_dialog", json!({"action": "accept"})).await;
     assert_eq!(answered["isError"], false, "{answered}");
 
     // The agent's tabs are the only ones it can list; the user's tab is
@@ -483,7 +287,10 @@ async fn a_domain_on_the_extensions_blocklist_is_refused_and_its_server_sees_not
     assert_eq!(refused["isError"], true, "{refused}");
     let text = text_of(&refused);
     assert!(text.starts_with("permission_denied"), "{text}");
-    assert!(text.contains("blocked_in: extension") && text.contains("localhost"), "{text}");
+    assert!(
+        text.contains("blocked_in: extension") && text.contains("localhost"),
+        "{text}"
+    );
     assert!(
         site.received_by_b().is_empty(),
         "the blocked origin saw nothing: {:?}",
@@ -524,7 +331,11 @@ async fn a_stopped_service_worker_fails_the_call_in_flight_and_the_relay_comes_b
     chrome
         .conn
         .browser()
-        .send("Target.closeTarget", json!({"targetId": worker["targetId"]}), soon())
+        .send(
+            "Target.closeTarget",
+            json!({"targetId": worker["targetId"]}),
+            soon(),
+        )
         .await
         .unwrap();
     let answer = loop {
@@ -533,22 +344,38 @@ async fn a_stopped_service_worker_fails_the_call_in_flight_and_the_relay_comes_b
             break message;
         }
     };
-    eprintln!("worker stopped → the wait answered after {:?}: {answer}", stopped_at.elapsed());
+    eprintln!(
+        "worker stopped → the wait answered after {:?}: {answer}",
+        stopped_at.elapsed()
+    );
     assert_eq!(answer["error"]["code"], "browser_disconnected", "{answer}");
     assert!(stopped_at.elapsed() < Duration::from_secs(10));
 
     // The worker starts again at its next event (here: the user opens a
     // tab) and the relay reconnects with the stored token.
     chrome.open("about:blank").await;
-    assert!(connected_within(&serve, Duration::from_secs(30)).await, "the relay is back");
+    assert!(
+        connected_within(&serve, Duration::from_secs(30)).await,
+        "the relay is back"
+    );
     eprintln!("relay back after {:?}", stopped_at.elapsed());
     // The session goes on in its tab.
     let read = ws
-        .call("2", "browser_evaluate", json!({"expression": "location.pathname"}))
+        .call(
+            "2",
+            "browser_evaluate",
+            json!({"expression": "location.pathname"}),
+        )
         .await;
     assert_eq!(read["result"]["value"], "/counter.html", "{read}");
     let snapshot = ws.call("3", "browser_snapshot", json!({})).await;
-    assert!(snapshot["result"]["text"].as_str().unwrap_or("").contains("Add one"), "{snapshot}");
+    assert!(
+        snapshot["result"]["text"]
+            .as_str()
+            .unwrap_or("")
+            .contains("Add one"),
+        "{snapshot}"
+    );
 }
 
 #[tokio::test]
@@ -589,12 +416,12 @@ async fn a_subframe_navigation_keeps_the_tab_and_a_runaway_script_is_terminated(
     let title = mcp
         .call("browser_evaluate", json!({"expression": "document.title"}))
         .await;
-    assert_eq!(title["structuredContent"]["value"], "parent clicked true", "{title}");
+    assert_eq!(
+        title["structuredContent"]["value"], "parent clicked true",
+        "{title}"
+    );
     // A click inside the cross-origin frame's new document.
-    let add = snapshot
-        .lines()
-        .filter(|l| l.contains("Add one"))
-        .count();
+    let add = snapshot.lines().filter(|l| l.contains("Add one")).count();
     assert_eq!(add, 2, "both frames show the counter: {snapshot}");
 
     // A runaway script: the call ends within its budget and the page
@@ -606,11 +433,13 @@ async fn a_subframe_navigation_keeps_the_tab_and_a_runaway_script_is_terminated(
             json!({"expression": "while (true) {}", "timeout_ms": 3000}),
         )
         .await;
-    eprintln!("runaway evaluate answered after {:?}: {}", began.elapsed(), text_of(&runaway));
+    eprintln!(
+        "runaway evaluate answered after {:?}: {}",
+        began.elapsed(),
+        text_of(&runaway)
+    );
     assert_eq!(runaway["isError"], true, "{runaway}");
-    let after = mcp
-        .call("browser_evaluate", json!({"expression": "1 + 1"}))
-        .await;
+    let after = mcp.call("browser_evaluate", json!({"expression": "1 + 1"})).await;
     assert_eq!(after["structuredContent"]["value"], 2, "{after}");
 }
 
@@ -632,7 +461,10 @@ async fn stop_in_the_popup_ends_one_session_and_the_other_goes_on() {
     assert_eq!(ended["data"]["reason"], "stopped_by_user", "{ended}");
     let snapshot = a.call("2", "browser_snapshot", json!({})).await;
     assert!(
-        snapshot["result"]["text"].as_str().unwrap_or("").contains("Add one"),
+        snapshot["result"]["text"]
+            .as_str()
+            .unwrap_or("")
+            .contains("Add one"),
         "{snapshot}"
     );
 }
@@ -644,13 +476,17 @@ async fn a_pairing_link_to_a_non_loopback_server_is_refused_in_the_browser() {
     let link = pair_link(&serve);
     let code = link.rsplit_once("code=").unwrap().1;
     // Someone hands the user a link to their own server.
-    let forged = format!("chrome-extension://{EXTENSION_ID}/pair.html#server=ws://203.0.113.7:8931&code={code}");
+    let forged =
+        format!("chrome-extension://{EXTENSION_ID}/pair.html#server=ws://203.0.113.7:8931&code={code}");
     let page = chrome.open(&forged).await;
     let page = chrome.session(&page).await;
     let said = "new Promise(r => { const go = () => { const s = document.getElementById('status'); s && s.className ? r(s.className + ': ' + s.textContent) : setTimeout(go, 50); }; go(); })";
     let said = UserChrome::eval(&page, said).await;
     let said = said.as_str().unwrap();
-    assert!(said.starts_with("error") && said.contains("not a loopback address"), "{said}");
+    assert!(
+        said.starts_with("error") && said.contains("not a loopback address"),
+        "{said}"
+    );
     assert_eq!(status(&serve).await["connected"], false);
     // The real link still pairs (the code was not spent elsewhere).
     let page = chrome.open(&link).await;

@@ -27,11 +27,7 @@ pub async fn run(url: Option<String>, token: Option<String>) -> Result<ExitCode>
         .await
         .map_err(|e| anyhow!(e.0))?;
     if status != 200 {
-        return Err(anyhow!(
-            "{} answered {status}: {}",
-            server.url,
-            body.trim()
-        ));
+        return Err(anyhow!("{} answered {status}: {}", server.url, body.trim()));
     }
     let answer: serde_json::Value = serde_json::from_str(&body)?;
     let link = answer["link"]

@@ -8,6 +8,7 @@ use std::path::Path;
 use serde_json::Value;
 use testkit::McpClient;
 
+pub mod extension;
 pub mod serve;
 
 /// Spawns `cdpilot mcp` with TMPDIR set to a fresh directory: the temporary

@@ -132,7 +132,14 @@ impl BrowserSlot {
         let budget = Budget::with_timeout(time);
         if let Some(relay) = &self.relay {
             let transport: Arc<dyn cdp::Transport> = relay.clone();
-            let attached = Browser::attach(transport, rules, bridge, self.policy.clone(), self.egress.clone(), &budget);
+            let attached = Browser::attach(
+                transport,
+                rules,
+                bridge,
+                self.policy.clone(),
+                self.egress.clone(),
+                &budget,
+            );
             let browser = Arc::new(attached.await?);
             *self.current.lock().unwrap() = Some(browser.clone());
             return Ok(browser);

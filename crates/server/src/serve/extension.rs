@@ -169,7 +169,12 @@ async fn status(State(extension): State<Arc<Extension>>) -> Response {
 }
 
 fn json_response(status: StatusCode, body: Value) -> Response {
-    (status, [(header::CONTENT_TYPE, "application/json")], body.to_string()).into_response()
+    (
+        status,
+        [(header::CONTENT_TYPE, "application/json")],
+        body.to_string(),
+    )
+        .into_response()
 }
 
 async fn upgrade_relay(State(extension): State<Arc<Extension>>, request: Request) -> Response {
@@ -213,7 +218,8 @@ async fn serve(socket: upgrade::Socket, extension: Arc<Extension>) {
             return;
         }
     };
-    let mut ack = json!({"type": "ack", "protocol_version": PROTOCOL_VERSION, "session": "extension", "tools": []});
+    let mut ack =
+        json!({"type": "ack", "protocol_version": PROTOCOL_VERSION, "session": "extension", "tools": []});
     if let Credentials::Paired(token) = &credentials {
         ack["token"] = token.clone().into();
     }
@@ -270,9 +276,7 @@ async fn next_command(cdp: &mut Option<Socket>) -> Option<String> {
     }
 }
 
-async fn next_text(
-    stream: &mut futures_util::stream::SplitStream<upgrade::Socket>,
-) -> Option<String> {
+async fn next_text(stream: &mut futures_util::stream::SplitStream<upgrade::Socket>) -> Option<String> {
     loop {
         match stream.next().await? {
             Ok(Message::Text(text)) => return Some(text.as_str().to_owned()),
@@ -296,12 +300,16 @@ fn hello(extension: &Extension, text: &str) -> Result<Credentials, (&'static str
         ));
     }
     if hello["client"] != "extension" {
-        return Err(bad("/v1/extension is for the cdpilot extension (client: \"extension\"); programs use /v1/ws"));
+        return Err(bad(
+            "/v1/extension is for the cdpilot extension (client: \"extension\"); programs use /v1/ws",
+        ));
     }
     if let Some(code) = hello["code"].as_str() {
         return match extension.redeem(code) {
             Some(token) => Ok(Credentials::Paired(token)),
-            None => Err(bad("this pairing code is wrong, used or expired: run `cdpilot pair` again and open the new link")),
+            None => Err(bad(
+                "this pairing code is wrong, used or expired: run `cdpilot pair` again and open the new link",
+            )),
         };
     }
     match hello["token"].as_str() {
@@ -313,7 +321,10 @@ fn hello(extension: &Extension, text: &str) -> Result<Credentials, (&'static str
 enum FromExtension {
     /// A CDP response or event, as the engine's connection reads them.
     Cdp(String),
-    Stopped { context: String, reason: String },
+    Stopped {
+        context: String,
+        reason: String,
+    },
     Ping,
 }
 
@@ -334,7 +345,9 @@ fn from_extension(text: &str) -> Result<FromExtension, (Value, String)> {
                 (_, Value::Object(error)) => {
                     let message = error.get("message").and_then(Value::as_str).unwrap_or("");
                     match error.get("code").and_then(Value::as_str) {
-                        Some("domain_blocked") => json!({"id": number, "error": {"code": -32000, "message": format!("domain_blocked: {message}")}}),
+                        Some("domain_blocked") => {
+                            json!({"id": number, "error": {"code": -32000, "message": format!("domain_blocked: {message}")}})
+                        }
                         _ => {
                             let code = error
                                 .get("data")
@@ -399,7 +412,8 @@ mod tests {
 
     #[test]
     fn the_envelope_is_unwrapped_into_cdp() {
-        let Ok(FromExtension::Cdp(ok)) = from_extension(r#"{"type":"response","id":"7","result":{"a":1}}"#) else {
+        let Ok(FromExtension::Cdp(ok)) = from_extension(r#"{"type":"response","id":"7","result":{"a":1}}"#)
+        else {
             panic!("a response")
         };
         assert_eq!(ok, r#"{"id":7,"result":{"a":1}}"#);
@@ -409,9 +423,9 @@ mod tests {
             panic!("a response")
         };
         assert!(blocked.contains("domain_blocked: x.test"), "{blocked}");
-        let Ok(FromExtension::Cdp(event)) =
-            from_extension(r#"{"type":"event","event":"cdp","data":{"method":"Page.loadEventFired","params":{},"sessionId":"s1"}}"#)
-        else {
+        let Ok(FromExtension::Cdp(event)) = from_extension(
+            r#"{"type":"event","event":"cdp","data":{"method":"Page.loadEventFired","params":{},"sessionId":"s1"}}"#,
+        ) else {
             panic!("an event")
         };
         assert!(event.contains(r#""sessionId":"s1""#), "{event}");
@@ -423,7 +437,9 @@ mod tests {
 
     #[test]
     fn commands_are_wrapped_with_their_session() {
-        let request = to_extension(r#"{"id":3,"method":"Page.navigate","params":{"url":"u"},"sessionId":"s"}"#).unwrap();
+        let request =
+            to_extension(r#"{"id":3,"method":"Page.navigate","params":{"url":"u"},"sessionId":"s"}"#)
+                .unwrap();
         assert_eq!(request["type"], "request");
         assert_eq!(request["id"], "3");
         assert_eq!(request["sessionId"], "s");
