@@ -117,6 +117,12 @@ pub enum Failure {
     },
     /// Reported straight with a contract code (bad input, not found, …).
     Reported(ErrorCode),
+    /// The cdpilot extension in the user's Chrome refused it: `domain` is
+    /// on the blocklist the user keeps there.
+    BlockedByExtension {
+        /// The domain refused.
+        domain: String,
+    },
 }
 
 impl Failure {
@@ -133,6 +139,7 @@ impl Failure {
             Failure::NoLayout => ErrorCode::ElementNotInteractable,
             Failure::DialogPending { .. } => ErrorCode::DialogPending,
             Failure::Reported(code) => *code,
+            Failure::BlockedByExtension { .. } => ErrorCode::PermissionDenied,
         }
     }
 
@@ -169,6 +176,17 @@ impl ActionError {
             failure,
             message: message.into(),
             next_step: next_step.into(),
+        }
+    }
+
+    /// Facts a client may branch on beyond the code (the error's `data`):
+    /// `{blocked_in: "extension", domain}` for the extension's blocklist.
+    pub fn data(&self) -> Option<serde_json::Value> {
+        match &self.failure {
+            Failure::BlockedByExtension { domain } => {
+                Some(serde_json::json!({"blocked_in": "extension", "domain": domain}))
+            }
+            _ => None,
         }
     }
 
@@ -240,15 +258,16 @@ impl ActionError {
                 format!("the element has no visible box ({step})"),
                 "It may be hidden or collapsed; take a browser_snapshot and pick a visible element.",
             ),
-            (CdpError::Protocol { message, .. }, ProtocolErrorKind::BlockedByExtension) => Self::new(
-                ErrorCode::PermissionDenied,
-                format!(
-                    "{} (blocked_in: extension)",
-                    message.trim_start_matches("domain_blocked:").trim()
-                ),
-                "The user keeps this domain on the blocklist of the cdpilot extension in their Chrome: \
-                 choose another site, or ask the user to remove it from the extension's options.",
-            ),
+            (CdpError::Protocol { message, .. }, ProtocolErrorKind::BlockedByExtension) => {
+                let said = message.trim_start_matches("domain_blocked:").trim();
+                let domain = said.split_whitespace().next().unwrap_or("").to_owned();
+                Self::of(
+                    Failure::BlockedByExtension { domain },
+                    format!("{said} (blocked_in: extension)"),
+                    "The user keeps this domain on the blocklist of the cdpilot extension in their Chrome: \
+                     choose another site, or ask the user to remove it from the extension's options.",
+                )
+            }
             _ => Self::internal(format!("{step}: {error}")),
         }
     }

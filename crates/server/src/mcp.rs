@@ -136,7 +136,11 @@ fn failure(error: &ActionError) -> CallToolResult {
 /// `{code, message}` of a failed call, as every transport reports it: the
 /// message says what happened and what to do next.
 pub fn error_object(error: &ActionError) -> Value {
-    json!({ "code": error.code.as_str(), "message": error_message(error) })
+    let mut object = json!({ "code": error.code.as_str(), "message": error_message(error) });
+    if let Some(data) = error.data() {
+        object["data"] = data;
+    }
+    object
 }
 
 /// What happened and what to do next, in one sentence pair.

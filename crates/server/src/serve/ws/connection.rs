@@ -312,7 +312,7 @@ impl Connection {
                     let canceled = request.canceled;
                     in_flight.remove(&finished.id);
                     let outcome = if canceled {
-                        Err(ErrorBody { code: "canceled".into(), message: "the request was canceled by the client. Send it again if you still need it.".into() })
+                        Err(ErrorBody { code: "canceled".into(), message: "the request was canceled by the client. Send it again if you still need it.".into(), data: None })
                     } else {
                         finished.outcome
                     };
@@ -447,10 +447,12 @@ impl Request {
             Err(error) if lease.stop_token().is_cancelled() && error.code == engine::ErrorCode::Canceled => Err(ErrorBody {
                 code: "canceled".into(),
                 message: "canceled: the session was stopped (the dashboard's Stop, cdpilot stop, or the user's Stop in the cdpilot extension). Start a new session to go on.".into(),
+                data: None,
             }),
             Err(error) => Err(ErrorBody {
                 code: error.code.as_str().to_owned(),
                 message: crate::mcp::error_message(&error),
+                data: error.data(),
             }),
         };
         let _ = done

@@ -113,6 +113,9 @@ pub struct ErrorBody {
     pub code: String,
     /// What happened and what to do next.
     pub message: String,
+    /// Facts beyond the code, when the error has them (`blocked_in`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<serde_json::Value>,
 }
 
 impl ErrorBody {
@@ -120,6 +123,7 @@ impl ErrorBody {
         ErrorBody {
             code: "invalid_argument".into(),
             message: message.into(),
+            data: None,
         }
     }
 }
