@@ -52,7 +52,7 @@ chrome.debugger.onDetach.addListener((source, reason) => {
   if (cancelled) stopContext(cancelled, "stopped_by_user");
 });
 chrome.tabs.onUpdated.addListener((tabId, change) => {
-  if (change.url || change.title || change.status) browser.onTabUpdated(tabId);
+  if (change.url || change.title || change.status) browser.onTabUpdated(tabId, change);
 });
 chrome.tabs.onRemoved.addListener((tabId) => browser.onTabRemoved(tabId));
 chrome.tabs.onCreated.addListener((tab) => browser.onTabCreated(tab));

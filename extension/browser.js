@@ -58,10 +58,10 @@ export class Browser {
     for (const c of relayState.contexts || []) this.contexts.set(c.id, c);
     for (const t of relayState.tabs || []) {
       try {
-        await chrome.tabs.get(t.tabId);
+        const chromeTab = await chrome.tabs.get(t.tabId);
         // Sessions handed out before the restart are gone with the engine's
         // connection; the engine attaches again.
-        this.tabs.set(t.tabId, { ...t, session: null });
+        this.tabs.set(t.tabId, { ...t, session: null, url: chromeTab.url || "" });
       } catch (e) {
         // closed meanwhile
       }
@@ -113,12 +113,9 @@ export class Browser {
     const tab = this.tabs.get(session.tabId);
     if (!tab) throw new Refusal("cdp_error", "No target with given id found", { cdp_code: -32602 });
     const context = this.contexts.get(tab.context);
-    let current = "";
-    try {
-      current = (await chrome.tabs.get(tab.tabId)).url || "";
-    } catch (e) {
-      throw new Refusal("cdp_error", "Target closed", { cdp_code: -32000 });
-    }
+    // The tab's address as chrome.tabs last said it (asking Chrome on
+    // every command would add a round trip to each).
+    const current = tab.url || "";
     const destination = method === "Page.navigate" ? params.url : current;
     const blocked = blockedBy(destination);
     if (blocked) {
@@ -132,7 +129,12 @@ export class Browser {
         context.lastAction = action;
         context.domain = hostOf(destination) || context.domain;
       }
-      chrome.alarms.create(`ttl:${context.id}`, { delayInMinutes: ttlMinutes() });
+      // The TTL restarts with each action; the alarm is moved at most
+      // every 30 s (each move is a round trip to the browser).
+      if (!context.alarmSet || Date.now() - context.alarmSet > 30000) {
+        context.alarmSet = Date.now();
+        chrome.alarms.create(`ttl:${context.id}`, { delayInMinutes: ttlMinutes() });
+      }
     }
     if (method === "Runtime.evaluate" || method === "Runtime.callFunctionOn") {
       // Through chrome.debugger a `timeout` answers "Internal error"
@@ -272,7 +274,7 @@ export class Browser {
       chromeTab = window.tabs[0];
     }
     const targetId = await this.targetIdOf(chromeTab.id);
-    const tab = { tabId: chromeTab.id, targetId, context, session: null, attached: false };
+    const tab = { tabId: chromeTab.id, targetId, context, session: null, attached: false, url };
     this.tabs.set(chromeTab.id, tab);
     this.persist();
     audit(context, "Target.createTarget", url, "ok");
@@ -440,9 +442,10 @@ export class Browser {
     return reason === "canceled_by_user" ? tab.context : null;
   }
 
-  onTabUpdated(tabId) {
+  onTabUpdated(tabId, change) {
     const tab = this.tabs.get(tabId);
     if (!tab) return;
+    if (change.url) tab.url = change.url;
     this.targetInfo(tab).then((info) => info && this.emit("Target.targetInfoChanged", { targetInfo: info }));
   }
 
@@ -457,7 +460,7 @@ export class Browser {
     if (!opener || this.tabs.has(chromeTab.id)) return;
     const targetId = await this.targetIdOf(chromeTab.id);
     if (!targetId) return;
-    const tab = { tabId: chromeTab.id, targetId, context: opener.context, session: null, attached: false };
+    const tab = { tabId: chromeTab.id, targetId, context: opener.context, session: null, attached: false, url: chromeTab.pendingUrl || chromeTab.url || "" };
     this.tabs.set(chromeTab.id, tab);
     this.persist();
     const info = await this.targetInfo(tab);
