@@ -162,11 +162,27 @@ async fn every_tool_works_through_the_relay_and_the_users_own_tab_is_left_alone(
         .count();
     assert_eq!(user_tab_seen, 1, "the user's tab was loaded once, by the user");
     assert_eq!(status(&serve).await["sessions"], 1);
-    // It all ran in the user's Chrome: the agent's tab is there, and serve
-    // launched no browser of its own.
-    assert!(
-        targets.iter().any(|t| t["url"] == site.url("/dialogs.html")),
-        "{targets:?}"
+    // It all ran in the user's Chrome: the agent's tab is there, in a
+    // window of its own (not the user's tab's), and serve launched no
+    // browser of its own.
+    let agent = targets
+        .iter()
+        .find(|t| t["url"] == site.url("/dialogs.html"))
+        .unwrap_or_else(|| panic!("{targets:?}"));
+    let window_of = |target: Value| {
+        let browser = chrome.conn.browser();
+        async move {
+            let window = browser
+                .send("Browser.getWindowForTarget", json!({"targetId": target}), soon())
+                .await
+                .unwrap();
+            window["windowId"].as_i64().unwrap()
+        }
+    };
+    assert_ne!(
+        window_of(agent["targetId"].clone()).await,
+        window_of(json!(own)).await,
+        "the agent's tab is in a window of its own"
     );
     assert!(support::chromium_processes(serve.tmp.path()).is_empty());
 }
@@ -268,7 +284,9 @@ async fn stop_all_in_the_popup_ends_a_waiting_call_at_once_and_the_sessions() {
 #[tokio::test]
 async fn a_domain_on_the_extensions_blocklist_is_refused_and_its_server_sees_nothing() {
     let site = TestSite::start().await;
-    let (serve, chrome) = paired("").await;
+    // cdpilot's own URL rules apply on top of the extension's blocklist.
+    let (serve, chrome) =
+        paired("[[policy.rules]]\npattern = \"http://127.0.0.1:*/denied*\"\naction = \"deny\"\n").await;
     // The user blocks `localhost` (the test site's second origin) in the
     // options page.
     let options = chrome.extension_page("options.html").await;
@@ -295,6 +313,52 @@ async fn a_domain_on_the_extensions_blocklist_is_refused_and_its_server_sees_not
         site.received_by_b().is_empty(),
         "the blocked origin saw nothing: {:?}",
         site.received_by_b().iter().map(|r| &r.path).collect::<Vec<_>>()
+    );
+    // A cdpilot rule refuses through the relay too, before the request
+    // leaves the user's Chrome.
+    let denied = mcp
+        .call("browser_navigate", json!({"url": site.url("/denied.html")}))
+        .await;
+    assert_eq!(denied["isError"], true, "{denied}");
+    assert_eq!(
+        denied["structuredContent"]["error"]["code"], "permission_denied",
+        "{denied}"
+    );
+    assert!(
+        denied["structuredContent"]["error"].get("data").is_none(),
+        "{denied}"
+    );
+    // …and at the request stage (the tab's Fetch, through chrome.debugger):
+    // a navigation the page starts itself.
+    let started = mcp
+        .call(
+            "browser_evaluate",
+            json!({"expression": "location.href = '/denied.html?by-page'; true"}),
+        )
+        .await;
+    assert_eq!(started["isError"], false, "{started}");
+    // The refusal is reported in this result or a later one; the tab
+    // stays on its page.
+    let blocked = |r: &Value| {
+        r["structuredContent"]["blocked"]
+            .to_string()
+            .contains("/denied.html?by-page")
+    };
+    let mut seen = blocked(&started);
+    for _ in 0..20 {
+        if seen {
+            break;
+        }
+        let stayed = mcp
+            .call("browser_evaluate", json!({"expression": "location.pathname"}))
+            .await;
+        assert_eq!(stayed["structuredContent"]["value"], "/counter.html", "{stayed}");
+        seen = blocked(&stayed);
+    }
+    assert!(seen, "the page's own navigation was reported blocked: {started}");
+    assert!(
+        !site.a_received("/denied.html"),
+        "the denied page's server saw nothing"
     );
     // The session goes on where it was.
     let read = mcp
