@@ -4,8 +4,8 @@
 // chrome.debugger.
 //
 // Owns: the agent's browser contexts (one per cdpilot session), the tabs
-// each opened (in one window of the agent's, created unfocused and
-// minimized on first use), the session ids handed out, and their copy in
+// each opened (in one window of the agent's, created unfocused on first
+// use), the session ids handed out, and their copy in
 // chrome.storage.session (so a restarted service worker finds them again).
 // The user's other tabs are never attached, listed or touched.
 
@@ -252,8 +252,8 @@ export class Browser {
     return targets.find((t) => t.tabId === tabId)?.id;
   }
 
-  /// A tab of `context` in the agent's window (made, unfocused and
-  /// minimized, on first use; a window the user closed is made again).
+  /// A tab of `context` in the agent's window (made, unfocused, on first
+  /// use; a window the user closed is made again).
   async createTarget(url, context) {
     if (!this.contexts.has(context)) {
       throw new Refusal("cdp_error", "Failed to find browser context with id " + context, { cdp_code: -32602 });
@@ -269,7 +269,10 @@ export class Browser {
       }
     }
     if (!chromeTab) {
-      const window = await chrome.windows.create({ url, focused: false, state: "minimized" });
+      // Unfocused, so the user's typing stays where it was. Not minimized:
+      // Chromium (156) delivers no input to the cross-origin frames of a
+      // minimized window's tabs (a click there never reaches the frame).
+      const window = await chrome.windows.create({ url, focused: false, state: "normal" });
       this.windowId = window.id;
       chromeTab = window.tabs[0];
     }

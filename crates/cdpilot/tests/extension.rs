@@ -134,6 +134,12 @@ async fn every_tool_works_through_the_relay_and_the_users_own_tab_is_left_alone(
     assert_eq!(frames["isError"], false, "{frames}");
     let snapshot = text_of(&mcp.call("browser_snapshot", json!({})).await);
     assert!(snapshot.contains("Child frame"), "{snapshot}");
+    // A trusted click inside it (the frame's own child session).
+    let child = support::ref_on_line(&snapshot, "Child button");
+    let clicked = mcp.call("browser_click", json!({"ref": child})).await;
+    assert_eq!(clicked["isError"], false, "{clicked}");
+    let after = text_of(&mcp.call("browser_snapshot", json!({})).await);
+    assert!(after.contains("Child clicked true"), "{after}");
 
     // A dialog, answered.
     let nav = mcp
