@@ -452,7 +452,7 @@ impl Request {
             Err(error) => Err(ErrorBody {
                 code: error.code.as_str().to_owned(),
                 message: crate::mcp::error_message(&error),
-                data: error.data(),
+                data: error.data().map(Box::new),
             }),
         };
         let _ = done

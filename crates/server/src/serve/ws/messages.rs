@@ -115,7 +115,8 @@ pub struct ErrorBody {
     pub message: String,
     /// Facts beyond the code, when the error has them (`blocked_in`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub data: Option<serde_json::Value>,
+    /// (Boxed: the rest of the message stays small.)
+    pub data: Option<Box<serde_json::Value>>,
 }
 
 impl ErrorBody {
