@@ -12,10 +12,8 @@ use cdp::Connection;
 #[tokio::test]
 async fn a_browser_asked_to_close_is_seen_exiting_by_itself() {
     let options = LaunchOptions {
-        executable: Some(testkit::chromium::executable()),
-        headless: true,
         args: Vec::new(),
-        ..Default::default()
+        ..testkit::chromium::launch_options(cdp::launch::Debugging::Pipe)
     };
     let mut chromium = launch(&options, Duration::from_secs(30)).await.expect("launch");
     let profile = chromium.user_data_dir().to_owned();
@@ -34,10 +32,8 @@ async fn a_browser_asked_to_close_is_seen_exiting_by_itself() {
 #[tokio::test]
 async fn a_running_browser_is_not_taken_for_exited() {
     let options = LaunchOptions {
-        executable: Some(testkit::chromium::executable()),
-        headless: true,
         args: Vec::new(),
-        ..Default::default()
+        ..testkit::chromium::launch_options(cdp::launch::Debugging::Pipe)
     };
     let mut chromium = launch(&options, Duration::from_secs(30)).await.expect("launch");
     assert!(!chromium.exited(Duration::from_millis(300)).await);
@@ -48,10 +44,8 @@ async fn a_running_browser_is_not_taken_for_exited() {
 #[tokio::test]
 async fn a_devtools_port_in_the_configured_flags_is_refused() {
     let options = LaunchOptions {
-        executable: Some(testkit::chromium::executable()),
-        headless: true,
         args: vec!["--remote-debugging-port=9222".into()],
-        ..Default::default()
+        ..testkit::chromium::launch_options(cdp::launch::Debugging::Pipe)
     };
     let error = launch(&options, Duration::from_secs(30))
         .await

@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 
 use memory::PeakPss;
 use serde_json::{json, Value};
+use testkit::snapshot::ref_of as ref_on_line;
 use testkit::{McpClient, TestSite};
 
 /// The binary measured: `$CDPILOT_BENCH_BIN`, else this build's.
@@ -65,12 +66,6 @@ fn text_of(result: &Value) -> String {
         .as_str()
         .unwrap_or_default()
         .to_owned()
-}
-
-fn ref_on_line(snapshot: &str, needle: &str) -> String {
-    let line = snapshot.lines().find(|l| l.contains(needle)).expect("line");
-    let start = line.find("[ref=").expect("ref") + 5;
-    line[start..].split(']').next().unwrap().to_owned()
 }
 
 async fn shutdown(mut client: McpClient) {
@@ -385,20 +380,12 @@ async fn url_rules(site: &TestSite) {
 }
 
 async fn raw_cdp_floor(site: &TestSite) {
-    use cdp::launch::{launch, LaunchOptions};
+    use cdp::launch::launch;
     use cdp::protocol::{input, page, runtime, target};
     // Raw CDP has no default deadline: each command gets this much.
     let soon = || tokio::time::Instant::now() + Duration::from_secs(30);
 
-    let options = LaunchOptions {
-        executable: Some(testkit::chromium::executable()),
-        headless: true,
-        args: testkit::chromium::TEST_FLAGS
-            .iter()
-            .map(|s| s.to_string())
-            .collect(),
-        ..Default::default()
-    };
+    let options = testkit::chromium::launch_options(cdp::launch::Debugging::Pipe);
     let process = launch(&options, Duration::from_secs(30)).await.expect("launch");
     let conn = cdp::Connection::open(process.transport()).await.expect("connect");
     let targets = conn.browser().call(target::GetTargets {}, soon()).await.unwrap();

@@ -19,6 +19,7 @@ mod serve;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
+use testkit::snapshot::find_ref as ref_on_line;
 use testkit::TestSite;
 
 use serve::{Serve, Ws};
@@ -41,13 +42,6 @@ fn rss_mib(pid: u32) -> f64 {
         .and_then(|v| v.parse().ok())
         .unwrap_or(0);
     kib as f64 / 1024.0
-}
-
-/// The ref on the snapshot line containing `needle`.
-fn ref_on_line(snapshot: &str, needle: &str) -> Option<String> {
-    let line = snapshot.lines().find(|l| l.contains(needle))?;
-    let start = line.find("[ref=")? + 5;
-    Some(line[start..].split(']').next()?.to_owned())
 }
 
 fn percentile(sorted: &[Duration], p: f64) -> Duration {

@@ -423,6 +423,99 @@ async fn metrics_parse_as_prometheus_text_and_count_the_calls_just_made() {
     assert_eq!((health.status, health.body.as_str()), (200, "ok\n"));
 }
 
+/// Issue 25: MCP over HTTP's calls go through the lease's one `call`,
+/// which links the lease's stop token (a watcher task of its own did it
+/// before): Stop all ends a call in flight at once.
+#[tokio::test]
+async fn stop_all_ends_an_mcp_over_http_call_in_flight() {
+    let serve = Serve::start("", &["--token", "t"]).await;
+    let mut mcp = serve.mcp_client();
+    mcp.initialize().await;
+    let started = std::time::Instant::now();
+    let waiting = tokio::spawn(async move { mcp.call("browser_wait", json!({"time_ms": 20000})).await });
+    let auth = [("Authorization", "Bearer t")];
+    // Stop all once the session is listed as running its call (no event
+    // says so: the dashboard's state is read until it does).
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let state = http(&serve.authority, "GET", "/v1/dashboard/state", &auth, "").await;
+        let state: Value = serde_json::from_str(&state.body).unwrap_or_default();
+        if state["sessions"][0]["running"] == 1 {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the call never ran: {state}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let stopped = http(
+        &serve.authority,
+        "POST",
+        "/v1/dashboard/stop",
+        &auth,
+        r#"{"all": true}"#,
+    )
+    .await;
+    assert_eq!(stopped.status, 200, "{stopped:?}");
+    let result = tokio::time::timeout(Duration::from_secs(10), waiting)
+        .await
+        .expect("the call ended soon after Stop")
+        .unwrap();
+    assert_eq!(result["isError"], true, "{result}");
+    assert_eq!(
+        result["structuredContent"]["error"]["code"], "canceled",
+        "{result}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(19),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+/// Issue 25: the dashboard's calls (a dialog answered from it) went
+/// through the dispatch but never reached `/metrics`; every serve call is
+/// now counted once, by the engine, whichever front end made it.
+#[tokio::test]
+async fn a_call_made_from_the_dashboard_shows_in_metrics() {
+    let serve = Serve::start("", &["--token", "t"]).await;
+    let mut ws = serve.ws().await;
+    let session = ws.open("t").await;
+    let auth = [("Authorization", "Bearer t")];
+    let count = |body: &str, series: &str| prometheus_samples(body).get(series).copied();
+    let before = http(&serve.authority, "GET", "/metrics", &auth, "").await;
+    assert_eq!(
+        count(
+            &before.body,
+            r#"cdpilot_call_duration_seconds_count{tool="browser_dialog"}"#
+        ),
+        None,
+        "{}",
+        before.body
+    );
+
+    // No dialog is open: the dashboard's answer is the dispatch's error.
+    let body = json!({"session": session, "action": "accept"}).to_string();
+    let answered = http(&serve.authority, "POST", "/v1/dashboard/dialog", &auth, &body).await;
+    assert_eq!(answered.status, 409, "{answered:?}");
+    let answer: Value = serde_json::from_str(&answered.body).unwrap();
+    let code = answer["error"]["code"].as_str().expect("an error code");
+
+    let after = http(&serve.authority, "GET", "/metrics", &auth, "").await;
+    let series = format!(r#"cdpilot_calls_total{{outcome="{code}",tool="browser_dialog"}}"#);
+    assert_eq!(count(&after.body, &series), Some(1.0), "{}", after.body);
+    assert_eq!(
+        count(
+            &after.body,
+            r#"cdpilot_call_duration_seconds_count{tool="browser_dialog"}"#
+        ),
+        Some(1.0),
+        "counted once: {}",
+        after.body
+    );
+}
+
 #[tokio::test]
 async fn a_websocket_that_never_sends_hello_is_closed() {
     let serve = Serve::start("", &[]).await;

@@ -9,7 +9,7 @@ mod support;
 use std::collections::{HashMap, VecDeque};
 use std::time::Duration;
 
-use cdp::launch::{launch, BrowserProcess, Debugging, LaunchOptions};
+use cdp::launch::{launch, BrowserProcess, Debugging};
 use serde_json::{json, Value};
 use support::ref_on_line;
 use support::serve::{Serve, Ws};
@@ -271,17 +271,7 @@ async fn concurrent_mcp_initializes_never_pass_max_sessions() {
 
 /// A Chromium of the test's own, as a fleet endpoint.
 async fn endpoint() -> BrowserProcess {
-    let options = LaunchOptions {
-        executable: Some(testkit::chromium::executable()),
-        headless: true,
-        args: testkit::chromium::TEST_FLAGS
-            .iter()
-            .map(|s| s.to_string())
-            .collect(),
-        user_data_dir: None,
-        // Attached to by URL: this one needs its DevTools port.
-        debugging: Debugging::Port,
-    };
+    let options = testkit::chromium::launch_options(Debugging::Port);
     launch(&options, Duration::from_secs(30)).await.expect("launch")
 }
 

@@ -7,6 +7,7 @@ mod support;
 
 use serde_json::{json, Value};
 use support::{ref_on_line, spawn_cdpilot, text_of};
+use testkit::snapshot::ref_of;
 use testkit::{McpClient, TestSite};
 
 /// A client on a gallery page: the cache checked first, so a missing one
@@ -49,31 +50,6 @@ async fn fails(client: &mut McpClient, tool: &str, args: Value, code: &str) -> S
         "{result}"
     );
     text_of(&result)
-}
-
-/// The ref of the first element whose line has `needle`, or whose text
-/// line under it does (`listitem [ref=e3]` then `text: Alpha`), as an
-/// agent reads it: the nearest line above, less indented, with a ref.
-fn ref_of(snapshot: &str, needle: &str) -> String {
-    let lines: Vec<&str> = snapshot.lines().collect();
-    let indent = |l: &str| l.len() - l.trim_start().len();
-    let reference = |l: &str| {
-        let start = l.find("[ref=")? + 5;
-        Some(l[start..].split(']').next()?.to_owned())
-    };
-    for (i, line) in lines.iter().enumerate().filter(|(_, l)| l.contains(needle)) {
-        if let Some(r) = reference(line) {
-            return r;
-        }
-        if !line.trim_start().starts_with("text:") {
-            continue;
-        }
-        let above = lines[..i].iter().rev().find(|l| indent(l) < indent(line));
-        if let Some(r) = above.and_then(|l| reference(l)) {
-            return r;
-        }
-    }
-    panic!("no element with {needle:?} and a ref in:\n{snapshot}")
 }
 
 fn has_line(snapshot: &str, needle: &str) -> bool {

@@ -61,16 +61,29 @@ async fn parse_and_perform(
     notes: &mut Notes,
 ) -> Result<ActionOutput, ActionError> {
     let config = session.config();
+    // A call refused before it runs is counted here (`Session::perform`
+    // counts those that run), so each call is counted once.
+    let refused = |tool: &'static str, error: ActionError| {
+        session
+            .metrics()
+            .record(tool, std::time::Duration::ZERO, Err(error.code));
+        error
+    };
     // A tool that is off is refused before its arguments are parsed (the
     // same check `Session::perform` makes for library callers).
     let Some(spec) = tools::find(name) else {
-        return Err(ActionError::invalid(
-            format!("there is no tool named \"{name}\""),
-            tools::use_one_of(config),
+        return Err(refused(
+            "unknown",
+            ActionError::invalid(
+                format!("there is no tool named \"{name}\""),
+                tools::use_one_of(config),
+            ),
         ));
     };
-    session.refuse_if_off(spec)?;
-    let action = spec.parse(arguments)?;
+    let action = session
+        .refuse_if_off(spec)
+        .and_then(|()| spec.parse(arguments))
+        .map_err(|error| refused(spec.name, error))?;
     let budget = budget_for(config, &action, cancel);
     session.perform_noted(&action, &budget, notes).await
 }

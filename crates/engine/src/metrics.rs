@@ -16,9 +16,13 @@ use serde_json::Value;
 
 use crate::ErrorCode;
 
-/// Upper bounds (ms) of the duration histogram's buckets; the last bucket
-/// counts everything slower.
-pub const BUCKETS_MS: &[u64] = &[5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 30000];
+/// Upper bounds (seconds, Prometheus' convention) of the duration
+/// histogram's buckets; one more bucket counts everything slower. The one
+/// histogram of call durations: `cdpilot serve`'s `/metrics` exports it
+/// as `cdpilot_call_duration_seconds`.
+pub const BUCKETS_S: &[f64] = &[
+    0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0,
+];
 
 /// Counts and durations of one session's calls (`cdpilot://metrics`).
 #[derive(Default)]
@@ -74,8 +78,25 @@ struct ToolStats {
     timeouts: u64,
     total_ms: u64,
     max_ms: u64,
-    /// Counts per bucket of `BUCKETS_MS`, plus one for slower calls.
-    histogram_ms: Vec<u64>,
+    /// Counts per bucket of `BUCKETS_S`, plus one for slower calls.
+    histogram: Vec<u64>,
+    /// Total duration in seconds (the histogram's sum).
+    #[serde(skip)]
+    total_s: f64,
+}
+
+/// One tool's calls, as `/metrics` exports them (a copy).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolCalls {
+    /// The tool's name (`unknown` for names no tool has).
+    pub tool: &'static str,
+    /// By outcome: `ok` or the error code.
+    pub outcomes: Vec<(&'static str, u64)>,
+    /// Counts per bucket of [`BUCKETS_S`] (not cumulative), plus one for
+    /// slower calls.
+    pub histogram: Vec<u64>,
+    /// Their total duration in seconds.
+    pub seconds: f64,
 }
 
 impl Metrics {
@@ -110,6 +131,25 @@ impl Metrics {
         self.count(|totals| *totals.sessions_ended.entry(reason).or_default() += 1);
     }
 
+    /// A copy of every tool's calls (by outcome and duration bucket).
+    pub fn tool_calls(&self) -> Vec<ToolCalls> {
+        let totals = self.inner.lock().unwrap();
+        totals
+            .tools
+            .iter()
+            .map(|(tool, stats)| ToolCalls {
+                tool,
+                outcomes: (stats.ok > 0)
+                    .then_some(("ok", stats.ok))
+                    .into_iter()
+                    .chain(stats.errors.iter().map(|(code, n)| (*code, *n)))
+                    .collect(),
+                histogram: stats.histogram.clone(),
+                seconds: stats.total_s,
+            })
+            .collect()
+    }
+
     /// A copy of the counters `/metrics` exports.
     pub fn counters(&self) -> Counters {
         let totals = self.inner.lock().unwrap();
@@ -135,19 +175,21 @@ impl Metrics {
 impl Totals {
     fn record(&mut self, tool: &'static str, elapsed: Duration, outcome: Result<(), ErrorCode>) {
         let ms = elapsed.as_millis() as u64;
+        let seconds = elapsed.as_secs_f64();
         let totals = self;
         let stats = totals.tools.entry(tool).or_default();
-        if stats.histogram_ms.is_empty() {
-            stats.histogram_ms = vec![0; BUCKETS_MS.len() + 1];
+        if stats.histogram.is_empty() {
+            stats.histogram = vec![0; BUCKETS_S.len() + 1];
         }
         stats.calls += 1;
         stats.total_ms += ms;
+        stats.total_s += seconds;
         stats.max_ms = stats.max_ms.max(ms);
-        let bucket = BUCKETS_MS
+        let bucket = BUCKETS_S
             .iter()
-            .position(|b| ms <= *b)
-            .unwrap_or(BUCKETS_MS.len());
-        stats.histogram_ms[bucket] += 1;
+            .position(|b| seconds <= *b)
+            .unwrap_or(BUCKETS_S.len());
+        stats.histogram[bucket] += 1;
         match outcome {
             Ok(()) => stats.ok += 1,
             Err(code) => {
@@ -188,7 +230,7 @@ impl Metrics {
     pub fn to_json(&self) -> Value {
         let totals = self.inner.lock().unwrap();
         let mut value = serde_json::to_value(&*totals).unwrap_or_default();
-        value["histogram_buckets_ms"] = serde_json::json!(BUCKETS_MS);
+        value["histogram_buckets_s"] = serde_json::json!(BUCKETS_S);
         value
     }
 }
@@ -206,7 +248,7 @@ mod tests {
             Duration::from_millis(70),
             Err(ErrorCode::Timeout),
         );
-        m.record("browser_wait", Duration::from_secs(60), Err(ErrorCode::Canceled));
+        m.record("browser_wait", Duration::from_secs(90), Err(ErrorCode::Canceled));
         m.script_terminated();
         m.verdict("deny");
         let j = m.to_json();
@@ -214,9 +256,13 @@ mod tests {
         assert_eq!(j["tools"]["browser_click"]["ok"], 1);
         assert_eq!(j["tools"]["browser_click"]["timeouts"], 1);
         assert_eq!(j["tools"]["browser_click"]["errors"]["timeout"], 1);
-        assert_eq!(j["tools"]["browser_click"]["histogram_ms"][0], 1);
-        assert_eq!(j["tools"]["browser_click"]["histogram_ms"][4], 1);
-        assert_eq!(j["tools"]["browser_wait"]["histogram_ms"][BUCKETS_MS.len()], 1);
+        assert_eq!(j["tools"]["browser_click"]["histogram"][0], 1);
+        assert_eq!(j["tools"]["browser_click"]["histogram"][4], 1);
+        assert_eq!(j["tools"]["browser_wait"]["histogram"][BUCKETS_S.len()], 1);
+        let click = &m.tool_calls()[0];
+        assert_eq!(click.tool, "browser_click");
+        assert_eq!(click.outcomes, [("ok", 1), ("timeout", 1)]);
+        assert!((click.seconds - 0.073).abs() < 1e-9, "{click:?}");
         assert_eq!(j["cancellations"], 1);
         assert_eq!(j["terminate_execution"], 1);
         assert_eq!(j["policy_verdicts"]["deny"], 1);

@@ -19,12 +19,8 @@ use testkit::TestSite;
 async fn an_http_cdp_url_attaches_to_a_running_chromium() {
     let site = TestSite::start().await;
     let options = LaunchOptions {
-        executable: Some(testkit::chromium::executable()),
-        headless: true,
         args: Vec::new(),
-        user_data_dir: None,
-        // Attached to by URL: this one needs its DevTools port.
-        debugging: Debugging::Port,
+        ..testkit::chromium::launch_options(Debugging::Port)
     };
     let chromium = launch(&options, Duration::from_secs(30)).await.expect("launch");
     // ws://127.0.0.1:PORT/devtools/browser/… → http://127.0.0.1:PORT

@@ -362,11 +362,8 @@ async fn an_isolated_session_on_an_attached_browser_is_gated() {
     let site = TestSite::start().await;
     let denied = DeniedServer::start().await;
     let options = cdp::launch::LaunchOptions {
-        executable: Some(testkit::chromium::executable()),
-        headless: true,
         args: Vec::new(),
-        user_data_dir: None,
-        debugging: cdp::launch::Debugging::Port,
+        ..testkit::chromium::launch_options(cdp::launch::Debugging::Port)
     };
     let chromium = cdp::launch::launch(&options, std::time::Duration::from_secs(30))
         .await

@@ -8,7 +8,7 @@ mod common;
 use std::collections::HashSet;
 use std::time::Duration;
 
-use cdp::launch::{launch, Debugging, LaunchOptions};
+use cdp::launch::{launch, Debugging};
 use common::{engine_with, ok};
 use engine::config::Rule;
 use engine::Engine;
@@ -97,12 +97,7 @@ pub fn denying(patterns: &[String]) -> Engine {
 async fn a_launched_browser_listens_on_no_tcp_port() {
     // The check itself, against a browser that does open a port.
     let with_port = launch(
-        &LaunchOptions {
-            executable: Some(testkit::chromium::executable()),
-            headless: true,
-            debugging: Debugging::Port,
-            ..Default::default()
-        },
+        &testkit::chromium::launch_options(Debugging::Port),
         Duration::from_secs(30),
     )
     .await
@@ -294,16 +289,7 @@ async fn a_navigation_a_service_worker_would_answer_is_judged() {
 async fn pipe_cost() {
     let site = testkit::TestSite::start().await;
     let with_port = launch(
-        &LaunchOptions {
-            executable: Some(testkit::chromium::executable()),
-            headless: true,
-            args: testkit::chromium::TEST_FLAGS
-                .iter()
-                .map(|s| s.to_string())
-                .collect(),
-            debugging: Debugging::Port,
-            ..Default::default()
-        },
+        &testkit::chromium::launch_options(Debugging::Port),
         Duration::from_secs(30),
     )
     .await

@@ -6,7 +6,7 @@ mod common;
 
 use std::time::Duration;
 
-use cdp::launch::{launch, Debugging, LaunchOptions};
+use cdp::launch::{launch, Debugging};
 use common::{call, engine_with, ok, ref_of};
 use engine::ErrorCode;
 use serde_json::json;
@@ -15,17 +15,7 @@ use testkit::{TcpProxy, TestSite};
 #[tokio::test]
 async fn a_cut_connection_is_reopened_and_the_pending_dialog_survives() {
     let site = TestSite::start().await;
-    let options = LaunchOptions {
-        executable: Some(testkit::chromium::executable()),
-        headless: true,
-        args: testkit::chromium::TEST_FLAGS
-            .iter()
-            .map(|s| s.to_string())
-            .collect(),
-        user_data_dir: None,
-        // Attached to by URL: this one needs its DevTools port.
-        debugging: Debugging::Port,
-    };
+    let options = testkit::chromium::launch_options(Debugging::Port);
     let chromium = launch(&options, Duration::from_secs(30)).await.expect("launch");
     let upstream = chromium
         .ws_url()

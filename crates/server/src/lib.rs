@@ -3,6 +3,9 @@
 //! turns `ActionOutput`/`ActionError` back into its own results; none of
 //! them reaches around the Action enum.
 //!
+//! - [`outcome`]: a finished call as clients read it (errors' sentence
+//!   pair and object, a result as one JSON object).
+//! - [`door`]: a session and the one way a front end calls into it.
 //! - [`mcp`]: the Model Context Protocol over stdio, with the official SDK.
 //! - [`ask`]: asking the user about an `ask` URL rule (MCP elicitation).
 //! - [`stdio`]: MCP's line framing on stdin/stdout, answering every line.
@@ -11,6 +14,8 @@
 
 mod ask;
 mod cancel;
+pub mod door;
 pub mod mcp;
+pub mod outcome;
 pub mod serve;
 pub mod stdio;

@@ -23,7 +23,8 @@ use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
-use crate::serve::sessions::Lease;
+use crate::door::{DefaultSession, Door};
+use crate::outcome::error_object;
 
 /// The metrics resource.
 pub const METRICS_URI: &str = "cdpilot://metrics";
@@ -38,9 +39,12 @@ pub const INSTRUCTIONS: &str = "Drive a real Chromium. Typical loop: browser_nav
 #[derive(Clone)]
 pub struct McpServer {
     engine: Arc<Engine>,
-    /// The session this server's calls run in; `None`: the engine's default
-    /// one (stdio). Dropping the last clone ends an HTTP session.
-    lease: Option<Arc<Lease>>,
+    /// The session this server's calls run in and the way into it: the
+    /// engine's default session (stdio), or a serve session's lease
+    /// (HTTP; dropping the last clone ends it).
+    door: Arc<dyn Door>,
+    /// Over streamable HTTP (a session of its own), not stdio.
+    over_http: bool,
     /// Cancelled when the whole server stops: every call in flight ends.
     stopping: CancellationToken,
 }
@@ -49,27 +53,27 @@ impl McpServer {
     /// The server of the engine's default session (stdio).
     pub fn new(engine: Arc<Engine>) -> McpServer {
         McpServer {
+            door: Arc::new(DefaultSession(engine.clone())),
             engine,
-            lease: None,
+            over_http: false,
             stopping: CancellationToken::new(),
         }
     }
 
-    /// The server of one session of its own (an MCP session over HTTP);
-    /// `stopping` ends its calls in flight when the process shuts down.
-    pub fn for_session(engine: Arc<Engine>, lease: Arc<Lease>, stopping: CancellationToken) -> McpServer {
+    /// The server of one session of its own (an MCP session over HTTP),
+    /// reached through `door`; `stopping` ends its calls in flight when the
+    /// process shuts down.
+    pub fn for_session(engine: Arc<Engine>, door: Arc<dyn Door>, stopping: CancellationToken) -> McpServer {
         McpServer {
             engine,
-            lease: Some(lease),
+            door,
+            over_http: true,
             stopping,
         }
     }
 
     fn session(&self) -> &Session {
-        match &self.lease {
-            Some(lease) => lease.session(),
-            None => self.engine.session(),
-        }
+        self.door.session()
     }
 
     /// The tools as MCP advertises them, built from the shared registry
@@ -84,18 +88,8 @@ impl McpServer {
     /// when `cancel` fires or the server stops.
     pub async fn call(&self, name: &str, arguments: Value, cancel: CancellationToken) -> CallToolResult {
         let call = self.stopping.child_token();
-        let mark = self.lease.as_ref().map(|lease| lease.call_started());
-        let dispatched = engine::dispatch::call(self.session(), name, arguments, call.clone());
-        let started = std::time::Instant::now();
+        let dispatched = self.door.call(name, arguments, call.clone());
         let outcome = crate::cancel::linked(dispatched, &cancel, &call).await;
-        if let Some(lease) = &self.lease {
-            lease.touch();
-            let code = outcome.as_ref().map_or_else(|e| e.code.as_str(), |_| "ok");
-            lease.metrics().call(name, code, started.elapsed());
-            if let Some(mark) = mark {
-                mark.finish(name, code);
-            }
-        }
         match outcome {
             Ok(output) => success(output),
             Err(error) => failure(&error),
@@ -133,21 +127,6 @@ fn failure(error: &ActionError) -> CallToolResult {
     result
 }
 
-/// `{code, message}` of a failed call, as every transport reports it: the
-/// message says what happened and what to do next.
-pub fn error_object(error: &ActionError) -> Value {
-    let mut object = json!({ "code": error.code.as_str(), "message": error_message(error) });
-    if let Some(data) = error.data() {
-        object["data"] = data;
-    }
-    object
-}
-
-/// What happened and what to do next, in one sentence pair.
-pub fn error_message(error: &ActionError) -> String {
-    format!("{}. {}", error.message, error.next_step)
-}
-
 impl ServerHandler for McpServer {
     /// Answers at once; over stdio it also starts the browser and the tab
     /// in the background, so the first tool call finds them ready (a start
@@ -157,7 +136,7 @@ impl ServerHandler for McpServer {
         request: rmcp::model::InitializeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<InitializeResult, ErrorData> {
-        if self.lease.is_none() {
+        if !self.over_http {
             let server = self.clone();
             tokio::spawn(async move { server.session().warm_up().await });
         }
@@ -188,7 +167,7 @@ impl ServerHandler for McpServer {
     /// session, and the sessionless revision would give every request a
     /// fresh one.
     fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
-        if self.lease.is_none() {
+        if !self.over_http {
             return Cow::Borrowed(ProtocolVersion::KNOWN_VERSIONS);
         }
         Cow::Owned(

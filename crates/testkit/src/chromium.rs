@@ -1,6 +1,9 @@
-//! Where the test browser is, and the flags tests launch it with.
+//! Where the test browser is, the flags tests launch it with, and the
+//! launch options of a browser a test starts itself.
 
 use std::path::PathBuf;
+
+use cdp::launch::{Debugging, LaunchOptions};
 
 /// Flags tests add to the launch: `--site-per-process` makes every
 /// cross-origin iframe of the two-origin site an out-of-process iframe.
@@ -19,4 +22,17 @@ pub fn executable() -> PathBuf {
         path.display()
     );
     path
+}
+
+/// A headless test browser driven as `debugging` says (a DevTools port for
+/// one attached to by URL), with [`TEST_FLAGS`] and a fresh profile. A test
+/// that needs other flags sets `args` on the result.
+pub fn launch_options(debugging: Debugging) -> LaunchOptions {
+    LaunchOptions {
+        executable: Some(executable()),
+        headless: true,
+        args: TEST_FLAGS.iter().map(|s| s.to_string()).collect(),
+        user_data_dir: None,
+        debugging,
+    }
 }

@@ -2,7 +2,10 @@
 //!
 //! - [`TestSite`]: fixture pages served on two loopback origins
 //!   (`127.0.0.1:P1` and `localhost:P2`), so cross-origin iframes are real.
-//! - [`chromium`]: where the test browser is and the flags tests add.
+//! - [`chromium`]: where the test browser is, the flags tests add, and the
+//!   launch options of a browser a test starts itself.
+//! - [`snapshot`]: reading a snapshot's text as an agent does (the ref of
+//!   the element a line names).
 //! - [`corpus`]: real saved pages with reference extractions, and scoring.
 //! - [`processes`]: which processes live, and bounded waiting for a
 //!   condition that has no event (a process we did not spawn exiting).
@@ -18,7 +21,8 @@
 //! - [`McpHttpClient`]: the same over MCP's streamable HTTP (`cdpilot serve`).
 //!
 //! It deliberately does not depend on the engine, so engine tests can use it
-//! without two copies of the engine's types.
+//! without two copies of the engine's types (only on `cdp`, for launch
+//! options).
 
 pub mod chromium;
 pub mod corpus;
@@ -29,6 +33,7 @@ mod mcp;
 pub mod processes;
 mod proxy;
 pub mod site;
+pub mod snapshot;
 pub mod vendor;
 
 pub use denied::DeniedServer;

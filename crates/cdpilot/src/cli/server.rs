@@ -1,6 +1,7 @@
 //! Finding, or starting, the `cdpilot serve` the CLI talks to, and talking
-//! to it: one WebSocket request per CLI call, plain HTTP for the dashboard
-//! endpoints (`sessions`, `stop`).
+//! to it: one WebSocket request per CLI call (the server's own message
+//! types, `server::serve::ws::messages`), plain HTTP for the dashboard
+//! endpoints (`sessions`, `stop`) with hyper's HTTP/1.1 client.
 //!
 //! Owns the runtime directory: `$CDPILOT_RUNTIME_DIR`, else
 //! `$XDG_RUNTIME_DIR/cdpilot`, else `/tmp/cdpilot-<uid>` (mode 0700). In it:
@@ -13,8 +14,12 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use futures_util::{SinkExt, StreamExt};
-use serde_json::{json, Value};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use http_body_util::{BodyExt, Full};
+use hyper::body::Bytes;
+use hyper::header;
+use hyper_util::rt::TokioIo;
+use serde_json::Value;
+use server::serve::ws::messages::{ClientMessage, ServerMessage, PROTOCOL_VERSION};
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::Message;
 
@@ -242,44 +247,42 @@ impl Server {
         )
     }
 
-    /// One HTTP/1.1 request (Connection: close): status and body.
+    /// One HTTP/1.1 request on a connection of its own: status and body.
     pub async fn http(
         &self,
         method: &str,
         path: &str,
         body: Option<&Value>,
     ) -> Result<(u16, String), Unreachable> {
-        let mut stream = tokio::net::TcpStream::connect(self.authority())
+        let unreachable = |e: &dyn std::fmt::Display| Unreachable(format!("talking to cdpilot serve: {e}"));
+        let stream = tokio::net::TcpStream::connect(self.authority())
             .await
             .map_err(|e| Unreachable(format!("cannot reach cdpilot serve at {}: {e}", self.url)))?;
         let body = body.map(Value::to_string).unwrap_or_default();
-        let request = format!(
-            "{method} {path} HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-            self.authority(),
-            self.token,
-            body.len()
-        );
-        let io = async {
-            stream.write_all(request.as_bytes()).await?;
-            let mut response = Vec::new();
-            stream.read_to_end(&mut response).await?;
-            Ok::<_, std::io::Error>(response)
-        };
-        let response = io
+        let request = hyper::Request::builder()
+            .method(method)
+            .uri(path)
+            .header(header::HOST, self.authority())
+            .header(header::AUTHORIZATION, format!("Bearer {}", self.token))
+            .header(header::CONTENT_TYPE, "application/json")
+            .body(Full::new(Bytes::from(body)))
+            .map_err(|e| unreachable(&e))?;
+        let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
             .await
-            .map_err(|e| Unreachable(format!("talking to cdpilot serve: {e}")))?;
-        let text = String::from_utf8_lossy(&response);
-        let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
-        let status = head
-            .split_whitespace()
-            .nth(1)
-            .and_then(|s| s.parse().ok())
-            .unwrap_or(0);
-        let body = match head.to_ascii_lowercase().contains("transfer-encoding: chunked") {
-            true => dechunk(body),
-            false => body.to_owned(),
-        };
-        Ok((status, body))
+            .map_err(|e| unreachable(&e))?;
+        // Drives the connection until the answer's body has been read.
+        tokio::spawn(async move {
+            let _ = connection.await;
+        });
+        let response = sender.send_request(request).await.map_err(|e| unreachable(&e))?;
+        let status = response.status().as_u16();
+        let body = response
+            .into_body()
+            .collect()
+            .await
+            .map_err(|e| unreachable(&e))?
+            .to_bytes();
+        Ok((status, String::from_utf8_lossy(&body).into_owned()))
     }
 
     /// Runs `tool` in the kept session `session`: the response's `result`
@@ -304,11 +307,27 @@ impl Server {
         let (mut socket, _) = tokio_tungstenite::connect_async(request)
             .await
             .map_err(|e| Unreachable(format!("cannot open the WebSocket API at {}: {e}", self.url)))?;
-        let hello = json!({"type": "hello", "protocol_version": 1, "keep": session, "client": "cdpilot-cli"});
-        let request = json!({"type": "request", "id": "1", "tool": tool, "arguments": arguments});
+        let hello = ClientMessage::Hello {
+            protocol_version: PROTOCOL_VERSION,
+            token: None,
+            session: None,
+            client: Some("cdpilot-cli".into()),
+            ask: false,
+            keep: Some(session.to_owned()),
+        };
+        let arguments = match arguments {
+            Value::Object(map) => Some(map),
+            _ => None,
+        };
+        let request = ClientMessage::Request {
+            id: "1".into(),
+            tool: tool.to_owned(),
+            arguments,
+            timeout_ms: None,
+        };
         for message in [hello, request] {
             socket
-                .send(Message::text(message.to_string()))
+                .send(Message::text(message.to_text()))
                 .await
                 .map_err(|e| Unreachable(format!("sending to cdpilot serve: {e}")))?;
         }
@@ -333,20 +352,23 @@ impl Server {
                 }
                 Some(Ok(_)) => continue,
             };
-            let message: Value = serde_json::from_str(text.as_str()).unwrap_or_default();
-            match message["type"].as_str() {
-                Some("reject") => {
+            let message: ServerMessage = serde_json::from_str(text.as_str()).map_err(|e| {
+                Unreachable(format!(
+                    "cdpilot serve sent a message this CLI cannot read ({e}): {text}"
+                ))
+            })?;
+            match message {
+                ServerMessage::Reject { message, .. } => {
                     return Err(Unreachable(format!(
-                        "cdpilot serve refused the session: {}",
-                        message["message"].as_str().unwrap_or("")
+                        "cdpilot serve refused the session: {message}"
                     )))
                 }
-                Some("error") => return Ok(Err(message["error"].clone())),
-                Some("response") if message["id"] == "1" => {
+                ServerMessage::Error { error, .. } => return Ok(Err(error_value(error))),
+                ServerMessage::Response { id, result, error } if id == "1" => {
                     let _ = socket.close(None).await;
-                    return Ok(match message.get("error") {
-                        Some(error) => Err(error.clone()),
-                        None => Ok(message["result"].clone()),
+                    return Ok(match error {
+                        Some(error) => Err(error_value(error)),
+                        None => Ok(result.unwrap_or(Value::Null)),
                     });
                 }
                 _ => {} // ack, events
@@ -355,18 +377,7 @@ impl Server {
     }
 }
 
-/// The body of a chunked HTTP response.
-fn dechunk(mut body: &str) -> String {
-    let mut out = String::new();
-    while let Some((size, rest)) = body.split_once("\r\n") {
-        let Ok(size) = usize::from_str_radix(size.trim(), 16) else {
-            break;
-        };
-        if size == 0 || rest.len() < size {
-            break;
-        }
-        out.push_str(&rest[..size]);
-        body = rest[size..].trim_start_matches("\r\n");
-    }
-    out
+/// A protocol error body as the CLI prints it (`{code, message}`).
+fn error_value(error: server::serve::ws::messages::ErrorBody) -> Value {
+    serde_json::to_value(error).expect("an error body serializes")
 }

@@ -47,15 +47,9 @@ pub fn text_of(result: &Value) -> String {
         .to_owned()
 }
 
-/// The ref on the first snapshot line containing `needle`.
-pub fn ref_on_line(snapshot: &str, needle: &str) -> String {
-    let line = snapshot
-        .lines()
-        .find(|l| l.contains(needle))
-        .unwrap_or_else(|| panic!("no line with {needle:?} in:\n{snapshot}"));
-    let start = line.find("[ref=").expect("ref on line") + 5;
-    line[start..].split(']').next().unwrap().to_owned()
-}
+/// The ref of the element on the first snapshot line containing `needle`.
+#[allow(unused_imports)] // not every test binary reads refs
+pub use testkit::snapshot::ref_of as ref_on_line;
 
 /// Pids of live processes whose command line mentions `dir`.
 pub fn chromium_processes(dir: &Path) -> Vec<u32> {

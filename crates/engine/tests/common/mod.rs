@@ -71,14 +71,8 @@ pub async fn ok(engine: &Engine, tool: &str, args: Value) -> ActionOutput {
 }
 
 /// The ref printed on the snapshot line that contains `needle`.
-pub fn ref_of(snapshot: &str, needle: &str) -> String {
-    let line = snapshot
-        .lines()
-        .find(|l| l.contains(needle))
-        .unwrap_or_else(|| panic!("no line with {needle:?} in:\n{snapshot}"));
-    let start = line.find("[ref=").unwrap_or_else(|| panic!("no ref on {line:?}")) + 5;
-    line[start..].split(']').next().unwrap().to_owned()
-}
+#[allow(unused_imports)] // not every test binary reads refs
+pub use testkit::snapshot::ref_of;
 
 /// Evaluates a page expression through the raw CDP session of the test's
 /// own budget-free path: a snapshot of `selector`'s text is enough for most

@@ -108,7 +108,7 @@ fn login(guard: &Guard, request: &Request) -> Option<Response> {
     if request.uri().path() != "/" {
         return None;
     }
-    let offered = crate::serve::dashboard::query_value(request, "token")?;
+    let offered = query_value(request, "token")?;
     if !guard.token_matches(offered) {
         return Some(refuse(
             StatusCode::UNAUTHORIZED,
@@ -197,4 +197,13 @@ pub fn random_hex(bytes: usize) -> String {
         .and_then(|mut f| f.read_exact(&mut buf))
         .expect("reading /dev/urandom");
     buf.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The request's query value of `name`, percent-decoding nothing (ids and
+/// tokens are plain).
+pub fn query_value<'a>(request: &'a Request, name: &str) -> Option<&'a str> {
+    request.uri().query()?.split('&').find_map(|pair| {
+        let (key, value) = pair.split_once('=')?;
+        (key == name).then_some(value)
+    })
 }

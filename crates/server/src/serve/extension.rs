@@ -40,7 +40,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::auth::random_hex;
 use super::sessions::Sessions;
-use super::ws::upgrade;
+use super::upgrade;
 
 /// The extension's id, fixed by the `key` in `extension/manifest.json`.
 pub const EXTENSION_ID: &str = "cgolnlbbddjholdlhbgdgeffmhifhpfg";

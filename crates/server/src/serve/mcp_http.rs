@@ -4,7 +4,8 @@
 //! DELETE, `[session] idle_timeout_s` without a message, or shutdown).
 //!
 //! The tool list and the call mapping are [`McpServer`]'s, shared with
-//! stdio; this file only wires the transport.
+//! stdio; its calls go through the session's `Lease::call`. This file only
+//! wires the transport.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -44,17 +45,13 @@ pub fn service(engine: Arc<Engine>, sessions: Arc<Sessions>, stopping: Cancellat
             std::io::Error::other(full)
         })?;
         lease.set_client("mcp");
-        // Its calls end at shutdown and at Stop (the lease's token, which
-        // is also cancelled when the lease goes: this watcher ends then).
-        let calls = stopping.child_token();
-        let (ends, stop) = (calls.clone(), lease.stop_token().clone());
-        tokio::spawn(async move {
-            tokio::select! {
-                _ = stop.cancelled() => ends.cancel(),
-                _ = ends.cancelled() => {}
-            }
-        });
-        Ok(McpServer::for_session(engine.clone(), lease, calls))
+        // Its calls end at shutdown (this token) and at Stop (the lease's
+        // own token, which `Lease::call` links to every call).
+        Ok(McpServer::for_session(
+            engine.clone(),
+            Arc::new(lease),
+            stopping.child_token(),
+        ))
     };
     StreamableHttpService::new(factory, Arc::new(manager), config)
 }

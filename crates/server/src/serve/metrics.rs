@@ -3,11 +3,14 @@
 //! the engine counts (sessions ended by reason, timeouts, script
 //! terminations, reconnects, policy verdicts, browser endpoints up).
 //!
-//! Owns the Prometheus registry. Calls are recorded by the transports at
-//! their edge (one record per tool call, whichever front end made it);
-//! sessions by [`super::sessions`]; the engine's counts are read from
-//! [`engine::metrics::Metrics::counters`] at each scrape ([`EngineCounts`]),
-//! so the engine keeps one set of numbers and no copy goes stale.
+//! Owns the Prometheus registry. Sessions open and started are counted by
+//! [`super::sessions`]; everything else is the engine's count, read at each
+//! scrape ([`EngineCounts`]): calls by tool and outcome and their one
+//! duration histogram from [`engine::metrics::Metrics::tool_calls`] (the
+//! dispatch counts every call once, whichever front end made it, the
+//! dashboard's included), the rest from
+//! [`engine::metrics::Metrics::counters`], so the engine keeps one set of
+//! numbers and no copy goes stale.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -20,12 +23,11 @@ use prometheus::{
     TextEncoder,
 };
 
+/// The call duration histogram's name and help.
+const DURATION: (&str, &str) = ("cdpilot_call_duration_seconds", "Duration of tool calls.");
+
 pub struct ServeMetrics {
     registry: Registry,
-    /// `cdpilot_calls_total{tool,outcome}`: outcome `ok` or the error code.
-    calls: IntCounterVec,
-    /// `cdpilot_call_duration_seconds{tool}`.
-    duration: HistogramVec,
     sessions_open: IntGauge,
     sessions_started: IntCounter,
     /// Asked for the Selenium Grid's numbers at each scrape.
@@ -36,28 +38,12 @@ impl ServeMetrics {
     /// The metrics of a server on `engine`.
     pub fn new(engine: Arc<Engine>) -> Self {
         let registry = Registry::new();
-        let calls = IntCounterVec::new(
-            Opts::new(
-                "cdpilot_calls_total",
-                "Tool calls by tool and outcome (ok or the error code).",
-            ),
-            &["tool", "outcome"],
-        )
-        .expect("valid metric");
-        let duration = HistogramVec::new(
-            HistogramOpts::new("cdpilot_call_duration_seconds", "Duration of tool calls.")
-                .buckets(vec![0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0]),
-            &["tool"],
-        )
-        .expect("valid metric");
         let sessions_open =
             IntGauge::new("cdpilot_sessions_open", "Sessions open now.").expect("valid metric");
         let sessions_started =
             IntCounter::new("cdpilot_sessions_started_total", "Sessions started.").expect("valid metric");
         for metric in [
-            Box::new(calls.clone()) as Box<dyn prometheus::core::Collector>,
-            Box::new(duration.clone()),
-            Box::new(sessions_open.clone()),
+            Box::new(sessions_open.clone()) as Box<dyn prometheus::core::Collector>,
             Box::new(sessions_started.clone()),
             Box::new(EngineCounts::new(engine.clone())),
         ] {
@@ -65,23 +51,11 @@ impl ServeMetrics {
         }
         ServeMetrics {
             registry,
-            calls,
-            duration,
             sessions_open,
             sessions_started,
             engine,
         }
     }
-    /// One finished tool call; `outcome` is `ok` or the error code.
-    pub fn call(&self, tool: &str, outcome: &str, elapsed: Duration) {
-        // Unknown tool names come from clients: do not let them grow the label set.
-        let tool = engine::tools::find(tool).map_or("unknown", |t| t.name);
-        self.calls.with_label_values(&[tool, outcome]).inc();
-        self.duration
-            .with_label_values(&[tool])
-            .observe(elapsed.as_secs_f64());
-    }
-
     pub fn session_started(&self) {
         self.sessions_started.inc();
         self.sessions_open.inc();
@@ -118,6 +92,12 @@ struct EngineCounts {
 
 /// One set of the engine's metrics.
 struct EngineMetrics {
+    /// `cdpilot_calls_total{tool,outcome}`: outcome `ok` or the error code.
+    calls: IntCounterVec,
+    /// `cdpilot_call_duration_seconds{tool}`, empty: its description only
+    /// (its samples are made from the engine's buckets, see
+    /// [`duration_family`]).
+    duration: HistogramVec,
     timeouts: IntCounter,
     terminations: IntCounter,
     reconnects: IntCounter,
@@ -139,6 +119,19 @@ impl EngineMetrics {
             IntGaugeVec::new(Opts::new(name, help), &["endpoint"]).expect("valid metric")
         };
         EngineMetrics {
+            calls: IntCounterVec::new(
+                Opts::new(
+                    "cdpilot_calls_total",
+                    "Tool calls by tool and outcome (ok or the error code).",
+                ),
+                &["tool", "outcome"],
+            )
+            .expect("valid metric"),
+            duration: HistogramVec::new(
+                HistogramOpts::new(DURATION.0, DURATION.1).buckets(engine::metrics::BUCKETS_S.to_vec()),
+                &["tool"],
+            )
+            .expect("valid metric"),
             timeouts: counter(
                 "cdpilot_timeouts_total",
                 "Tool calls that ran out of their budget.",
@@ -181,8 +174,10 @@ impl EngineMetrics {
         }
     }
 
-    fn collectors(&self) -> [&dyn Collector; 9] {
+    /// Every metric made by incrementing (not the duration histogram).
+    fn collectors(&self) -> [&dyn Collector; 10] {
         [
+            &self.calls,
             &self.timeouts,
             &self.terminations,
             &self.reconnects,
@@ -210,12 +205,19 @@ impl Collector for EngineCounts {
         self.shape
             .collectors()
             .into_iter()
+            .chain([&self.shape.duration as &dyn Collector])
             .flat_map(|c| c.desc())
             .collect()
     }
 
     fn collect(&self) -> Vec<MetricFamily> {
         let now = EngineMetrics::new();
+        let tools = self.engine.metrics().tool_calls();
+        for tool in &tools {
+            for (outcome, n) in &tool.outcomes {
+                now.calls.with_label_values(&[tool.tool, outcome]).inc_by(*n);
+            }
+        }
         let counters = self.engine.metrics().counters();
         now.timeouts.inc_by(counters.timeouts);
         now.terminations.inc_by(counters.evaluate_terminations);
@@ -238,8 +240,51 @@ impl Collector for EngineCounts {
                 .with_label_values(&[&endpoint.url])
                 .set(endpoint.sessions as i64);
         }
-        now.collectors().into_iter().flat_map(|c| c.collect()).collect()
+        let mut families: Vec<MetricFamily> =
+            now.collectors().into_iter().flat_map(|c| c.collect()).collect();
+        families.push(duration_family(&tools));
+        families
     }
+}
+
+/// `cdpilot_call_duration_seconds{tool}` from the engine's histogram (its
+/// buckets are counted per bucket; Prometheus' are cumulative).
+fn duration_family(tools: &[engine::metrics::ToolCalls]) -> MetricFamily {
+    use prometheus::proto::{Bucket, Histogram, LabelPair, Metric, MetricType};
+    let metrics = tools
+        .iter()
+        .map(|tool| {
+            let mut cumulative = 0;
+            let buckets = engine::metrics::BUCKETS_S
+                .iter()
+                .zip(&tool.histogram)
+                .map(|(bound, n)| {
+                    cumulative += n;
+                    let mut bucket = Bucket::default();
+                    bucket.set_upper_bound(*bound);
+                    bucket.set_cumulative_count(cumulative);
+                    bucket
+                })
+                .collect();
+            let mut histogram = Histogram::default();
+            histogram.set_bucket(buckets);
+            histogram.set_sample_count(tool.histogram.iter().sum());
+            histogram.set_sample_sum(tool.seconds);
+            let mut label = LabelPair::default();
+            label.set_name("tool".into());
+            label.set_value(tool.tool.into());
+            let mut metric = Metric::default();
+            metric.set_label(vec![label]);
+            metric.set_histogram(histogram);
+            metric
+        })
+        .collect();
+    let mut family = MetricFamily::default();
+    family.set_name(DURATION.0.into());
+    family.set_help(DURATION.1.into());
+    family.set_field_type(MetricType::HISTOGRAM);
+    family.set_metric(metrics);
+    family
 }
 
 /// The Selenium Grid's numbers as metric families (made afresh per scrape).

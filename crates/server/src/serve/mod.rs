@@ -13,6 +13,8 @@ pub mod extension;
 mod mcp_http;
 pub mod metrics;
 pub mod sessions;
+pub mod state;
+pub(crate) mod upgrade;
 pub mod ws;
 
 use std::future::Future;
@@ -29,7 +31,7 @@ use tokio_util::task::TaskTracker;
 
 use auth::Guard;
 use sessions::Sessions;
-use ws::WsState;
+use state::ServeState;
 
 /// How long connections may take to finish after shutdown began.
 const DRAIN: Duration = Duration::from_secs(10);
@@ -114,7 +116,7 @@ pub async fn run_with(
     let metrics = Arc::new(metrics::ServeMetrics::new(engine.clone()));
     let sessions = Sessions::new(engine.clone(), config.max_sessions, metrics.clone());
     let stopping = CancellationToken::new();
-    let ws_state = Arc::new(WsState {
+    let state = Arc::new(ServeState {
         engine: engine.clone(),
         sessions: sessions.clone(),
         guard: guard.clone(),
@@ -124,7 +126,7 @@ pub async fn run_with(
         asks: Arc::default(),
         screencasts: Arc::default(),
     });
-    dashboard::install(&sessions, &ws_state.thumbnails);
+    dashboard::install(&sessions, &state.thumbnails);
     let idle = Duration::from_secs(engine.config().session.idle_timeout_s);
     let idle_exit = {
         let (sessions, stopping) = (sessions.clone(), stopping.clone());
@@ -148,7 +150,7 @@ pub async fn run_with(
         .route(auth::WS_PATH, get(ws::upgrade))
         .route("/v1/schema", get(ws::schema))
         .merge(dashboard::routes())
-        .with_state(ws_state.clone())
+        .with_state(state.clone())
         .merge(mcp)
         .merge(extension::routes(extension::Extension::new(
             engine.clone(),
@@ -194,8 +196,8 @@ pub async fn run_with(
         }
     };
     stopping.cancel();
-    ws_state.connections.close();
-    if tokio::time::timeout(DRAIN, ws_state.connections.wait())
+    state.connections.close();
+    if tokio::time::timeout(DRAIN, state.connections.wait())
         .await
         .is_err()
     {

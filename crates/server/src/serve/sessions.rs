@@ -5,7 +5,10 @@
 //! Owns the table from session id to [`Lease`] and the limit on how many
 //! may be open. A lease ends its session when the last holder drops it (the
 //! MCP session ended, the last WebSocket holding it closed); `close_all`
-//! ends the rest at shutdown. Kept sessions (a WebSocket `hello` with
+//! ends the rest at shutdown. [`Lease::call`] is the one way a serve front
+//! end (MCP over HTTP, the WebSocket API, the dashboard) runs a call: the
+//! dispatch under the lease's stop token, then the lease's bookkeeping
+//! (running calls, last use, last call, the success hook). Kept sessions (a WebSocket `hello` with
 //! `keep: NAME`, as the CLI sends) are also held by the table under their
 //! name until `[session] idle_timeout_s` without a call or a Stop. Each
 //! lease has a stop token: Stop (the dashboard's, `cdpilot stop`) cancels
@@ -18,11 +21,13 @@ use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
 use engine::session::events::EndReason;
-use engine::{Budget, Engine, Session};
+use engine::{ActionError, ActionOutput, Budget, Engine, Session};
+use serde_json::Value;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use super::metrics::ServeMetrics;
+use crate::door::{CallFuture, Door};
+use crate::serve::metrics::ServeMetrics;
 
 /// How long ending one session (disposing its browser context) may take.
 const CLOSE_BUDGET: Duration = Duration::from_secs(5);
@@ -37,6 +42,7 @@ pub struct Sessions {
     /// Sessions being closed after their last holder went away; awaited at
     /// shutdown so no context is left half-disposed.
     closing: Mutex<Vec<JoinHandle<()>>>,
+    /// Sessions open and started (`/metrics`).
     metrics: Arc<ServeMetrics>,
     /// Kept sessions by name: held here (strongly) until idle or stopped.
     kept: Mutex<HashMap<String, Arc<Lease>>>,
@@ -75,8 +81,6 @@ pub struct Lease {
     sessions: Weak<Sessions>,
     /// When a call last finished in it (idle accounting).
     last_used: Mutex<Instant>,
-    /// Where its calls are counted.
-    metrics: Arc<ServeMetrics>,
     /// Cancelled by Stop: its calls end at once, its connections close.
     /// Also cancelled when the lease is dropped (nothing runs in it then),
     /// which ends whatever waits on it.
@@ -102,12 +106,8 @@ impl Lease {
         &self.session
     }
 
-    pub fn metrics(&self) -> &ServeMetrics {
-        &self.metrics
-    }
-
     /// Marks the session as used now.
-    pub fn touch(&self) {
+    fn touch(&self) {
         *self.last_used.lock().unwrap() = Instant::now();
     }
 
@@ -121,9 +121,28 @@ impl Lease {
         *self.client.lock().unwrap() = client.to_owned();
     }
 
+    /// Runs one call in this session: the engine's one dispatch (which
+    /// counts it in the metrics and writes its audit record), stopped when
+    /// `cancel` fires or the session is stopped; meanwhile the call counts
+    /// as running, and once it ends it is the session's last call and its
+    /// last use, and a successful one reaches the success hook (the
+    /// dashboard's thumbnails). Every serve front end calls through here.
+    pub async fn call(
+        self: &Arc<Self>,
+        tool: &str,
+        arguments: Value,
+        cancel: CancellationToken,
+    ) -> Result<ActionOutput, ActionError> {
+        let mark = self.call_started();
+        let dispatched = engine::dispatch::call(&self.session, tool, arguments, cancel.clone());
+        let outcome = crate::cancel::linked(dispatched, &self.stop, &cancel).await;
+        mark.finish(tool, outcome.as_ref().map_or_else(|e| e.code.as_str(), |_| "ok"));
+        outcome
+    }
+
     /// Marks a call as started; the guard marks it finished (with its
     /// outcome, through [`CallMark::finish`]).
-    pub fn call_started(self: &Arc<Self>) -> CallMark {
+    fn call_started(self: &Arc<Self>) -> CallMark {
         self.running.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         CallMark { lease: self.clone() }
     }
@@ -152,14 +171,26 @@ impl Lease {
     }
 }
 
-/// A call in flight in a lease; see [`Lease::call_started`].
-pub struct CallMark {
+/// A serve session is a door for MCP over HTTP: its calls go through
+/// [`Lease::call`].
+impl Door for Arc<Lease> {
+    fn session(&self) -> &Session {
+        &self.session
+    }
+
+    fn call<'a>(&'a self, tool: &'a str, arguments: Value, cancel: CancellationToken) -> CallFuture<'a> {
+        Box::pin(Lease::call(self, tool, arguments, cancel))
+    }
+}
+
+/// A call in flight in a lease; see [`Lease::call`].
+struct CallMark {
     lease: Arc<Lease>,
 }
 
 impl CallMark {
     /// Records the call's outcome (`ok` or an error code) as the last call.
-    pub fn finish(self, tool: &str, outcome: &str) {
+    fn finish(self, tool: &str, outcome: &str) {
         *self.lease.last_call.lock().unwrap() = Some((tool.to_owned(), outcome.to_owned(), Instant::now()));
         if outcome != "ok" {
             return;
@@ -187,10 +218,10 @@ impl Drop for CallMark {
 impl Drop for Lease {
     fn drop(&mut self) {
         self.stop.cancel();
-        self.metrics.session_ended();
         let Some(sessions) = self.sessions.upgrade() else {
             return;
         };
+        sessions.metrics.session_ended();
         {
             let mut open = sessions.open.lock().unwrap();
             open.remove(&self.id);
@@ -277,7 +308,6 @@ impl Sessions {
             session: Arc::new(self.engine.new_session_named(id.clone())),
             sessions: Arc::downgrade(self),
             last_used: Mutex::new(Instant::now()),
-            metrics: self.metrics.clone(),
             stop: CancellationToken::new(),
             started: Instant::now(),
             client: Mutex::new(String::new()),

@@ -17,15 +17,13 @@
 //! - `GET /v1/dashboard/screencast?session=…&tab=…`: a WebSocket of JPEG
 //!   frames (base64 text), `Page.startScreencast` only while it is open.
 //!
-//! Owns the routes; the thumbnail ring is `thumbnails.rs`, the asks `asks.rs`.
+//! Owns the routes; the thumbnail ring is `thumbnails.rs`, the asks
+//! `asks.rs`, the live views `screencast.rs` (each below the server-wide
+//! state, which holds them; this file is above it).
 
-mod asks;
-mod screencast;
-mod thumbnails;
-
-pub use asks::DashboardAsks;
-pub use screencast::Screencasts;
-pub use thumbnails::Thumbnails;
+pub mod asks;
+pub mod screencast;
+pub mod thumbnails;
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -37,9 +35,12 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
 use serde_json::{json, Value};
+use tokio_util::sync::CancellationToken;
 
-use super::sessions::Sessions;
-use super::ws::WsState;
+use crate::serve::auth::query_value;
+use crate::serve::sessions::Sessions;
+use crate::serve::state::ServeState;
+use thumbnails::Thumbnails;
 
 const INDEX: &str = include_str!("index.html");
 const APP_JS: &str = include_str!("app.js");
@@ -55,7 +56,7 @@ pub fn install(sessions: &Sessions, thumbnails: &Arc<Thumbnails>) {
     sessions.on_success(Arc::new(move |lease, tool| thumbnails.after_call(lease, tool)));
 }
 
-pub fn routes() -> Router<Arc<WsState>> {
+pub fn routes() -> Router<Arc<ServeState>> {
     Router::new()
         .route("/", get(|| async { page("text/html; charset=utf-8", INDEX) }))
         .route(
@@ -68,7 +69,7 @@ pub fn routes() -> Router<Arc<WsState>> {
         .route("/v1/dashboard/dialog", post(dialog))
         .route("/v1/dashboard/decide", post(decide))
         .route("/v1/dashboard/thumb/{n}", get(thumb))
-        .route("/v1/dashboard/screencast", get(screencast::upgrade))
+        .route("/v1/dashboard/screencast", get(screencast))
 }
 
 /// Every answer of the server says it may not be framed
@@ -110,14 +111,14 @@ fn bad_request(message: &str) -> Response {
 }
 
 /// `GET /v1/dashboard/state`.
-async fn state(State(state): State<Arc<WsState>>) -> Response {
+async fn state(State(state): State<Arc<ServeState>>) -> Response {
     *state.thumbnails.watched.lock().unwrap() = Some(Instant::now());
     state.asks.watched();
     json_response(StatusCode::OK, snapshot(&state))
 }
 
 /// Everything the dashboard shows, as JSON.
-pub fn snapshot(state: &WsState) -> Value {
+pub fn snapshot(state: &ServeState) -> Value {
     let sessions: Vec<Value> = state.sessions.list().iter().map(|l| l.view()).collect();
     let records = state.engine.audit().records();
     let tail = records.len().saturating_sub(AUDIT_TAIL);
@@ -152,7 +153,7 @@ fn parse_body(body: &Bytes) -> Result<Value, Response> {
 }
 
 /// `POST /v1/dashboard/stop`: `{session}` or `{all: true}`.
-async fn stop(State(state): State<Arc<WsState>>, body: Bytes) -> Response {
+async fn stop(State(state): State<Arc<ServeState>>, body: Bytes) -> Response {
     let body = match parse_body(&body) {
         Ok(body) => body,
         Err(refused) => return refused,
@@ -177,7 +178,7 @@ async fn stop(State(state): State<Arc<WsState>>, body: Bytes) -> Response {
 /// `POST /v1/dashboard/dialog`: answers a pending dialog of a session
 /// through the one dispatch, as an agent's `browser_dialog` would (audited
 /// like any call).
-async fn dialog(State(state): State<Arc<WsState>>, body: Bytes) -> Response {
+async fn dialog(State(state): State<Arc<ServeState>>, body: Bytes) -> Response {
     let body = match parse_body(&body) {
         Ok(body) => body,
         Err(refused) => return refused,
@@ -191,19 +192,13 @@ async fn dialog(State(state): State<Arc<WsState>>, body: Bytes) -> Response {
             arguments.insert(key.into(), value.clone());
         }
     }
-    let cancel = lease.stop_token().child_token();
-    let mark = lease.call_started();
-    let outcome = engine::dispatch::call(
-        lease.session(),
-        "browser_dialog",
-        Value::Object(arguments),
-        cancel,
-    )
-    .await;
-    mark.finish(
-        "browser_dialog",
-        outcome.as_ref().map_or_else(|e| e.code.as_str(), |_| "ok"),
-    );
+    let outcome = lease
+        .call(
+            "browser_dialog",
+            Value::Object(arguments),
+            CancellationToken::new(),
+        )
+        .await;
     match outcome {
         Ok(output) => json_response(
             StatusCode::OK,
@@ -211,13 +206,13 @@ async fn dialog(State(state): State<Arc<WsState>>, body: Bytes) -> Response {
         ),
         Err(error) => json_response(
             StatusCode::CONFLICT,
-            json!({"error": {"code": error.code.as_str(), "message": crate::mcp::error_message(&error)}}),
+            json!({"error": crate::outcome::error_object(&error)}),
         ),
     }
 }
 
 /// `POST /v1/dashboard/decide`: `{id, allow}`.
-async fn decide(State(state): State<Arc<WsState>>, body: Bytes) -> Response {
+async fn decide(State(state): State<Arc<ServeState>>, body: Bytes) -> Response {
     let body = match parse_body(&body) {
         Ok(body) => body,
         Err(refused) => return refused,
@@ -236,7 +231,7 @@ async fn decide(State(state): State<Arc<WsState>>, body: Bytes) -> Response {
 }
 
 /// `GET /v1/dashboard/thumb/{n}`.
-async fn thumb(State(state): State<Arc<WsState>>, Path(n): Path<u64>) -> Response {
+async fn thumb(State(state): State<Arc<ServeState>>, Path(n): Path<u64>) -> Response {
     match state.thumbnails.jpeg(n) {
         Some(jpeg) => ([(header::CONTENT_TYPE, "image/jpeg")], jpeg).into_response(),
         None => (
@@ -247,11 +242,16 @@ async fn thumb(State(state): State<Arc<WsState>>, Path(n): Path<u64>) -> Respons
     }
 }
 
-/// The request's query value of `name`, percent-decoding nothing (ids and
-/// tokens are plain).
-pub fn query_value<'a>(request: &'a Request, name: &str) -> Option<&'a str> {
-    request.uri().query()?.split('&').find_map(|pair| {
-        let (key, value) = pair.split_once('=')?;
-        (key == name).then_some(value)
-    })
+/// `GET /v1/dashboard/screencast?session=…&tab=…`: the live view.
+async fn screencast(State(state): State<Arc<ServeState>>, request: Request) -> Response {
+    let Some(lease) = query_value(&request, "session").and_then(|id| state.sessions.get(id)) else {
+        return (StatusCode::NOT_FOUND, "session: the id of an open session\n").into_response();
+    };
+    let tab = query_value(&request, "tab")
+        .filter(|t| !t.is_empty())
+        .map(str::to_owned);
+    state
+        .screencasts
+        .clone()
+        .watch(request, lease, tab, &state.connections, state.stopping.clone())
 }

@@ -1,4 +1,4 @@
-//! The dashboard's live view: `GET /v1/dashboard/screencast?session=…&tab=…`
+//! The dashboard's live view (`GET /v1/dashboard/screencast?session=…&tab=…`)
 //! upgrades to a WebSocket that carries the tab's `Page.screencastFrame`
 //! JPEGs (base64, one text frame each). The screencast runs only while
 //! someone watches: Chrome keeps one screencast per tab session, so the
@@ -10,17 +10,16 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
 
-use axum::extract::{Request, State};
-use axum::http::StatusCode;
-use axum::response::{IntoResponse, Response};
+use axum::extract::Request;
+use axum::response::Response;
 use futures_util::{SinkExt, StreamExt};
 use tokio::sync::{broadcast, mpsc};
 use tokio_tungstenite::tungstenite::Message;
 use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
 
-use super::query_value;
 use crate::serve::sessions::Lease;
-use crate::serve::ws::{upgrade::accept, WsState};
+use crate::serve::upgrade::accept;
 
 /// Frames waiting for a slow viewer; older ones are dropped.
 const QUEUE: usize = 2;
@@ -91,42 +90,45 @@ impl Screencasts {
     }
 }
 
-/// `GET /v1/dashboard/screencast`.
-pub async fn upgrade(State(state): State<Arc<WsState>>, request: Request) -> Response {
-    let Some(lease) = query_value(&request, "session").and_then(|id| state.sessions.get(id)) else {
-        return (StatusCode::NOT_FOUND, "session: the id of an open session\n").into_response();
-    };
-    let tab = query_value(&request, "tab")
-        .filter(|t| !t.is_empty())
-        .map(str::to_owned);
-    let tracker = state.connections.clone();
-    let stopping = state.stopping.clone();
-    let screencasts = state.screencasts.clone();
-    accept(request, move |socket| {
-        tracker.track_future(async move {
-            let (mut sink, mut incoming) = socket.split();
-            let (cast, mut frames, last) = screencasts.join(&lease, tab);
-            drop(lease);
-            if let Some(frame) = last {
-                let _ = sink.send(Message::text(frame)).await;
-            }
-            loop {
-                tokio::select! {
-                    frame = frames.recv() => match frame {
-                        Ok(frame) => if sink.send(Message::text(frame)).await.is_err() { break },
-                        Err(broadcast::error::RecvError::Lagged(_)) => {}
-                        Err(broadcast::error::RecvError::Closed) => break,
-                    },
-                    message = incoming.next() => match message {
-                        Some(Ok(Message::Close(_))) | None | Some(Err(_)) => break,
-                        Some(Ok(_)) => {}
-                    },
-                    _ = stopping.cancelled() => break,
-                    _ = cast.stop.cancelled() => break,
+impl Screencasts {
+    /// Upgrades `request` to a viewer of `tab` (default the active one) of
+    /// `lease`: frames until the viewer leaves, the session is stopped or
+    /// `stopping` fires (shutdown); its task is tracked by `tracker`.
+    pub fn watch(
+        self: Arc<Self>,
+        request: Request,
+        lease: Arc<Lease>,
+        tab: Option<String>,
+        tracker: &TaskTracker,
+        stopping: CancellationToken,
+    ) -> Response {
+        let (tracker, screencasts) = (tracker.clone(), self);
+        accept(request, move |socket| {
+            tracker.track_future(async move {
+                let (mut sink, mut incoming) = socket.split();
+                let (cast, mut frames, last) = screencasts.join(&lease, tab);
+                drop(lease);
+                if let Some(frame) = last {
+                    let _ = sink.send(Message::text(frame)).await;
                 }
-            }
-            drop(cast);
-            let _ = sink.close().await;
+                loop {
+                    tokio::select! {
+                        frame = frames.recv() => match frame {
+                            Ok(frame) => if sink.send(Message::text(frame)).await.is_err() { break },
+                            Err(broadcast::error::RecvError::Lagged(_)) => {}
+                            Err(broadcast::error::RecvError::Closed) => break,
+                        },
+                        message = incoming.next() => match message {
+                            Some(Ok(Message::Close(_))) | None | Some(Err(_)) => break,
+                            Some(Ok(_)) => {}
+                        },
+                        _ = stopping.cancelled() => break,
+                        _ = cast.stop.cancelled() => break,
+                    }
+                }
+                drop(cast);
+                let _ = sink.close().await;
+            })
         })
-    })
+    }
 }

@@ -25,9 +25,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::ask::WsAsker;
 use super::messages::{self, ClientMessage, ErrorBody, RejectReason, ServerMessage, PROTOCOL_VERSION};
-use super::upgrade::Socket;
-use super::WsState;
 use crate::serve::sessions::Lease;
+use crate::serve::state::ServeState;
+use crate::serve::upgrade::Socket;
 
 /// A kept session's name: 1 to 64 of `[A-Za-z0-9._-]`.
 fn valid_name(name: &str) -> bool {
@@ -62,7 +62,7 @@ struct Done {
 
 /// Serves one connection until the client closes it, breaks the protocol
 /// past repair, or the server stops.
-pub async fn serve(socket: Socket, state: Arc<WsState>, header_authenticated: bool) {
+pub async fn serve(socket: Socket, state: Arc<ServeState>, header_authenticated: bool) {
     let (mut sink, mut incoming) = socket.split();
     let (outgoing, mut queue) = mpsc::channel::<Message>(SEND_QUEUE);
     let writer = tokio::spawn(async move {
@@ -89,7 +89,7 @@ pub async fn serve(socket: Socket, state: Arc<WsState>, header_authenticated: bo
 }
 
 struct Connection {
-    state: Arc<WsState>,
+    state: Arc<ServeState>,
     /// To the writer task; bounded.
     outgoing: mpsc::Sender<Message>,
     /// Cancelled when this connection ends: its requests stop.
@@ -435,15 +435,9 @@ struct Request {
 
 impl Request {
     async fn run(self, lease: Arc<Lease>, cancel: CancellationToken, done: mpsc::Sender<Done>) {
-        let started = std::time::Instant::now();
-        let mark = lease.call_started();
-        let dispatched = engine::dispatch::call(lease.session(), &self.tool, self.arguments, cancel.clone());
-        let outcome = crate::cancel::linked(dispatched, lease.stop_token(), &cancel).await;
-        let code = outcome.as_ref().map_or_else(|e| e.code.as_str(), |_| "ok");
-        lease.metrics().call(&self.tool, code, started.elapsed());
-        mark.finish(&self.tool, code);
+        let outcome = lease.call(&self.tool, self.arguments, cancel).await;
         let outcome = match outcome {
-            Ok(output) => Ok(result_of(output)),
+            Ok(output) => Ok(crate::outcome::result_object(output)),
             Err(error) if lease.stop_token().is_cancelled() && error.code == engine::ErrorCode::Canceled => Err(ErrorBody {
                 code: "canceled".into(),
                 message: "canceled: the session was stopped (the dashboard's Stop, cdpilot stop, or the user's Stop in the cdpilot extension). Start a new session to go on.".into(),
@@ -451,7 +445,7 @@ impl Request {
             }),
             Err(error) => Err(ErrorBody {
                 code: error.code.as_str().to_owned(),
-                message: crate::mcp::error_message(&error),
+                message: crate::outcome::error_message(&error),
                 data: error.data().map(Box::new),
             }),
         };
@@ -463,22 +457,4 @@ impl Request {
             })
             .await;
     }
-}
-
-/// A tool's result on the wire: its structured content, plus `text` (what
-/// a model would read) and `images`.
-fn result_of(output: engine::ActionOutput) -> Value {
-    let mut result = match output.data {
-        Value::Object(map) => map,
-        Value::Null => serde_json::Map::new(),
-        other => serde_json::Map::from_iter([("value".to_owned(), other)]),
-    };
-    result.insert("text".into(), output.text.into());
-    let images: Vec<Value> = output
-        .image
-        .into_iter()
-        .map(|i| serde_json::json!({"mime": i.mime_type, "data": i.base64}))
-        .collect();
-    result.insert("images".into(), images.into());
-    Value::Object(result)
 }

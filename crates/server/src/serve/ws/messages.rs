@@ -1,6 +1,9 @@
 //! The messages of the WebSocket action API (`shared/spec/PROTOCOL.md`),
 //! as types: serde reads and writes them, schemars derives the JSON Schema
 //! served at `/v1/schema`. One type per direction; `type` tags each one.
+//! Both directions serialize and deserialize: the server reads
+//! [`ClientMessage`] and writes [`ServerMessage`], the CLI (a client of its
+//! background server) the other way round.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -9,29 +12,29 @@ use serde_json::{json, Value};
 pub const PROTOCOL_VERSION: u32 = 1;
 
 /// Client → server.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 pub enum ClientMessage {
     /// The first message of a connection.
     Hello {
         protocol_version: u32,
         /// The bearer token, unless the upgrade request carried it.
-        #[serde(default)]
+        #[serde(default, skip_serializing_if = "Option::is_none")]
         token: Option<String>,
         /// Join this existing session instead of starting one.
-        #[serde(default)]
+        #[serde(default, skip_serializing_if = "Option::is_none")]
         session: Option<String>,
         /// The client's name, for logs.
-        #[serde(default)]
+        #[serde(default, skip_serializing_if = "Option::is_none")]
         client: Option<String>,
         /// This client answers `ask` events (an `ask` URL rule) with
         /// `decide`; without it an ask is refused with `permission_denied`.
-        #[serde(default)]
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         ask: bool,
         /// Join or start the session the server keeps under this name: it
         /// outlives this connection (the CLI's sessions) until `[session]
         /// idle_timeout_s` without a call or a Stop. Not with `session`.
-        #[serde(default)]
+        #[serde(default, skip_serializing_if = "Option::is_none")]
         keep: Option<String>,
     },
     /// Run one tool.
@@ -39,10 +42,10 @@ pub enum ClientMessage {
         /// Any string, unique per connection.
         id: String,
         tool: String,
-        #[serde(default)]
+        #[serde(default, skip_serializing_if = "Option::is_none")]
         arguments: Option<serde_json::Map<String, Value>>,
         /// The call's budget (the tool's `timeout_ms`, which wins if both are given).
-        #[serde(default)]
+        #[serde(default, skip_serializing_if = "Option::is_none")]
         timeout_ms: Option<u64>,
     },
     /// Stop request `id`; its response is `error: {code: "canceled"}`.
@@ -52,7 +55,7 @@ pub enum ClientMessage {
 }
 
 /// An answer to an `ask` event.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Allow {
     /// This time only.
@@ -64,7 +67,7 @@ pub enum Allow {
 }
 
 /// Server → client.
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ServerMessage {
     Ack {
@@ -80,9 +83,9 @@ pub enum ServerMessage {
     /// and `images`) and `error`.
     Response {
         id: String,
-        #[serde(skip_serializing_if = "Option::is_none")]
+        #[serde(default, skip_serializing_if = "Option::is_none")]
         result: Option<Value>,
-        #[serde(skip_serializing_if = "Option::is_none")]
+        #[serde(default, skip_serializing_if = "Option::is_none")]
         error: Option<ErrorBody>,
     },
     Event {
@@ -98,7 +101,7 @@ pub enum ServerMessage {
     },
 }
 
-#[derive(Debug, Clone, Copy, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum RejectReason {
     BadToken,
@@ -130,8 +133,16 @@ impl ErrorBody {
 }
 
 impl ServerMessage {
+    /// The message as one text frame.
     pub fn to_text(&self) -> String {
         serde_json::to_string(self).expect("server messages serialize")
+    }
+}
+
+impl ClientMessage {
+    /// The message as one text frame.
+    pub fn to_text(&self) -> String {
+        serde_json::to_string(self).expect("client messages serialize")
     }
 }
 
@@ -159,4 +170,54 @@ pub fn schema() -> Value {
         "client_to_server": schemars::schema_for!(ClientMessage),
         "server_to_client": schemars::schema_for!(ServerMessage),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The CLI writes what the server reads, and reads what it writes.
+    #[test]
+    fn messages_round_trip_both_ways() {
+        let hello = ClientMessage::Hello {
+            protocol_version: PROTOCOL_VERSION,
+            token: None,
+            session: None,
+            client: Some("cdpilot-cli".into()),
+            ask: false,
+            keep: Some("default".into()),
+        };
+        let text = hello.to_text();
+        assert_eq!(
+            serde_json::from_str::<Value>(&text).unwrap(),
+            json!({"type": "hello", "protocol_version": 1, "client": "cdpilot-cli", "keep": "default"}),
+            "absent fields are left out, not null: {text}"
+        );
+        assert!(
+            matches!(parse(&text), Ok(ClientMessage::Hello { keep: Some(k), ask: false, .. }) if k == "default")
+        );
+
+        let response = ServerMessage::Response {
+            id: "1".into(),
+            result: None,
+            error: Some(ErrorBody::invalid("no")),
+        };
+        let text = response.to_text();
+        assert_eq!(
+            text,
+            r#"{"type":"response","id":"1","error":{"code":"invalid_argument","message":"no"}}"#
+        );
+        let read: ServerMessage = serde_json::from_str(&text).unwrap();
+        assert_eq!(read.to_text(), text);
+        let reject = r#"{"type":"reject","reason":"too_many_sessions","message":"full"}"#;
+        let read: ServerMessage = serde_json::from_str(reject).unwrap();
+        assert!(matches!(
+            read,
+            ServerMessage::Reject {
+                reason: RejectReason::TooManySessions,
+                ..
+            }
+        ));
+        assert_eq!(read.to_text(), reject);
+    }
 }

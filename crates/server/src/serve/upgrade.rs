@@ -1,6 +1,7 @@
-//! The WebSocket upgrade of `/v1/ws`, done with hyper's upgrade and the
-//! tokio-tungstenite the CDP client already builds (axum's `ws` feature
-//! would compile a second tungstenite).
+//! The WebSocket upgrade of `cdpilot serve` (`/v1/ws`, the dashboard's
+//! screencast), done with hyper's upgrade and the tokio-tungstenite the CDP
+//! client already builds (axum's `ws` feature would compile a second
+//! tungstenite). Knows nothing of what runs on the socket.
 
 use axum::extract::Request;
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
