@@ -207,6 +207,24 @@ impl Browser {
     }
 
     /// The current connection and its targets.
+    /// What it holds now: targets, tabs, contexts, doors, routes (the
+    /// engine adds the audit's).
+    pub fn holdings(&self) -> crate::holdings::Holdings {
+        let link = self.link();
+        let targets = link.targets.counts();
+        let (subscribers, cdp_sessions) = link.targets.connection().routes();
+        crate::holdings::Holdings {
+            targets: targets.known,
+            attach_flights: targets.flights,
+            tabs: targets.tabs,
+            contexts: self.contexts.lock().unwrap().len(),
+            doors: self.egress.doors(),
+            subscribers,
+            cdp_sessions,
+            ..Default::default()
+        }
+    }
+
     pub fn link(&self) -> Arc<Link> {
         self.link.lock().unwrap().clone()
     }

@@ -379,6 +379,10 @@ impl Session {
         {
             *slot = Some(opened.clone());
         }
+        drop(slot);
+        // The slot holds it now; the finished flight must not (an idle
+        // expiry would leave the old context, its tabs and door, alive).
+        self.opening.forget_finished();
         Ok((opened, replaced))
     }
 
@@ -530,6 +534,9 @@ impl Session {
     /// Ends the session: its tabs' tasks stop and a context of its own is
     /// closed with its tabs. The browser stays for other sessions.
     pub async fn close(&self, budget: &Budget) {
+        // The finished opening holds the context too: let it go, so the
+        // context (its tabs, its egress door) drops once disposed.
+        self.opening.forget_finished();
         let context = self.context.lock().unwrap().take();
         if let Some(context) = context {
             context.dispose(budget).await;
