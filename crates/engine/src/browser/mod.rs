@@ -78,6 +78,18 @@ pub struct Browser {
     /// connections); `None` for an attached browser, whose default
     /// context cdpilot cannot point at the gate.
     door: Option<Arc<Door>>,
+    /// Sessions' contexts opening now (a browser context, its first tab,
+    /// attached and enabled): a few at a time, first come first served, so
+    /// a burst of 64 new sessions is served in turn instead of all of them
+    /// sharing the browser's time until every attach ran out (issue 24).
+    openings: tokio::sync::Semaphore,
+}
+
+/// How many sessions' contexts open at once on one browser: two per core
+/// (a context's opening is mostly the browser's and its new renderer's
+/// work).
+fn openings_at_once() -> usize {
+    std::thread::available_parallelism().map_or(2, |n| n.get()) * 2
 }
 
 /// One connection to the browser and what was learnt through it.
@@ -198,6 +210,7 @@ impl Browser {
             contexts: Mutex::new(HashSet::new()),
             egress,
             door,
+            openings: tokio::sync::Semaphore::new(openings_at_once()),
         })
     }
 
@@ -207,6 +220,15 @@ impl Browser {
     }
 
     /// The current connection and its targets.
+    /// Waits for this browser's turn to open a session's context (held
+    /// until the returned permit drops); FIFO.
+    pub async fn opening_turn(&self) -> tokio::sync::SemaphorePermit<'_> {
+        self.openings
+            .acquire()
+            .await
+            .expect("the openings semaphore is never closed")
+    }
+
     /// What it holds now: targets, tabs, contexts, doors, routes (the
     /// engine adds the audit's).
     pub fn holdings(&self) -> crate::holdings::Holdings {

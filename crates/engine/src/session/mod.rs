@@ -353,9 +353,16 @@ impl Session {
         let opened = self
             .opening
             .run("opening the session", budget, move || async move {
+                // A few contexts open at once on one browser, first come first
+                // served; this one's budget starts with its turn (each
+                // caller waits within its own).
+                let queue = browser.clone();
+                let turn = crate::timing::timed("session.queued", queue.opening_turn()).await;
                 let budget = Budget::with_timeout(OPEN_BUDGET);
                 let opening = Context::open(browser, isolated, events, &budget);
-                let context = crate::timing::timed("session.context", opening).await?;
+                let context = crate::timing::timed("session.context", opening).await;
+                drop(turn);
+                let context = context?;
                 // `[browser] storage_state`: every new session starts with it.
                 if !state_file.is_empty() {
                     let path = std::path::Path::new(&state_file);

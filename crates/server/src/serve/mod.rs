@@ -12,6 +12,7 @@ pub mod dashboard;
 mod mcp_http;
 pub mod metrics;
 pub mod sessions;
+mod trim;
 pub mod ws;
 
 use std::future::Future;
