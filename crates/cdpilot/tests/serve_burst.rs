@@ -87,3 +87,73 @@ async fn sixty_four_sessions_saying_hello_at_once_are_all_served_and_the_next_is
     }
     assert_eq!(sessions_open(&serve).await, Some(0));
 }
+
+/// `cdpilot_calls_total{outcome="…",tool="…"}` from `/metrics`.
+async fn calls(serve: &Serve, tool: &str, outcome: &str) -> u64 {
+    let auth = format!("Bearer {}", serve.token);
+    let reply = http(
+        &serve.authority,
+        "GET",
+        "/metrics",
+        &[("Authorization", auth.as_str())],
+        "",
+    )
+    .await;
+    let wanted = format!("cdpilot_calls_total{{outcome=\"{outcome}\",tool=\"{tool}\"}} ");
+    reply
+        .body
+        .lines()
+        .find_map(|l| l.strip_prefix(wanted.as_str()))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0)
+}
+
+/// Issue 24, bad input: a client that drops its socket in the middle of a
+/// call that would run for a minute. The call is cancelled (`canceled`,
+/// not a `timeout` a minute later) and the session ends.
+#[tokio::test]
+async fn a_client_that_disconnects_mid_call_has_its_call_canceled_and_its_session_ended() {
+    let site = TestSite::start().await;
+    let serve = Serve::start("", &[]).await;
+    let mut ws = serve.ws().await;
+    ws.open(&serve.token).await;
+    let nav = ws
+        .call("1", "browser_navigate", json!({"url": site.url("index.html")}))
+        .await;
+    assert!(nav.get("error").is_none(), "{nav}");
+    ws.send(
+        json!({"type": "request", "id": "spin", "tool": "browser_evaluate",
+        "arguments": {"expression": "while (true) {}", "timeout_ms": 60_000}}),
+    )
+    .await;
+    // The dashboard's state says when the call is running.
+    let auth = format!("Bearer {}", serve.token);
+    let running = || async {
+        let reply = http(
+            &serve.authority,
+            "GET",
+            "/v1/dashboard/state",
+            &[("Authorization", auth.as_str())],
+            "",
+        )
+        .await;
+        let state: serde_json::Value = serde_json::from_str(&reply.body).unwrap_or_default();
+        state["sessions"][0]["running"] == 1
+    };
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !running().await && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(running().await, "the call never started");
+    drop(ws);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while calls(&serve, "browser_evaluate", "canceled").await == 0 && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(calls(&serve, "browser_evaluate", "canceled").await, 1);
+    assert_eq!(calls(&serve, "browser_evaluate", "timeout").await, 0);
+    while sessions_open(&serve).await != Some(0) && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(sessions_open(&serve).await, Some(0));
+}
