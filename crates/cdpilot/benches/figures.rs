@@ -794,19 +794,35 @@ async fn screenshot(site: &TestSite) {
     let process = launch(&options, Duration::from_secs(30)).await.expect("launch");
     let conn = cdp::Connection::open(process.transport()).await.expect("connect");
     let targets = conn.browser().call(target::GetTargets {}, soon()).await.unwrap();
-    let page_id = targets.target_infos.into_iter().find(|t| t.kind == "page").unwrap().target_id;
+    let page_id = targets
+        .target_infos
+        .into_iter()
+        .find(|t| t.kind == "page")
+        .unwrap()
+        .target_id;
     let attached = conn
         .browser()
-        .call(target::AttachToTarget { target_id: page_id, flatten: true }, soon())
+        .call(
+            target::AttachToTarget {
+                target_id: page_id,
+                flatten: true,
+            },
+            soon(),
+        )
         .await
         .unwrap();
     let s = conn.session(attached.session_id);
     s.call(page::Enable {}, soon()).await.unwrap();
     let pages = ["/index.html", "/article.html"];
-    println!("viewport screenshot, PNG (medians of 30; load average {})", load_average());
+    println!(
+        "viewport screenshot, PNG (medians of 30; load average {})",
+        load_average()
+    );
     for path in pages {
         let mut events = s.events();
-        s.call(page::Navigate { url: site.url(path) }, soon()).await.unwrap();
+        s.call(page::Navigate { url: site.url(path) }, soon())
+            .await
+            .unwrap();
         while let Some(e) = events.recv().await {
             if e.is::<page::LoadEventFired>() {
                 break;
@@ -843,7 +859,9 @@ async fn screenshot(site: &TestSite) {
     let mut client = spawn();
     client.initialize().await;
     for path in pages {
-        client.call("browser_navigate", json!({"url": site.url(path)})).await;
+        client
+            .call("browser_navigate", json!({"url": site.url(path)}))
+            .await;
         let mut times = Vec::new();
         for _ in 0..30 {
             let began = Instant::now();
