@@ -50,7 +50,9 @@ pub struct TargetManager {
     tabs: Arc<Mutex<HashMap<String, Arc<Tab>>>>,
 }
 
-type Flights = Arc<Mutex<HashMap<String, Arc<SingleFlight<Arc<Tab>>>>>>;
+/// One target's attach (the finished one holds its tab).
+type Flight = Arc<SingleFlight<Arc<Tab>>>;
+type Flights = Arc<Mutex<HashMap<String, Flight>>>;
 
 /// What the target manager holds now (issue 24: each is bounded by the
 /// targets alive in the browser, and drops with them).
@@ -287,7 +289,7 @@ async fn follow(
     mut wake: cdp::EventStream,
     known: std::sync::Weak<Mutex<Known>>,
     tabs: std::sync::Weak<Mutex<HashMap<String, Arc<Tab>>>>,
-    attached: std::sync::Weak<Mutex<HashMap<String, Arc<SingleFlight<Arc<Tab>>>>>>,
+    attached: std::sync::Weak<Mutex<HashMap<String, Flight>>>,
 ) {
     while wake.recv().await.is_some() {
         // Whatever else woke meanwhile is applied by this one catch-up.
