@@ -203,13 +203,25 @@ impl Connection {
         session_id.is_empty() || self.inner.sessions.lock().unwrap().contains_key(session_id)
     }
 
+    /// How many event subscribers and attached sessions it holds now
+    /// (diagnostics: each is bounded by what is live).
+    pub fn routes(&self) -> (usize, usize) {
+        let subscribers = self.inner.subscribers.lock().unwrap().len();
+        (subscribers, self.inner.sessions.lock().unwrap().len())
+    }
+
     /// Subscribes to events of one session (`Some("")` is the browser
     /// session) or of all sessions (`None`). Subscribe before sending the
     /// command whose events you wait for, so none is missed.
     pub fn events(&self, session_id: Option<&str>) -> EventStream {
         let (tx, rx) = mpsc::unbounded_channel();
         if !self.is_closed() {
-            self.inner.subscribers.lock().unwrap().push(Subscriber {
+            let mut subscribers = self.inner.subscribers.lock().unwrap();
+            // A subscriber of a session that ended hears no more events, so
+            // routing never prunes it: prune every closed one here, which
+            // bounds the list by the live subscribers (issue 24).
+            subscribers.retain(|s| !s.tx.is_closed());
+            subscribers.push(Subscriber {
                 session_id: session_id.map(str::to_owned),
                 tx,
             });

@@ -8,6 +8,8 @@
 //! click and the first navigate (the browser's start) go, step by step, from
 //! the server's `CDPILOT_TIMINGS` file. `CDPILOT_BENCH_BIN=<path>` measures
 //! another build of the binary (a base to compare with, run back to back).
+//! `-- screenshot` prints only the viewport screenshot: through MCP, and
+//! raw `Page.captureScreenshot` with and without Chrome's `optimizeForSpeed`.
 
 #[path = "figures/memory.rs"]
 mod memory;
@@ -84,6 +86,10 @@ async fn main() {
             .filter(|a| !a.starts_with('-'))
             .collect();
         breakdown(&site, &parts).await;
+        return;
+    }
+    if args.iter().any(|a| a == "screenshot") {
+        screenshot(&site).await;
         return;
     }
     println!("cdpilot figures (medians; MCP stdio, release build, headless Chromium)\n");
@@ -757,4 +763,109 @@ async fn breakdown(site: &TestSite, parts: &[&str]) {
         );
     }
     shutdown(client).await;
+}
+
+/// The viewport screenshot (issue 24): raw `Page.captureScreenshot` as PNG
+/// with and without `optimizeForSpeed` (Chrome's encoding, what cdpilot
+/// asks for since), then `browser_screenshot` through MCP; on a light page
+/// and an article.
+async fn screenshot(site: &TestSite) {
+    use cdp::launch::{launch, LaunchOptions};
+    use cdp::protocol::{page, target};
+    let soon = || tokio::time::Instant::now() + Duration::from_secs(30);
+    let options = LaunchOptions {
+        executable: Some(testkit::chromium::executable()),
+        headless: true,
+        ..Default::default()
+    };
+    let process = launch(&options, Duration::from_secs(30)).await.expect("launch");
+    let conn = cdp::Connection::open(process.transport()).await.expect("connect");
+    let targets = conn.browser().call(target::GetTargets {}, soon()).await.unwrap();
+    let page_id = targets
+        .target_infos
+        .into_iter()
+        .find(|t| t.kind == "page")
+        .unwrap()
+        .target_id;
+    let attached = conn
+        .browser()
+        .call(
+            target::AttachToTarget {
+                target_id: page_id,
+                flatten: true,
+            },
+            soon(),
+        )
+        .await
+        .unwrap();
+    let s = conn.session(attached.session_id);
+    s.call(page::Enable {}, soon()).await.unwrap();
+    let pages = ["/index.html", "/article.html"];
+    println!(
+        "viewport screenshot, PNG (medians of 30; load average {})",
+        load_average()
+    );
+    for path in pages {
+        let mut events = s.events();
+        s.call(page::Navigate { url: site.url(path) }, soon())
+            .await
+            .unwrap();
+        while let Some(e) = events.recv().await {
+            if e.is::<page::LoadEventFired>() {
+                break;
+            }
+        }
+        for fast in [false, true] {
+            let (mut times, mut bytes) = (Vec::new(), 0);
+            for _ in 0..30 {
+                let began = Instant::now();
+                let shot = s
+                    .call(
+                        page::CaptureScreenshot {
+                            format: "png".into(),
+                            optimize_for_speed: fast,
+                            ..Default::default()
+                        },
+                        soon(),
+                    )
+                    .await
+                    .unwrap();
+                times.push(began.elapsed());
+                bytes = shot.data.len() * 3 / 4;
+            }
+            println!(
+                "  raw CDP {path:<16} optimizeForSpeed {fast:<5} {:>9}  {:>7} bytes",
+                ms(median(times)),
+                bytes
+            );
+        }
+    }
+    conn.close();
+    process.shutdown(Duration::from_secs(5)).await;
+
+    let mut client = spawn();
+    client.initialize().await;
+    for path in pages {
+        client
+            .call("browser_navigate", json!({"url": site.url(path)}))
+            .await;
+        let mut times = Vec::new();
+        for _ in 0..30 {
+            let began = Instant::now();
+            let r = client.call("browser_screenshot", json!({})).await;
+            times.push(began.elapsed());
+            assert!(r["isError"] != true, "{r}");
+        }
+        println!("  browser_screenshot via MCP {path:<16} {:>9}", ms(median(times)));
+    }
+    shutdown(client).await;
+}
+
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .unwrap_or_default()
+        .split_whitespace()
+        .take(3)
+        .collect::<Vec<_>>()
+        .join(" ")
 }

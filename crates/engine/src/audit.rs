@@ -22,6 +22,12 @@ use crate::metrics::Metrics;
 /// How many records the in-memory ring keeps (per engine).
 pub const KEPT: usize = 1000;
 
+/// How many bytes of records (their JSON) the ring keeps at most: a few
+/// calls with megabytes of arguments (an `evaluate`'s script, a long
+/// `type`) push out older records rather than pinning 1000 × their size
+/// (issue 24). The newest record is always kept.
+pub const KEPT_BYTES: usize = 8 << 20;
+
 /// One call as the audit shows it.
 #[derive(Debug, Clone, Serialize)]
 pub struct Record {
@@ -51,8 +57,9 @@ pub struct Record {
 /// The audit trail: the last records in memory and, with `[audit] file`,
 /// every record appended to that file.
 pub struct Audit {
-    /// The last [`KEPT`] records, oldest first. Locked for microseconds.
-    ring: Mutex<VecDeque<Record>>,
+    /// The last [`KEPT`] records (at most [`KEPT_BYTES`]), oldest first.
+    /// Locked for microseconds.
+    ring: Mutex<Ring>,
     /// `[audit] file`, opened for appending; `None`: memory only. Its lock
     /// keeps one record's line whole when calls finish together.
     file: Option<Mutex<File>>,
@@ -76,7 +83,7 @@ impl Audit {
             }
         };
         Ok(Audit {
-            ring: Mutex::new(VecDeque::with_capacity(KEPT)),
+            ring: Mutex::default(),
             file,
             metrics,
         })
@@ -86,8 +93,9 @@ impl Audit {
     /// fails is reported (stderr, metrics) and otherwise ignored: the call
     /// it describes has happened either way.
     pub fn record(&self, record: Record) {
+        let mut line = serde_json::to_string(&record).unwrap_or_default();
+        let size = line.len();
         if let Some(file) = &self.file {
-            let mut line = serde_json::to_string(&record).unwrap_or_default();
             line.push('\n');
             let written = {
                 let mut file = file.lock().unwrap();
@@ -98,11 +106,13 @@ impl Audit {
                 self.metrics.audit_write_failed();
             }
         }
-        let mut ring = self.ring.lock().unwrap();
-        if ring.len() == KEPT {
-            ring.pop_front();
-        }
-        ring.push_back(record);
+        self.ring.lock().unwrap().push(record, size);
+    }
+
+    /// How many records the ring holds, and their size in bytes (as JSON).
+    pub fn held(&self) -> (usize, usize) {
+        let ring = self.ring.lock().unwrap();
+        (ring.records.len(), ring.bytes)
     }
 
     /// The kept records of `session` (all of them: `None`), oldest first,
@@ -110,7 +120,9 @@ impl Audit {
     pub fn to_json(&self, session: Option<&str>) -> Value {
         let ring = self.ring.lock().unwrap();
         let records: Vec<&Record> = ring
+            .records
             .iter()
+            .map(|(r, _)| r)
             .filter(|r| session.is_none_or(|s| r.session == s))
             .collect();
         serde_json::json!({ "records": records })
@@ -118,7 +130,32 @@ impl Audit {
 
     /// The kept records, oldest first.
     pub fn records(&self) -> Vec<Record> {
-        self.ring.lock().unwrap().iter().cloned().collect()
+        self.ring
+            .lock()
+            .unwrap()
+            .records
+            .iter()
+            .map(|(r, _)| r.clone())
+            .collect()
+    }
+}
+
+/// The records kept in memory, each with its size, and their total.
+#[derive(Default)]
+struct Ring {
+    records: VecDeque<(Record, usize)>,
+    bytes: usize,
+}
+
+impl Ring {
+    fn push(&mut self, record: Record, size: usize) {
+        self.records.push_back((record, size));
+        self.bytes += size;
+        while self.records.len() > KEPT || (self.bytes > KEPT_BYTES && self.records.len() > 1) {
+            if let Some((_, size)) = self.records.pop_front() {
+                self.bytes -= size;
+            }
+        }
     }
 }
 
@@ -186,6 +223,22 @@ mod tests {
         let records = audit.records();
         assert_eq!(records.len(), KEPT);
         assert_eq!(records[0].tool, "t5");
+    }
+
+    /// Issue 24: calls with a megabyte of arguments each keep the ring
+    /// under its byte bound (the newest first to stay).
+    #[test]
+    fn large_arguments_keep_the_ring_under_its_byte_bound() {
+        let audit = Audit::open("", Arc::default()).unwrap();
+        for i in 0..40 {
+            let mut big = record(&format!("t{i}"));
+            big.arguments = serde_json::json!({ "script": "x".repeat(1 << 20) });
+            audit.record(big);
+        }
+        let (count, bytes) = audit.held();
+        assert!(bytes <= KEPT_BYTES, "{bytes} bytes held");
+        assert!((1..40).contains(&count), "{count} records held");
+        assert_eq!(audit.records().last().unwrap().tool, "t39");
     }
 
     #[test]

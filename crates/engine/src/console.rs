@@ -1,5 +1,7 @@
 //! A tab's console: the last 200 console messages and uncaught exceptions,
-//! from the page and its frames. Fed by the tab's event reader.
+//! from the page and its frames. Fed by the tab's event reader. Each
+//! message's text and URL are cut at 2,000 bytes, so the ring holds at most
+//! about 200 × 4 KB (issue 24).
 
 use std::collections::VecDeque;
 
@@ -51,7 +53,7 @@ impl Console {
             ConsoleMessage {
                 level: level.into(),
                 text: clip(text),
-                url,
+                url: clip(url),
                 at: now(),
             }
         } else if let Some(thrown) = event.decode::<runtime::ExceptionThrown>() {
@@ -64,7 +66,7 @@ impl Console {
             ConsoleMessage {
                 level: "error".into(),
                 text: clip(text),
-                url: details.url,
+                url: clip(details.url),
                 at: now(),
             }
         } else {

@@ -176,6 +176,15 @@ impl Engine {
         self.session.ref_node(reference, budget).await
     }
 
+    /// What the engine holds now that grows with sessions and calls (the
+    /// shared browser's targets, contexts, doors and routes; the audit
+    /// ring): see [`crate::holdings`].
+    pub fn holdings(&self) -> crate::holdings::Holdings {
+        let mut held = self.slot.live().map(|b| b.holdings()).unwrap_or_default();
+        (held.audit_records, held.audit_bytes) = self.audit.held();
+        held
+    }
+
     /// Process id of the running browser's launch guard (tests, diagnostics).
     pub async fn current_browser_guard_pid(&self) -> Option<u32> {
         self.slot.guard_pid()

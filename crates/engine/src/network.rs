@@ -15,6 +15,18 @@ use serde_json::{Map, Value};
 /// How many requests a tab keeps.
 pub const KEPT: usize = 500;
 
+/// The longest URL kept whole (a `data:` URL can be megabytes): longer
+/// ones are cut here and end with `…` (issue 24).
+pub const URL_KEPT: usize = 4096;
+
+/// The longest request body kept with its request; a longer one is left to
+/// `browser_network get`, which asks the browser for it.
+pub const BODY_KEPT: usize = 8192;
+
+/// How many document origins a tab remembers (what `browser_storage
+/// save` visits); later ones are not added.
+pub const ORIGINS_KEPT: usize = 1000;
+
 /// One request as the tab saw it.
 #[derive(Debug, Clone, Default)]
 pub struct Request {
@@ -81,11 +93,11 @@ impl Requests {
                 cdp_id: sent.request_id,
                 session: session.to_owned(),
                 method: request.method,
-                url: request.url,
+                url: clip_url(request.url),
                 kind: sent.kind.to_ascii_lowercase(),
                 started: sent.timestamp,
                 request_headers: request.headers,
-                post_data: request.post_data,
+                post_data: request.post_data.filter(|body| body.len() <= BODY_KEPT),
                 has_post_data: request.has_post_data,
                 ..Default::default()
             });
@@ -95,7 +107,9 @@ impl Requests {
         } else if let Some(received) = event.decode::<network::ResponseReceived>() {
             if received.kind == "Document" {
                 if let Some(origin) = web_origin(&received.response.url) {
-                    self.origins.insert(origin);
+                    if self.origins.len() < ORIGINS_KEPT {
+                        self.origins.insert(origin);
+                    }
                 }
             }
             if let Some(r) = self.find_mut(session, &received.request_id) {
@@ -142,6 +156,19 @@ impl Requests {
     pub fn origins(&self) -> impl Iterator<Item = &String> {
         self.origins.iter()
     }
+}
+
+/// `url`, cut after [`URL_KEPT`] bytes (on a character boundary).
+fn clip_url(mut url: String) -> String {
+    if url.len() > URL_KEPT {
+        let mut end = URL_KEPT;
+        while !url.is_char_boundary(end) {
+            end -= 1;
+        }
+        url.truncate(end);
+        url.push('…');
+    }
+    url
 }
 
 /// `scheme://host:port` of an http(s) URL.
@@ -218,5 +245,31 @@ mod tests {
         }
         assert_eq!(log.list().count(), KEPT);
         assert!(log.get("r1").is_none() && log.get("r503").is_some());
+    }
+
+    /// Issue 24: a page sending megabyte `data:` URLs and bodies keeps the
+    /// log within its bounds (each URL cut, each long body left to `get`).
+    #[test]
+    fn long_urls_and_bodies_are_not_kept_whole() {
+        let mut log = Requests::default();
+        let sent = |id: &str, url: &str, t: f64| {
+            json!({"requestId": id, "type": "Fetch", "timestamp": t,
+                   "request": {"url": url, "method": "POST", "headers": {}}})
+        };
+        let long = format!("data:text/plain,{}", "é".repeat(1 << 20));
+        for i in 0..KEPT + 10 {
+            let mut params = sent(&format!("y{i}"), &long, 1.0);
+            params["request"]["postData"] = json!("b".repeat(1 << 20));
+            params["request"]["hasPostData"] = json!(true);
+            log.record(&event("", "Network.requestWillBeSent", params));
+        }
+        assert_eq!(log.list().count(), KEPT);
+        let held: usize = log
+            .list()
+            .map(|r| r.url.len() + r.post_data.as_ref().map_or(0, String::len))
+            .sum();
+        assert!(held <= KEPT * (URL_KEPT + 3), "{held} bytes of URLs and bodies");
+        let last = log.list().last().unwrap();
+        assert!(last.url.ends_with('…') && last.has_post_data && last.post_data.is_none());
     }
 }

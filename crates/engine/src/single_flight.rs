@@ -29,6 +29,15 @@ impl<T: Clone + Send + Sync + 'static> Default for SingleFlight<T> {
 }
 
 impl<T: Clone + Send + Sync + 'static> SingleFlight<T> {
+    /// Lets go of a finished flight's result (what it made is dropped
+    /// unless someone else holds it); a flight under way is left alone.
+    pub fn forget_finished(&self) {
+        let mut slot = self.slot.lock().unwrap();
+        if slot.as_ref().is_some_and(|f| f.peek().is_some()) {
+            *slot = None;
+        }
+    }
+
     /// Joins the flight under way, or starts `work` as a new one, and waits
     /// for it within `budget`. A finished flight is never joined: each call
     /// after one has finished starts afresh (callers check for a usable

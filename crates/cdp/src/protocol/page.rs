@@ -98,6 +98,10 @@ pub struct CaptureScreenshot {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub clip: Option<Viewport>,
     pub capture_beyond_viewport: bool,
+    /// Chrome's faster encoding (a lighter PNG compression): more bytes,
+    /// less time in the browser.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub optimize_for_speed: bool,
 }
 #[derive(Debug, Clone, Serialize)]
 pub struct Viewport {

@@ -40,7 +40,7 @@ impl PeakPss {
 
 /// PSS (KiB) of `root` and each of its descendants, named by kind
 /// (`cdpilot`, Chromium's `browser`, `renderer`, `gpu-process`, …).
-fn tree_pss_kib(root: u32) -> Vec<(String, u64)> {
+pub fn tree_pss_kib(root: u32) -> Vec<(String, u64)> {
     let mut parents = Vec::new();
     for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
         let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {

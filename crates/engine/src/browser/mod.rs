@@ -79,6 +79,18 @@ pub struct Browser {
     /// connections); `None` for an attached browser, whose default
     /// context cdpilot cannot point at the gate.
     door: Option<Arc<Door>>,
+    /// Sessions' contexts opening now (a browser context, its first tab,
+    /// attached and enabled): a few at a time, first come first served, so
+    /// a burst of 64 new sessions is served in turn instead of all of them
+    /// sharing the browser's time until every attach ran out (issue 24).
+    openings: tokio::sync::Semaphore,
+}
+
+/// How many sessions' contexts open at once on one browser: two per core
+/// (a context's opening is mostly the browser's and its new renderer's
+/// work).
+fn openings_at_once() -> usize {
+    std::thread::available_parallelism().map_or(2, |n| n.get()) * 2
 }
 
 /// One connection to the browser and what was learnt through it.
@@ -199,6 +211,7 @@ impl Browser {
             contexts: Mutex::new(HashSet::new()),
             egress,
             door,
+            openings: tokio::sync::Semaphore::new(openings_at_once()),
         })
     }
 
@@ -208,6 +221,33 @@ impl Browser {
     }
 
     /// The current connection and its targets.
+    /// Waits for this browser's turn to open a session's context (held
+    /// until the returned permit drops); FIFO.
+    pub async fn opening_turn(&self) -> tokio::sync::SemaphorePermit<'_> {
+        self.openings
+            .acquire()
+            .await
+            .expect("the openings semaphore is never closed")
+    }
+
+    /// What it holds now: targets, tabs, contexts, doors, routes (the
+    /// engine adds the audit's).
+    pub fn holdings(&self) -> crate::holdings::Holdings {
+        let link = self.link();
+        let targets = link.targets.counts();
+        let (subscribers, cdp_sessions) = link.targets.connection().routes();
+        crate::holdings::Holdings {
+            targets: targets.known,
+            attach_flights: targets.flights,
+            tabs: targets.tabs,
+            contexts: self.contexts.lock().unwrap().len(),
+            doors: self.egress.doors(),
+            subscribers,
+            cdp_sessions,
+            ..Default::default()
+        }
+    }
+
     pub fn link(&self) -> Arc<Link> {
         self.link.lock().unwrap().clone()
     }

@@ -13,7 +13,11 @@
 //! Owns: the target list and the attached tabs of one connection. The list
 //! is brought up to date from the browser session's event stream whenever
 //! it is read (the connection's reader has already queued the events in
-//! order), so there is no task to race with or to stop.
+//! order), and by a small follower task woken by each of those events, so
+//! the queue never holds more than the events of a moment (it once grew
+//! with every navigation of every session between two reads: issue 24) and
+//! a destroyed target's tab is let go at once. The follower holds nothing
+//! strongly and ends with the connection or the manager.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -38,11 +42,30 @@ pub struct TargetManager {
     setup: Arc<TabSetup>,
     /// Every target the browser announced, in the order it did, and the
     /// browser session's events not yet applied to it.
-    known: Mutex<Known>,
-    /// One attach per page target; the finished ones hold the tab.
-    attached: Mutex<HashMap<String, Arc<SingleFlight<Arc<Tab>>>>>,
+    known: Arc<Mutex<Known>>,
+    /// One attach per page target; the finished ones hold the tab. An
+    /// entry goes with its target (`targetDestroyed`, [`Self::forget`]).
+    attached: Flights,
     /// Attached tabs, by target id (what the flights produced).
     tabs: Arc<Mutex<HashMap<String, Arc<Tab>>>>,
+}
+
+/// One target's attach (the finished one holds its tab).
+type Flight = Arc<SingleFlight<Arc<Tab>>>;
+type Flights = Arc<Mutex<HashMap<String, Flight>>>;
+
+/// What the target manager holds now (issue 24: each is bounded by the
+/// targets alive in the browser, and drops with them).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TargetCounts {
+    /// Targets the browser announced and has not destroyed.
+    pub known: usize,
+    /// Attach flights kept (each holds its tab once done).
+    pub flights: usize,
+    /// Attached tabs.
+    pub tabs: usize,
+    /// Paused pages waiting to be adopted.
+    pub waiting: usize,
 }
 
 struct Known {
@@ -55,7 +78,7 @@ struct Known {
 
 impl Known {
     /// Applies every target event received so far.
-    fn catch_up(&mut self, tabs: &Mutex<HashMap<String, Arc<Tab>>>) {
+    fn catch_up(&mut self, tabs: &Mutex<HashMap<String, Arc<Tab>>>, attached: &Flights) {
         while let Ok(event) = self.events.try_recv() {
             if let Some(created) = event.decode::<TargetCreated>() {
                 let id = &created.target_info.target_id;
@@ -71,6 +94,7 @@ impl Known {
                 self.targets.retain(|t| t.target_id != gone.target_id);
                 self.waiting.remove(&gone.target_id);
                 tabs.lock().unwrap().remove(&gone.target_id);
+                attached.lock().unwrap().remove(&gone.target_id);
             } else if let Some(attached) = event.decode::<AttachedToTarget>() {
                 if attached.waiting_for_debugger && attached.target_info.kind == "page" {
                     self.waiting
@@ -92,6 +116,7 @@ impl TargetManager {
         budget: &Budget,
     ) -> Result<TargetManager, ActionError> {
         let events = conn.events(Some(""));
+        let wake = conn.events(Some(""));
         budget
             .cdp(
                 "following the browser's targets",
@@ -99,17 +124,39 @@ impl TargetManager {
                 target::SetDiscoverTargets { discover: true },
             )
             .await?;
-        Ok(TargetManager {
+        let manager = TargetManager {
             conn,
             setup,
-            known: Mutex::new(Known {
+            known: Arc::new(Mutex::new(Known {
                 targets: Vec::new(),
                 waiting: HashMap::new(),
                 events,
-            }),
-            attached: Mutex::new(HashMap::new()),
+            })),
+            attached: Arc::default(),
             tabs: Arc::default(),
-        })
+        };
+        tokio::spawn(follow(
+            wake,
+            Arc::downgrade(&manager.known),
+            Arc::downgrade(&manager.tabs),
+            Arc::downgrade(&manager.attached),
+        ));
+        Ok(manager)
+    }
+
+    /// How many targets, flights, tabs and paused pages it holds now.
+    pub fn counts(&self) -> TargetCounts {
+        let (known, waiting) = {
+            let mut known = self.known.lock().unwrap();
+            known.catch_up(&self.tabs, &self.attached);
+            (known.targets.len(), known.waiting.len())
+        };
+        TargetCounts {
+            known,
+            flights: self.attached.lock().unwrap().len(),
+            tabs: self.tabs.lock().unwrap().len(),
+            waiting,
+        }
     }
 
     pub fn connection(&self) -> &Connection {
@@ -120,7 +167,7 @@ impl TargetManager {
     /// browser announced them.
     pub fn pages(&self, owns: impl Fn(Option<&str>) -> bool) -> Vec<TargetInfo> {
         let mut known = self.known.lock().unwrap();
-        known.catch_up(&self.tabs);
+        known.catch_up(&self.tabs, &self.attached);
         known
             .targets
             .iter()
@@ -132,7 +179,7 @@ impl TargetManager {
     /// What the browser last said about a target.
     pub fn info(&self, target_id: &str) -> Option<TargetInfo> {
         let mut known = self.known.lock().unwrap();
-        known.catch_up(&self.tabs);
+        known.catch_up(&self.tabs, &self.attached);
         known.targets.iter().find(|t| t.target_id == target_id).cloned()
     }
 
@@ -140,7 +187,7 @@ impl TargetManager {
     /// `targetCreated` may still be on its way).
     pub fn note_created(&self, info: TargetInfo) {
         let mut known = self.known.lock().unwrap();
-        known.catch_up(&self.tabs);
+        known.catch_up(&self.tabs, &self.attached);
         if !known.targets.iter().any(|t| t.target_id == info.target_id) {
             known.targets.push(info);
         }
@@ -204,7 +251,7 @@ impl TargetManager {
     /// adopted (taken: whoever gets it must let the page run).
     pub fn take_waiting(&self, target_id: &str) -> Option<String> {
         let mut known = self.known.lock().unwrap();
-        known.catch_up(&self.tabs);
+        known.catch_up(&self.tabs, &self.attached);
         known.waiting.remove(target_id)
     }
 
@@ -225,13 +272,33 @@ impl TargetManager {
         self.tabs.lock().unwrap().remove(target_id);
         self.attached.lock().unwrap().remove(target_id);
         let mut known = self.known.lock().unwrap();
-        known.catch_up(&self.tabs);
+        known.catch_up(&self.tabs, &self.attached);
         known.targets.retain(|t| t.target_id != target_id);
     }
 
     /// Every attached tab (for a shutdown that must stop their tasks).
     pub fn all_tabs(&self) -> Vec<Arc<Tab>> {
         self.tabs.lock().unwrap().values().cloned().collect()
+    }
+}
+
+/// Applies the browser session's events as they come: `wake` receives a
+/// copy of each, and every one drains the manager's own queue. Ends when
+/// the connection closes or the manager is gone.
+async fn follow(
+    mut wake: cdp::EventStream,
+    known: std::sync::Weak<Mutex<Known>>,
+    tabs: std::sync::Weak<Mutex<HashMap<String, Arc<Tab>>>>,
+    attached: std::sync::Weak<Mutex<HashMap<String, Flight>>>,
+) {
+    while wake.recv().await.is_some() {
+        // Whatever else woke meanwhile is applied by this one catch-up.
+        while wake.try_recv().is_ok() {}
+        let (Some(known), Some(tabs), Some(attached)) = (known.upgrade(), tabs.upgrade(), attached.upgrade())
+        else {
+            return;
+        };
+        known.lock().unwrap().catch_up(&tabs, &attached);
     }
 }
 

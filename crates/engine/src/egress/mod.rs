@@ -67,6 +67,9 @@ struct Judge {
     block_private: bool,
     /// `[browser] upstream_proxy`, if set.
     upstream: Option<Upstream>,
+    /// Doors open now (each a listening port): one per live isolated
+    /// context plus the browser's; a door closes when dropped.
+    doors: std::sync::atomic::AtomicUsize,
 }
 
 /// The engine's egress gate: the browser's door, and new doors for
@@ -95,6 +98,7 @@ impl Egress {
             rules: policy.connection_rules(),
             block_private: config.policy.block_private_networks,
             upstream: Upstream::parse(&config.browser.upstream_proxy)?,
+            doors: Default::default(),
         });
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
@@ -122,6 +126,11 @@ impl Egress {
     /// context's refusals are recorded there.
     pub fn browser_door(&self) -> Result<Arc<Door>, String> {
         Ok(self.browser_door.clone())
+    }
+
+    /// How many doors (listening ports) are open now.
+    pub fn doors(&self) -> usize {
+        self.judge.doors.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// A door of its own for a new isolated browser context.
@@ -163,6 +172,10 @@ struct Shared {
 
 impl Drop for Door {
     fn drop(&mut self) {
+        self.shared
+            .judge
+            .doors
+            .fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
         self.task.abort();
     }
 }
@@ -202,6 +215,10 @@ impl Door {
                 }
             }
         });
+        shared
+            .judge
+            .doors
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         Ok(Door { port, shared, task })
     }
 

@@ -311,8 +311,13 @@ impl Context {
     /// Stops every tab's tasks and, for a context of its own, closes it
     /// with its tabs.
     pub async fn dispose(&self, budget: &Budget) {
-        for (_, tab) in self.tabs.lock().unwrap().list() {
+        let link = self.browser.link();
+        let tabs = std::mem::take(&mut *self.tabs.lock().unwrap()).list();
+        for (_, tab) in tabs {
             tab.stop();
+            // The target manager lets go of the tab now, not when (or if)
+            // the browser's `targetDestroyed` is read.
+            link.targets.forget(&tab.target_id);
         }
         if let Some(id) = &self.id {
             if let Err(e) = self.browser.dispose_context(id, budget).await {

@@ -353,9 +353,16 @@ impl Session {
         let opened = self
             .opening
             .run("opening the session", budget, move || async move {
+                // A few contexts open at once on one browser, first come first
+                // served; this one's budget starts with its turn (each
+                // caller waits within its own).
+                let queue = browser.clone();
+                let turn = crate::timing::timed("session.queued", queue.opening_turn()).await;
                 let budget = Budget::with_timeout(OPEN_BUDGET);
                 let opening = Context::open(browser, isolated, events, &budget);
-                let context = crate::timing::timed("session.context", opening).await?;
+                let context = crate::timing::timed("session.context", opening).await;
+                drop(turn);
+                let context = context?;
                 // `[browser] storage_state`: every new session starts with it.
                 if !state_file.is_empty() {
                     let path = std::path::Path::new(&state_file);
@@ -379,6 +386,10 @@ impl Session {
         {
             *slot = Some(opened.clone());
         }
+        drop(slot);
+        // The slot holds it now; the finished flight must not (an idle
+        // expiry would leave the old context, its tabs and door, alive).
+        self.opening.forget_finished();
         Ok((opened, replaced))
     }
 
@@ -536,6 +547,9 @@ impl Session {
     /// Ends the session: its tabs' tasks stop and a context of its own is
     /// closed with its tabs. The browser stays for other sessions.
     pub async fn close(&self, budget: &Budget) {
+        // The finished opening holds the context too: let it go, so the
+        // context (its tabs, its egress door) drops once disposed.
+        self.opening.forget_finished();
         let context = self.context.lock().unwrap().take();
         if let Some(context) = context {
             context.dispose(budget).await;

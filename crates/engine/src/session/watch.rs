@@ -113,6 +113,7 @@ impl Session {
                         scale: (THUMBNAIL_WIDTH / viewport.client_width).min(1.0),
                     }),
                     capture_beyond_viewport: false,
+                    optimize_for_speed: false,
                 },
             )
             .await

@@ -15,6 +15,7 @@ pub mod metrics;
 pub mod sessions;
 pub mod state;
 pub(crate) mod upgrade;
+mod trim;
 pub mod ws;
 
 use std::future::Future;

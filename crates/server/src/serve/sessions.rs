@@ -240,7 +240,9 @@ impl Drop for Lease {
             session
                 .end(EndReason::ClientClosed, &Budget::with_timeout(CLOSE_BUDGET))
                 .await;
+            drop(session);
             tracing::info!(session = id, "session ended");
+            super::trim::after_session();
         });
         let mut closing = sessions.closing.lock().unwrap();
         closing.retain(|t| !t.is_finished());

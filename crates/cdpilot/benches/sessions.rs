@@ -1,0 +1,313 @@
+//! Many sessions on one `cdpilot serve`, for memory (issue 24). Two runs:
+//!
+//! - `soak`: one session parked on a light page (the baseline: browser up,
+//!   one session), then N sessions (16) looping navigate → snapshot →
+//!   extract → evaluate → snapshot diff over the reading corpus's real
+//!   pages for S seconds. The server's RSS is sampled every second and
+//!   averaged per third of the run; the server's RSS and the process tree's
+//!   PSS (server + Chromium, shared pages split) are read before, at N live
+//!   sessions, and after every looping session closed.
+//! - `cost`: 1, 8, 32, 64 sessions open at once on a light page, then on an
+//!   article; the tree's PSS at each level: the marginal PSS per session
+//!   and sessions per GiB.
+//!
+//! Run: `cargo bench -p cdpilot --bench sessions -- soak` (or `cost`);
+//! `CDPILOT_SOAK_SECS` (default 480), `CDPILOT_SOAK_SESSIONS` (16),
+//! `CDPILOT_COST_LEVELS` (1,8,32,64). `CDPILOT_MALLOC_TRIM=0` is passed to
+//! the server to measure it without the trim after a session ends.
+//! Loopback only: the browser resolves no other name and the policy
+//! allows only 127.0.0.1. Not a test: it asserts nothing, a failed call is
+//! counted.
+
+#[path = "../tests/support/serve.rs"]
+#[allow(dead_code)]
+mod serve;
+
+#[path = "figures/memory.rs"]
+#[allow(dead_code)]
+mod memory;
+
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+use testkit::corpus::{self, CorpusSite};
+use testkit::TestSite;
+
+use serve::{Serve, Ws};
+
+fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+fn rss_mib(pid: u32) -> f64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let kib: u64 = status
+        .lines()
+        .find(|l| l.starts_with("VmRSS:"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    kib as f64 / 1024.0
+}
+
+/// The tree's PSS in MiB: (server, Chromium, total).
+fn tree_mib(pid: u32) -> (f64, f64, f64) {
+    let parts = memory::tree_pss_kib(pid);
+    let server = parts.first().map_or(0, |p| p.1) as f64 / 1024.0;
+    let total = parts.iter().map(|p| p.1).sum::<u64>() as f64 / 1024.0;
+    (server, total - server, total)
+}
+
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .unwrap_or_default()
+        .split_whitespace()
+        .take(3)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    if sorted.is_empty() {
+        return Duration::ZERO;
+    }
+    let i = ((sorted.len() as f64 * p).ceil() as usize).clamp(1, sorted.len()) - 1;
+    sorted[i]
+}
+
+/// Lets the server end the sessions whose sockets closed and the browser
+/// close their contexts before a reading (a bench reading, not an
+/// assertion: no event tells a client that a renderer exited).
+async fn settle() {
+    tokio::time::sleep(Duration::from_secs(5)).await;
+}
+
+async fn start_serve(max: usize) -> Serve {
+    let flags: Vec<String> = corpus::BLOCK_EXTERNAL
+        .iter()
+        .map(|f| format!("\"{f}\""))
+        .collect();
+    let config = format!(
+        "[serve]\nmax_sessions = {max}\n[session]\nidle_timeout_s = 0\n[browser]\nargs = [{}]\n[policy]\ndefault = \"deny\"\n[[policy.rules]]\npattern = \"http://127.0.0.1:*/*\"\naction = \"allow\"\n",
+        flags.join(", ")
+    );
+    Serve::start(&config, &[]).await
+}
+
+async fn open_at(serve: &Serve, url: &str) -> Ws {
+    let mut ws = serve.ws().await;
+    ws.open(&serve.token).await;
+    let nav = ws.call("nav", "browser_navigate", json!({"url": url})).await;
+    assert!(nav.get("error").is_none(), "navigate failed: {nav}");
+    ws
+}
+
+/// One soak session: the corpus's pages in turn, from its own offset.
+async fn soak_loop(mut ws: Ws, pages: Vec<String>, offset: usize, until: Instant) -> (Vec<Duration>, u64) {
+    let (mut latencies, mut errors) = (Vec::new(), 0u64);
+    let mut n = offset;
+    while Instant::now() < until {
+        let url = &pages[n % pages.len()];
+        n += 1;
+        let calls: [(&str, Value); 5] = [
+            ("browser_navigate", json!({"url": url})),
+            ("browser_snapshot", json!({})),
+            ("browser_extract", json!({"max_chars": 4000})),
+            (
+                "browser_evaluate",
+                json!({"expression": "document.querySelectorAll('a').length"}),
+            ),
+            ("browser_snapshot", json!({"diff": true})),
+        ];
+        for (i, (tool, args)) in calls.into_iter().enumerate() {
+            let started = Instant::now();
+            let answer = ws.call(&format!("c{n}-{i}"), tool, args).await;
+            match answer.get("error") {
+                Some(_) => errors += 1,
+                None => latencies.push(started.elapsed()),
+            }
+        }
+    }
+    (latencies, errors)
+}
+
+async fn soak() {
+    let secs: u64 = env_or("CDPILOT_SOAK_SECS", 480).clamp(10, 3600);
+    let sessions: usize = env_or("CDPILOT_SOAK_SESSIONS", 16).clamp(1, 64);
+    let dir = corpus::dir().expect("the reading corpus (tests/corpus/reading)");
+    let corpus_site = CorpusSite::start(&dir).await;
+    let pages: Vec<String> = corpus::pages(&dir)
+        .iter()
+        .map(|p| corpus_site.url(&p.name))
+        .collect();
+    let site = TestSite::start().await;
+    let serve = start_serve(64).await;
+    let pid = serve.child.id().expect("serve running");
+    println!(
+        "soak: {sessions} sessions × {secs} s over {} corpus pages; load average {}",
+        pages.len(),
+        load_average()
+    );
+    let _baseline = open_at(&serve, &site.url("index.html")).await;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let before = (rss_mib(pid), tree_mib(pid));
+    println!(
+        "browser up, one session on a light page: server RSS {:.1} MiB; PSS server {:.1} + Chromium {:.1} = {:.1} MiB",
+        before.0, before.1 .0, before.1 .1, before.1 .2
+    );
+
+    let mut opening = Vec::new();
+    for i in 0..sessions {
+        let first = pages[i % pages.len()].clone();
+        let serve_ws = serve.ws().await;
+        let token = serve.token.clone();
+        opening.push(tokio::spawn(async move {
+            let mut ws = serve_ws;
+            ws.open(&token).await;
+            let _ = ws.call("nav", "browser_navigate", json!({"url": first})).await;
+            ws
+        }));
+    }
+    let mut sockets = Vec::new();
+    for task in opening {
+        sockets.push(task.await.expect("session opened"));
+    }
+    let started = Instant::now();
+    let until = started + Duration::from_secs(secs);
+    let tasks: Vec<_> = sockets
+        .into_iter()
+        .enumerate()
+        .map(|(i, ws)| tokio::spawn(soak_loop(ws, pages.clone(), i * 7, until)))
+        .collect();
+    // Sample the server's RSS every second; the tree at two thirds.
+    let mut samples: Vec<(f64, f64)> = Vec::new();
+    let mut during = None;
+    while Instant::now() < until {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        let t = started.elapsed().as_secs_f64() / secs as f64;
+        samples.push((t, rss_mib(pid)));
+        if during.is_none() && t >= 0.66 {
+            during = Some(tree_mib(pid));
+        }
+    }
+    let (mut latencies, mut errors) = (Vec::new(), 0);
+    for task in tasks {
+        let (l, e) = task.await.expect("session task");
+        latencies.extend(l);
+        errors += e;
+    }
+    let third = |k: f64| {
+        let v: Vec<f64> = samples
+            .iter()
+            .filter(|(t, _)| *t >= k / 3.0 && *t < (k + 1.0) / 3.0)
+            .map(|s| s.1)
+            .collect();
+        v.iter().sum::<f64>() / v.len().max(1) as f64
+    };
+    latencies.sort();
+    let (t1, t2, t3) = (third(0.0), third(1.0), third(2.0));
+    println!(
+        "{} calls, {errors} errors, p50 {:.0} ms, p99 {:.0} ms; load average {}",
+        latencies.len(),
+        percentile(&latencies, 0.5).as_secs_f64() * 1000.0,
+        percentile(&latencies, 0.99).as_secs_f64() * 1000.0,
+        load_average()
+    );
+    println!(
+        "server RSS by third: {t1:.1} / {t2:.1} / {t3:.1} MiB ({:+.0}% first → last)",
+        (t3 / t1 - 1.0) * 100.0
+    );
+    if let Some((s, c, t)) = during {
+        println!("at {sessions} live sessions: PSS server {s:.1} + Chromium {c:.1} = {t:.1} MiB");
+    }
+    settle().await;
+    let after = (rss_mib(pid), tree_mib(pid));
+    println!(
+        "after the {sessions} closed: server RSS {:.1} MiB ({:+.0}% against before the soak's first third: {t1:.1}); PSS server {:.1} + Chromium {:.1} = {:.1} MiB ({:+.0}% against one session)",
+        after.0,
+        (after.0 / t1 - 1.0) * 100.0,
+        after.1 .0,
+        after.1 .1,
+        after.1 .2,
+        (after.1 .2 / before.1 .2 - 1.0) * 100.0
+    );
+    let mut serve = serve;
+    serve.terminate().await;
+}
+
+async fn cost() {
+    let levels: Vec<usize> = std::env::var("CDPILOT_COST_LEVELS")
+        .ok()
+        .map(|v| v.split(',').filter_map(|n| n.trim().parse().ok()).collect())
+        .unwrap_or_else(|| vec![1, 8, 32, 64])
+        .into_iter()
+        .map(|n: usize| n.clamp(1, 64))
+        .collect();
+    let site = TestSite::start().await;
+    let dir = corpus::dir();
+    let corpus_site = match &dir {
+        Some(d) => Some(CorpusSite::start(d).await),
+        None => None,
+    };
+    let article = match (&dir, &corpus_site) {
+        (Some(d), Some(c)) => c.url(&corpus::pages(d)[0].name),
+        _ => site.url("article.html"),
+    };
+    println!("per-session cost; load average {}", load_average());
+    println!(
+        "{:>8} {:>8} {:>12} {:>12} {:>12} {:>14} {:>10}",
+        "page", "sessions", "server MiB", "Chromium MiB", "tree MiB", "per session", "per GiB"
+    );
+    for (name, url) in [("light", site.url("index.html")), ("article", article)] {
+        for &n in &levels {
+            // A fresh server per level: each level's tree is read alone.
+            let serve = start_serve(64).await;
+            let pid = serve.child.id().expect("serve running");
+            // The browser up with no session of a client: one call in a
+            // session that then closes.
+            drop(open_at(&serve, &site.url("index.html")).await);
+            settle().await;
+            let (_, _, empty) = tree_mib(pid);
+            let mut opening = Vec::new();
+            for _ in 0..n {
+                let (ws, token, url) = (serve.ws().await, serve.token.clone(), url.clone());
+                opening.push(tokio::spawn(async move {
+                    let mut ws = ws;
+                    ws.open(&token).await;
+                    let _ = ws.call("nav", "browser_navigate", json!({"url": url})).await;
+                    ws
+                }));
+            }
+            let mut open = Vec::new();
+            for task in opening {
+                open.push(task.await.expect("session opened"));
+            }
+            tokio::time::sleep(Duration::from_secs(3)).await;
+            let (server, chromium, total) = tree_mib(pid);
+            let per = (total - empty) / n as f64;
+            println!(
+                "{name:>8} {n:>8} {server:>12.1} {chromium:>12.1} {total:>12.1} {:>10.1} MiB {:>10.0}",
+                per,
+                1024.0 / per
+            );
+            drop(open);
+            let mut serve = serve;
+            serve.terminate().await;
+        }
+    }
+}
+
+#[tokio::main]
+async fn main() {
+    let mode = std::env::args()
+        .skip(1)
+        .find(|a| !a.starts_with('-'))
+        .unwrap_or_default();
+    match mode.as_str() {
+        "cost" => cost().await,
+        _ => soak().await,
+    }
+}

@@ -1,0 +1,139 @@
+//! Many sessions on one browser, and what they leave behind (issue 24):
+//! a closed session gives back its tabs, browser context, egress door and
+//! renderer processes; what a page floods a tab's logs with stays within
+//! their stated bounds. Counts, never timings.
+
+mod common;
+
+use std::time::Duration;
+
+use common::{ok, ok_in};
+use serde_json::json;
+
+/// Chromium's renderer processes now (Chromium leads its own session).
+fn renderers(chromium: u32) -> usize {
+    testkit::processes::in_session(chromium)
+        .into_iter()
+        .filter(|pid| {
+            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            String::from_utf8_lossy(&cmdline).contains("--type=renderer")
+        })
+        .count()
+}
+
+/// Issue 24: the target manager kept every tab it ever attached (its
+/// finished attach flights held them), so the server grew with every
+/// session. Four sessions on a page with a cross-origin frame, one with a
+/// second tab; once they close, the engine holds what it held before they
+/// opened, and their renderers exit.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn closed_sessions_give_back_their_tabs_contexts_doors_and_renderers() {
+    let site = testkit::TestSite::start().await;
+    let engine = common::engine();
+    ok(
+        &engine,
+        "browser_navigate",
+        json!({"url": site.url("index.html")}),
+    )
+    .await;
+    let guard = engine.current_browser_guard_pid().await.expect("we launched it");
+    let chromium = testkit::processes::children_of(guard)[0];
+    let before = engine.holdings();
+    let renderers_before = renderers(chromium);
+
+    let sessions: Vec<engine::Session> = (0..4).map(|_| engine.new_session()).collect();
+    for session in &sessions {
+        ok_in(
+            session,
+            "browser_navigate",
+            json!({"url": site.url("frames.html")}),
+        )
+        .await;
+    }
+    ok_in(&sessions[0], "browser_tabs", json!({"action": "new"})).await;
+    let during = engine.holdings();
+    assert_eq!(during.contexts, before.contexts + 4, "{during:?}");
+    assert_eq!(during.doors, before.doors + 4, "{during:?}");
+    assert!(during.tabs >= before.tabs + 5, "{during:?}");
+    let renderers_during = renderers(chromium);
+    assert!(
+        renderers_during >= renderers_before + 4,
+        "{renderers_during} renderers with 4 sessions, {renderers_before} before"
+    );
+
+    for session in &sessions {
+        session.close(&common::budget()).await;
+    }
+    drop(sessions);
+    let back = testkit::processes::wait_until(Duration::from_secs(10), || {
+        let now = engine.holdings();
+        (
+            now.targets,
+            now.attach_flights,
+            now.tabs,
+            now.contexts,
+            now.doors,
+            now.cdp_sessions,
+        ) == (
+            before.targets,
+            before.attach_flights,
+            before.tabs,
+            before.contexts,
+            before.doors,
+            before.cdp_sessions,
+        )
+    })
+    .await;
+    assert!(back, "before: {before:?}\nafter close: {:?}", engine.holdings());
+    // Chromium may keep one spare renderer warm for the next tab.
+    let exited = testkit::processes::wait_until(Duration::from_secs(20), || {
+        renderers(chromium) <= renderers_before + 1
+    })
+    .await;
+    assert!(
+        exited,
+        "{} renderers after close ({renderers_during} with 4 sessions, {renderers_before} before)",
+        renderers(chromium)
+    );
+
+    // The next subscription prunes the closed sessions' event subscribers.
+    ok(&engine, "browser_tabs", json!({"action": "new"})).await;
+    let after = engine.holdings();
+    assert!(
+        after.subscribers < during.subscribers,
+        "{} subscribers with 4 sessions, {} after they closed",
+        during.subscribers,
+        after.subscribers
+    );
+    engine.shutdown().await;
+}
+
+/// Issue 24: a page logging without end. 10,000 messages of 5,000
+/// characters leave the tab's console at its 200 most recent, each cut.
+#[tokio::test]
+async fn ten_thousand_console_messages_leave_the_last_two_hundred_cut() {
+    let (_site, engine) = common::open("index.html").await;
+    ok(
+        &engine,
+        "browser_evaluate",
+        json!({"expression": "for (let i = 0; i < 10000; i++) console.log('m' + i + ' ' + 'x'.repeat(5000)); 1"}),
+    )
+    .await;
+    // The last message has reached the tab's reader once the console shows it.
+    let mut messages = Vec::new();
+    for _ in 0..100 {
+        let out = ok(&engine, "browser_console", json!({})).await;
+        messages = out.data["messages"].as_array().cloned().unwrap_or_default();
+        if messages
+            .last()
+            .is_some_and(|m| m["text"].as_str().unwrap_or("").starts_with("m9999 "))
+        {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(messages.len(), 200);
+    assert!(messages[0]["text"].as_str().unwrap().starts_with("m9800 "));
+    assert!(messages.iter().all(|m| m["text"].as_str().unwrap().len() <= 2003));
+    engine.shutdown().await;
+}
