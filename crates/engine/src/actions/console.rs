@@ -11,8 +11,8 @@ pub fn run(tab: &Tab, args: &ConsoleArgs) -> Result<ActionOutput, ActionError> {
     let level = args.level.unwrap_or(ConsoleLevel::All);
     let messages: Vec<_> = tab.state(|s| {
         let picked = s
-            .console
-            .messages
+            .console()
+            .messages()
             .iter()
             .filter(|m| match level {
                 ConsoleLevel::Error => m.level == "error",
@@ -22,7 +22,7 @@ pub fn run(tab: &Tab, args: &ConsoleArgs) -> Result<ActionOutput, ActionError> {
             .cloned()
             .collect();
         if args.clear == Some(true) {
-            s.console.messages.clear();
+            s.clear_console();
         }
         picked
     });

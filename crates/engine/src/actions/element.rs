@@ -84,7 +84,7 @@ pub async fn resolve(tab: &Tab, target: &ElementTarget, budget: &Budget) -> Resu
 }
 
 pub async fn by_ref(tab: &Tab, reference: &str, budget: &Budget) -> Result<Element, ActionError> {
-    let (document, refs_document) = tab.state(|s| (s.document, s.refs_document));
+    let (document, refs_document) = tab.state(|s| (s.document(), s.refs_document()));
     match refs_document {
         None => {
             return Err(ActionError::new(

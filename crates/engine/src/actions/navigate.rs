@@ -96,7 +96,7 @@ async fn stop_loading(tab: &Tab, budget: &Budget, mut error: ActionError) -> Act
         .await
     {
         Ok(_) => {
-            let url = tab.state(|s| s.url.clone());
+            let url = tab.state(|s| s.url().to_owned());
             error.message += &format!("; the load was stopped; the tab stays on {url}");
             if budget.is_canceled() {
                 // Its usual next step says nothing more was sent for it.

@@ -10,7 +10,6 @@
 
 mod context;
 mod downloads;
-pub mod events;
 mod idle;
 mod policy;
 mod refusals;
@@ -36,8 +35,8 @@ use crate::single_flight::SingleFlight;
 use crate::tab::{DialogPolicy, Tab};
 use crate::{tools, ActionError, ActionOutput, Budget};
 
+use crate::events::{EndReason, Events, Lifecycle, SessionEvent};
 pub use context::Context;
-use events::{EndReason, Events, Lifecycle, SessionEvent};
 pub(crate) use policy::destination_url;
 pub use watch::{Overview, TabView};
 
@@ -298,7 +297,7 @@ impl Session {
             Action::Storage(args) => actions::storage::run(&context, args, &self.config.files, budget).await,
             other => match context.tab(other.common().tab.as_deref(), budget).await {
                 Ok(tab) => {
-                    notes.url_before = Some(tab.state(|s| s.url.clone()));
+                    notes.url_before = Some(tab.state(|s| s.url().to_owned()));
                     tab.gate().serve(&self.consent);
                     let judging = policy::current_page(other, &tab, rules, &self.consent, budget);
                     let _once = crate::timing::timed("session.policy", judging).await?;
@@ -306,7 +305,7 @@ impl Session {
                     let acting = self.supervised(&tab, other, budget);
                     let result = crate::timing::timed("session.action", acting).await;
                     let result = policy::after(result, tab.gate().since(mark), &tab);
-                    notes.url_after = Some(tab.state(|s| s.url.clone()));
+                    notes.url_after = Some(tab.state(|s| s.url().to_owned()));
                     result
                 }
                 Err(e) => Err(e),
@@ -443,7 +442,7 @@ impl Session {
         // Boxed: the action's future is large, and moving it by value into
         // another future overflowed the stack of debug builds.
         let run = Box::pin(self.in_tab(tab, action, budget));
-        dialogs::during(tab, action, run).await
+        dialogs::during(&tab.dialogs(), matches!(action, Action::Dialog(_)), run).await
     }
 
     /// The one dispatch from an action to the code that performs it in a tab.
@@ -593,8 +592,8 @@ async fn element_origin(
     let element = actions::element::resolve(tab, target, budget).await?;
     let frame_id = element.frame.frame_id.clone();
     let (origin, top) = tab.state(|s| {
-        let origin = s.frames.get(&frame_id).map(|f| f.origin().to_owned());
-        (origin, s.url.clone())
+        let origin = s.frames().get(&frame_id).map(|f| f.origin().to_owned());
+        (origin, s.url().to_owned())
     });
     Ok(match origin {
         Some(origin) if !origin.is_empty() && origin != "null" => origin,
