@@ -172,7 +172,9 @@ impl BrowserArgs {
             config.tools.caps = self.caps.clone();
         }
         if let Some(policy) = &self.dialog_policy {
-            config.dialogs.policy = policy.clone();
+            config.dialogs.policy = policy
+                .parse()
+                .map_err(|e| anyhow::anyhow!("command-line flags: {e}"))?;
         }
         // After the file's rules, so among matching non-deny rules a flag
         // decides (the last match wins); a deny anywhere still wins.

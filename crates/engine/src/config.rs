@@ -106,7 +106,7 @@ impl Default for BrowserConfig {
 #[serde(deny_unknown_fields, default)]
 pub struct DialogConfig {
     /// `must_respond` (default: the model answers) or an automatic answer.
-    pub policy: String,
+    pub policy: DialogPolicy,
     /// How long a dialog may wait for its answer, in seconds.
     pub timeout_s: u64,
     /// Where dialogs are also reported (`off` by default).
@@ -116,10 +116,63 @@ pub struct DialogConfig {
 impl Default for DialogConfig {
     fn default() -> Self {
         DialogConfig {
-            policy: "must_respond".into(),
+            policy: DialogPolicy::MustRespond,
             timeout_s: 300,
             bridge: "off".into(),
         }
+    }
+}
+
+/// `[dialogs] policy`: what happens to a dialog that opens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DialogPolicy {
+    /// The model answers (`browser_dialog`); an action that opens one ends
+    /// with `dialog_opened`; unanswered after `timeout_s`, it is dismissed.
+    #[default]
+    MustRespond,
+    /// Dismissed at once.
+    AutoDismiss,
+    /// Accepted at once.
+    AutoAccept,
+}
+
+impl DialogPolicy {
+    /// Every policy with its name in the file and on the command line: the
+    /// one list of names.
+    pub const NAMED: [(&'static str, DialogPolicy); 3] = [
+        ("must_respond", DialogPolicy::MustRespond),
+        ("auto_dismiss", DialogPolicy::AutoDismiss),
+        ("auto_accept", DialogPolicy::AutoAccept),
+    ];
+
+    /// The policy's name (`must_respond`, …).
+    pub fn name(self) -> &'static str {
+        Self::NAMED
+            .iter()
+            .find(|(_, p)| *p == self)
+            .map_or("must_respond", |(name, _)| name)
+    }
+}
+
+impl std::str::FromStr for DialogPolicy {
+    type Err = String;
+
+    /// A policy by name; the error names the key and the allowed names.
+    fn from_str(name: &str) -> Result<DialogPolicy, String> {
+        Self::NAMED
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, p)| *p)
+            .ok_or_else(|| {
+                let names: Vec<&str> = Self::NAMED.iter().map(|(n, _)| *n).collect();
+                format!("dialogs.policy = {name:?}: allowed is {}", names.join(" | "))
+            })
+    }
+}
+
+impl<'de> Deserialize<'de> for DialogPolicy {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        String::deserialize(d)?.parse().map_err(serde::de::Error::custom)
     }
 }
 
@@ -511,11 +564,6 @@ impl Config {
     /// proxy settings, reading `browser.storage_state`) are the engine's
     /// start-up check (`crate::startup::check`, run by `Engine::start`).
     pub fn check(&self) -> Result<(), String> {
-        one_of(
-            "dialogs.policy",
-            &self.dialogs.policy,
-            &["must_respond", "auto_dismiss", "auto_accept"],
-        )?;
         one_of("dialogs.bridge", &self.dialogs.bridge, &["off", "on"])?;
         // Enforced by `validate::urls` for every URL a tool opens. Only http
         // and https may be listed: `javascript:`, `data:`, `file:`, `chrome:`
@@ -597,7 +645,7 @@ mod tests {
     fn defaults_match_the_spec() {
         let c = Config::parse("").unwrap();
         assert!(c.browser.headless);
-        assert_eq!(c.dialogs.policy, "must_respond");
+        assert_eq!(c.dialogs.policy.name(), "must_respond");
         assert_eq!(c.limits.timeout_ms, 25_000);
         assert_eq!(c.limits.snapshot_max_elements, 2000);
     }

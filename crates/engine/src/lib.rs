@@ -49,9 +49,13 @@
 //! Runnable examples: `cargo run -p cdpilot-engine --example drive_a_page --
 //! URL` and `--example many_sessions`.
 //!
-//! Layout: `browser` and `tab` hold the CDP side; `actions/` one file per
-//! action; `snapshot/` the in-page serializer and its Rust side; `budget`,
-//! `error`, `validate` and `tools` are shared by all of them.
+//! Layout, on floors (`crates/engine/floors.txt`, checked by a test: a
+//! module uses only its own floor or lower): leaves (`error`, `budget`,
+//! `timing`, `scripts` — the in-page scripts —, `action`, …) → `config` →
+//! policies and records ([`policy`], [`audit`], [`secrets`], [`events`]) →
+//! the egress gate and the dialog book → `tab` → `browser`, `snapshot`,
+//! `actions/` (one file per tool) → [`session`] → [`tools`], [`dispatch`],
+//! [`startup`] → [`Engine`].
 
 #![warn(missing_docs)]
 
