@@ -113,7 +113,7 @@ pub async fn run(
     let status = tab.state(|s| s.current_status());
     let (snap, obstacle) = tokio::join!(
         timing::timed("snapshot.frames", walk.frame(&root, args.selector.as_deref(), 0)),
-        timing::timed("snapshot.obstacle", crate::obstacle::check(tab, budget, status)),
+        timing::timed("snapshot.obstacle", tab.obstacle(budget, status)),
     );
     let (snap, obstacle) = (snap?, obstacle?);
     // Refs are valid for the document they were issued in; if a navigation
@@ -175,16 +175,13 @@ pub async fn run(
         "start": start,
         "next_start": next_start,
     });
-    if let Some(o) = obstacle {
-        data["obstacle"] = json!(o);
-    }
     for (key, value) in shown {
         data[key] = value;
     }
     for (key, value) in section_data {
         data[key] = value;
     }
-    Ok(ActionOutput::new(text, data))
+    Ok(ActionOutput::new(text, data).with_obstacle(obstacle))
 }
 
 /// While a dialog blocks the page its scripts cannot run, so the snapshot

@@ -26,6 +26,7 @@ pub mod emulated;
 pub mod extracts;
 pub mod lanes;
 mod navigation;
+mod probe;
 mod pump;
 pub mod refs;
 mod state;
