@@ -1,6 +1,6 @@
 //! What a tool declares about itself, in its own file beside its handler:
 //! a [`Declaration`] (name, CLI verb, group, description, scope, dialog
-//! behaviour, default budget, whether it changes the page), and the [`TabCall`] a
+//! behaviour, default budget, whether it changes the page), and the `TabCall` a
 //! tab-scoped handler runs with.
 //!
 //! This module is the vocabulary only; the list of declared tools (and

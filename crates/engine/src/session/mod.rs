@@ -5,7 +5,7 @@
 //! Owns: the session's [`Context`] (replaced when the browser was
 //! relaunched: the next result says so), its metrics, its event stream
 //! (`events`) and, with a fleet of endpoints, its placement on one. The
-//! browser is shared ([`Browsers`]); nothing here holds a lock across an
+//! browser is shared (`Browsers`); nothing here holds a lock across an
 //! await.
 
 mod call;
