@@ -344,7 +344,7 @@ impl ToolSpec {
                 "Fix the arguments to match the tool's schema and call again.",
             )
         })?;
-        crate::validate::timeout(&action)?;
+        crate::validate::timeout(action.timeout_ms())?;
         action.check()?;
         Ok(action)
     }

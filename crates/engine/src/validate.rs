@@ -5,15 +5,14 @@
 //! `check`, beside its handler.
 
 use crate::action::ElementTarget;
-use crate::tools::Action;
 use crate::ActionError;
 
 const MAX_TIMEOUT_MS: u64 = 600_000;
 
-/// The call's `timeout_ms`, when it gives one: 1 ms to 10 minutes. (Each
+/// A call's `timeout_ms`, when it gives one: 1 ms to 10 minutes. (Each
 /// tool's own checks are its `check`, beside its handler.)
-pub fn timeout(action: &Action) -> Result<(), ActionError> {
-    if let Some(ms) = action.timeout_ms() {
+pub fn timeout(timeout_ms: Option<u64>) -> Result<(), ActionError> {
+    if let Some(ms) = timeout_ms {
         if ms == 0 || ms > MAX_TIMEOUT_MS {
             return Err(ActionError::invalid(
                 format!("timeout_ms must be between 1 and {MAX_TIMEOUT_MS}, not {ms}"),
