@@ -190,7 +190,9 @@ impl BrowserArgs {
             config.tools.caps = self.caps.clone();
         }
         if let Some(policy) = &self.dialog_policy {
-            config.dialogs.policy = policy.clone();
+            config.dialogs.policy = policy
+                .parse()
+                .map_err(|e| anyhow::anyhow!("command-line flags: {e}"))?;
         }
         // After the file's rules, so among matching non-deny rules a flag
         // decides (the last match wins); a deny anywhere still wins.
@@ -220,7 +222,7 @@ fn main() -> ExitCode {
     );
     // The CLI's options go before or after its subcommand.
     command = command.args(cli::global_args());
-    for verb in cli::verbs::VERBS {
+    for verb in cli::verbs::all() {
         command = command.subcommand(verb.command().args(cli::global_args()));
     }
     let matches = command.get_matches();

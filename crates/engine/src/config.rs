@@ -111,7 +111,7 @@ impl Default for BrowserConfig {
 #[serde(deny_unknown_fields, default)]
 pub struct DialogConfig {
     /// `must_respond` (default: the model answers) or an automatic answer.
-    pub policy: String,
+    pub policy: DialogPolicy,
     /// How long a dialog may wait for its answer, in seconds.
     pub timeout_s: u64,
     /// Where dialogs are also reported (`off` by default).
@@ -121,10 +121,63 @@ pub struct DialogConfig {
 impl Default for DialogConfig {
     fn default() -> Self {
         DialogConfig {
-            policy: "must_respond".into(),
+            policy: DialogPolicy::MustRespond,
             timeout_s: 300,
             bridge: "off".into(),
         }
+    }
+}
+
+/// `[dialogs] policy`: what happens to a dialog that opens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DialogPolicy {
+    /// The model answers (`browser_dialog`); an action that opens one ends
+    /// with `dialog_opened`; unanswered after `timeout_s`, it is dismissed.
+    #[default]
+    MustRespond,
+    /// Dismissed at once.
+    AutoDismiss,
+    /// Accepted at once.
+    AutoAccept,
+}
+
+impl DialogPolicy {
+    /// Every policy with its name in the file and on the command line: the
+    /// one list of names.
+    pub const NAMED: [(&'static str, DialogPolicy); 3] = [
+        ("must_respond", DialogPolicy::MustRespond),
+        ("auto_dismiss", DialogPolicy::AutoDismiss),
+        ("auto_accept", DialogPolicy::AutoAccept),
+    ];
+
+    /// The policy's name (`must_respond`, …).
+    pub fn name(self) -> &'static str {
+        Self::NAMED
+            .iter()
+            .find(|(_, p)| *p == self)
+            .map_or("must_respond", |(name, _)| name)
+    }
+}
+
+impl std::str::FromStr for DialogPolicy {
+    type Err = String;
+
+    /// A policy by name; the error names the key and the allowed names.
+    fn from_str(name: &str) -> Result<DialogPolicy, String> {
+        Self::NAMED
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, p)| *p)
+            .ok_or_else(|| {
+                let names: Vec<&str> = Self::NAMED.iter().map(|(n, _)| *n).collect();
+                format!("dialogs.policy = {name:?}: allowed is {}", names.join(" | "))
+            })
+    }
+}
+
+impl<'de> Deserialize<'de> for DialogPolicy {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        String::deserialize(d)?.parse().map_err(serde::de::Error::custom)
     }
 }
 
@@ -513,29 +566,16 @@ impl Config {
         self.check()
     }
 
-    /// Value checks that serde's types cannot express.
+    /// Value checks that serde's types cannot express, on this table alone.
+    /// The checks that need the modules a key configures (compiling the URL
+    /// rules, the tool groups' names, the Grid's settings, the egress gate's
+    /// proxy settings, reading `browser.storage_state`) are the engine's
+    /// start-up check (`crate::startup::check`, run by `Engine::start`).
     pub fn check(&self) -> Result<(), String> {
-        one_of(
-            "dialogs.policy",
-            &self.dialogs.policy,
-            &["must_respond", "auto_dismiss", "auto_accept"],
-        )?;
         one_of("dialogs.bridge", &self.dialogs.bridge, &["off", "on"])?;
-        // Compiling the rules is the check: a bad pattern or action names
-        // the rule (`policy.rules[2]`) and the problem.
-        crate::policy::Policy::from_config(&self.policy)?;
         // Enforced by `validate::urls` for every URL a tool opens. Only http
         // and https may be listed: `javascript:`, `data:`, `file:`, `chrome:`
         // and `view-source:` run code or read local state, never load a page.
-        let groups: Vec<&str> = crate::tools::Group::ALL
-            .iter()
-            .map(|g| g.name())
-            .filter(|g| *g != "core")
-            .chain(["all"])
-            .collect();
-        for cap in &self.tools.caps {
-            one_of("tools.caps", cap, &groups)?;
-        }
         for scheme in &self.policy.schemes {
             one_of("policy.schemes", scheme, &["http", "https"])?;
         }
@@ -574,8 +614,6 @@ impl Config {
         if !self.browser.endpoints.is_empty() && !self.browser.cdp_url.is_empty() {
             return Err("browser.endpoints and browser.cdp_url are both set: use one".into());
         }
-        crate::browser::grid::check(&self.browser)?;
-        crate::browser::extension::check(&self.browser)?;
         if self.serve.listen.parse::<std::net::SocketAddr>().is_err() {
             return Err(format!(
                 "serve.listen = {:?}: allowed is an IP address and port, e.g. \"127.0.0.1:8931\"",
@@ -584,13 +622,6 @@ impl Config {
         }
         if self.serve.max_sessions == 0 {
             return Err("serve.max_sessions = 0: allowed is 1 or more".into());
-        }
-        crate::egress::check_config(self)?;
-        if !self.browser.storage_state.is_empty() {
-            // Every new session loads it: a file that is not a saved state
-            // is a start-up error, not a failure of every later call.
-            crate::storage_state::read(std::path::Path::new(&self.browser.storage_state))
-                .map_err(|e| format!("browser.storage_state: {}", e.message))?;
         }
         Ok(())
     }
@@ -606,7 +637,7 @@ fn json_table(name: &str, value: &str) -> Result<serde_json::Map<String, serde_j
     }
 }
 
-fn one_of(key: &str, value: &str, allowed: &[&str]) -> Result<(), String> {
+pub(crate) fn one_of(key: &str, value: &str, allowed: &[&str]) -> Result<(), String> {
     if allowed.contains(&value) {
         Ok(())
     } else {
@@ -622,7 +653,7 @@ mod tests {
     fn defaults_match_the_spec() {
         let c = Config::parse("").unwrap();
         assert!(c.browser.headless);
-        assert_eq!(c.dialogs.policy, "must_respond");
+        assert_eq!(c.dialogs.policy.name(), "must_respond");
         assert_eq!(c.limits.timeout_ms, 25_000);
         assert_eq!(c.limits.snapshot_max_elements, 2000);
     }
@@ -656,11 +687,6 @@ mod tests {
         assert_eq!(c.browser.endpoints.len(), 2);
         let e = Config::parse("[browser]\nendpoints = [\"ftp://a\"]\n").unwrap_err();
         assert!(e.contains("browser.endpoints") && e.contains("ftp://a"), "{e}");
-        let e = Config::parse("[browser]\nstorage_state = \"/nonexistent/state.json\"\n").unwrap_err();
-        assert!(
-            e.contains("browser.storage_state") && e.contains("cannot read"),
-            "{e}"
-        );
     }
 
     #[test]
@@ -703,36 +729,12 @@ mod tests {
             e.contains("CDPILOT_SERVE_MAX_SESSIONS") && e.contains("many"),
             "{e}"
         );
-        let e = c
-            .apply_env(|n| (n == "CDPILOT_TOOLS_CAPS").then(|| "pfd".to_owned()))
-            .unwrap_err();
-        assert!(e.contains("tools.caps") && e.contains("pfd"), "{e}");
     }
 
     #[test]
     fn an_audit_file_is_accepted() {
         let c = Config::parse("[audit]\nfile = \"audit.jsonl\"\n").unwrap();
         assert_eq!(c.audit.file, "audit.jsonl");
-    }
-
-    #[test]
-    fn url_rules_are_accepted_and_a_bad_one_is_named() {
-        let c = Config::parse(
-            "[policy]\ndefault = \"deny\"\n[[policy.rules]]\npattern = \"https://{*.}?x.example/*\"\naction = \"allow\"\n",
-        )
-        .unwrap();
-        assert_eq!(c.policy.rules.len(), 1);
-        let e = Config::parse(
-            "[[policy.rules]]\npattern = \"https://x.example/*\"\naction = \"allow\"\n[[policy.rules]]\npattern = \"https://(x/*\"\naction = \"deny\"\n",
-        )
-        .unwrap_err();
-        assert!(e.starts_with("policy.rules[1]: pattern"), "{e}");
-        let e = Config::parse("[[policy.rules]]\npattern = \"https://x.example/*\"\naction = \"block\"\n")
-            .unwrap_err();
-        assert!(e.contains("policy.rules[0]") && e.contains("block"), "{e}");
-        let e = Config::parse("[[policy.rules]]\npattern = \"https://x.example/*\"\nactoin = \"deny\"\n")
-            .unwrap_err();
-        assert!(e.contains("actoin"), "{e}");
     }
 
     #[test]

@@ -2,12 +2,10 @@
 //! or rate-limit page? A pure function over signals the page and the
 //! navigation already give, biased to false negatives: `high` only when the
 //! evidence is specific (a known captcha provider, an HTTP 401/403/429 with
-//! matching words), `low` when it is only suggestive.
+//! matching words), `low` when it is only suggestive. A leaf: the probe
+//! that gathers the signals from a tab is `Tab::obstacle` (`tab/probe.rs`).
 
 use serde::{Deserialize, Serialize};
-
-use crate::tab::Tab;
-use crate::{ActionError, Budget};
 
 /// What the page shows, gathered in one evaluate in cdpilot's world.
 pub const SIGNALS: &str = r#"(() => {
@@ -234,18 +232,6 @@ pub fn detect(s: &Signals) -> Option<Obstacle> {
         }
     }
     None
-}
-
-/// Gathers the signals of the tab's current page.
-pub async fn check(tab: &Tab, budget: &Budget, status: Option<u16>) -> Result<Option<Obstacle>, ActionError> {
-    let value = tab
-        .evaluate_in_world(budget, "checking for obstacles", SIGNALS, true)
-        .await?
-        .value
-        .unwrap_or_default();
-    let mut signals: Signals = serde_json::from_value(value).unwrap_or_default();
-    signals.status = status;
-    Ok(detect(&signals))
 }
 
 #[cfg(test)]

@@ -229,7 +229,7 @@ impl Secrets {
     }
 
     /// `text` with each secret's value replaced by `{{secret:NAME}}`.
-    /// Every spelling in [`forms`] is replaced (a URL-encoded, escaped or
+    /// Every spelling in `forms` is replaced (a URL-encoded, escaped or
     /// base64 value too).
     pub fn redact(&self, text: &str) -> String {
         let Some(search) = &self.search else {

@@ -7,6 +7,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::{call, engine_with, ok, open, ref_of};
+use engine::config::DialogPolicy;
 use engine::ErrorCode;
 use serde_json::json;
 use testkit::TestSite;
@@ -113,7 +114,7 @@ async fn auto_policies_answer_dialogs_and_record_it() {
         ("auto_accept", "confirmed true"),
         ("auto_dismiss", "confirmed false"),
     ] {
-        let engine = engine_with(|c| c.dialogs.policy = policy.into());
+        let engine = engine_with(|c| c.dialogs.policy = policy.parse().unwrap());
         ok(&engine, "browser_navigate", json!({"url": site.url("/")})).await;
         let snap = ok(&engine, "browser_snapshot", json!({})).await;
         let out = ok(
@@ -184,7 +185,7 @@ async fn the_watchdog_dismisses_an_unanswered_dialog() {
 #[tokio::test]
 async fn the_recent_ring_keeps_the_last_twenty() {
     let site = TestSite::start().await;
-    let engine = engine_with(|c| c.dialogs.policy = "auto_dismiss".into());
+    let engine = engine_with(|c| c.dialogs.policy = DialogPolicy::AutoDismiss);
     ok(&engine, "browser_navigate", json!({"url": site.url("/")})).await;
     ok(
         &engine,
@@ -322,14 +323,10 @@ async fn a_cancelled_answer_leaves_the_dialog_to_the_watchdog() {
     let clicked = Instant::now();
 
     // The client cancels the answer: it gets `canceled`, the dialog stays.
-    let action = engine::tools::find("browser_dialog")
-        .unwrap()
-        .parse(json!({"action": "accept"}))
-        .unwrap();
     let cancel = tokio_util::sync::CancellationToken::new();
     cancel.cancel();
-    let budget = engine.budget_for(&action, cancel);
-    let e = engine.perform(&action, &budget).await.unwrap_err();
+    let answer = engine::ToolCall::new("browser_dialog", json!({"action": "accept"})).cancelled_by(cancel);
+    let e = engine.call(answer).await.unwrap_err();
     assert_eq!(e.code, ErrorCode::Canceled, "{e}");
     let still = ok(&engine, "browser_snapshot", json!({})).await;
     assert_eq!(

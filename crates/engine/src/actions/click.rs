@@ -9,7 +9,40 @@ use crate::actions::{download, element, input};
 use crate::error::Failure;
 use crate::tab::Tab;
 use crate::timing;
+use crate::tool::{Declaration, DefaultBudget, Group, Scope, TabCall};
+use crate::validate;
 use crate::{ActionError, ActionOutput, Budget};
+
+/// `browser_click`'s declaration (see `crate::tool`).
+pub(crate) const TOOL: Declaration = Declaration {
+    name: "browser_click",
+    verb: "click",
+    group: Group::Core,
+    description: "Click with real mouse input. Says if the page navigated or a file downloaded.",
+    scope: Scope::Tab,
+    runs_during_dialog: false,
+    budget: DefaultBudget::Action,
+    changes_page: true,
+};
+
+/// One element; a click count of 1 to 3.
+pub(crate) fn check(a: &ClickArgs) -> Result<(), ActionError> {
+    validate::element_target(TOOL.name, &a.target)?;
+    if let Some(n) = a.click_count {
+        if !(1..=3).contains(&n) {
+            return Err(ActionError::invalid(
+                format!("click_count must be 1, 2 or 3, not {n}"),
+                "Use 2 for a double click.",
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Runs the tool in the call's tab.
+pub(crate) async fn perform(call: &TabCall<'_>, args: &ClickArgs) -> Result<ActionOutput, ActionError> {
+    run(call.tab, args, call.budget).await
+}
 
 /// Arms a one-shot flag in cdpilot's world that the page's `navigate` event
 /// (Navigation API) sets when a cross-document navigation starts. It fires
@@ -46,7 +79,7 @@ pub async fn run(tab: &Tab, args: &ClickArgs, budget: &Budget) -> Result<ActionO
         ),
     )?;
     element.watch_input(tab, "mouseup", budget).await?;
-    let document_before = tab.state(|s| s.document);
+    let document_before = tab.state(|s| s.document());
     // Watch before clicking so no navigation event can slip past.
     let mut navigations = tab.navigations();
     let downloads = download::DownloadWatch::start(tab);
@@ -85,7 +118,7 @@ pub async fn run(tab: &Tab, args: &ClickArgs, budget: &Budget) -> Result<ActionO
     }
     // The event reader keeps the URL current (commits and same-document
     // changes), so no round trip to the page is needed to report it.
-    let (navigated, url) = tab.state(|s| (s.document != document_before, s.url.clone()));
+    let (navigated, url) = tab.state(|s| (s.document() != document_before, s.url().to_owned()));
     // A navigation that committed nothing may have become a download.
     let download = downloads.finish(tab, download_asked, budget).await?;
     if let Some(download) = download {

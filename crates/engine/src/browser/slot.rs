@@ -14,7 +14,7 @@ use crate::egress::Egress;
 use crate::metrics::Metrics;
 use crate::policy::Policy;
 use crate::single_flight::SingleFlight;
-use crate::tab::{DialogPolicy, DialogRules};
+use crate::tab::DialogRules;
 use crate::{ActionError, Budget};
 
 use super::extension::Relay;
@@ -178,13 +178,8 @@ impl BrowserSlot {
 }
 
 pub fn dialog_rules(config: &Config) -> DialogRules {
-    let policy = match config.dialogs.policy.as_str() {
-        "auto_accept" => DialogPolicy::AutoAccept,
-        "auto_dismiss" => DialogPolicy::AutoDismiss,
-        _ => DialogPolicy::MustRespond,
-    };
     DialogRules {
-        policy,
+        policy: config.dialogs.policy,
         timeout: Duration::from_secs(config.dialogs.timeout_s),
     }
 }

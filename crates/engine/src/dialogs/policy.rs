@@ -34,12 +34,7 @@ impl Default for DialogRules {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DialogPolicy {
-    MustRespond,
-    AutoDismiss,
-    AutoAccept,
-}
+pub use crate::config::DialogPolicy;
 
 /// The policy tasks of one tab. Dropping this ends every one of them.
 pub struct Watchdogs {

@@ -74,7 +74,7 @@ impl Session {
                 overview.dialogs.push(self.secrets.redact_value(value));
             }
             overview.tabs.push(TabView {
-                url: self.secrets.redact(&tab.state(|s| s.url.clone())),
+                url: self.secrets.redact(&tab.state(|s| s.url().to_owned())),
                 id,
                 active,
             });

@@ -30,7 +30,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
 use engine::browser_extension::Socket;
-use engine::session::events::EndReason;
+use engine::events::EndReason;
 use engine::Engine;
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{json, Value};

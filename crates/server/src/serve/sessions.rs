@@ -20,7 +20,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
-use engine::session::events::EndReason;
+use engine::events::EndReason;
 use engine::{ActionError, ActionOutput, Budget, Engine, Session};
 use serde_json::Value;
 use tokio::task::JoinHandle;

@@ -31,8 +31,8 @@ use super::Browser;
 use crate::config::{BrowserConfig, Config};
 use crate::egress::Egress;
 use crate::error::Failure;
+use crate::events::{EndReason, Lifecycle};
 use crate::policy::Policy;
-use crate::session::events::{EndReason, Lifecycle};
 use crate::single_flight::SingleFlight;
 use crate::{ActionError, Budget, ErrorCode};
 use hub::{Hub, HubError};
@@ -48,7 +48,7 @@ const KEEPALIVE: Duration = Duration::from_secs(5);
 /// How long shutdown waits for the hub to answer the DELETEs.
 const DELETE_BUDGET: Duration = Duration::from_secs(10);
 
-/// The start-up checks of `[browser] grid*` (called by `Config::check`).
+/// The start-up checks of `[browser] grid*` (called by `startup::check`, at `Engine::start`).
 pub fn check(config: &BrowserConfig) -> Result<(), String> {
     if config.grid.is_empty() {
         if !config.grid_capabilities.is_empty() || !config.grid_headers.is_empty() {
