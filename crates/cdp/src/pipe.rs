@@ -8,11 +8,12 @@
 //! reopened: [`Pipe::capabilities`] says so, so evaluate's lane is a second
 //! flattened session on the same pipe and a lost pipe means the browser is
 //! gone (the engine relaunches). Launching (which fds the child gets) is
-//! `launch`'s business; this module only speaks the framing.
+//! `launch`'s business; this module only speaks the framing, and says at
+//! once whether Chromium's end is closed ([`Transport::hung_up`]).
 //!
 //! [`Connection`]: crate::Connection
 
-use std::os::fd::OwnedFd;
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::Mutex;
 
 use futures_util::future::BoxFuture;
@@ -30,6 +31,10 @@ pub struct Pipe {
     /// Taken by the first (and only) [`Transport::open`]; locked for
     /// microseconds.
     ends: Mutex<Option<Ends>>,
+    /// A second descriptor of the pipe Chromium writes (a `dup` of our
+    /// read end, never read): polled for the hang-up that says every
+    /// writer, i.e. Chromium, is gone, whoever holds the reader.
+    watch: Option<OwnedFd>,
 }
 
 /// Where commands go (Chromium's fd 3) and where its messages come from
@@ -45,6 +50,9 @@ impl Pipe {
     /// fd 3) and the read end of the pipe it writes (its fd 4).
     pub(crate) fn new(to_browser: OwnedFd, from_browser: OwnedFd) -> Result<Pipe, CdpError> {
         let failed = |e: std::io::Error| CdpError::Connect(format!("cannot use the DevTools pipe: {e}"));
+        // Without it the pipe still works; its end is then noticed by the
+        // reader alone.
+        let watch = from_browser.try_clone().ok();
         let to_browser = pipe::Sender::from_owned_fd(to_browser).map_err(failed)?;
         let from_browser = pipe::Receiver::from_owned_fd(from_browser).map_err(failed)?;
         Ok(Pipe {
@@ -52,6 +60,7 @@ impl Pipe {
                 to_browser,
                 from_browser: BufReader::new(from_browser),
             })),
+            watch,
         })
     }
 
@@ -140,6 +149,24 @@ impl Transport for Pipe {
     fn describe(&self) -> String {
         "the launched browser's DevTools pipe".into()
     }
+
+    /// `poll` with no wait: `POLLHUP` on a pipe's read end means no write
+    /// end is open any more. Only Chromium's main process holds it (the
+    /// guard and cdpilot close their copies at launch), so it is set from
+    /// the moment Chromium has exited, even with messages still unread.
+    fn hung_up(&self) -> bool {
+        let Some(watch) = &self.watch else {
+            return false;
+        };
+        let mut fd = libc::pollfd {
+            fd: watch.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: one valid pollfd, owned by this frame; a zero timeout.
+        let ready = unsafe { libc::poll(&mut fd, 1, 0) };
+        ready > 0 && fd.revents & libc::POLLHUP != 0
+    }
 }
 
 #[cfg(test)]
@@ -178,5 +205,18 @@ mod tests {
         assert!(matches!(end, Some(Err(CdpError::Disconnected))), "{end:?}");
         assert!(pipe.open().await.is_err(), "a pipe opens once");
         assert!(!pipe.capabilities().reopen && !pipe.capabilities().parallel_pipes);
+    }
+
+    #[tokio::test]
+    async fn a_closed_write_end_is_a_hang_up_at_once_even_with_messages_unread() {
+        use std::io::Write;
+        let (pipe, _browser_reads, mut browser_writes) = fake_browser();
+        let (_outgoing, _incoming) = pipe.open().await.unwrap();
+        assert!(!pipe.hung_up(), "the browser's end is open");
+        browser_writes.write_all(b"{\"a\":1}\0").unwrap();
+        assert!(!pipe.hung_up(), "a message waiting is not a hang-up");
+        // Nothing reads `_incoming`: the end is seen without the reader.
+        drop(browser_writes);
+        assert!(pipe.hung_up());
     }
 }

@@ -45,6 +45,15 @@ pub trait Transport: Send + Sync + 'static {
     fn capabilities(&self) -> Capabilities;
     /// Where it leads, for messages (`ws://127.0.0.1:9222/devtools/browser/…`).
     fn describe(&self) -> String;
+    /// True when the browser is known to be gone now, asked synchronously:
+    /// a launched browser's pipe with no writer left (Chromium exited). It
+    /// does not wait for the connection's reader to read the end, which on
+    /// a busy runtime may come after the next call has started. `false`
+    /// when the transport cannot tell (a socket's end is only seen by
+    /// reading it).
+    fn hung_up(&self) -> bool {
+        false
+    }
 }
 
 /// The browser's DevTools WebSocket (`ws://` or `wss://`).

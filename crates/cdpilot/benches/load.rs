@@ -9,6 +9,14 @@
 //! `CDPILOT_LOAD_LEVELS=8,32` the levels. Loopback only; at most 64
 //! sessions and 600 s per level.
 //!
+//! Through a Selenium Grid (issue 23): `CDPILOT_LOAD_GRID=http://hub:4444`
+//! runs the same loops with `[browser] grid` set (each session its own
+//! Grid session, a browser of its own on a node); `CDPILOT_LOAD_GRID=start`
+//! first starts a hub and two nodes on loopback (testkit's helper, installed
+//! by scripts/ensure-grid) with enough slots for the largest level. The
+//! load average is printed before and after each level: compare runs made
+//! back to back.
+//!
 //! Not a test: it asserts nothing about speed. A call that fails is counted
 //! and reported, not retried.
 
@@ -19,6 +27,7 @@ mod serve;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
+use testkit::grid::Grid;
 use testkit::snapshot::find_ref as ref_on_line;
 use testkit::TestSite;
 
@@ -52,6 +61,14 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
     sorted[i]
 }
 
+/// `/proc/loadavg`'s 1-minute figure.
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|l| l.split_whitespace().next().map(str::to_owned))
+        .unwrap_or_else(|| "?".into())
+}
+
 fn ms(d: Duration) -> String {
     format!("{:.1} ms", d.as_secs_f64() * 1000.0)
 }
@@ -60,7 +77,15 @@ fn ms(d: Duration) -> String {
 /// (not timed: opening 32 browser contexts at once is not the steady state).
 async fn open_session(mut ws: Ws, token: String, url: String) -> Ws {
     ws.open(&token).await;
-    let nav = ws.call("nav", "browser_navigate", json!({"url": url})).await;
+    // On a Grid the first call waits for a node to start a browser: eight
+    // at once on a loaded machine take a while.
+    let nav = ws
+        .call(
+            "nav",
+            "browser_navigate",
+            json!({"url": url, "timeout_ms": 120000}),
+        )
+        .await;
     assert!(nav.get("error").is_none(), "navigate failed: {nav}");
     ws
 }
@@ -116,7 +141,32 @@ async fn main() {
         .collect();
     let site = TestSite::start().await;
     let url = site.url("/index.html");
-    let serve = Serve::start("[serve]\nmax_sessions = 64\n[session]\nidle_timeout_s = 0\n", &[]).await;
+    let mut config = "[serve]\nmax_sessions = 64\n[session]\nidle_timeout_s = 0\n".to_owned();
+    // Kept until the end: dropping it stops the Grid it started.
+    let mut started_grid = None;
+    match std::env::var("CDPILOT_LOAD_GRID").unwrap_or_default().as_str() {
+        "" => println!("browser: one launched Chromium, a browser context per session"),
+        hub => {
+            let hub = if hub == "start" {
+                let most = levels.iter().copied().max().unwrap_or(1);
+                let slots = most.div_ceil(2);
+                let grid = Grid::hub_and_nodes_with_slots(2, slots).await;
+                println!("started a Grid: a hub and 2 nodes of {slots} slots each");
+                let url = grid.url().to_owned();
+                started_grid = Some(grid);
+                url
+            } else {
+                hub.to_owned()
+            };
+            println!("browser: a Selenium Grid session per session, hub {hub}");
+            // Chromium on the node runs as this user (root here): no
+            // sandbox, as the launched browser's flags say.
+            config.push_str(&format!(
+                "[browser]\ngrid = \"{hub}\"\nargs = [\"--no-sandbox\"]\n"
+            ));
+        }
+    }
+    let serve = Serve::start(&config, &[]).await;
     let pid = serve.child.id().expect("serve running");
     println!(
         "cdpilot serve (pid {pid}) on {}, {secs} s per level, levels {levels:?}",
@@ -124,10 +174,11 @@ async fn main() {
     );
     println!("server RSS at start: {:.1} MiB", rss_mib(pid));
     println!(
-        "{:>8} {:>9} {:>8} {:>10} {:>10} {:>10} {:>7} {:>14}",
-        "sessions", "open", "actions", "actions/s", "p50", "p99", "errors", "RSS after"
+        "{:>8} {:>9} {:>8} {:>10} {:>10} {:>10} {:>10} {:>7} {:>14} {:>12}",
+        "sessions", "open", "actions", "actions/s", "p50", "p95", "p99", "errors", "RSS after", "load avg"
     );
     for &level in &levels {
+        let load_before = load_average();
         let setup = Instant::now();
         let mut opening = Vec::with_capacity(level);
         for _ in 0..level {
@@ -162,18 +213,21 @@ async fn main() {
         drop(done);
         tokio::time::sleep(Duration::from_secs(2)).await;
         println!(
-            "{:>8} {:>9} {:>8} {:>10.1} {:>10} {:>10} {:>7} {:>10.1} MiB",
+            "{:>8} {:>9} {:>8} {:>10.1} {:>10} {:>10} {:>10} {:>7} {:>10.1} MiB {:>12}",
             level,
             format!("{:.1?}", setup),
             latencies.len(),
             latencies.len() as f64 / elapsed.as_secs_f64(),
             ms(percentile(&latencies, 0.50)),
+            ms(percentile(&latencies, 0.95)),
             ms(percentile(&latencies, 0.99)),
             errors,
             rss_mib(pid),
+            format!("{load_before} → {}", load_average()),
         );
     }
     let mut serve = serve;
     let status = serve.terminate().await;
     println!("server exit: {status}");
+    drop(started_grid);
 }

@@ -110,3 +110,44 @@ async fn a_cut_connection_is_reopened_and_the_pending_dialog_survives() {
     engine.shutdown().await;
     chromium.shutdown(Duration::from_secs(5)).await;
 }
+
+/// A flake of `mcp_stdio::a_crashed_browser_is_relaunched_on_the_next_call`:
+/// under load the call after a crash ran on the dead browser's connection
+/// (its reader had not read the pipe's end yet) and answered
+/// `browser_disconnected`. Here the reader cannot run at all between the
+/// crash and the call (one thread, blocked while Chromium dies): the call
+/// must still see that the browser is gone and relaunch it.
+#[tokio::test(flavor = "current_thread")]
+async fn a_browser_killed_just_before_a_call_is_relaunched_by_that_call() {
+    let site = TestSite::start().await;
+    let engine = common::engine();
+    ok(&engine, "browser_navigate", json!({"url": site.url("/")})).await;
+    let guard = engine.current_browser_guard_pid().await.expect("we launched it");
+    let chromium = testkit::processes::children_of(guard);
+    assert_eq!(chromium.len(), 1, "the guard runs one Chromium: {chromium:?}");
+    let chromium = chromium[0];
+    std::process::Command::new("kill")
+        .args(["-KILL", &chromium.to_string()])
+        .status()
+        .unwrap();
+    // Blocking, on purpose: no task of the runtime runs until Chromium has
+    // exited and closed its pipe, so nothing has read the pipe's end.
+    let started = std::time::Instant::now();
+    while !testkit::processes::exited(chromium) {
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "Chromium did not die"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+
+    let after = ok(
+        &engine,
+        "browser_navigate",
+        json!({"url": site.url("/form.html")}),
+    )
+    .await;
+    assert_eq!(after.data["browser_restarted"], true, "{}", after.text);
+    assert_eq!(after.data["title"], "Form");
+    engine.shutdown().await;
+}

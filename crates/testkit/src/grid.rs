@@ -22,18 +22,22 @@ pub const VERSION: &str = "4.48.0";
 const START_LIMIT: Duration = Duration::from_secs(120);
 
 /// The node configuration: Chromium only (no driver detection, no
-/// downloads), two sessions at a time.
-const NODE_TOML: &str = r#"[node]
+/// downloads), `slots` sessions at a time.
+fn node_toml(slots: usize) -> String {
+    format!(
+        r#"[node]
 detect-drivers = false
 selenium-manager = false
-max-sessions = 2
+max-sessions = {slots}
 override-max-sessions = true
 
 [[node.driver-configuration]]
 display-name = "chrome"
-stereotype = '{"browserName": "chrome", "platformName": "linux"}'
-max-sessions = 2
-"#;
+stereotype = '{{"browserName": "chrome", "platformName": "linux"}}'
+max-sessions = {slots}
+"#
+    )
+}
 
 /// A running Grid; dropped, it is killed.
 pub struct Grid {
@@ -80,7 +84,13 @@ impl Grid {
     /// A hub and `nodes` nodes with two Chromium slots each, every node
     /// registered and up.
     pub async fn hub_and_nodes(nodes: usize) -> Grid {
-        let mut grid = Grid::empty("hub");
+        Grid::hub_and_nodes_with_slots(nodes, 2).await
+    }
+
+    /// [`Grid::hub_and_nodes`] with `slots` Chromium slots per node (the
+    /// load bench's 8 sessions on two nodes).
+    pub async fn hub_and_nodes_with_slots(nodes: usize, slots: usize) -> Grid {
+        let mut grid = Grid::empty("hub", slots);
         let (port, publish, subscribe) = (free_port(), free_port(), free_port());
         grid.url = format!("http://127.0.0.1:{port}");
         let bus = [
@@ -131,7 +141,7 @@ impl Grid {
 
     /// [`Grid::standalone`] with more server flags (`--enable-cdp false`).
     pub async fn standalone_with(flags: &[&str]) -> Grid {
-        let mut grid = Grid::empty("standalone");
+        let mut grid = Grid::empty("standalone", 2);
         let port = free_port();
         grid.url = format!("http://127.0.0.1:{port}");
         let mut args = vec![
@@ -150,14 +160,14 @@ impl Grid {
         grid
     }
 
-    fn empty(kind: &str) -> Grid {
+    fn empty(kind: &str, slots: usize) -> Grid {
         let dir = std::env::temp_dir().join(format!(
             "cdpilot-grid-{kind}-{}-{}",
             std::process::id(),
             free_port()
         ));
         std::fs::create_dir_all(&dir).unwrap();
-        std::fs::write(dir.join("node.toml"), NODE_TOML).unwrap();
+        std::fs::write(dir.join("node.toml"), node_toml(slots)).unwrap();
         Grid {
             url: String::new(),
             hub: None,

@@ -20,6 +20,23 @@ pub fn children_of(parent: u32) -> Vec<u32> {
     matching(|_, stat| stat_field(stat, 1) == Some(parent))
 }
 
+/// Whether process `pid` has exited for good: every thread of it is done
+/// (a zombie or gone). Only then is everything it held closed, pipes
+/// included: a killed process's main thread shows 'Z' (and an empty
+/// command line) while its other threads are still closing its files.
+pub fn exited(pid: u32) -> bool {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return true;
+    };
+    tasks.flatten().all(|task| {
+        std::fs::read_to_string(task.path().join("stat")).map_or(true, |stat| {
+            stat.rfind(')')
+                .and_then(|i| stat[i + 1..].split_whitespace().next())
+                .is_none_or(|state| state == "Z" || state == "X")
+        })
+    })
+}
+
 /// Field `n` after the command name in `/proc/PID/stat` (1: ppid, 2: pgrp,
 /// 3: session).
 fn stat_field(stat: &str, n: usize) -> Option<u32> {

@@ -257,8 +257,17 @@ impl Browser {
     }
 
     /// False once the connection to the browser is gone (crash, kill, drop).
+    /// A launched browser that has exited is gone from that moment, even
+    /// if the connection's reader has not read the pipe's end yet (a busy
+    /// runtime): the connection is closed here, so the call that asks gets
+    /// a relaunch, not a command sent into a dead pipe.
     pub fn is_alive(&self) -> bool {
-        !self.connection().is_closed()
+        let connection = self.connection();
+        if !connection.is_closed() && self.transport.hung_up() {
+            tracing::warn!("{} is closed: the browser exited", self.transport.describe());
+            connection.close();
+        }
+        !connection.is_closed()
     }
 
     /// Whether a launched browser (rather than an attached one) runs here.
