@@ -82,6 +82,7 @@ pub fn budget_for(config: &Config, action: &crate::Action, cancel: CancellationT
     let default = match action {
         crate::Action::Evaluate(_) => limits.evaluate_timeout_ms,
         crate::Action::Wait(_) => limits.wait_timeout_ms,
+        crate::Action::Handoff(_) => config.handoff.timeout_s.saturating_mul(1000),
         _ => limits.timeout_ms,
     };
     let ms = action.timeout_ms().unwrap_or(default);

@@ -70,6 +70,7 @@ mod engine;
 mod error;
 mod files;
 mod frames;
+pub mod handoff;
 pub mod metrics;
 mod network;
 pub mod obstacle;

@@ -160,7 +160,36 @@ pub fn action(action: &Action) -> Result<(), ActionError> {
             a.paths.iter().try_for_each(|p| non_empty("paths[]", p))
         }
         Action::Scroll(a) => scroll(a),
+        Action::Handoff(a) => handoff(a),
     }
+}
+
+fn handoff(a: &crate::action::HandoffArgs) -> Result<(), ActionError> {
+    if a.reason.trim().is_empty() {
+        return Err(ActionError::invalid(
+            "browser_handoff needs a reason (shown to the person)",
+            "Say what the person should do, e.g. {\"reason\": \"Solve the captcha\"}.",
+        ));
+    }
+    if let Some(until) = &a.until {
+        let given = [&until.url, &until.text, &until.selector];
+        if given.iter().filter(|g| g.is_some()).count() != 1 {
+            return Err(ActionError::invalid(
+                "until takes exactly one of url, text, selector",
+                "Pass one condition, e.g. {\"until\": {\"text\": \"Welcome\"}}.",
+            ));
+        }
+        for (name, value) in [
+            ("until.url", &until.url),
+            ("until.text", &until.text),
+            ("until.selector", &until.selector),
+        ] {
+            if let Some(v) = value {
+                non_empty(name, v)?;
+            }
+        }
+    }
+    Ok(())
 }
 
 fn wait(a: &WaitArgs) -> Result<(), ActionError> {

@@ -97,6 +97,9 @@ pub enum Action {
     /// container by wheel input.
     #[serde(rename = "browser_scroll")]
     Scroll(ScrollArgs),
+    /// `browser_handoff`: hand the tab to a person and wait for them.
+    #[serde(rename = "browser_handoff")]
+    Handoff(HandoffArgs),
 }
 
 impl Action {
@@ -126,6 +129,7 @@ impl Action {
             Action::Drag(_) => "browser_drag",
             Action::Upload(_) => "browser_upload",
             Action::Scroll(_) => "browser_scroll",
+            Action::Handoff(_) => "browser_handoff",
         }
     }
 
@@ -155,6 +159,7 @@ impl Action {
             Action::Drag(a) => &a.common,
             Action::Upload(a) => &a.common,
             Action::Scroll(a) => &a.common,
+            Action::Handoff(a) => &a.common,
         }
     }
 
@@ -377,6 +382,32 @@ pub struct WaitArgs {
     #[allow(missing_docs)] // schema-visible: see the module doc
     #[serde(flatten)]
     pub common: Common,
+}
+
+/// Arguments of `browser_handoff`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+pub struct HandoffArgs {
+    /// Shown to the person.
+    pub reason: String,
+    /// Also return when this holds, as in browser_wait.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub until: Option<Until>,
+    #[allow(missing_docs)] // schema-visible: see the module doc
+    #[serde(flatten)]
+    pub common: Common,
+}
+
+// browser_handoff's `until`: one condition of browser_wait's.
+#[allow(missing_docs)] // schema-visible: see the module doc
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Until {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub selector: Option<String>,
 }
 
 /// Arguments of `browser_evaluate`.

@@ -11,6 +11,7 @@
 mod context;
 mod downloads;
 pub mod events;
+mod handoff;
 mod idle;
 mod policy;
 mod refusals;
@@ -39,6 +40,7 @@ use crate::{tools, ActionError, ActionOutput, Budget};
 pub use context::Context;
 use events::{EndReason, Events, Lifecycle, SessionEvent};
 pub(crate) use policy::destination_url;
+pub(crate) use watch::cast;
 pub use watch::{Overview, TabView};
 
 /// One client's session: its browser context and tabs, and the path every
@@ -79,6 +81,10 @@ pub struct Session {
     /// Its page content markers (`[output] content_markers`): the nonce
     /// that encloses page text in every result it hands back.
     markers: Markers,
+    /// The engine's open hand-offs (`browser_handoff`).
+    handoffs: Arc<crate::handoff::Handoffs>,
+    /// How the transport offers a hand-off's link (MCP elicitation).
+    offer: Mutex<Option<Arc<dyn crate::handoff::Offer>>>,
 }
 
 /// How long opening a session's context (a browser context, its first tab)
@@ -97,6 +103,7 @@ impl Session {
         metrics: Arc<Metrics>,
         audit: Arc<Audit>,
         secrets: Arc<Secrets>,
+        handoffs: Arc<crate::handoff::Handoffs>,
     ) -> Session {
         let lifecycle = Arc::new(Lifecycle::new(
             Events::redacting(secrets.clone()),
@@ -131,6 +138,8 @@ impl Session {
             opening: SingleFlight::default(),
             consent: Arc::default(),
             markers,
+            handoffs,
+            offer: Mutex::default(),
         }
     }
 
@@ -296,6 +305,7 @@ impl Session {
         let result = match action {
             Action::Tabs(args) => actions::tabs::run(&context, args, &self.consent, budget).await,
             Action::Storage(args) => actions::storage::run(&context, args, &self.config.files, budget).await,
+            Action::Handoff(args) => self.hand_off(&context, args, budget).await,
             other => match context.tab(other.common().tab.as_deref(), budget).await {
                 Ok(tab) => {
                     notes.url_before = Some(tab.state(|s| s.url.clone()));
@@ -323,6 +333,7 @@ impl Session {
                 }));
             }
         }
+        let result = self.after_obstacle(&context, action, result, budget).await;
         result.map(|mut output| {
             if restarted {
                 output.text = format!(
@@ -426,6 +437,7 @@ impl Session {
         action: &Action,
         budget: &Budget,
     ) -> Result<ActionOutput, ActionError> {
+        self.refuse_in_handoff(tab, action)?;
         let may_run_blocked = tools::find(action.tool_name()).is_some_and(|t| t.runs_during_dialog);
         if !may_run_blocked {
             if let Some(dialog) = tab.dialogs().blocking() {
@@ -499,6 +511,9 @@ impl Session {
                 actions::upload::run(tab, args, &self.config.files.upload_roots(), budget).await
             }
             Action::Scroll(args) => actions::scroll::run(tab, args, budget).await,
+            Action::Handoff(_) => Err(ActionError::internal(
+                "browser_handoff is run by the session, not in a tab",
+            )),
         }
     }
 
