@@ -5,6 +5,7 @@
 //!
 //! - [`mcp`]: the Model Context Protocol over stdio, with the official SDK.
 //! - [`ask`]: asking the user about an `ask` URL rule (MCP elicitation).
+//! - [`offer`]: offering a hand-off's link (MCP elicitation).
 //! - [`stdio`]: MCP's line framing on stdin/stdout, answering every line.
 //! - [`serve`]: `cdpilot serve`, many sessions over MCP's streamable HTTP
 //!   and the WebSocket action API.
@@ -12,5 +13,6 @@
 mod ask;
 mod cancel;
 pub mod mcp;
+mod offer;
 pub mod serve;
 pub mod stdio;

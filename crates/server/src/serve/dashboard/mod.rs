@@ -20,6 +20,7 @@
 //! Owns the routes; the thumbnail ring is `thumbnails.rs`, the asks `asks.rs`.
 
 mod asks;
+pub mod handoff;
 mod screencast;
 mod thumbnails;
 
