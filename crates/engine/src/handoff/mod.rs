@@ -98,6 +98,10 @@ pub struct Handoff {
     /// The tab's gate mark when the hand-off began: what it refused since
     /// is shown on the page.
     mark: u64,
+    /// The shared screencast's frames, once someone watches (`person.rs`).
+    cast: std::sync::OnceLock<tokio::sync::broadcast::Sender<person::Frame>>,
+    /// The latest frame, for a viewer who joins.
+    last: Mutex<Option<person::Frame>>,
 }
 
 /// An open hand-off, held by the call that waits for it; dropping it ends
@@ -169,6 +173,8 @@ impl Handoffs {
             ended: CancellationToken::new(),
             viewport: Mutex::new((0.0, 0.0)),
             mark,
+            cast: std::sync::OnceLock::new(),
+            last: Mutex::new(None),
         });
         open.insert(handoff.id.clone(), handoff.clone());
         let opened = Opened {

@@ -12,12 +12,16 @@ use std::time::Duration;
 use cdp::protocol::input;
 use serde::Deserialize;
 use serde_json::{json, Value};
-use tokio::sync::mpsc;
-use tokio_util::sync::CancellationToken;
+use std::sync::Arc;
+
+use tokio::sync::{broadcast, mpsc};
 
 use super::{Answer, Handoff};
 use crate::audit::{self, Record};
 use crate::{ActionError, Budget};
+
+/// Frames waiting for a slow viewer; older ones are dropped.
+const FRAMES_KEPT: usize = 2;
 
 /// How long one input event may take to reach the tab.
 const INPUT_BUDGET: Duration = Duration::from_secs(5);
@@ -122,33 +126,41 @@ impl Handoff {
         json!({"id": self.id, "reason": self.reason, "url": url, "refused": refused})
     }
 
-    /// Streams the tab's frames into `frames` until the hand-off ends,
-    /// `stop` fires or the receiver goes away; each frame's viewport size
-    /// becomes the box input must fall in.
-    pub async fn screencast(
-        &self,
-        frames: mpsc::Sender<Frame>,
-        stop: CancellationToken,
-    ) -> Result<(), String> {
-        let stop = stop.child_token();
-        let ended = self.ended.clone();
-        let stopping = stop.clone();
-        let watcher = tokio::spawn(async move {
-            ended.cancelled().await;
-            stopping.cancel();
+    /// The tab's frames: a receiver of the next ones, and the latest one
+    /// (Chrome sends a frame only when the page repaints, so a page that
+    /// joins late sees it at once). The screencast starts with the first
+    /// viewer and runs until the hand-off ends; every viewer shares it
+    /// (Chrome keeps one screencast per tab session).
+    pub fn frames(self: &Arc<Self>) -> (broadcast::Receiver<Frame>, Option<Frame>) {
+        let sender = self.cast.get_or_init(|| {
+            let (sender, _) = broadcast::channel(FRAMES_KEPT);
+            let (handoff, to_viewers) = (self.clone(), sender.clone());
+            tokio::spawn(async move {
+                let (into, mut out) = mpsc::channel::<Frame>(FRAMES_KEPT);
+                let casting = crate::session::cast(&handoff.tab, into, handoff.ended.clone(), |frame| {
+                    let (width, height) = (frame.metadata.device_width, frame.metadata.device_height);
+                    *handoff.viewport.lock().unwrap() = (width, height);
+                    Frame {
+                        data: frame.data,
+                        width,
+                        height,
+                    }
+                });
+                let forward = async {
+                    while let Some(frame) = out.recv().await {
+                        *handoff.last.lock().unwrap() = Some(frame.clone());
+                        let _ = to_viewers.send(frame);
+                    }
+                };
+                let (cast, ()) = tokio::join!(casting, forward);
+                if let Err(why) = cast {
+                    tracing::debug!("the hand-off's screencast: {why}");
+                }
+            });
+            sender
         });
-        let result = crate::session::cast(&self.tab, frames, stop, |frame| {
-            let (width, height) = (frame.metadata.device_width, frame.metadata.device_height);
-            *self.viewport.lock().unwrap() = (width, height);
-            Frame {
-                data: frame.data,
-                width,
-                height,
-            }
-        })
-        .await;
-        watcher.abort();
-        result
+        let frames = sender.subscribe();
+        (frames, self.last.lock().unwrap().clone())
     }
 
     /// Applies one event of the person's: input reaches the tab as trusted

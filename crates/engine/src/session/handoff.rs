@@ -184,7 +184,7 @@ impl Session {
             output.text = format!("{}\n{SUGGESTION}", output.text);
             return Ok(output);
         }
-        let kind = output.data["obstacle"]["kind"].as_str().unwrap_or("an obstacle");
+        let kind = output.data["obstacle"]["type"].as_str().unwrap_or("an obstacle");
         let args = HandoffArgs {
             reason: format!("the page shows {} ([handoff] auto)", kind.replace('_', " ")),
             until: None,

@@ -6,7 +6,8 @@
 //! refuses is answered `{"error": "…"}`, one outside the viewport
 //! `{"dropped": true}`.
 //!
-//! Owns one connection: its screencast runs while it is open.
+//! Owns one connection; the screencast is the hand-off's, shared by its
+//! viewers.
 
 use std::sync::Arc;
 
@@ -16,14 +17,10 @@ use engine::handoff::person::{Frame, Input};
 use engine::handoff::Handoffs;
 use futures_util::{SinkExt, StreamExt};
 use serde_json::json;
-use tokio::sync::mpsc;
+use tokio::sync::broadcast;
 use tokio_tungstenite::tungstenite::Message;
-use tokio_util::sync::CancellationToken;
 
 use crate::serve::ws::upgrade::accept;
-
-/// Frames waiting for a slow page; older ones are dropped.
-const QUEUE: usize = 2;
 
 /// `GET /handoff/<id>/live?t=<token>`: 410 unless that hand-off is open
 /// and the token is its own.
@@ -38,29 +35,29 @@ pub async fn upgrade(
     };
     accept(request, move |socket| async move {
         let (mut sink, mut incoming) = socket.split();
-        let stop = CancellationToken::new();
-        let (into, mut frames) = mpsc::channel::<Frame>(QUEUE);
-        let casting = {
-            let (handoff, stop) = (handoff.clone(), stop.clone());
-            tokio::spawn(async move { handoff.screencast(into, stop).await })
+        let (mut frames, last) = handoff.frames();
+        let frame_message = |frame: Frame| {
+            json!({
+                "frame": frame.data,
+                "width": frame.width,
+                "height": frame.height,
+                "view": handoff.view(),
+            })
+            .to_string()
         };
         let view = json!({"view": handoff.view()}).to_string();
         let _ = sink.send(Message::text(view)).await;
+        if let Some(frame) = last {
+            let _ = sink.send(Message::text(frame_message(frame))).await;
+        }
         let ended = handoff.ended().clone();
         loop {
             tokio::select! {
-                frame = frames.recv() => {
-                    let Some(frame) = frame else { break };
-                    let message = json!({
-                        "frame": frame.data,
-                        "width": frame.width,
-                        "height": frame.height,
-                        "view": handoff.view(),
-                    });
-                    if sink.send(Message::text(message.to_string())).await.is_err() {
-                        break;
-                    }
-                }
+                frame = frames.recv() => match frame {
+                    Ok(frame) => if sink.send(Message::text(frame_message(frame))).await.is_err() { break },
+                    Err(broadcast::error::RecvError::Lagged(_)) => {}
+                    Err(broadcast::error::RecvError::Closed) => break,
+                },
                 message = incoming.next() => match message {
                     Some(Ok(Message::Text(text))) => {
                         let answer = match serde_json::from_str::<Input>(text.as_str()) {
@@ -86,8 +83,6 @@ pub async fn upgrade(
                 }
             }
         }
-        stop.cancel();
-        let _ = casting.await;
         let _ = sink.close().await;
     })
 }

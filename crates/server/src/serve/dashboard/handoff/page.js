@@ -24,11 +24,12 @@
     const data = JSON.parse(message.data);
     if (data.ended) return end();
     if (data.error) { status.textContent = `Not sent: ${data.error}`; return; }
+    if (data.dropped) { status.textContent = 'Outside the page: not sent.'; return; }
     if (data.frame) {
+      // The box maps onto the viewport once the image is shown (decoding
+      // is asynchronous): the size is taken then.
+      shown = { width: data.width, height: data.height };
       live.src = `data:image/jpeg;base64,${data.frame}`;
-      state.width = data.width; state.height = data.height;
-      state.frames += 1; state.lastFrameAt = performance.now();
-      status.textContent = 'Click into the page and type as usual. Press Done when finished.';
     }
     if (data.view) {
       document.getElementById('reason').textContent = data.view.reason;
@@ -38,6 +39,13 @@
     }
   };
   socket.onclose = end;
+  let shown = null;
+  live.addEventListener('load', () => {
+    if (!shown) return;
+    state.width = shown.width; state.height = shown.height;
+    state.frames += 1; state.lastFrameAt = performance.now();
+    status.textContent = 'Click into the page and type as usual. Press Done when finished.';
+  });
 
   const point = (e) => {
     const box = live.getBoundingClientRect();
@@ -52,13 +60,20 @@
     moving = e;
     requestAnimationFrame(() => {
       const last = moving; moving = null;
+      if (!last) return;
       send({ type: 'mouse', action: 'move', ...point(last), buttons: last.buttons, modifiers: modifiers(last) });
     });
   });
   live.addEventListener('mousedown', (e) => {
     e.preventDefault();
-    live.focus();
-    send({ type: 'mouse', action: 'down', ...point(e), button: buttonName(e.button), buttons: e.buttons, modifiers: modifiers(e), clicks: e.detail || 1 });
+    const at = point(e);
+    // Focus for the keys, without scrolling this page under the pointer.
+    live.focus({ preventScroll: true });
+    // The pointer gets there before it presses (a move still waiting for
+    // its animation frame would come after the press).
+    moving = null;
+    send({ type: 'mouse', action: 'move', ...at, buttons: 0, modifiers: modifiers(e) });
+    send({ type: 'mouse', action: 'down', ...at, button: buttonName(e.button), buttons: e.buttons, modifiers: modifiers(e), clicks: e.detail || 1 });
   });
   live.addEventListener('mouseup', (e) => {
     send({ type: 'mouse', action: 'up', ...point(e), button: buttonName(e.button), buttons: e.buttons, modifiers: modifiers(e), clicks: e.detail || 1 });
