@@ -146,7 +146,7 @@ static TOOLS: &[ToolSpec] = &[
     tool!("browser_scroll", ScrollArgs, Action::Scroll, false,
         "Scroll ref into view, or wheel-scroll the page (or container ref) in a direction."),
     tool!("browser_handoff", HandoffArgs, Action::Handoff, false,
-        "Hand the tab to a person (captcha, login, 2FA) through a link they open; waits until they press Done, until holds, or they give up."),
+        "Hand the tab to a person (captcha, login, 2FA) via a link; waits until they press Done, until holds, or they give up."),
     tool!("browser_network", NetworkArgs, Action::Network, true,
         "The tab's last 500 requests, iframes included: list (filter by URL, type, failed) or get one by id: headers, post data, and with body its response (text up to 64 KB).",
         Network),

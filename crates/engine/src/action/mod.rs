@@ -389,7 +389,7 @@ pub struct WaitArgs {
 pub struct HandoffArgs {
     /// Shown to the person.
     pub reason: String,
-    /// Also return when this holds, as in browser_wait.
+    /// As in browser_wait.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub until: Option<Until>,
     #[allow(missing_docs)] // schema-visible: see the module doc
