@@ -134,7 +134,11 @@ impl Agent {
     /// The next event named `name` (responses to other requests may not
     /// come first).
     async fn event(&mut self, name: &str) -> Value {
-        if let Some(at) = self.heard.iter().position(|m| m["event"] == name) {
+        if let Some(at) = self
+            .heard
+            .iter()
+            .position(|m| m["type"] == "event" && m["event"] == name)
+        {
             return self.heard.remove(at)["data"].clone();
         }
         loop {
@@ -148,14 +152,16 @@ impl Agent {
 
     /// The response to request `id`, skipping events.
     async fn response(&mut self, id: &str) -> Value {
+        let mine = |m: &Value| m["type"] == "response" && m["id"] == id;
+        if let Some(at) = self.heard.iter().position(mine) {
+            return self.heard.remove(at);
+        }
         loop {
             let message = self.ws.next().await.expect("socket open");
-            if message["type"] == "response" && message["id"] == id {
+            if mine(&message) {
                 return message;
             }
-            if message["type"] == "event" {
-                self.heard.push(message);
-            }
+            self.heard.push(message);
         }
     }
 }
@@ -321,9 +327,14 @@ async fn a_person_solves_the_captcha_through_the_handoff_page() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn until_give_up_timeouts_closed_tabs_and_bad_input() {
+async fn until_give_up_url_rules_timeouts_closed_tabs_and_bad_input() {
     let site = TestSite::start().await;
-    let serve = Serve::start("", &[]).await;
+    let denied = testkit::DeniedServer::start().await;
+    let rule = format!(
+        "[[policy.rules]]\npattern = \"http://{}/*\"\naction = \"deny\"\n",
+        denied.host()
+    );
+    let serve = Serve::start(&rule, &[]).await;
     let mut agent = Agent::open(&serve).await;
 
     // Bad arguments.
@@ -360,7 +371,13 @@ async fn until_give_up_timeouts_closed_tabs_and_bad_input() {
     assert_eq!(held["result"]["by"], "condition", "{held}");
     assert_eq!(agent.event("handoff_ended").await["by"], "condition");
 
-    // Give up → handoff_declined; input outside the viewport is dropped.
+    // Give up → handoff_declined; input outside the viewport is dropped;
+    // the URL rules hold while the person drives.
+    let away = format!("/handoff.html?away={}", denied.url("/secret"));
+    agent
+        .ok("1b", "browser_navigate", json!({"url": site.url(&away)}))
+        .await;
+    let leave = centre(&mut agent, "1c", "#away").await;
     let handoff = agent.hand_off("g", json!({"reason": "Log in"})).await;
     let link = handoff["url"].as_str().unwrap().to_owned();
     let (path, token) = split(&link, &serve.authority);
@@ -395,6 +412,16 @@ async fn until_give_up_timeouts_closed_tabs_and_bad_input() {
     assert!(bad.is_err(), "a wrong token opens no live view");
     let person = Person::new();
     person.open(&link).await;
+    person.click_at(person.on_page(leave).await).await;
+    person
+        .ok(
+            "browser_wait",
+            json!({"text": "Refused by the URL rules", "timeout_ms": 20000}),
+        )
+        .await;
+    let shown = person.ok("browser_snapshot", json!({})).await;
+    assert!(shown.text.contains(&denied.url("/secret")), "{}", shown.text);
+    denied.assert_untouched("a link the person followed to a denied host");
     person.ok("browser_click", json!({"selector": "#giveup"})).await;
     let declined = agent.response("g").await;
     assert_eq!(declined["error"]["code"], "handoff_declined", "{declined}");
@@ -421,9 +448,12 @@ async fn until_give_up_timeouts_closed_tabs_and_bad_input() {
         .hand_off("x", json!({"reason": "Closing", "tab": "t2"}))
         .await;
     agent
-        .ok("3", "browser_tabs", json!({"action": "close", "tab": "t2"}))
+        .ws
+        .send(json!({"type": "request", "id": "3", "tool": "browser_tabs", "arguments": {"action": "close", "tab": "t2"}}))
         .await;
     let closed = agent.response("x").await;
+    let closing = agent.response("3").await;
+    assert!(closing.get("error").is_none(), "{closing}");
     assert_eq!(closed["error"]["code"], "tab_not_found", "{closed}");
 }
 
