@@ -1,19 +1,14 @@
 //! Drives one page with the engine as a library, no transport in between:
 //! open a URL, read its snapshot, click the first link or button by its ref,
-//! and read what the click led to.
+//! and read what the click led to. Typed calls (an `Action`) go through the
+//! same door as a transport's JSON (`Session::call`): checked, audited,
+//! redacted.
 //!
 //! `cargo run -p cdpilot-engine --example drive_a_page -- https://example.com`
 //! (Chromium from `$CDPILOT_CHROME` or PATH).
 
-use std::time::Duration;
-
-use engine::action::{ClickArgs, ElementTarget, NavigateArgs, SnapshotArgs};
-use engine::{Action, ActionError, Budget, Config, Engine};
-
-/// Each call's budget: a call that needs longer ends with `timeout`.
-fn budget() -> Budget {
-    Budget::with_timeout(Duration::from_secs(30))
-}
+use engine::action::{ClickArgs, Common, ElementTarget, NavigateArgs, SnapshotArgs};
+use engine::{Action, ActionError, Config, Engine};
 
 /// The ref on the first snapshot line that names a link or a button.
 fn first_clickable(snapshot: &str) -> Option<String> {
@@ -28,13 +23,18 @@ async fn drive(engine: &Engine, url: String) -> Result<(), ActionError> {
     let session = engine.session();
     let open = Action::Navigate(NavigateArgs {
         url: Some(url),
+        // The call's budget: one that needs longer ends with `timeout`.
+        common: Common {
+            timeout_ms: Some(30_000),
+            ..Default::default()
+        },
         ..Default::default()
     });
-    let opened = session.perform(&open, &budget()).await?;
+    let opened = session.call(open.into()).await?;
     println!("{}\n", opened.text);
 
     let snapshot = Action::Snapshot(SnapshotArgs::default());
-    let page = session.perform(&snapshot, &budget()).await?;
+    let page = session.call(snapshot.clone().into()).await?;
     println!("{}\n", page.text);
 
     let Some(reference) = first_clickable(&page.text) else {
@@ -48,10 +48,10 @@ async fn drive(engine: &Engine, url: String) -> Result<(), ActionError> {
         },
         ..Default::default()
     });
-    let clicked = session.perform(&click, &budget()).await?;
+    let clicked = session.call(click.into()).await?;
     println!("clicked {reference}: {}\n", clicked.text);
 
-    let after = session.perform(&snapshot, &budget()).await?;
+    let after = session.call(snapshot.clone().into()).await?;
     println!("now at {} ({})", after.data["url"], after.data["title"]);
     Ok(())
 }

@@ -611,7 +611,7 @@ impl Config {
         if !self.browser.storage_state.is_empty() {
             // Every new session loads it: a file that is not a saved state
             // is a start-up error, not a failure of every later call.
-            crate::storage_state::read(std::path::Path::new(&self.browser.storage_state))
+            crate::session::storage_state::read(std::path::Path::new(&self.browser.storage_state))
                 .map_err(|e| format!("browser.storage_state: {}", e.message))?;
         }
         Ok(())

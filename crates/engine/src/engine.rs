@@ -8,9 +8,6 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use tokio_util::sync::CancellationToken;
-
-use crate::action::Action;
 use crate::audit::Audit;
 use crate::browser::fleet::{EndpointStatus, Fleet};
 use crate::browser::grid::{Grid, GridStatus};
@@ -19,8 +16,8 @@ use crate::browser::Browsers;
 use crate::egress::Egress;
 use crate::metrics::Metrics;
 use crate::secrets::Secrets;
-use crate::session::Session;
-use crate::{dispatch, ActionError, ActionOutput, Budget, Config};
+use crate::session::{Session, ToolCall};
+use crate::{ActionError, ActionOutput, Budget, Config};
 
 /// The engine a process embeds: the configuration, the one browser all
 /// its sessions share (launched on first use), and the default session.
@@ -166,15 +163,10 @@ impl Engine {
         &self.handoffs
     }
 
-    /// A budget for one call of `action`: its `timeout_ms` or the configured
-    /// default, cancelled by `cancel`.
-    pub fn budget_for(&self, action: &Action, cancel: CancellationToken) -> Budget {
-        dispatch::budget_for(&self.config, action, cancel)
-    }
-
-    /// Runs one action in the default session.
-    pub async fn perform(&self, action: &Action, budget: &Budget) -> Result<ActionOutput, ActionError> {
-        self.session.perform(action, budget).await
+    /// Runs one call in the default session ([`Session::call`]: checked,
+    /// audited and redacted like a transport's).
+    pub async fn call(&self, call: impl Into<ToolCall>) -> Result<ActionOutput, ActionError> {
+        self.session.call(call.into()).await
     }
 
     /// The `backendDOMNodeId` of the element a ref names in the active tab

@@ -6,41 +6,37 @@
 //! needs it). Each [`Session`] is one client: [`Engine::session`] is the
 //! default one (the browser's own context, as over stdio) and
 //! [`Engine::new_session`] makes more, each with a browser context of its own
-//! (cookies, storage and tabs no other session sees). A session runs an
-//! [`Action`] (typed arguments, one struct per tool in [`action`]) under a
-//! [`Budget`] (deadline plus cancellation) and returns an [`ActionOutput`]
-//! (text for a model, the same facts as JSON) or an [`ActionError`] (a
-//! contract [`ErrorCode`], the engine's [`Failure`], and a next step).
-//! [`dispatch::call`] is the path every transport takes: a tool name and
-//! JSON arguments in, the same result out.
+//! (cookies, storage and tabs no other session sees). [`Session::call`] is
+//! the one door: a [`ToolCall`] (a tool's name and JSON arguments, or a
+//! typed [`Action`], one struct per tool in [`action`]) is checked, run
+//! under its [`Budget`] (deadline plus cancellation), redacted of secrets
+//! and audited, and returns an [`ActionOutput`] (text for a model, the same
+//! facts as JSON) or an [`ActionError`] (a contract [`ErrorCode`], the
+//! engine's [`Failure`], and a next step). Every transport takes it too
+//! ([`dispatch::call`]).
 //!
 //! ```no_run
-//! use std::time::Duration;
-//!
 //! use engine::action::{NavigateArgs, SnapshotArgs};
-//! use engine::{Action, Budget, Config, Engine};
+//! use engine::{Action, Budget, Config, Engine, ToolCall};
 //!
 //! # async fn run() -> Result<(), engine::ActionError> {
 //! let engine = Engine::new(Config::default());
 //! let session = engine.new_session();
-//! let budget = || Budget::with_timeout(Duration::from_secs(30));
 //!
-//! let open = Action::Navigate(NavigateArgs {
-//!     url: Some("https://example.com".into()),
-//!     ..Default::default()
-//! });
-//! session.perform(&open, &budget()).await?;
-//! let page = session.perform(&Action::Snapshot(SnapshotArgs::default()), &budget()).await?;
+//! // A tool name and JSON arguments, as every transport sends them.
+//! let open = ToolCall::new("browser_navigate", serde_json::json!({"url": "https://example.com"}));
+//! session.call(open).await?;
+//! // Or typed: the same door, the same checks, audit and redaction.
+//! let page = session.call(Action::Snapshot(SnapshotArgs::default()).into()).await?;
 //! println!("{}", page.text); // one line per element, each with a [ref=eN]
 //!
-//! // The same through the transports' dispatch: a tool name and JSON.
-//! let click = serde_json::json!({"ref": "e2"});
-//! let clicked = engine::dispatch::call(&session, "browser_click", click, Default::default()).await;
+//! let clicked = session.call(ToolCall::new("browser_click", serde_json::json!({"ref": "e2"}))).await;
 //! if let Err(e) = clicked {
 //!     eprintln!("{}: {}", e.code, e.next_step); // branch on e.code
 //! }
+//! # let _ = NavigateArgs::default();
 //!
-//! session.close(&budget()).await;
+//! session.close(&Budget::with_timeout(std::time::Duration::from_secs(5))).await;
 //! engine.shutdown().await; // closes the browser it launched
 //! # Ok(())
 //! # }
@@ -50,8 +46,10 @@
 //! URL` and `--example many_sessions`.
 //!
 //! Layout: `browser` and `tab` hold the CDP side; `actions/` one file per
-//! action; `snapshot/` the in-page serializer and its Rust side; `budget`,
-//! `error`, `validate` and `tools` are shared by all of them.
+//! tab tool (its declaration, checks and handler), `session/` the session's
+//! tools; `tools` the list they are generated from; `snapshot/` the in-page
+//! serializer and its Rust side; `budget`, `error`, `validate` and `tool`
+//! are shared by all of them.
 
 #![warn(missing_docs)]
 
@@ -79,18 +77,19 @@ pub mod secrets;
 pub mod session;
 mod single_flight;
 mod snapshot;
-mod storage_state;
 mod tab;
 mod tabs;
 pub mod timing;
+pub mod tool;
 pub mod tools;
 mod validate;
 
-pub use action::{Action, ActionOutput, Image};
+pub use action::{ActionOutput, Image};
 pub use browser::fleet::EndpointStatus;
 pub use browser::grid::GridStatus;
 pub use budget::Budget;
 pub use config::Config;
 pub use engine::Engine;
 pub use error::{ActionError, ErrorCode, Failure};
-pub use session::Session;
+pub use session::{Session, ToolCall};
+pub use tools::Action;

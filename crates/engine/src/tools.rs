@@ -1,85 +1,44 @@
-//! The tool registry: each tool declared once (name, description for a
-//! model, argument schema, whether it may run while a dialog is pending) and
-//! served to every front end: MCP's tools/list, the CLI's help, the docs.
+//! The list of tools, and what is generated from it: the [`Action`] enum,
+//! the registry (each tool's declaration, written beside its handler, and
+//! its argument schema) served to every front end (MCP's tools/list, the
+//! CLI's verbs and help, the dashboard, the docs), each call's parsing and
+//! checks, and the dispatch from an `Action` to its handler.
 //!
-//! Parsing a call goes through here too, so every transport gets the same
-//! validation and the same `invalid_argument` messages.
+//! Adding a tool: a file with its declaration, arguments, checks and
+//! handler (`actions/` for a tab's tool, `session/` for the session's), and
+//! one line in the list below.
 
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
+use tokio_util::sync::CancellationToken;
 
 use crate::action::*;
-use crate::validate;
-use crate::ActionError;
-
-/// Tool groups (`../shared/spec/TOOLS.md`, v2): `core` is always offered;
-/// `[tools] caps` turns on the others.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Group {
-    /// Always offered.
-    Core,
-    /// Network tools.
-    Network,
-    /// Cookies and storage.
-    Storage,
-    /// PDF output.
-    Pdf,
-    /// Device emulation.
-    Emulation,
-}
-
-impl Group {
-    /// Why this group is off in `config`, if it is.
-    #[cfg(test)]
-    fn why_off_in(self, config: &crate::Config) -> Option<()> {
-        (!self.on(&config.tools.caps)).then_some(())
-    }
-
-    /// Every group.
-    pub const ALL: &'static [Group] = &[
-        Group::Core,
-        Group::Network,
-        Group::Storage,
-        Group::Pdf,
-        Group::Emulation,
-    ];
-
-    /// The name `[tools] caps` uses.
-    pub fn name(self) -> &'static str {
-        match self {
-            Group::Core => "core",
-            Group::Network => "network",
-            Group::Storage => "storage",
-            Group::Pdf => "pdf",
-            Group::Emulation => "emulation",
-        }
-    }
-
-    /// Whether `caps` (the `[tools] caps` list) turns this group on.
-    pub fn on(self, caps: &[String]) -> bool {
-        self == Group::Core || caps.iter().any(|c| c == "all" || c == self.name())
-    }
-}
+use crate::session::SessionCall;
+use crate::tool::TabCall;
+pub use crate::tool::{Declaration, DefaultBudget, Group, Scope};
+use crate::{ActionError, ActionOutput, Budget};
 
 /// Arguments every tool takes ([`Common`]). Their schemas are left out of
 /// each tool's definition (about 1,000 characters for 19 tools): the
 /// server's instructions describe them once, and the parser accepts them.
 pub const COMMON_ARGUMENTS: &[&str] = &["tab", "timeout_ms"];
 
-/// One tool's declaration: name, description, group, argument schema,
-/// and whether it may run while a dialog is pending.
+/// One registered tool: its [`Declaration`] (read through `Deref`: `name`,
+/// `group`, `description`, …) and how to derive its schema and parse its
+/// arguments.
 pub struct ToolSpec {
-    /// The tool's name (`browser_click`).
-    pub name: &'static str,
-    /// The group that offers it.
-    pub group: Group,
-    /// What a model reads to choose the tool: what it does and when.
-    pub description: &'static str,
-    /// May run while a native dialog blocks the page.
-    pub runs_during_dialog: bool,
+    declaration: Declaration,
     schema: fn() -> Value,
     parse: fn(Value) -> Result<Action, serde_json::Error>,
+}
+
+impl std::ops::Deref for ToolSpec {
+    type Target = Declaration;
+
+    fn deref(&self) -> &Declaration {
+        &self.declaration
+    }
 }
 
 fn schema_of<T: JsonSchema>() -> Value {
@@ -90,76 +49,141 @@ fn parse_as<T: DeserializeOwned>(args: Value, wrap: fn(T) -> Action) -> Result<A
     serde_json::from_value(args).map(wrap)
 }
 
-macro_rules! tool {
-    ($name:literal, $args:ty, $variant:path, $dialog:literal, $description:literal) => {
-        tool!($name, $args, $variant, $dialog, $description, Core)
+/// The body of one arm of [`Action::in_tab`] / [`Action::in_session`]: the
+/// handler when the tool acts there, an internal error when it does not
+/// (the session never sends it there).
+macro_rules! arm {
+    (tab in_tab, $($module:ident)::+, $call:ident, $args:ident) => {
+        $($module)::+::perform($call, $args).await
     };
-    ($name:literal, $args:ty, $variant:path, $dialog:literal, $description:literal, $group:ident) => {
-        ToolSpec {
-            name: $name,
-            group: Group::$group,
-            description: $description,
-            runs_during_dialog: $dialog,
-            schema: schema_of::<$args>,
-            parse: |args| parse_as::<$args>(args, $variant),
+    (session in_session, $($module:ident)::+, $call:ident, $args:ident) => {
+        $($module)::+::perform($call, $args).await
+    };
+    ($scope:ident $place:ident, $($module:ident)::+, $call:ident, $args:ident) => {{
+        let _ = ($call, $args);
+        Err(ActionError::internal(concat!(
+            stringify!($($module)::+),
+            " does not act ",
+            stringify!($place)
+        )))
+    }};
+}
+
+/// The list of tools. Each line names a tool's scope (`tab` or `session`,
+/// held to its declaration by the compiler), its `Action` variant and
+/// argument type, and the module that declares it: `TOOL` (its
+/// [`Declaration`]), `check` (what its schema cannot say) and `perform`
+/// (its handler, given a `TabCall` or a `SessionCall`). The `Action` enum,
+/// the registry, the checks and the dispatch are generated from it.
+macro_rules! declare_tools {
+    ($( $scope:ident $variant:ident($args:ty) = $($module:ident)::+ ;)*) => {
+        /// One call of one tool, whatever transport it came from: the
+        /// variant is the tool, its value the tool's parsed arguments.
+        #[derive(Debug, Clone)]
+        pub enum Action {
+            $(
+                #[doc = concat!("The tool declared in `", stringify!($($module)::+), "`.")]
+                $variant($args),
+            )*
         }
+
+        impl Action {
+            /// The tool's name, as MCP and the WebSocket API call it.
+            pub fn tool_name(&self) -> &'static str {
+                match self {
+                    $(Action::$variant(_) => $($module)::+::TOOL.name,)*
+                }
+            }
+
+            /// The arguments every tool takes.
+            pub fn common(&self) -> &Common {
+                match self {
+                    $(Action::$variant(a) => &a.common,)*
+                }
+            }
+
+            /// The arguments as the JSON a transport would send.
+            pub fn arguments(&self) -> Value {
+                match self {
+                    $(Action::$variant(a) => serde_json::to_value(a).expect("arguments serialize"),)*
+                }
+            }
+
+            /// The tool's own checks of its parsed arguments.
+            fn check(&self) -> Result<(), ActionError> {
+                match self {
+                    $(Action::$variant(a) => $($module)::+::check(a),)*
+                }
+            }
+
+            /// Runs a tab-scoped tool in the call's tab.
+            pub(crate) async fn in_tab(&self, call: &TabCall<'_>) -> Result<ActionOutput, ActionError> {
+                match self {
+                    $(Action::$variant(args) => arm!($scope in_tab, $($module)::+, call, args),)*
+                }
+            }
+
+            /// Runs a session-scoped tool on the session's context.
+            pub(crate) async fn in_session(&self, call: &SessionCall<'_>) -> Result<ActionOutput, ActionError> {
+                match self {
+                    $(Action::$variant(args) => arm!($scope in_session, $($module)::+, call, args),)*
+                }
+            }
+        }
+
+        static TOOLS: &[ToolSpec] = &[
+            $(ToolSpec {
+                declaration: $($module)::+::TOOL,
+                schema: schema_of::<$args>,
+                parse: |args| parse_as::<$args>(args, Action::$variant),
+            },)*
+        ];
+
+        // The list's scope and the declaration's agree.
+        $(const _: () = assert!(
+            matches!(
+                ($($module)::+::TOOL.scope, stringify!($scope).as_bytes()),
+                (Scope::Tab, b"tab") | (Scope::Session, b"session")
+            ),
+            concat!("the scope of ", stringify!($variant), " in the list differs from its declaration")
+        );)*
     };
 }
 
-static TOOLS: &[ToolSpec] = &[
-    tool!("browser_navigate", NavigateArgs, Action::Navigate, false,
-        "Open an http(s) URL (or go back/forward/reload) and wait for the load. Returns URL, title, status."),
-    tool!("browser_snapshot", SnapshotArgs, Action::Snapshot, true,
-        "The page as an accessibility tree, a line per element: role \"name\" [ref=eN]. Refs last until the page navigates."),
-    tool!("browser_click", ClickArgs, Action::Click, false,
-        "Click with real mouse input. Says if the page navigated or a file downloaded."),
-    tool!("browser_type", TypeArgs, Action::Type, false,
-        "Type text into a field (cleared first; submit presses Enter). Returns its value."),
-    tool!("browser_screenshot", ScreenshotArgs, Action::Screenshot, false,
-        "Screenshot of the viewport, full_page, or an element (ref)."),
-    tool!("browser_wait", WaitArgs, Action::Wait, false,
-        "Wait until text appears, text_gone goes, selector is visible, the URL matches, or time_ms passes."),
-    tool!("browser_evaluate", EvaluateArgs, Action::Evaluate, false,
-        "Run JavaScript in the page; returns its JSON value (cut at 8 KB)."),
-    tool!("browser_hover", HoverArgs, Action::Hover, false,
-        "Move the mouse over an element."),
-    tool!("browser_press_key", PressKeyArgs, Action::PressKey, false,
-        "Press a key or combo in the focused element."),
-    tool!("browser_select_option", SelectOptionArgs, Action::SelectOption, false,
-        "Choose <select> options (values or labels); on a combobox, types and picks the option. With text: selects that text."),
-    tool!("browser_extract", ExtractArgs, Action::Extract, false,
-        "The page's main content as Markdown (no nav, ads, overlays), paged by start_char."),
-    tool!("browser_tabs", TabsArgs, Action::Tabs, true,
-        "List, open (url), select or close tabs, the page's popups included."),
-    tool!("browser_cdp", CdpArgs, Action::Cdp, true,
-        "Send a raw CDP command to the tab (or a frame's session); only methods that stay in the tab unless the server allows all."),
-    tool!("browser_console", ConsoleArgs, Action::Console, true,
-        "Recent console messages and uncaught errors (last 200)."),
-    tool!("browser_dialog", DialogArgs, Action::Dialog, true,
-        "Accept or dismiss the pending alert/confirm/prompt."),
-    tool!("browser_fill_form", FillFormArgs, Action::FillForm, false,
-        "Set form controls: text, checkbox/radio \"true\"/\"false\", select option value or label, range/date/time/color/number value. Stops at the first failure."),
-    tool!("browser_drag", DragArgs, Action::Drag, false,
-        "Drag an element onto to_ref with real mouse input (sliders, HTML5 drag and drop)."),
-    tool!("browser_upload", UploadArgs, Action::Upload, false,
-        "Give local files to a file input, or to the element that opens a file chooser."),
-    tool!("browser_scroll", ScrollArgs, Action::Scroll, false,
-        "Scroll ref into view, or wheel-scroll the page (or container ref) in a direction."),
-    tool!("browser_handoff", HandoffArgs, Action::Handoff, false,
-        "Hand the tab to a person (captcha, login, 2FA) via a link; waits until they press Done, until holds, or they give up."),
-    tool!("browser_network", NetworkArgs, Action::Network, true,
-        "The tab's last 500 requests, iframes included: list (filter by URL, type, failed) or get one by id: headers, post data, and with body its response (text up to 64 KB).",
-        Network),
-    tool!("browser_storage", StorageArgs, Action::Storage, true,
-        "This session's cookies: list, set_cookie, clear_cookies. save/load writes or reads cookies + localStorage as one JSON file, to reuse a logged-in state.",
-        Storage),
-    tool!("browser_pdf", PdfArgs, Action::Pdf, false,
-        "Print the page to a PDF file in the output directory. Returns path, bytes, pages.",
-        Pdf),
-    tool!("browser_emulate", EmulateArgs, Action::Emulate, false,
-        "Emulate a device in this tab until changed: viewport, scale, mobile, user agent, color scheme, locale, timezone, geolocation, offline.",
-        Emulation),
-];
+// The order is tools/list's.
+declare_tools! {
+    tab Navigate(NavigateArgs) = crate::actions::navigate;
+    tab Snapshot(SnapshotArgs) = crate::actions::snapshot;
+    tab Click(ClickArgs) = crate::actions::click;
+    tab Type(TypeArgs) = crate::actions::type_text;
+    tab Screenshot(ScreenshotArgs) = crate::actions::screenshot;
+    tab Wait(WaitArgs) = crate::actions::wait;
+    tab Evaluate(EvaluateArgs) = crate::actions::evaluate;
+    tab Hover(HoverArgs) = crate::actions::hover;
+    tab PressKey(PressKeyArgs) = crate::actions::press_key;
+    tab SelectOption(SelectOptionArgs) = crate::actions::select_option;
+    tab Extract(ExtractArgs) = crate::actions::extract;
+    session Tabs(TabsArgs) = crate::session::tabs;
+    tab Cdp(CdpArgs) = crate::actions::cdp;
+    tab Console(ConsoleArgs) = crate::actions::console;
+    tab Dialog(DialogArgs) = crate::actions::dialog;
+    tab FillForm(FillFormArgs) = crate::actions::fill_form;
+    tab Drag(DragArgs) = crate::actions::drag;
+    tab Upload(UploadArgs) = crate::actions::upload;
+    tab Scroll(ScrollArgs) = crate::actions::scroll;
+    session Handoff(HandoffArgs) = crate::session::handoff;
+    tab Network(NetworkArgs) = crate::actions::network;
+    session Storage(StorageArgs) = crate::session::storage;
+    tab Pdf(PdfArgs) = crate::actions::pdf;
+    tab Emulate(EmulateArgs) = crate::actions::emulate;
+}
+
+impl Action {
+    /// The call's own `timeout_ms`, if it gave one.
+    pub fn timeout_ms(&self) -> Option<u64> {
+        self.common().timeout_ms
+    }
+}
 
 /// Every tool, in the order tools/list shows them.
 pub fn tools() -> &'static [ToolSpec] {
@@ -249,6 +273,18 @@ impl ToolSpec {
         }
     }
 
+    /// A budget for one call of this tool: its `timeout_ms` or the
+    /// configured default, cancelled by `cancel`.
+    pub(crate) fn budget(
+        &self,
+        config: &crate::Config,
+        action: &Action,
+        cancel: CancellationToken,
+    ) -> Budget {
+        let ms = action.timeout_ms().unwrap_or_else(|| self.budget.ms(config));
+        Budget::new(std::time::Duration::from_millis(ms), cancel)
+    }
+
     /// Parses and validates one call's arguments into an [`Action`].
     pub fn parse(&self, arguments: Value) -> Result<Action, ActionError> {
         let arguments = match arguments {
@@ -309,7 +345,8 @@ impl ToolSpec {
                 "Fix the arguments to match the tool's schema and call again.",
             )
         })?;
-        validate::action(&action)?;
+        crate::validate::timeout(&action)?;
+        action.check()?;
         Ok(action)
     }
 }
@@ -390,12 +427,13 @@ mod tests {
             .all(|t| (t.group == Group::Core) == t.enabled(&config)));
         assert!(!find("browser_cdp").unwrap().enabled(&config));
         assert!(!find("browser_network").unwrap().enabled(&config));
-        assert!(Group::Network.why_off_in(&config).is_some());
+        let off = |g: Group, config: &crate::Config| !g.on(&config.tools.caps);
+        assert!(off(Group::Network, &config));
         config.tools.caps = vec!["network".into()];
-        assert!(Group::Network.why_off_in(&config).is_none());
-        assert!(Group::Pdf.why_off_in(&config).is_some());
+        assert!(!off(Group::Network, &config));
+        assert!(off(Group::Pdf, &config));
         config.tools.caps = vec!["all".into()];
-        assert!(Group::ALL.iter().all(|g| g.why_off_in(&config).is_none()));
+        assert!(Group::ALL.iter().all(|g| !off(*g, &config)));
         config.tools.caps = vec!["bogus".into()];
         assert!(config.check().unwrap_err().contains("tools.caps"));
         config.tools.caps.clear();

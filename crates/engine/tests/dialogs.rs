@@ -322,14 +322,10 @@ async fn a_cancelled_answer_leaves_the_dialog_to_the_watchdog() {
     let clicked = Instant::now();
 
     // The client cancels the answer: it gets `canceled`, the dialog stays.
-    let action = engine::tools::find("browser_dialog")
-        .unwrap()
-        .parse(json!({"action": "accept"}))
-        .unwrap();
     let cancel = tokio_util::sync::CancellationToken::new();
     cancel.cancel();
-    let budget = engine.budget_for(&action, cancel);
-    let e = engine.perform(&action, &budget).await.unwrap_err();
+    let answer = engine::ToolCall::new("browser_dialog", json!({"action": "accept"})).cancelled_by(cancel);
+    let e = engine.call(answer).await.unwrap_err();
     assert_eq!(e.code, ErrorCode::Canceled, "{e}");
     let still = ok(&engine, "browser_snapshot", json!({})).await;
     assert_eq!(

@@ -231,11 +231,9 @@ async fn evaluate_can_be_turned_off() {
     let mut config = engine::Config::default();
     config.tools.evaluate = false;
     let engine = engine::Engine::new(config);
-    let action = engine::tools::find("browser_evaluate")
-        .unwrap()
-        .parse(json!({"expression": "1"}))
-        .unwrap();
-    let e = engine.perform(&action, &common::budget()).await.unwrap_err();
+    let e = common::call(&engine, "browser_evaluate", json!({"expression": "1"}))
+        .await
+        .unwrap_err();
     assert_eq!(e.code, ErrorCode::InvalidArgument);
     assert!(e.message.contains("turned off"), "{e}");
     assert!(engine::tools::offered(engine.config()).all(|t| t.name != "browser_evaluate"));

@@ -1,5 +1,5 @@
-//! The one `Action` enum every transport maps onto, with each tool's
-//! arguments and the output every action produces.
+//! Each tool's arguments (the `Action` enum over them is generated from
+//! the list of tools, `crate::tools`) and the output every action produces.
 //!
 //! Argument structs derive their JSON schema; their doc comments are the
 //! descriptions a model reads, so they are written for a model and kept short
@@ -22,152 +22,6 @@ pub use groups::{
     ColorScheme, CookieArg, EmulateArgs, Geolocation, NetworkAction, NetworkArgs, PdfArgs, SameSite,
     StorageAction, StorageArgs,
 };
-
-/// One call of one tool, whatever transport it came from.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(tag = "tool")]
-pub enum Action {
-    /// `browser_navigate`: open a URL or go back, forward, reload.
-    #[serde(rename = "browser_navigate")]
-    Navigate(NavigateArgs),
-    /// `browser_snapshot`: the page as text with a ref on every element.
-    #[serde(rename = "browser_snapshot")]
-    Snapshot(SnapshotArgs),
-    /// `browser_click`: a trusted click on an element.
-    #[serde(rename = "browser_click")]
-    Click(ClickArgs),
-    /// `browser_type`: type text into a field.
-    #[serde(rename = "browser_type")]
-    Type(TypeArgs),
-    /// `browser_screenshot`: an image of the viewport, page or element.
-    #[serde(rename = "browser_screenshot")]
-    Screenshot(ScreenshotArgs),
-    /// `browser_wait`: wait for text, a selector, a URL or a time.
-    #[serde(rename = "browser_wait")]
-    Wait(WaitArgs),
-    /// `browser_evaluate`: run JavaScript in the page.
-    #[serde(rename = "browser_evaluate")]
-    Evaluate(EvaluateArgs),
-    /// `browser_dialog`: answer a pending alert, confirm or prompt.
-    #[serde(rename = "browser_dialog")]
-    Dialog(DialogArgs),
-    /// `browser_hover`: move the mouse over an element.
-    #[serde(rename = "browser_hover")]
-    Hover(HoverArgs),
-    /// `browser_press_key`: press a key or a combination.
-    #[serde(rename = "browser_press_key")]
-    PressKey(PressKeyArgs),
-    /// `browser_select_option`: choose options of a `<select>`.
-    #[serde(rename = "browser_select_option")]
-    SelectOption(SelectOptionArgs),
-    /// `browser_console`: the tab's recent console messages.
-    #[serde(rename = "browser_console")]
-    Console(ConsoleArgs),
-    /// `browser_extract`: the page's content as Markdown, paged.
-    #[serde(rename = "browser_extract")]
-    Extract(ExtractArgs),
-    /// `browser_tabs`: list, open, select or close tabs.
-    #[serde(rename = "browser_tabs")]
-    Tabs(TabsArgs),
-    /// `browser_cdp`: send one raw CDP command.
-    #[serde(rename = "browser_cdp")]
-    Cdp(CdpArgs),
-    /// `browser_network`: the tab's recent requests, one in detail.
-    #[serde(rename = "browser_network")]
-    Network(NetworkArgs),
-    /// `browser_storage`: cookies, and saved storage states.
-    #[serde(rename = "browser_storage")]
-    Storage(StorageArgs),
-    /// `browser_pdf`: the page printed to a PDF file.
-    #[serde(rename = "browser_pdf")]
-    Pdf(PdfArgs),
-    /// `browser_emulate`: viewport, device and environment of the tab.
-    #[serde(rename = "browser_emulate")]
-    Emulate(EmulateArgs),
-    /// `browser_fill_form`: set several form fields in one call.
-    #[serde(rename = "browser_fill_form")]
-    FillForm(FillFormArgs),
-    /// `browser_drag`: drag an element onto another with trusted input.
-    #[serde(rename = "browser_drag")]
-    Drag(DragArgs),
-    /// `browser_upload`: give a file input (or a file chooser) local files.
-    #[serde(rename = "browser_upload")]
-    Upload(UploadArgs),
-    /// `browser_scroll`: scroll an element into view, or the page or a
-    /// container by wheel input.
-    #[serde(rename = "browser_scroll")]
-    Scroll(ScrollArgs),
-    /// `browser_handoff`: hand the tab to a person and wait for them.
-    #[serde(rename = "browser_handoff")]
-    Handoff(HandoffArgs),
-}
-
-impl Action {
-    /// The tool's name, as MCP and the WebSocket API call it.
-    pub fn tool_name(&self) -> &'static str {
-        match self {
-            Action::Navigate(_) => "browser_navigate",
-            Action::Snapshot(_) => "browser_snapshot",
-            Action::Click(_) => "browser_click",
-            Action::Type(_) => "browser_type",
-            Action::Screenshot(_) => "browser_screenshot",
-            Action::Wait(_) => "browser_wait",
-            Action::Evaluate(_) => "browser_evaluate",
-            Action::Dialog(_) => "browser_dialog",
-            Action::Hover(_) => "browser_hover",
-            Action::PressKey(_) => "browser_press_key",
-            Action::SelectOption(_) => "browser_select_option",
-            Action::Console(_) => "browser_console",
-            Action::Extract(_) => "browser_extract",
-            Action::Tabs(_) => "browser_tabs",
-            Action::Cdp(_) => "browser_cdp",
-            Action::Network(_) => "browser_network",
-            Action::Storage(_) => "browser_storage",
-            Action::Pdf(_) => "browser_pdf",
-            Action::Emulate(_) => "browser_emulate",
-            Action::FillForm(_) => "browser_fill_form",
-            Action::Drag(_) => "browser_drag",
-            Action::Upload(_) => "browser_upload",
-            Action::Scroll(_) => "browser_scroll",
-            Action::Handoff(_) => "browser_handoff",
-        }
-    }
-
-    /// The arguments every tool takes.
-    pub fn common(&self) -> &Common {
-        match self {
-            Action::Navigate(a) => &a.common,
-            Action::Snapshot(a) => &a.common,
-            Action::Click(a) => &a.common,
-            Action::Type(a) => &a.common,
-            Action::Screenshot(a) => &a.common,
-            Action::Wait(a) => &a.common,
-            Action::Evaluate(a) => &a.common,
-            Action::Dialog(a) => &a.common,
-            Action::Hover(a) => &a.common,
-            Action::PressKey(a) => &a.common,
-            Action::SelectOption(a) => &a.common,
-            Action::Console(a) => &a.common,
-            Action::Extract(a) => &a.common,
-            Action::Tabs(a) => &a.common,
-            Action::Cdp(a) => &a.common,
-            Action::Network(a) => &a.common,
-            Action::Storage(a) => &a.common,
-            Action::Pdf(a) => &a.common,
-            Action::Emulate(a) => &a.common,
-            Action::FillForm(a) => &a.common,
-            Action::Drag(a) => &a.common,
-            Action::Upload(a) => &a.common,
-            Action::Scroll(a) => &a.common,
-            Action::Handoff(a) => &a.common,
-        }
-    }
-
-    /// The call's own `timeout_ms`, if it gave one.
-    pub fn timeout_ms(&self) -> Option<u64> {
-        self.common().timeout_ms
-    }
-}
 
 /// Arguments every tool takes. Deliberately undocumented in the schema:
 /// the server's instructions explain them once instead of in every tool.
@@ -590,6 +444,9 @@ pub struct ActionOutput {
     pub data: Value,
     /// A screenshot's image, if the action took one.
     pub image: Option<Image>,
+    /// The obstacle it found on the page (also in `data`), for the
+    /// session's event stream.
+    pub(crate) obstacle: Option<crate::obstacle::Obstacle>,
 }
 
 /// An encoded image (a screenshot).
@@ -608,6 +465,17 @@ impl ActionOutput {
             text: text.into(),
             data,
             image: None,
+            obstacle: None,
         }
+    }
+
+    /// The output with the obstacle found on the page, if any: in `data`
+    /// for the model, and typed for the session's event stream.
+    pub(crate) fn with_obstacle(mut self, obstacle: Option<crate::obstacle::Obstacle>) -> ActionOutput {
+        if let Some(o) = &obstacle {
+            self.data["obstacle"] = serde_json::json!(o);
+        }
+        self.obstacle = obstacle;
+        self
     }
 }

@@ -6,7 +6,39 @@ use serde_json::{json, Value};
 
 use crate::action::CdpArgs;
 use crate::tab::Tab;
+use crate::tool::{Declaration, DefaultBudget, Group, Scope, TabCall};
 use crate::{ActionError, ActionOutput, Budget, ErrorCode};
+
+/// `browser_cdp`'s declaration (see `crate::tool`).
+pub(crate) const TOOL: Declaration = Declaration {
+    name: "browser_cdp",
+    group: Group::Core,
+    description: "Send a raw CDP command to the tab (or a frame's session); only methods that stay in the tab unless the server allows all.",
+    scope: Scope::Tab,
+    runs_during_dialog: true,
+    budget: DefaultBudget::Action,
+    changes_page: false,
+};
+
+/// A method shaped `Domain.method` (what `[tools] cdp` lets through is
+/// judged by the session, which holds the configuration).
+pub(crate) fn check(a: &CdpArgs) -> Result<(), ActionError> {
+    let (domain, method) = a.method.split_once('.').unwrap_or(("", ""));
+    let word = |w: &str| !w.is_empty() && w.chars().all(|c| c.is_ascii_alphanumeric());
+    if word(domain) && word(method) {
+        Ok(())
+    } else {
+        Err(ActionError::invalid(
+            format!("\"{}\" is not a CDP method", a.method),
+            "Use Domain.method, e.g. Page.getLayoutMetrics.",
+        ))
+    }
+}
+
+/// Runs the tool in the call's tab.
+pub(crate) async fn perform(call: &TabCall<'_>, args: &CdpArgs) -> Result<ActionOutput, ActionError> {
+    run(call.tab, args, call.budget).await
+}
 
 /// Longest result text shown to the model; the full result is in the data.
 const MAX_TEXT: usize = 20_000;

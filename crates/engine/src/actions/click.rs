@@ -9,7 +9,39 @@ use crate::actions::{download, element, input};
 use crate::error::Failure;
 use crate::tab::Tab;
 use crate::timing;
+use crate::tool::{Declaration, DefaultBudget, Group, Scope, TabCall};
+use crate::validate;
 use crate::{ActionError, ActionOutput, Budget};
+
+/// `browser_click`'s declaration (see `crate::tool`).
+pub(crate) const TOOL: Declaration = Declaration {
+    name: "browser_click",
+    group: Group::Core,
+    description: "Click with real mouse input. Says if the page navigated or a file downloaded.",
+    scope: Scope::Tab,
+    runs_during_dialog: false,
+    budget: DefaultBudget::Action,
+    changes_page: true,
+};
+
+/// One element; a click count of 1 to 3.
+pub(crate) fn check(a: &ClickArgs) -> Result<(), ActionError> {
+    validate::element_target(TOOL.name, &a.target)?;
+    if let Some(n) = a.click_count {
+        if !(1..=3).contains(&n) {
+            return Err(ActionError::invalid(
+                format!("click_count must be 1, 2 or 3, not {n}"),
+                "Use 2 for a double click.",
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Runs the tool in the call's tab.
+pub(crate) async fn perform(call: &TabCall<'_>, args: &ClickArgs) -> Result<ActionOutput, ActionError> {
+    run(call.tab, args, call.budget).await
+}
 
 /// Arms a one-shot flag in cdpilot's world that the page's `navigate` event
 /// (Navigation API) sets when a cross-document navigation starts. It fires

@@ -5,7 +5,29 @@ use serde_json::json;
 
 use crate::action::{ConsoleArgs, ConsoleLevel};
 use crate::tab::Tab;
+use crate::tool::{Declaration, DefaultBudget, Group, Scope, TabCall};
 use crate::{ActionError, ActionOutput};
+
+/// `browser_console`'s declaration (see `crate::tool`).
+pub(crate) const TOOL: Declaration = Declaration {
+    name: "browser_console",
+    group: Group::Core,
+    description: "Recent console messages and uncaught errors (last 200).",
+    scope: Scope::Tab,
+    runs_during_dialog: true,
+    budget: DefaultBudget::Action,
+    changes_page: false,
+};
+
+/// Nothing to check beyond the schema.
+pub(crate) fn check(_: &ConsoleArgs) -> Result<(), ActionError> {
+    Ok(())
+}
+
+/// Runs the tool in the call's tab.
+pub(crate) async fn perform(call: &TabCall<'_>, args: &ConsoleArgs) -> Result<ActionOutput, ActionError> {
+    run(call.tab, args)
+}
 
 pub fn run(tab: &Tab, args: &ConsoleArgs) -> Result<ActionOutput, ActionError> {
     let level = args.level.unwrap_or(ConsoleLevel::All);

@@ -6,7 +6,29 @@ use serde_json::json;
 use crate::action::{DialogAnswer, DialogArgs};
 use crate::dialogs::answer;
 use crate::tab::Tab;
+use crate::tool::{Declaration, DefaultBudget, Group, Scope, TabCall};
 use crate::{ActionError, ActionOutput, Budget};
+
+/// `browser_dialog`'s declaration (see `crate::tool`).
+pub(crate) const TOOL: Declaration = Declaration {
+    name: "browser_dialog",
+    group: Group::Core,
+    description: "Accept or dismiss the pending alert/confirm/prompt.",
+    scope: Scope::Tab,
+    runs_during_dialog: true,
+    budget: DefaultBudget::Action,
+    changes_page: true,
+};
+
+/// Nothing to check beyond the schema.
+pub(crate) fn check(_: &DialogArgs) -> Result<(), ActionError> {
+    Ok(())
+}
+
+/// Runs the tool in the call's tab.
+pub(crate) async fn perform(call: &TabCall<'_>, args: &DialogArgs) -> Result<ActionOutput, ActionError> {
+    run(call.tab, args, call.budget).await
+}
 
 pub async fn run(tab: &Tab, args: &DialogArgs, budget: &Budget) -> Result<ActionOutput, ActionError> {
     let accept = args.action == DialogAnswer::Accept;

@@ -13,7 +13,42 @@ use serde_json::{json, Value};
 use crate::action::DragArgs;
 use crate::actions::{element, input};
 use crate::tab::Tab;
+use crate::tool::{Declaration, DefaultBudget, Group, Scope, TabCall};
+use crate::validate;
 use crate::{ActionError, ActionOutput, Budget, ErrorCode};
+
+/// `browser_drag`'s declaration (see `crate::tool`).
+pub(crate) const TOOL: Declaration = Declaration {
+    name: "browser_drag",
+    group: Group::Core,
+    description: "Drag an element onto to_ref with real mouse input (sliders, HTML5 drag and drop).",
+    scope: Scope::Tab,
+    runs_during_dialog: false,
+    budget: DefaultBudget::Action,
+    changes_page: true,
+};
+
+/// One element to drag, and one place to drop it.
+pub(crate) fn check(a: &DragArgs) -> Result<(), ActionError> {
+    validate::element_target(TOOL.name, &a.target)?;
+    match (&a.to_ref, &a.to_selector) {
+        (Some(r), None) => validate::reference(r),
+        (None, Some(s)) => validate::non_empty("to_selector", s),
+        (Some(_), Some(_)) => Err(ActionError::invalid(
+            "browser_drag takes to_ref or to_selector, not both",
+            "Pass the drop target's ref as to_ref only.",
+        )),
+        (None, None) => Err(ActionError::invalid(
+            "browser_drag needs where to drop: to_ref (or to_selector)",
+            "Pass the drop target's ref from browser_snapshot as to_ref.",
+        )),
+    }
+}
+
+/// Runs the tool in the call's tab.
+pub(crate) async fn perform(call: &TabCall<'_>, args: &DragArgs) -> Result<ActionOutput, ActionError> {
+    run(call.tab, args, call.budget).await
+}
 
 /// Watches the source's window for the drag's first mouse move: a
 /// `dragstart` that follows (and is not cancelled) settles it as a drag;

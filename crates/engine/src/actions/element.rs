@@ -516,3 +516,28 @@ mod tests {
         assert_eq!(super::quad_area(&[0.0, 0.0, 10.0, 0.0, 10.0, 0.0, 0.0, 0.0]), 0.0);
     }
 }
+
+/// The origin of the document that owns the element `target` names (its
+/// frame's, from the frame records the browser's events keep; the top
+/// page's when it is in no iframe): where a secret typed into it goes.
+pub(crate) async fn origin(
+    tab: &Tab,
+    target: &ElementTarget,
+    budget: &Budget,
+) -> Result<String, ActionError> {
+    let element = resolve(tab, target, budget).await?;
+    let frame_id = element.frame.frame_id.clone();
+    let (origin, top) = tab.state(|s| {
+        let origin = s.frames.get(&frame_id).map(|f| f.origin().to_owned());
+        (origin, s.url.clone())
+    });
+    Ok(match origin {
+        Some(origin) if !origin.is_empty() && origin != "null" => origin,
+        // No record of the frame (the tab's own document before its first
+        // navigation event): the tab's URL, when the element is in it.
+        _ if frame_id == tab.target_id => top,
+        // An iframe cdpilot has no origin for: nothing a secret can be
+        // bound to.
+        _ => "null".into(),
+    })
+}

@@ -12,7 +12,24 @@ use serde_json::json;
 
 use crate::action::{ColorScheme, EmulateArgs};
 use crate::tab::Tab;
+use crate::tool::{Declaration, DefaultBudget, Group, Scope, TabCall};
 use crate::{ActionError, ActionOutput, Budget};
+
+/// `browser_emulate`'s declaration (see `crate::tool`).
+pub(crate) const TOOL: Declaration = Declaration {
+    name: "browser_emulate",
+    group: Group::Emulation,
+    description: "Emulate a device in this tab until changed: viewport, scale, mobile, user agent, color scheme, locale, timezone, geolocation, offline.",
+    scope: Scope::Tab,
+    runs_during_dialog: false,
+    budget: DefaultBudget::Action,
+    changes_page: false,
+};
+
+/// Runs the tool in the call's tab.
+pub(crate) async fn perform(call: &TabCall<'_>, args: &EmulateArgs) -> Result<ActionOutput, ActionError> {
+    run(call.tab, args, call.budget).await
+}
 
 /// What earlier calls set on the tab.
 #[derive(Debug, Default, Clone)]

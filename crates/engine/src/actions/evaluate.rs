@@ -25,7 +25,62 @@ use crate::action::EvaluateArgs;
 use crate::actions::element;
 use crate::metrics::Metrics;
 use crate::tab::Tab;
+use crate::tool::{Declaration, DefaultBudget, Group, Scope, TabCall};
+use crate::validate;
 use crate::{ActionError, ActionOutput, Budget, ErrorCode};
+
+/// `browser_evaluate`'s declaration (see `crate::tool`).
+pub(crate) const TOOL: Declaration = Declaration {
+    name: "browser_evaluate",
+    group: Group::Core,
+    description: "Run JavaScript in the page; returns its JSON value (cut at 8 KB).",
+    scope: Scope::Tab,
+    runs_during_dialog: false,
+    budget: DefaultBudget::Evaluate,
+    changes_page: false,
+};
+
+/// An expression or a function; a ref only with a function, not with a
+/// frame.
+pub(crate) fn check(a: &EvaluateArgs) -> Result<(), ActionError> {
+    match (&a.expression, &a.function) {
+        (Some(_), Some(_)) => {
+            return Err(ActionError::invalid(
+                "pass either expression or function, not both",
+                "Use expression for a JS expression, function for a function source.",
+            ))
+        }
+        (None, None) => {
+            return Err(ActionError::invalid(
+                "browser_evaluate needs an expression (or a function)",
+                "Pass expression, e.g. {\"expression\": \"document.title\"}.",
+            ))
+        }
+        (Some(e), None) => validate::non_empty("expression", e)?,
+        (None, Some(f)) => validate::non_empty("function", f)?,
+    }
+    if a.reference.is_some() && a.frame.is_some() {
+        return Err(ActionError::invalid(
+            "pass ref or frame, not both (a ref already names its frame)",
+            "Leave frame out when you pass ref.",
+        ));
+    }
+    if let Some(r) = &a.reference {
+        validate::reference(r)?;
+        if a.function.is_none() {
+            return Err(ActionError::invalid(
+                "ref needs a function to receive the element",
+                "Pass function, e.g. {\"function\": \"el => el.textContent\", \"ref\": \"e12\"}.",
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Runs the tool in the call's tab.
+pub(crate) async fn perform(call: &TabCall<'_>, args: &EvaluateArgs) -> Result<ActionOutput, ActionError> {
+    run(call.tab, args, call.budget, call.metrics).await
+}
 
 /// Values whose JSON is longer than this come back as a preview.
 pub const MAX_VALUE_CHARS: usize = 8 * 1024;

@@ -22,7 +22,43 @@ use serde_json::json;
 
 use crate::action::ExtractArgs;
 use crate::tab::Tab;
+use crate::tool::{Declaration, DefaultBudget, Group, Scope, TabCall};
+use crate::validate;
 use crate::{ActionError, ActionOutput, Budget, ErrorCode};
+
+/// `browser_extract`'s declaration (see `crate::tool`).
+pub(crate) const TOOL: Declaration = Declaration {
+    name: "browser_extract",
+    group: Group::Core,
+    description: "The page's main content as Markdown (no nav, ads, overlays), paged by start_char.",
+    scope: Scope::Tab,
+    runs_during_dialog: false,
+    budget: DefaultBudget::Action,
+    changes_page: false,
+};
+
+/// A selector that is not empty; a page of 1 to 1,000,000 characters.
+pub(crate) fn check(a: &ExtractArgs) -> Result<(), ActionError> {
+    if let Some(s) = &a.selector {
+        validate::non_empty("selector", s)?;
+    }
+    match a.max_chars {
+        Some(0) => Err(ActionError::invalid(
+            "max_chars must be at least 1",
+            "Leave it out for 20000.",
+        )),
+        Some(m) if m > 1_000_000 => Err(ActionError::invalid(
+            format!("max_chars {m} is over 1000000"),
+            "Read in pages of at most 1000000 characters.",
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// Runs the tool in the call's tab.
+pub(crate) async fn perform(call: &TabCall<'_>, args: &ExtractArgs) -> Result<ActionOutput, ActionError> {
+    run(call.tab, args, call.budget).await
+}
 
 pub const MAX_INPUT_CHARS: usize = 2_000_000;
 pub const DEFAULT_MAX_CHARS: usize = 20_000;
@@ -160,14 +196,14 @@ pub async fn run(tab: &Tab, args: &ExtractArgs, budget: &Budget) -> Result<Actio
         output.data["fallback"] = json!("dom_text");
     }
     let status = tab.state(|s| s.current_status());
-    if let Some(o) = crate::obstacle::check(tab, budget, status).await? {
+    let obstacle = crate::obstacle::check(tab, budget, status).await?;
+    if let Some(o) = &obstacle {
         output.text = format!(
             "Obstacle ({}, {} confidence): {}\n\n{}",
             o.kind, o.confidence, o.message, output.text
         );
-        output.data["obstacle"] = json!(o);
     }
-    Ok(output)
+    Ok(output.with_obstacle(obstacle))
 }
 
 /// One run of the page reader.

@@ -15,7 +15,50 @@ use crate::action::{FillFormArgs, FormField, MouseButton};
 use crate::actions::element::{self, Element};
 use crate::actions::{input, select_option, slider, type_text};
 use crate::tab::Tab;
+use crate::tool::{Declaration, DefaultBudget, Group, Scope, TabCall};
+use crate::validate;
 use crate::{ActionError, ActionOutput, Budget, ErrorCode};
+
+/// `browser_fill_form`'s declaration (see `crate::tool`).
+pub(crate) const TOOL: Declaration = Declaration {
+    name: "browser_fill_form",
+    group: Group::Core,
+    description: "Set form controls: text, checkbox/radio \"true\"/\"false\", select option value or label, range/date/time/color/number value. Stops at the first failure.",
+    scope: Scope::Tab,
+    runs_during_dialog: false,
+    budget: DefaultBudget::Action,
+    changes_page: true,
+};
+
+/// At least one field, each naming one element.
+pub(crate) fn check(a: &FillFormArgs) -> Result<(), ActionError> {
+    if a.fields.is_empty() {
+        return Err(ActionError::invalid(
+            "fields is empty",
+            "Pass the fields to fill, e.g. {\"fields\": [{\"ref\": \"e3\", \"value\": \"Ada\"}]}.",
+        ));
+    }
+    for (i, field) in a.fields.iter().enumerate() {
+        validate::element_target(TOOL.name, &field.target()).map_err(|e| ActionError {
+            message: format!("fields[{i}]: {}", e.message),
+            ..e
+        })?;
+    }
+    Ok(())
+}
+
+/// Runs the tool in the call's tab.
+pub(crate) async fn perform(call: &TabCall<'_>, args: &FillFormArgs) -> Result<ActionOutput, ActionError> {
+    let mut args = args.clone();
+    for field in &mut args.fields {
+        if field.value.contains("{{secret:") {
+            // A secret is typed only into a field of the origin it is bound to.
+            let origin = element::origin(call.tab, &field.target(), call.budget).await?;
+            field.value = call.secrets.expand(&field.value, &origin)?;
+        }
+    }
+    run(call.tab, &args, call.budget).await
+}
 
 /// What kind of control the element is, and for a checkbox or radio its
 /// state and whether a person could click it.
@@ -142,7 +185,7 @@ async fn fill(tab: &Tab, field: &FormField, budget: &Budget) -> Result<(String, 
         .await?;
     let value = match kind["kind"].as_str().unwrap_or_default() {
         "text" => text(tab, &element, &field.value, budget).await?,
-        "check" => check(tab, &element, &kind, &field.value, budget).await?,
+        "check" => check_box(tab, &element, &kind, &field.value, budget).await?,
         "select" => select(&element, &field.value, budget).await?,
         "slider" => slider::set(tab, &element, &field.value, budget).await?,
         "value" => set_value(&element, kind["type"].as_str().unwrap_or_default(), &field.value, budget).await?,
@@ -202,7 +245,7 @@ async fn text(tab: &Tab, element: &Element, value: &str, budget: &Budget) -> Res
         .await
 }
 
-async fn check(
+async fn check_box(
     tab: &Tab,
     element: &Element,
     kind: &Value,

@@ -1,5 +1,7 @@
-//! One file per action. Each takes the tab, its arguments and the call's
-//! budget, and returns an [`crate::ActionOutput`] or a contract error.
+//! One file per tab-scoped tool: its declaration (`TOOL`), its checks and
+//! its handler (`perform`, given the call's tab and budget), listed in
+//! `crate::tools`; and the helpers they share (element resolution,
+//! geometry across frames, keys, trusted input, widgets).
 
 pub mod annotate;
 pub mod cdp;
@@ -27,8 +29,7 @@ pub mod scroll;
 pub mod select_option;
 pub mod selection;
 pub mod slider;
-pub mod storage;
-pub mod tabs;
+pub mod snapshot;
 pub mod type_text;
 pub mod upload;
 pub mod wait;

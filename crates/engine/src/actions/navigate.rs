@@ -13,7 +13,44 @@ use serde_json::{json, Value};
 
 use crate::action::{History, NavigateArgs};
 use crate::tab::{Navigations, Tab};
+use crate::tool::{Declaration, DefaultBudget, Group, Scope, TabCall};
+use crate::validate;
 use crate::{ActionError, ActionOutput, Budget, ErrorCode};
+
+/// `browser_navigate`'s declaration (see `crate::tool`).
+pub(crate) const TOOL: Declaration = Declaration {
+    name: "browser_navigate",
+    group: Group::Core,
+    description:
+        "Open an http(s) URL (or go back/forward/reload) and wait for the load. Returns URL, title, status.",
+    scope: Scope::Tab,
+    runs_during_dialog: false,
+    budget: DefaultBudget::Action,
+    changes_page: true,
+};
+
+/// One of url and history; a URL that is not empty (its scheme is judged
+/// against `[policy] schemes` by the session, which holds the
+/// configuration).
+pub(crate) fn check(a: &NavigateArgs) -> Result<(), ActionError> {
+    match (&a.url, a.history) {
+        (Some(_), Some(_)) => Err(ActionError::invalid(
+            "pass either url or history, not both",
+            "Call browser_navigate with url to open a page, or history to go back/forward/reload.",
+        )),
+        (None, None) => Err(ActionError::invalid(
+            "browser_navigate needs a url (or history)",
+            "Pass url, e.g. {\"url\": \"https://example.com\"}.",
+        )),
+        (Some(url), None) => validate::non_empty("url", url),
+        (None, Some(_)) => Ok(()),
+    }
+}
+
+/// Runs the tool in the call's tab.
+pub(crate) async fn perform(call: &TabCall<'_>, args: &NavigateArgs) -> Result<ActionOutput, ActionError> {
+    run(call.tab, args, call.budget).await
+}
 
 /// The cleanup budget of stopping a load the call had no time left for.
 const STOP_LOADING_BUDGET: Duration = Duration::from_secs(2);
@@ -75,14 +112,13 @@ pub async fn run(tab: &Tab, args: &NavigateArgs, budget: &Budget) -> Result<Acti
         data["redirected_from"] = Value::String(from);
     }
     text += &format!(". Title: \"{title}\". Take a browser_snapshot to see the page.");
-    if let Some(obstacle) = obstacle {
+    if let Some(obstacle) = &obstacle {
         text += &format!(
             "\nObstacle ({}, {} confidence): {}",
             obstacle.kind, obstacle.confidence, obstacle.message
         );
-        data["obstacle"] = json!(obstacle);
     }
-    Ok(ActionOutput::new(text, data))
+    Ok(ActionOutput::new(text, data).with_obstacle(obstacle))
 }
 
 /// Stops the tab's loading after the call ran out of budget, under a

@@ -10,7 +10,24 @@ use serde_json::{json, Map, Value};
 use crate::action::{NetworkAction, NetworkArgs};
 use crate::network::Request;
 use crate::tab::Tab;
+use crate::tool::{Declaration, DefaultBudget, Group, Scope, TabCall};
 use crate::{ActionError, ActionOutput, Budget};
+
+/// `browser_network`'s declaration (see `crate::tool`).
+pub(crate) const TOOL: Declaration = Declaration {
+    name: "browser_network",
+    group: Group::Network,
+    description: "The tab's last 500 requests, iframes included: list (filter by URL, type, failed) or get one by id: headers, post data, and with body its response (text up to 64 KB).",
+    scope: Scope::Tab,
+    runs_during_dialog: true,
+    budget: DefaultBudget::Action,
+    changes_page: false,
+};
+
+/// Runs the tool in the call's tab.
+pub(crate) async fn perform(call: &TabCall<'_>, args: &NetworkArgs) -> Result<ActionOutput, ActionError> {
+    run(call.tab, args, call.budget).await
+}
 
 /// The longest text body returned, in bytes.
 const BODY_MAX: usize = 64 * 1024;

@@ -8,7 +8,32 @@ use serde_json::json;
 use crate::action::PdfArgs;
 use crate::config::FilesConfig;
 use crate::tab::Tab;
+use crate::tool::{Declaration, DefaultBudget, Group, Scope, TabCall};
+use crate::validate;
 use crate::{files, ActionError, ActionOutput, Budget};
+
+/// `browser_pdf`'s declaration (see `crate::tool`).
+pub(crate) const TOOL: Declaration = Declaration {
+    name: "browser_pdf",
+    group: Group::Pdf,
+    description: "Print the page to a PDF file in the output directory. Returns path, bytes, pages.",
+    scope: Scope::Tab,
+    runs_during_dialog: false,
+    budget: DefaultBudget::Action,
+    changes_page: false,
+};
+
+/// A path that is not empty (where it may go is judged as it is written).
+pub(crate) fn check(a: &PdfArgs) -> Result<(), ActionError> {
+    a.path
+        .as_deref()
+        .map_or(Ok(()), |p| validate::non_empty("path", p))
+}
+
+/// Runs the tool in the call's tab.
+pub(crate) async fn perform(call: &TabCall<'_>, args: &PdfArgs) -> Result<ActionOutput, ActionError> {
+    run(call.tab, args, &call.config.files, call.budget).await
+}
 
 pub async fn run(
     tab: &Tab,

@@ -5,7 +5,29 @@ use serde_json::json;
 use crate::action::PressKeyArgs;
 use crate::actions::{input, keys};
 use crate::tab::Tab;
+use crate::tool::{Declaration, DefaultBudget, Group, Scope, TabCall};
 use crate::{ActionError, ActionOutput, Budget};
+
+/// `browser_press_key`'s declaration (see `crate::tool`).
+pub(crate) const TOOL: Declaration = Declaration {
+    name: "browser_press_key",
+    group: Group::Core,
+    description: "Press a key or combo in the focused element.",
+    scope: Scope::Tab,
+    runs_during_dialog: false,
+    budget: DefaultBudget::Action,
+    changes_page: true,
+};
+
+/// A key (or combo) the keyboard table knows.
+pub(crate) fn check(a: &PressKeyArgs) -> Result<(), ActionError> {
+    keys::parse(&a.key).map(|_| ())
+}
+
+/// Runs the tool in the call's tab.
+pub(crate) async fn perform(call: &TabCall<'_>, args: &PressKeyArgs) -> Result<ActionOutput, ActionError> {
+    run(call.tab, args, call.budget).await
+}
 
 pub async fn run(tab: &Tab, args: &PressKeyArgs, budget: &Budget) -> Result<ActionOutput, ActionError> {
     let combo = keys::parse(&args.key)?;

@@ -11,7 +11,50 @@ use crate::action::{ImageFormat, ScreenshotArgs};
 use crate::actions::{annotate, element};
 use crate::config::FilesConfig;
 use crate::tab::Tab;
+use crate::tool::{Declaration, DefaultBudget, Group, Scope, TabCall};
+use crate::validate;
 use crate::{files, ActionError, ActionOutput, Budget, Image};
+
+/// `browser_screenshot`'s declaration (see `crate::tool`).
+pub(crate) const TOOL: Declaration = Declaration {
+    name: "browser_screenshot",
+    group: Group::Core,
+    description: "Screenshot of the viewport, full_page, or an element (ref).",
+    scope: Scope::Tab,
+    runs_during_dialog: false,
+    budget: DefaultBudget::Action,
+    changes_page: false,
+};
+
+/// A ref of the right shape, not with full_page; quality for JPEG only.
+pub(crate) fn check(a: &ScreenshotArgs) -> Result<(), ActionError> {
+    if let Some(r) = &a.reference {
+        validate::reference(r)?;
+    }
+    if a.reference.is_some() && a.full_page == Some(true) {
+        return Err(ActionError::invalid(
+            "ref and full_page cannot be combined",
+            "Pass ref for one element, or full_page for the whole page.",
+        ));
+    }
+    match (a.quality, a.format.unwrap_or_default()) {
+        (Some(q), _) if q > 100 => Err(ActionError::invalid(
+            format!("quality must be 0-100, not {q}"),
+            "Pass a JPEG quality between 0 and 100.",
+        )),
+        (Some(_), ImageFormat::Png) => Err(ActionError::invalid(
+            "quality applies to JPEG only",
+            "Add format: \"jpeg\" or leave quality out.",
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// Runs the tool in the call's tab.
+pub(crate) async fn perform(call: &TabCall<'_>, args: &ScreenshotArgs) -> Result<ActionOutput, ActionError> {
+    let cap = call.config.limits.snapshot_max_elements;
+    run(call.tab, args, &call.config.files, cap, call.budget).await
+}
 
 pub async fn run(
     tab: &Tab,

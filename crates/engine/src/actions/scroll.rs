@@ -9,7 +9,48 @@ use crate::action::{ScrollArgs, ScrollDirection};
 use crate::actions::element::{self, Element};
 use crate::actions::input;
 use crate::tab::Tab;
+use crate::tool::{Declaration, DefaultBudget, Group, Scope, TabCall};
+use crate::validate;
 use crate::{ActionError, ActionOutput, Budget};
+
+/// `browser_scroll`'s declaration (see `crate::tool`).
+pub(crate) const TOOL: Declaration = Declaration {
+    name: "browser_scroll",
+    group: Group::Core,
+    description: "Scroll ref into view, or wheel-scroll the page (or container ref) in a direction.",
+    scope: Scope::Tab,
+    runs_during_dialog: false,
+    budget: DefaultBudget::Action,
+    changes_page: true,
+};
+
+/// An element to bring into view, or a direction (an amount only with one).
+pub(crate) fn check(a: &ScrollArgs) -> Result<(), ActionError> {
+    let named = a.target.reference.is_some() || a.target.selector.is_some();
+    if named {
+        validate::element_target(TOOL.name, &a.target)?;
+    }
+    match (a.direction, a.amount) {
+        (None, None) if !named => Err(ActionError::invalid(
+            "browser_scroll needs a ref (to scroll it into view) or a direction",
+            "Pass {\"direction\": \"down\"} to scroll the page, or the ref of an element to bring into view.",
+        )),
+        (None, Some(_)) => Err(ActionError::invalid(
+            "amount needs a direction",
+            "Add direction: up, down, left or right.",
+        )),
+        (Some(_), Some(0)) => Err(ActionError::invalid(
+            "amount must be at least 1 pixel",
+            "Leave amount out to scroll one viewport.",
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// Runs the tool in the call's tab.
+pub(crate) async fn perform(call: &TabCall<'_>, args: &ScrollArgs) -> Result<ActionOutput, ActionError> {
+    run(call.tab, args, call.budget).await
+}
 
 /// The scrolled box's position and size: the element's document (`page`)
 /// or the element itself.

@@ -8,7 +8,52 @@ use serde_json::{json, Value};
 use crate::action::SelectOptionArgs;
 use crate::actions::{combobox, element, selection};
 use crate::tab::Tab;
+use crate::tool::{Declaration, DefaultBudget, Group, Scope, TabCall};
+use crate::validate;
 use crate::{ActionError, ActionOutput, Budget};
+
+/// `browser_select_option`'s declaration (see `crate::tool`).
+pub(crate) const TOOL: Declaration = Declaration {
+    name: "browser_select_option",
+    group: Group::Core,
+    description: "Choose <select> options (values or labels); on a combobox, types and picks the option. With text: selects that text.",
+    scope: Scope::Tab,
+    runs_during_dialog: false,
+    budget: DefaultBudget::Action,
+    changes_page: true,
+};
+
+/// Values for one element, or a text (in an element, or the page).
+pub(crate) fn check(a: &SelectOptionArgs) -> Result<(), ActionError> {
+    if let Some(text) = &a.text {
+        if !a.values.is_empty() {
+            return Err(ActionError::invalid(
+                "browser_select_option takes values or text, not both",
+                "Pass values to choose options, or text to select that text.",
+            ));
+        }
+        if a.target.reference.is_some() || a.target.selector.is_some() {
+            validate::element_target(TOOL.name, &a.target)?;
+        }
+        return validate::non_empty("text", text);
+    }
+    validate::element_target(TOOL.name, &a.target)?;
+    if a.values.is_empty() {
+        return Err(ActionError::invalid(
+            "values is empty",
+            "Pass at least one option value or label.",
+        ));
+    }
+    Ok(())
+}
+
+/// Runs the tool in the call's tab.
+pub(crate) async fn perform(
+    call: &TabCall<'_>,
+    args: &SelectOptionArgs,
+) -> Result<ActionOutput, ActionError> {
+    run(call.tab, args, call.budget).await
+}
 
 /// Returns the chosen options' values and labels, or `{missing}` /
 /// `{not_select}` / `{too_many}`.

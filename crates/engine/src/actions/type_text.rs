@@ -8,7 +8,37 @@ use serde_json::{json, Value};
 use crate::action::TypeArgs;
 use crate::actions::{element, fill_form, input, keys};
 use crate::tab::Tab;
+use crate::tool::{Declaration, DefaultBudget, Group, Scope, TabCall};
+use crate::validate;
 use crate::{ActionError, ActionOutput, Budget, ErrorCode};
+
+/// `browser_type`'s declaration (see `crate::tool`).
+pub(crate) const TOOL: Declaration = Declaration {
+    name: "browser_type",
+    group: Group::Core,
+    description: "Type text into a field (cleared first; submit presses Enter). Returns its value.",
+    scope: Scope::Tab,
+    runs_during_dialog: false,
+    budget: DefaultBudget::Action,
+    changes_page: true,
+};
+
+/// One element.
+pub(crate) fn check(a: &TypeArgs) -> Result<(), ActionError> {
+    validate::element_target(TOOL.name, &a.target)
+}
+
+/// Runs the tool in the call's tab.
+pub(crate) async fn perform(call: &TabCall<'_>, args: &TypeArgs) -> Result<ActionOutput, ActionError> {
+    if args.text.contains("{{secret:") {
+        // A secret is typed only into a field of the origin it is bound to.
+        let origin = element::origin(call.tab, &args.target, call.budget).await?;
+        let mut args = args.clone();
+        args.text = call.secrets.expand(&args.text, &origin)?;
+        return run(call.tab, &args, call.budget).await;
+    }
+    run(call.tab, args, call.budget).await
+}
 
 /// Focuses the element and, when asked, selects its whole content so the
 /// inserted text replaces it. Returns false for elements that take no text,

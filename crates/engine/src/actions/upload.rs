@@ -14,7 +14,37 @@ use crate::action::{MouseButton, UploadArgs};
 use crate::actions::element::{self, Element};
 use crate::actions::input;
 use crate::tab::Tab;
+use crate::tool::{Declaration, DefaultBudget, Group, Scope, TabCall};
+use crate::validate;
 use crate::{ActionError, ActionOutput, Budget, ErrorCode};
+
+/// `browser_upload`'s declaration (see `crate::tool`).
+pub(crate) const TOOL: Declaration = Declaration {
+    name: "browser_upload",
+    group: Group::Core,
+    description: "Give local files to a file input, or to the element that opens a file chooser.",
+    scope: Scope::Tab,
+    runs_during_dialog: false,
+    budget: DefaultBudget::Action,
+    changes_page: true,
+};
+
+/// One element, and at least one path, none empty.
+pub(crate) fn check(a: &UploadArgs) -> Result<(), ActionError> {
+    validate::element_target(TOOL.name, &a.target)?;
+    if a.paths.is_empty() {
+        return Err(ActionError::invalid(
+            "paths is empty",
+            "Pass the local files to upload, e.g. {\"paths\": [\"report.pdf\"]}.",
+        ));
+    }
+    a.paths.iter().try_for_each(|p| validate::non_empty("paths[]", p))
+}
+
+/// Runs the tool in the call's tab.
+pub(crate) async fn perform(call: &TabCall<'_>, args: &UploadArgs) -> Result<ActionOutput, ActionError> {
+    run(call.tab, args, &call.config.files.upload_roots(), call.budget).await
+}
 
 const INSPECT: &str = "function () { return { file: this instanceof HTMLInputElement && this.type === 'file', multiple: !!this.multiple, disabled: !!this.disabled }; }";
 

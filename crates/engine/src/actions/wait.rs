@@ -9,7 +9,59 @@ use serde_json::json;
 use crate::action::WaitArgs;
 use crate::error::Failure;
 use crate::tab::Tab;
+use crate::tool::{Declaration, DefaultBudget, Group, Scope, TabCall};
+use crate::validate;
 use crate::{ActionError, ActionOutput, Budget, ErrorCode};
+
+/// `browser_wait`'s declaration (see `crate::tool`).
+pub(crate) const TOOL: Declaration = Declaration {
+    name: "browser_wait",
+    group: Group::Core,
+    description:
+        "Wait until text appears, text_gone goes, selector is visible, the URL matches, or time_ms passes.",
+    scope: Scope::Tab,
+    runs_during_dialog: false,
+    budget: DefaultBudget::Wait,
+    changes_page: false,
+};
+
+/// Exactly one condition, none of them empty.
+pub(crate) fn check(a: &WaitArgs) -> Result<(), ActionError> {
+    let given = [
+        a.text.is_some(),
+        a.text_gone.is_some(),
+        a.selector.is_some(),
+        a.url.is_some(),
+        a.time_ms.is_some(),
+    ]
+    .iter()
+    .filter(|g| **g)
+    .count();
+    if given != 1 {
+        return Err(ActionError::invalid(
+            format!(
+                "browser_wait takes exactly one of text, text_gone, selector, url, time_ms ({given} given)"
+            ),
+            "Pass one condition, e.g. {\"text\": \"Saved\"}.",
+        ));
+    }
+    for (name, value) in [
+        ("text", &a.text),
+        ("text_gone", &a.text_gone),
+        ("selector", &a.selector),
+        ("url", &a.url),
+    ] {
+        if let Some(v) = value {
+            validate::non_empty(name, v)?;
+        }
+    }
+    Ok(())
+}
+
+/// Runs the tool in the call's tab.
+pub(crate) async fn perform(call: &TabCall<'_>, args: &WaitArgs) -> Result<ActionOutput, ActionError> {
+    run(call.tab, args, call.budget).await
+}
 
 /// Resolves true once the condition holds, false when the page-side timer
 /// (set to the budget left) runs out, so no observer outlives the call.

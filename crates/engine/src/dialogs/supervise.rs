@@ -16,8 +16,8 @@
 use std::future::Future;
 
 use super::report;
-use crate::action::Action;
 use crate::tab::Tab;
+use crate::tools::Action;
 use crate::{ActionError, ActionOutput};
 
 /// Runs `run`, the work of `action` in `tab`, under must_respond.

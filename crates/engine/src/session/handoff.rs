@@ -13,11 +13,58 @@ use cdp::protocol::target::{DetachedFromTarget, TargetDestroyed};
 use serde_json::json;
 
 use super::events::SessionEvent;
-use super::{Context, Session};
-use crate::action::{Action, HandoffArgs, WaitArgs};
+use super::{Context, Session, SessionCall};
+use crate::action::{HandoffArgs, WaitArgs};
 use crate::handoff::{Answer, Offer, Offered};
 use crate::tab::Tab;
-use crate::{actions, ActionError, ActionOutput, Budget, ErrorCode};
+use crate::tool::{Declaration, DefaultBudget, Group, Scope};
+use crate::tools::Action;
+use crate::{actions, validate, ActionError, ActionOutput, Budget, ErrorCode};
+
+/// `browser_handoff`'s declaration (see `crate::tool`).
+pub(crate) const TOOL: Declaration = Declaration {
+    name: "browser_handoff",
+    group: Group::Core,
+    description: "Hand the tab to a person (captcha, login, 2FA) via a link; waits until they press Done, until holds, or they give up.",
+    scope: Scope::Session,
+    runs_during_dialog: false,
+    budget: DefaultBudget::Handoff,
+    changes_page: true,
+};
+
+/// A reason; at most one `until` condition, not empty.
+pub(crate) fn check(a: &HandoffArgs) -> Result<(), ActionError> {
+    if a.reason.trim().is_empty() {
+        return Err(ActionError::invalid(
+            "browser_handoff needs a reason (shown to the person)",
+            "Say what the person should do, e.g. {\"reason\": \"Solve the captcha\"}.",
+        ));
+    }
+    if let Some(until) = &a.until {
+        let given = [&until.url, &until.text, &until.selector];
+        if given.iter().filter(|g| g.is_some()).count() != 1 {
+            return Err(ActionError::invalid(
+                "until takes exactly one of url, text, selector",
+                "Pass one condition, e.g. {\"until\": {\"text\": \"Welcome\"}}.",
+            ));
+        }
+        for (name, value) in [
+            ("until.url", &until.url),
+            ("until.text", &until.text),
+            ("until.selector", &until.selector),
+        ] {
+            if let Some(v) = value {
+                validate::non_empty(name, v)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Runs the tool in the session: its tab is picked here.
+pub(crate) async fn perform(call: &SessionCall<'_>, args: &HandoffArgs) -> Result<ActionOutput, ActionError> {
+    call.session.hand_off(call.context, args, call.budget).await
+}
 
 /// The line a result with an obstacle adds.
 pub(super) const SUGGESTION: &str = "A person can take over with browser_handoff.";
@@ -50,7 +97,7 @@ impl Session {
 
     /// `browser_handoff`: hands tab `args.common.tab` (default the active
     /// one) to a person and waits for them.
-    pub(super) async fn hand_off(
+    pub(crate) async fn hand_off(
         &self,
         context: &Context,
         args: &HandoffArgs,
@@ -177,14 +224,14 @@ impl Session {
         budget: &Budget,
     ) -> Result<ActionOutput, ActionError> {
         let Ok(mut output) = result else { return result };
-        if output.data["obstacle"].is_null() {
+        let Some(obstacle) = &output.obstacle else {
             return Ok(output);
-        }
+        };
+        let kind = obstacle.kind;
         if !(self.config.handoff.auto && matches!(action, Action::Navigate(_))) {
             output.text = format!("{}\n{SUGGESTION}", output.text);
             return Ok(output);
         }
-        let kind = output.data["obstacle"]["type"].as_str().unwrap_or("an obstacle");
         let args = HandoffArgs {
             reason: format!("the page shows {} ([handoff] auto)", kind.replace('_', " ")),
             until: None,

@@ -8,20 +8,23 @@
 //! browser is shared ([`Browsers`]); nothing here holds a lock across an
 //! await.
 
+mod call;
 mod context;
 mod downloads;
 pub mod events;
-mod handoff;
+pub(crate) mod handoff;
 mod idle;
 mod policy;
 mod refusals;
+pub(crate) mod storage;
+pub(crate) mod storage_state;
+pub(crate) mod tabs;
 mod watch;
 
 use std::sync::{Arc, Mutex};
 
 use tracing::Instrument;
 
-use crate::action::Action;
 use crate::actions;
 use crate::audit::Audit;
 use crate::browser::fleet::Placement;
@@ -31,15 +34,17 @@ use crate::config::Config;
 use crate::content::Markers;
 use crate::dialogs;
 use crate::metrics::Metrics;
-use crate::policy::Consent;
+use crate::policy::{Consent, Decision, Verdict};
 use crate::secrets::Secrets;
 use crate::single_flight::SingleFlight;
 use crate::tab::{DialogPolicy, Tab};
-use crate::{tools, ActionError, ActionOutput, Budget};
+use crate::tool::{Scope, TabCall};
+use crate::tools::{self, Action, ToolSpec};
+use crate::{ActionError, ActionOutput, Budget};
 
+pub use call::ToolCall;
 pub use context::Context;
 use events::{EndReason, Events, Lifecycle, SessionEvent};
-pub(crate) use policy::destination_url;
 pub(crate) use watch::cast;
 pub use watch::{Overview, TabView};
 
@@ -200,26 +205,26 @@ impl Session {
         }
     }
 
-    /// Runs one action to completion, failure, timeout or cancellation, as
-    /// one tracing span, and records it in the metrics.
-    pub async fn perform(&self, action: &Action, budget: &Budget) -> Result<ActionOutput, ActionError> {
-        self.perform_noted(action, budget, &mut Notes::default()).await
-    }
-
-    /// [`Session::perform`], noting for the audit what the call saw (the
-    /// tab's URL before and after, the policy's verdicts).
-    pub(crate) async fn perform_noted(
+    /// Runs one parsed call of `spec` to completion, failure, timeout or
+    /// cancellation, as one tracing span; records it in the metrics and
+    /// notes for the audit what it saw (the tab's URL before and after, the
+    /// policy's verdicts). Reached only through [`Session::call`].
+    pub(crate) async fn perform(
         &self,
+        spec: &ToolSpec,
         action: &Action,
         budget: &Budget,
         notes: &mut Notes,
     ) -> Result<ActionOutput, ActionError> {
-        let tool = action.tool_name();
+        let tool = spec.name;
         let span = tracing::info_span!("tool", tool);
         let _running = self.consent.call_running();
         let (_in_flight, expired) =
             crate::timing::timed("session.idle", self.idle.begin(&self.context)).await;
-        let mut result = self.run(action, budget, notes).instrument(span.clone()).await;
+        let mut result = self
+            .run(spec, action, budget, notes)
+            .instrument(span.clone())
+            .await;
         if expired {
             session_restarted(&mut result, self.config.session.idle_timeout_s);
         }
@@ -244,32 +249,34 @@ impl Session {
     /// call saw: URLs the policy refused, an obstacle.
     fn report(&self, action: &Action, result: &Result<ActionOutput, ActionError>, notes: &Notes) {
         for verdict in &notes.verdicts {
-            let decision = verdict["action"].as_str().unwrap_or("deny");
-            self.metrics.verdict(decision);
+            self.metrics.verdict(verdict.decision.as_str());
             // A destination the user allowed shows as `ask`; one refused
             // ends the call with permission_denied.
-            let refused = decision == "deny"
-                || (decision == "ask"
+            let refused = verdict.decision == Decision::Deny
+                || (verdict.decision == Decision::Ask
                     && matches!(result, Err(e) if e.code == crate::ErrorCode::PermissionDenied));
             if refused {
                 self.events().emit(SessionEvent::PermissionDenied {
-                    url: verdict["url"].as_str().unwrap_or_default().to_owned(),
-                    rule: verdict["rule"].as_str().unwrap_or_default().to_owned(),
+                    url: verdict.url.clone(),
+                    rule: verdict.rule.clone(),
                 });
             }
         }
-        if let Ok(output) = result {
-            if !output.data["obstacle"].is_null() {
-                self.events().emit(SessionEvent::Obstacle {
-                    tab: action.common().tab.clone(),
-                    obstacle: output.data["obstacle"].clone(),
-                });
-            }
+        if let Ok(ActionOutput {
+            obstacle: Some(obstacle),
+            ..
+        }) = result
+        {
+            self.events().emit(SessionEvent::Obstacle {
+                tab: action.common().tab.clone(),
+                obstacle: serde_json::json!(obstacle),
+            });
         }
     }
 
     async fn run(
         &self,
+        spec: &ToolSpec,
         action: &Action,
         budget: &Budget,
         notes: &mut Notes,
@@ -279,21 +286,20 @@ impl Session {
         // cooperative budget keeps a caller that loops on them from
         // starving the tab's own tasks (the dialog watchdog) on its thread.
         tokio::task::consume_budget().await;
-        let tool = action.tool_name();
-        if let Some(spec) = tools::find(tool) {
-            self.refuse_if_off(spec)?;
-        }
         if let Action::Cdp(args) = action {
             crate::policy::cdp_fence::admit(&args.method, self.config.tools.cdp)?;
         }
-        crate::validate::urls(action, &self.config.policy.schemes)?;
+        let destination = policy::destination_url(action);
+        if let Some(url) = destination {
+            crate::validate::url(url, &self.config.policy.schemes)?;
+        }
         let rules = self.browsers.policy();
         // Judged once: the verdict goes to the audit and decides the call. A
         // "once" answer is held until the call ends.
-        let destination = destination_url(action).map(|url| rules.judge(url));
+        let destination = destination.map(|url| rules.judge(url));
         let _once = match &destination {
             Some(verdict) => {
-                notes.verdicts.push(verdict.to_json());
+                notes.verdicts.push(verdict.clone());
                 self.consent.settle(verdict, "navigating to", budget).await?
             }
             None => None,
@@ -302,20 +308,28 @@ impl Session {
         context
             .save_downloads_in(&self.config.files.output_dir(), budget)
             .await?;
-        let result = match action {
-            Action::Tabs(args) => actions::tabs::run(&context, args, &self.consent, budget).await,
-            Action::Storage(args) => actions::storage::run(&context, args, &self.config.files, budget).await,
-            Action::Handoff(args) => self.hand_off(&context, args, budget).await,
-            other => match context.tab(other.common().tab.as_deref(), budget).await {
+        let result = match spec.scope {
+            Scope::Session => {
+                let call = SessionCall {
+                    context: &context,
+                    consent: &self.consent,
+                    config: &self.config,
+                    session: self,
+                    budget,
+                };
+                action.in_session(&call).await
+            }
+            Scope::Tab => match context.tab(action.common().tab.as_deref(), budget).await {
                 Ok(tab) => {
                     notes.url_before = Some(tab.state(|s| s.url.clone()));
                     tab.gate().serve(&self.consent);
-                    let judging = policy::current_page(other, &tab, rules, &self.consent, budget);
+                    let judging = policy::current_page(action, &tab, rules, &self.consent, budget);
                     let _once = crate::timing::timed("session.policy", judging).await?;
                     let mark = tab.gate().mark();
-                    let acting = self.supervised(&tab, other, budget);
+                    let acting = self.supervised(spec, &tab, action, budget);
                     let result = crate::timing::timed("session.action", acting).await;
-                    let result = policy::after(result, tab.gate().since(mark), &tab);
+                    let (result, blocked) = policy::after(result, tab.gate().since(mark), &tab);
+                    notes.verdicts.extend(blocked);
                     notes.url_after = Some(tab.state(|s| s.url.clone()));
                     result
                 }
@@ -325,14 +339,6 @@ impl Session {
         // What the egress gate refused (connections by host and port).
         let (result, refused) = refusals::after(action, result, context.take_refusals());
         notes.verdicts.extend(refused);
-        if let Ok(output) = &result {
-            // What the request stage blocked while the action ran.
-            for blocked in output.data["blocked"].as_array().into_iter().flatten() {
-                notes.verdicts.push(serde_json::json!({
-                    "url": blocked["url"], "action": "deny", "rule": blocked["rule"],
-                }));
-            }
-        }
         let result = self.after_obstacle(&context, action, result, budget).await;
         result.map(|mut output| {
             if restarted {
@@ -370,7 +376,7 @@ impl Session {
                 // `[browser] storage_state`: every new session starts with it.
                 if !state_file.is_empty() {
                     let path = std::path::Path::new(&state_file);
-                    if let Err(e) = crate::storage_state::load_file(&context, path, &budget).await {
+                    if let Err(e) = storage_state::load_file(&context, path, &budget).await {
                         context.dispose(&budget).await;
                         return Err(ActionError {
                             message: format!("[browser] storage_state: {}", e.message),
@@ -433,13 +439,13 @@ impl Session {
     /// page, and reports every dialog that opened during it.
     async fn supervised(
         &self,
+        spec: &ToolSpec,
         tab: &Tab,
         action: &Action,
         budget: &Budget,
     ) -> Result<ActionOutput, ActionError> {
         self.refuse_in_handoff(tab, action)?;
-        let may_run_blocked = tools::find(action.tool_name()).is_some_and(|t| t.runs_during_dialog);
-        if !may_run_blocked {
+        if !spec.runs_during_dialog {
             if let Some(dialog) = tab.dialogs().blocking() {
                 // Leaving the page is the way out of a dialog nobody can answer.
                 let escape = dialog.orphaned && matches!(action, Action::Navigate(_));
@@ -458,63 +464,17 @@ impl Session {
         dialogs::during(tab, action, run).await
     }
 
-    /// The one dispatch from an action to the code that performs it in a tab.
+    /// Runs a tab-scoped tool's handler (the dispatch generated from the
+    /// list of tools) in `tab`.
     async fn in_tab(&self, tab: &Tab, action: &Action, budget: &Budget) -> Result<ActionOutput, ActionError> {
-        match action {
-            Action::Navigate(args) => actions::navigate::run(tab, args, budget).await,
-            Action::Snapshot(args) => {
-                let cap = args
-                    .max_elements
-                    .unwrap_or(self.config.limits.snapshot_max_elements);
-                crate::snapshot::run(tab, args, cap, budget).await
-            }
-            Action::Click(args) => actions::click::run(tab, args, budget).await,
-            Action::Type(args) if args.text.contains("{{secret:") => {
-                let origin = element_origin(tab, &args.target, budget).await?;
-                let mut args = args.clone();
-                args.text = self.secrets.expand(&args.text, &origin)?;
-                actions::type_text::run(tab, &args, budget).await
-            }
-            Action::Type(args) => actions::type_text::run(tab, args, budget).await,
-            Action::Screenshot(args) => {
-                let cap = self.config.limits.snapshot_max_elements;
-                actions::screenshot::run(tab, args, &self.config.files, cap, budget).await
-            }
-            Action::Wait(args) => actions::wait::run(tab, args, budget).await,
-            Action::Evaluate(args) => actions::evaluate::run(tab, args, budget, &self.metrics).await,
-            Action::Dialog(args) => actions::dialog::run(tab, args, budget).await,
-            Action::Hover(args) => actions::hover::run(tab, args, budget).await,
-            Action::PressKey(args) => actions::press_key::run(tab, args, budget).await,
-            Action::SelectOption(args) => actions::select_option::run(tab, args, budget).await,
-            Action::Console(args) => actions::console::run(tab, args),
-            Action::Extract(args) => actions::extract::run(tab, args, budget).await,
-            Action::Cdp(args) => actions::cdp::run(tab, args, budget).await,
-            Action::Tabs(_) => Err(ActionError::internal("browser_tabs does not act in one tab")),
-            Action::Network(args) => actions::network::run(tab, args, budget).await,
-            Action::Storage(_) => Err(ActionError::internal(
-                "browser_storage acts in the session, not one tab",
-            )),
-            Action::Pdf(args) => actions::pdf::run(tab, args, &self.config.files, budget).await,
-            Action::Emulate(args) => actions::emulate::run(tab, args, budget).await,
-            Action::FillForm(args) => {
-                let mut args = args.clone();
-                for field in &mut args.fields {
-                    if field.value.contains("{{secret:") {
-                        let origin = element_origin(tab, &field.target(), budget).await?;
-                        field.value = self.secrets.expand(&field.value, &origin)?;
-                    }
-                }
-                actions::fill_form::run(tab, &args, budget).await
-            }
-            Action::Drag(args) => actions::drag::run(tab, args, budget).await,
-            Action::Upload(args) => {
-                actions::upload::run(tab, args, &self.config.files.upload_roots(), budget).await
-            }
-            Action::Scroll(args) => actions::scroll::run(tab, args, budget).await,
-            Action::Handoff(_) => Err(ActionError::internal(
-                "browser_handoff is run by the session, not in a tab",
-            )),
-        }
+        let call = TabCall {
+            tab,
+            budget,
+            config: &self.config,
+            secrets: &self.secrets,
+            metrics: &self.metrics,
+        };
+        action.in_tab(&call).await
     }
 
     /// Starts the browser and opens this session's tab ahead of its first
@@ -567,13 +527,27 @@ fn session_restarted(result: &mut Result<ActionOutput, ActionError>, timeout_s: 
     }
 }
 
-/// What one call saw, for its audit record.
+/// What one call saw, for its audit record and the metrics: typed as the
+/// call goes, never read back from its result's JSON.
 #[derive(Debug, Default)]
 pub(crate) struct Notes {
     pub url_before: Option<String>,
     pub url_after: Option<String>,
-    /// `{url, action, rule}` of each URL the policy judged.
-    pub verdicts: Vec<serde_json::Value>,
+    /// Each URL the policy judged: the destination, what the request
+    /// stage blocked, what the egress gate refused.
+    pub verdicts: Vec<Verdict>,
+}
+
+/// What a session-scoped handler runs with: the session's context (its
+/// tabs, its cookies), its consent, its configuration, and the call's
+/// budget.
+pub(crate) struct SessionCall<'a> {
+    pub context: &'a Arc<Context>,
+    pub consent: &'a Arc<Consent>,
+    pub config: &'a Config,
+    /// The session itself (`browser_handoff` waits in it).
+    pub session: &'a Session,
+    pub budget: &'a Budget,
 }
 
 /// How long starting the browser ahead of the first call may take.
@@ -595,29 +569,4 @@ impl Drop for Session {
             context.dispose(&Budget::with_timeout(DROP_CLOSE_BUDGET)).await;
         });
     }
-}
-
-/// The origin of the document that owns the element `target` names (its
-/// frame's, from the frame records the browser's events keep; the top
-/// page's when it is in no iframe): where a secret typed into it goes.
-async fn element_origin(
-    tab: &Tab,
-    target: &crate::action::ElementTarget,
-    budget: &Budget,
-) -> Result<String, ActionError> {
-    let element = actions::element::resolve(tab, target, budget).await?;
-    let frame_id = element.frame.frame_id.clone();
-    let (origin, top) = tab.state(|s| {
-        let origin = s.frames.get(&frame_id).map(|f| f.origin().to_owned());
-        (origin, s.url.clone())
-    });
-    Ok(match origin {
-        Some(origin) if !origin.is_empty() && origin != "null" => origin,
-        // No record of the frame (the tab's own document before its first
-        // navigation event): the tab's URL, when the element is in it.
-        _ if frame_id == tab.target_id => top,
-        // An iframe cdpilot has no origin for: nothing a secret can be
-        // bound to.
-        _ => "null".into(),
-    })
 }

@@ -10,11 +10,12 @@
 
 use serde_json::Value;
 
-use crate::action::{Action, TabsAction};
+use crate::action::TabsAction;
 use crate::policy::consent::OnceGrant;
 use crate::policy::gate::Blocked;
-use crate::policy::{Answer, Consent, Decision, Policy};
+use crate::policy::{Answer, Consent, Decision, Policy, Verdict};
 use crate::tab::Tab;
+use crate::tools::Action;
 use crate::{ActionError, ActionOutput, Budget, ErrorCode};
 
 /// Where an action sends the browser, if it says: a navigate's or a new
@@ -78,14 +79,15 @@ pub async fn current_page(
 /// blocked while it ran (`during`) is `permission_denied` naming the URL
 /// and the rule; an action that went on says what was blocked since the
 /// previous result (`blocked: [{url, rule}]`: it may have started it, or
-/// the page did in between).
+/// the page did in between), and those are returned as `deny` verdicts for
+/// the audit and the event stream.
 pub fn after(
     result: Result<ActionOutput, ActionError>,
     during: Vec<Blocked>,
     tab: &Tab,
-) -> Result<ActionOutput, ActionError> {
+) -> (Result<ActionOutput, ActionError>, Vec<Verdict>) {
     let blocked = tab.gate().take_unreported();
-    match result {
+    let result = match result {
         Err(e) if e.code == ErrorCode::NavigationFailed => match during.iter().find(|b| b.main_frame) {
             Some(hop) => {
                 let what = if hop.redirect {
@@ -128,5 +130,16 @@ pub fn after(
             output.data["blocked"] = Value::Array(list);
             Ok(output)
         }
-    }
+    };
+    let verdicts = match &result {
+        Ok(_) => blocked
+            .into_iter()
+            .map(|b| Verdict {
+                decision: Decision::Deny,
+                ..b.verdict
+            })
+            .collect(),
+        Err(_) => Vec::new(),
+    };
+    (result, verdicts)
 }

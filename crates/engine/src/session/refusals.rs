@@ -9,25 +9,30 @@
 
 use serde_json::{json, Value};
 
-use crate::action::Action;
 use crate::egress::Refusal;
 use crate::policy::connection::canonical_host;
+use crate::policy::{Decision, Verdict};
+use crate::tools::Action;
 use crate::{ActionError, ActionOutput, ErrorCode};
 
 /// The call's result with the gate's `refusals` in it; the refusals are
-/// also returned as verdicts for the audit and the event stream (a failed
-/// call has no result to carry them, but its events say them).
+/// also returned as `deny` verdicts for the audit and the event stream (a
+/// failed call has no result to carry them, but its events say them).
 pub fn after(
     action: &Action,
     result: Result<ActionOutput, ActionError>,
     refusals: Vec<Refusal>,
-) -> (Result<ActionOutput, ActionError>, Vec<Value>) {
+) -> (Result<ActionOutput, ActionError>, Vec<Verdict>) {
     if refusals.is_empty() {
         return (result, Vec::new());
     }
     let verdicts = refusals
         .iter()
-        .map(|r| json!({ "url": r.url, "action": "deny", "rule": r.rule }))
+        .map(|r| Verdict {
+            url: r.url.clone(),
+            decision: Decision::Deny,
+            rule: r.rule.clone(),
+        })
         .collect();
     if let Some(refused) = destination(action).and_then(|d| refusals.iter().find(|r| r.host == d)) {
         let url = match action {
@@ -62,8 +67,7 @@ pub fn after(
         list.push(json!({ "url": refused.url, "rule": refused.rule, "resource": "connection" }));
     }
     output.data["blocked"] = Value::Array(list);
-    // The verdicts travel in `blocked` (the session notes them from there).
-    (Ok(output), Vec::new())
+    (Ok(output), verdicts)
 }
 
 /// A navigate's destination as the gate counts hosts (`host:port`).

@@ -177,16 +177,13 @@ pub async fn run(
         "start": start,
         "next_start": next_start,
     });
-    if let Some(o) = obstacle {
-        data["obstacle"] = json!(o);
-    }
     for (key, value) in shown {
         data[key] = value;
     }
     for (key, value) in section_data {
         data[key] = value;
     }
-    Ok(ActionOutput::new(text, data))
+    Ok(ActionOutput::new(text, data).with_obstacle(obstacle))
 }
 
 /// While a dialog blocks the page its scripts cannot run, so the snapshot

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use engine::{tools, Action, ActionError, ActionOutput, Budget, Config, Engine};
+use engine::{ActionError, ActionOutput, Budget, Config, Engine, ToolCall};
 use serde_json::Value;
 
 /// An engine on a fresh headless Chromium (launched on first use).
@@ -57,11 +57,9 @@ pub fn engine_with(adjust: impl FnOnce(&mut Config)) -> Engine {
     Engine::new(config)
 }
 
-/// Parses a call exactly as a transport would, then performs it.
+/// Runs a call through the one door, exactly as a transport would.
 pub async fn call(engine: &Engine, tool: &str, args: Value) -> Result<ActionOutput, ActionError> {
-    let action: Action = tools::find(tool).expect("tool exists").parse(args)?;
-    let budget = engine.budget_for(&action, Default::default());
-    engine.perform(&action, &budget).await
+    engine.call(ToolCall::new(tool, args)).await
 }
 
 pub async fn ok(engine: &Engine, tool: &str, args: Value) -> ActionOutput {

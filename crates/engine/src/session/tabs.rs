@@ -9,7 +9,38 @@ use crate::action::{NavigateArgs, TabsAction, TabsArgs};
 use crate::actions::navigate;
 use crate::policy::Consent;
 use crate::session::Context;
+use crate::session::SessionCall;
+use crate::tool::{Declaration, DefaultBudget, Group, Scope};
+use crate::validate;
 use crate::{ActionError, ActionOutput, Budget};
+
+/// `browser_tabs`'s declaration (see `crate::tool`).
+pub(crate) const TOOL: Declaration = Declaration {
+    name: "browser_tabs",
+    group: Group::Core,
+    description: "List, open (url), select or close tabs, the page's popups included.",
+    scope: Scope::Session,
+    runs_during_dialog: true,
+    budget: DefaultBudget::Action,
+    changes_page: true,
+};
+
+/// A url only for new, and not empty.
+pub(crate) fn check(a: &TabsArgs) -> Result<(), ActionError> {
+    match (&a.url, a.action) {
+        (Some(url), TabsAction::New) => validate::non_empty("url", url),
+        (Some(_), _) => Err(ActionError::invalid(
+            "url is only for action new",
+            "Leave url out, or use action new.",
+        )),
+        (None, _) => Ok(()),
+    }
+}
+
+/// Runs the tool on the session's context.
+pub(crate) async fn perform(call: &SessionCall<'_>, args: &TabsArgs) -> Result<ActionOutput, ActionError> {
+    run(call.context, args, call.consent, call.budget).await
+}
 
 /// `consent`: the session's grants, followed by a new tab's request stage
 /// (a URL the user allowed once for this call loads there).

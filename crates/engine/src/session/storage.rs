@@ -6,9 +6,27 @@ use serde_json::{json, Value};
 
 use crate::action::{SameSite, StorageAction, StorageArgs};
 use crate::config::FilesConfig;
+use crate::session::storage_state;
 use crate::session::Context;
-use crate::storage_state;
+use crate::session::SessionCall;
+use crate::tool::{Declaration, DefaultBudget, Group, Scope};
 use crate::{files, ActionError, ActionOutput, Budget};
+
+/// `browser_storage`'s declaration (see `crate::tool`).
+pub(crate) const TOOL: Declaration = Declaration {
+    name: "browser_storage",
+    group: Group::Storage,
+    description: "This session's cookies: list, set_cookie, clear_cookies. save/load writes or reads cookies + localStorage as one JSON file, to reuse a logged-in state.",
+    scope: Scope::Session,
+    runs_during_dialog: true,
+    budget: DefaultBudget::Action,
+    changes_page: false,
+};
+
+/// Runs the tool on the session's context.
+pub(crate) async fn perform(call: &SessionCall<'_>, args: &StorageArgs) -> Result<ActionOutput, ActionError> {
+    run(call.context, args, &call.config.files, call.budget).await
+}
 
 /// Checks that each action gets the arguments it needs and no others.
 pub fn check(a: &StorageArgs) -> Result<(), ActionError> {

@@ -1,0 +1,129 @@
+//! What a tool declares about itself, in its own file beside its handler:
+//! a [`Declaration`] (name, group, description, scope, dialog behaviour,
+//! default budget, whether it changes the page), and the [`TabCall`] a
+//! tab-scoped handler runs with.
+//!
+//! This module is the vocabulary only; the list of declared tools (and
+//! everything generated from it: the `Action` enum, the registry, the
+//! checks and the dispatch) is `crate::tools`. It must not import any
+//! tool: every tool imports it.
+
+use crate::config::Config;
+use crate::metrics::Metrics;
+use crate::secrets::Secrets;
+use crate::tab::Tab;
+use crate::Budget;
+
+/// Tool groups (`../shared/spec/TOOLS.md`, v2): `core` is always offered;
+/// `[tools] caps` turns on the others.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Group {
+    /// Always offered.
+    Core,
+    /// Network tools.
+    Network,
+    /// Cookies and storage.
+    Storage,
+    /// PDF output.
+    Pdf,
+    /// Device emulation.
+    Emulation,
+}
+
+impl Group {
+    /// Every group.
+    pub const ALL: &'static [Group] = &[
+        Group::Core,
+        Group::Network,
+        Group::Storage,
+        Group::Pdf,
+        Group::Emulation,
+    ];
+
+    /// The name `[tools] caps` uses.
+    pub fn name(self) -> &'static str {
+        match self {
+            Group::Core => "core",
+            Group::Network => "network",
+            Group::Storage => "storage",
+            Group::Pdf => "pdf",
+            Group::Emulation => "emulation",
+        }
+    }
+
+    /// Whether `caps` (the `[tools] caps` list) turns this group on.
+    pub fn on(self, caps: &[String]) -> bool {
+        self == Group::Core || caps.iter().any(|c| c == "all" || c == self.name())
+    }
+}
+
+/// Where a tool acts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// In one tab (the call's `tab`, default the active one): the page's
+    /// URL is judged first, the dialog rules apply, the request stage's
+    /// blocks are reported.
+    Tab,
+    /// On the session's browser context as a whole (its tabs, its
+    /// cookies): no tab is picked for it.
+    Session,
+}
+
+/// Which `[limits]` setting is a tool's budget when a call gives no
+/// `timeout_ms`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DefaultBudget {
+    /// `[limits] timeout_ms`.
+    Action,
+    /// `[limits] wait_timeout_ms`.
+    Wait,
+    /// `[limits] evaluate_timeout_ms`.
+    Evaluate,
+    /// `[handoff] timeout_s` (a person takes minutes).
+    Handoff,
+}
+
+impl DefaultBudget {
+    /// The configured milliseconds.
+    pub fn ms(self, config: &Config) -> u64 {
+        let limits = &config.limits;
+        match self {
+            DefaultBudget::Action => limits.timeout_ms,
+            DefaultBudget::Wait => limits.wait_timeout_ms,
+            DefaultBudget::Evaluate => limits.evaluate_timeout_ms,
+            DefaultBudget::Handoff => config.handoff.timeout_s.saturating_mul(1000),
+        }
+    }
+}
+
+/// One tool as it declares itself, beside its handler
+/// (`pub(crate) const TOOL: Declaration` in its file).
+#[derive(Debug, Clone, Copy)]
+pub struct Declaration {
+    /// The tool's name (`browser_click`).
+    pub name: &'static str,
+    /// The group that offers it.
+    pub group: Group,
+    /// What a model reads to choose the tool: what it does and when.
+    pub description: &'static str,
+    /// Where it acts.
+    pub scope: Scope,
+    /// May run while a native dialog blocks the page.
+    pub runs_during_dialog: bool,
+    /// Its budget when the call gives no `timeout_ms`.
+    pub budget: DefaultBudget,
+    /// Its call changes what the page shows (the dashboard takes a
+    /// thumbnail after it).
+    pub changes_page: bool,
+}
+
+/// What a tab-scoped handler runs with: the tab (picked, judged and
+/// supervised by the session), the call's budget, and the session's
+/// configuration, secrets and metrics.
+pub(crate) struct TabCall<'a> {
+    pub tab: &'a Tab,
+    pub budget: &'a Budget,
+    pub config: &'a Config,
+    pub secrets: &'a Secrets,
+    pub metrics: &'a Metrics,
+}
