@@ -349,7 +349,16 @@ impl Server {
                         None => Ok(message["result"].clone()),
                     });
                 }
-                _ => {} // ack, events
+                // browser_handoff: the person's link, where the user sees it.
+                Some("event") if message["event"] == "handoff" => {
+                    let data = &message["data"];
+                    eprintln!(
+                        "\nA person is needed ({}): open {}",
+                        data["reason"].as_str().unwrap_or(""),
+                        data["url"].as_str().unwrap_or("")
+                    );
+                }
+                _ => {} // ack, other events
             }
         }
     }

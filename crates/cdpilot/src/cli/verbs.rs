@@ -278,6 +278,37 @@ pub const VERBS: &[Verb] = &[
         },
     },
     Verb {
+        name: "handoff",
+        tool: Some("browser_handoff"),
+        about: "Hand the tab to a person: prints their link, waits for Done.",
+        args: || {
+            vec![
+                pos("reason", "What the person should do (shown to them)"),
+                opt("until-text", "Also return once this text appears"),
+                opt("until-url", "Also return once the URL matches this glob"),
+                opt("until-selector", "Also return once a visible element matches"),
+            ]
+        },
+        map: |m| {
+            let mut a = Map::new();
+            a.insert("reason".into(), s(m, "reason").unwrap_or_default().into());
+            let mut until = Map::new();
+            for (flag, key) in [
+                ("until-text", "text"),
+                ("until-url", "url"),
+                ("until-selector", "selector"),
+            ] {
+                if let Some(v) = s(m, flag) {
+                    until.insert(key.into(), v.into());
+                }
+            }
+            if !until.is_empty() {
+                a.insert("until".into(), Value::Object(until));
+            }
+            Ok(Value::Object(a))
+        },
+    },
+    Verb {
         name: "wait",
         tool: Some("browser_wait"),
         about: "Wait for text, its absence, a selector, a URL or some time.",
