@@ -524,3 +524,42 @@ async fn over_mcp_stdio_the_link_is_offered_through_elicitation() {
     );
     assert_eq!(http(authority, "GET", &path, &[], "").await.status, 410);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_handoff_auto_an_obstacle_on_navigate_starts_one() {
+    let site = TestSite::start().await;
+    let serve = Serve::start("[handoff]\nauto = true\n", &[]).await;
+    let mut agent = Agent::open(&serve).await;
+    agent
+        .ws
+        .send(json!({"type": "request", "id": "n", "tool": "browser_navigate", "arguments": {"url": site.url("/handoff.html")}}))
+        .await;
+    let handoff = agent.event("handoff").await;
+    assert!(
+        handoff["reason"].as_str().unwrap().contains("captcha"),
+        "{handoff}"
+    );
+    // The person gives up through the page's socket.
+    let (path, token) = split(handoff["url"].as_str().unwrap(), &serve.authority);
+    let live = format!("ws://{}{path}/live?t={token}", serve.authority);
+    let (mut socket, _) = tokio_tungstenite::connect_async(live.as_str()).await.unwrap();
+    {
+        use futures_util::SinkExt;
+        let give_up = json!({"type": "give_up"}).to_string();
+        socket
+            .send(tokio_tungstenite::tungstenite::Message::text(give_up))
+            .await
+            .unwrap();
+    }
+    let navigated = agent.response("n").await;
+    let result = &navigated["result"];
+    assert_eq!(result["obstacle"]["type"], "captcha", "{navigated}");
+    assert_eq!(result["handoff"]["code"], "handoff_declined", "{navigated}");
+    assert!(
+        result["text"]
+            .as_str()
+            .unwrap()
+            .contains("A hand-off started by itself ended"),
+        "{navigated}"
+    );
+}
