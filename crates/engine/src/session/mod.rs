@@ -100,6 +100,9 @@ impl Session {
     /// A session on `browsers`: with a browser context of its own
     /// (`isolated`) or the default one. Library users call
     /// [`Engine::new_session`](crate::Engine::new_session) instead.
+    // The engine's shared parts, one argument each: a struct of them would
+    // be built in the one place that calls this.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn new(
         id: String,
         config: Arc<Config>,
