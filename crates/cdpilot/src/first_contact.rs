@@ -37,7 +37,7 @@ pub fn list_subcommands() {
         out(&format!("  {name:<11}{what}"));
     }
     out("\nBrowser commands (each one tool call in a background `cdpilot serve`, started on first use):");
-    for verb in cli::verbs::VERBS {
+    for verb in cli::verbs::all() {
         let about = verb
             .command()
             .get_about()

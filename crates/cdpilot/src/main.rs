@@ -202,7 +202,7 @@ fn main() -> ExitCode {
     );
     // The CLI's options go before or after its subcommand.
     command = command.args(cli::global_args());
-    for verb in cli::verbs::VERBS {
+    for verb in cli::verbs::all() {
         command = command.subcommand(verb.command().args(cli::global_args()));
     }
     let matches = command.get_matches();

@@ -471,6 +471,7 @@ async fn bad_grid_settings_stop_the_start_naming_the_key() {
         ("[browser]\ngrid = \"ws://h:4444\"\n", "browser.grid"),
     ] {
         let error = engine::Config::parse(text)
+            .and_then(|c| engine::startup::check(&c))
             .err()
             .unwrap_or_else(|| panic!("{text} was taken"));
         assert!(error.contains(key), "{text}: {error}");

@@ -7,7 +7,7 @@ use cdp::protocol::runtime;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::dialogs::now;
+use crate::timing::now;
 
 pub const CAPACITY: usize = 200;
 
@@ -22,10 +22,21 @@ pub struct ConsoleMessage {
 
 #[derive(Debug, Default)]
 pub struct Console {
-    pub messages: VecDeque<ConsoleMessage>,
+    /// Oldest first; at most `CAPACITY`.
+    messages: VecDeque<ConsoleMessage>,
 }
 
 impl Console {
+    /// The messages kept, oldest first.
+    pub fn messages(&self) -> &VecDeque<ConsoleMessage> {
+        &self.messages
+    }
+
+    /// Forgets every message (`browser_console clear`).
+    pub fn clear(&mut self) {
+        self.messages.clear();
+    }
+
     /// Records a `Runtime.consoleAPICalled` or `Runtime.exceptionThrown`
     /// (other events are not the console's).
     pub fn record(&mut self, event: &cdp::Event) {

@@ -62,6 +62,7 @@ impl Engine {
     /// cannot be honoured (an audit file that cannot be opened, a secret
     /// whose variable is unset).
     pub fn start(config: Config) -> Result<Engine, String> {
+        crate::startup::check(&config)?;
         let config = Arc::new(config);
         let metrics = Arc::new(Metrics::default());
         let audit = Arc::new(Audit::open(&config.audit.file, metrics.clone())?);

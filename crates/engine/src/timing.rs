@@ -9,7 +9,7 @@
 //! listening to the target they cost a branch each.
 
 use std::future::Future;
-use std::time::Duration;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use tracing::Instrument;
 
@@ -29,4 +29,13 @@ pub async fn timed<F: Future>(step: &'static str, work: F) -> F::Output {
 /// Reports a step measured outside a span (in the page, say).
 pub fn record(step: &'static str, took: Duration) {
     tracing::info!(target: TARGET, step, ms = took.as_secs_f64() * 1000.0);
+}
+
+/// Seconds since the epoch: the clock every recorded timestamp is written
+/// in (dialogs opened and closed, console messages, a document's start).
+pub fn now() -> f64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0)
 }

@@ -1,6 +1,6 @@
 //! What a tool declares about itself, in its own file beside its handler:
-//! a [`Declaration`] (name, group, description, scope, dialog behaviour,
-//! default budget, whether it changes the page), and the [`TabCall`] a
+//! a [`Declaration`] (name, CLI verb, group, description, scope, dialog
+//! behaviour, default budget, whether it changes the page), and the [`TabCall`] a
 //! tab-scoped handler runs with.
 //!
 //! This module is the vocabulary only; the list of declared tools (and
@@ -102,6 +102,8 @@ impl DefaultBudget {
 pub struct Declaration {
     /// The tool's name (`browser_click`).
     pub name: &'static str,
+    /// The CLI's subcommand that runs it (`cdpilot click`).
+    pub verb: &'static str,
     /// The group that offers it.
     pub group: Group,
     /// What a model reads to choose the tool: what it does and when.

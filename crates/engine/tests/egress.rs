@@ -348,9 +348,11 @@ async fn the_gate_connects_through_the_upstream_proxy() {
 /// errors naming the key.
 #[test]
 fn bad_gate_settings_are_start_up_errors_naming_the_key() {
-    let e = engine::Config::parse("[browser]\nupstream_proxy = \"socks5://x:1\"\n").unwrap_err();
+    // Judged by the engine's start-up check (`Engine::start` runs it).
+    let start = |text: &str| engine::Config::parse(text).and_then(|c| engine::startup::check(&c));
+    let e = start("[browser]\nupstream_proxy = \"socks5://x:1\"\n").unwrap_err();
     assert!(e.contains("browser.upstream_proxy"), "{e}");
-    let e = engine::Config::parse("[browser]\nargs = [\"--proxy-server=http://elsewhere:1\"]\n").unwrap_err();
+    let e = start("[browser]\nargs = [\"--proxy-server=http://elsewhere:1\"]\n").unwrap_err();
     assert!(e.contains("browser.args") && e.contains("upstream_proxy"), "{e}");
 }
 

@@ -1,12 +1,24 @@
-//! The CLI's subcommands and how each maps onto a tool and its arguments.
-//! The help of a subcommand that runs a tool is that tool's description
-//! from the registry (the one MCP sends); the mapping is generic JSON, so a
-//! tool this build lacks is refused by the server with `invalid_argument`.
+//! The CLI's subcommands, generated from the tool registry: each tool's
+//! declaration names its verb, and its help is the tool's description (the
+//! one MCP sends). A tool with arguments of its own on the command line
+//! has a mapping here; every other tool's verb takes its arguments as one
+//! JSON object, so a new tool has a verb without an edit here. The
+//! arguments are generic JSON, so a tool this build's server lacks is
+//! refused by the server with `invalid_argument`.
 
 use clap::{Arg, ArgAction, ArgMatches, Command};
 use serde_json::{json, Map, Value};
 
+/// How one tool's verb reads its own command line.
+struct Mapping {
+    /// The tool (its declaration names the verb).
+    tool: &'static str,
+    args: fn() -> Vec<Arg>,
+    map: fn(&ArgMatches) -> Result<Value, String>,
+}
+
 /// One CLI subcommand.
+#[derive(Clone)]
 pub struct Verb {
     pub name: &'static str,
     /// The tool it runs (`None`: it talks to the server itself).
@@ -73,12 +85,13 @@ fn absolute(path: &str) -> String {
     }
 }
 
-/// Every subcommand, in the order `cdpilot` lists them.
-pub const VERBS: &[Verb] = &[
-    Verb {
-        name: "open",
-        tool: Some("browser_navigate"),
-        about: "Open a URL in the session's tab.",
+/// How a tool's verb reads its command line, for the tools that have
+/// arguments of their own on the CLI, in the order `cdpilot` lists them.
+/// Every other tool gets a verb too ([`generic`]): its declared name,
+/// taking the tool's arguments as one JSON object.
+const MAPPINGS: &[Mapping] = &[
+    Mapping {
+        tool: "browser_navigate",
         args: || {
             vec![
                 pos("url", "The URL to open (http or https)"),
@@ -93,10 +106,8 @@ pub const VERBS: &[Verb] = &[
             Ok(a)
         },
     },
-    Verb {
-        name: "snapshot",
-        tool: Some("browser_snapshot"),
-        about: "Print the page's accessibility tree with refs.",
+    Mapping {
+        tool: "browser_snapshot",
         args: || {
             vec![
                 opt(
@@ -129,10 +140,8 @@ pub const VERBS: &[Verb] = &[
             Ok(Value::Object(a))
         },
     },
-    Verb {
-        name: "click",
-        tool: Some("browser_click"),
-        about: "Click an element by ref or selector.",
+    Mapping {
+        tool: "browser_click",
         args: || {
             vec![
                 Arg::new("target").help("The element's ref (e3)"),
@@ -153,10 +162,8 @@ pub const VERBS: &[Verb] = &[
             Ok(Value::Object(a))
         },
     },
-    Verb {
-        name: "type",
-        tool: Some("browser_type"),
-        about: "Type text into a field.",
+    Mapping {
+        tool: "browser_type",
         args: || {
             vec![
                 Arg::new("words")
@@ -192,10 +199,8 @@ pub const VERBS: &[Verb] = &[
             Ok(Value::Object(a))
         },
     },
-    Verb {
-        name: "fill",
-        tool: Some("browser_fill_form"),
-        about: "Fill several fields at once: REF=VALUE …",
+    Mapping {
+        tool: "browser_fill_form",
         args: || vec![many("fields", "REF=VALUE pairs (a checkbox takes true/false)")],
         map: |m| {
             let mut fields = Vec::new();
@@ -208,10 +213,8 @@ pub const VERBS: &[Verb] = &[
             Ok(json!({ "fields": fields }))
         },
     },
-    Verb {
-        name: "press",
-        tool: Some("browser_press_key"),
-        about: "Press a key or combo (Enter, Control+a).",
+    Mapping {
+        tool: "browser_press_key",
         args: || {
             vec![pos(
                 "key",
@@ -220,10 +223,8 @@ pub const VERBS: &[Verb] = &[
         },
         map: |m| Ok(json!({"key": s(m, "key")})),
     },
-    Verb {
-        name: "select",
-        tool: Some("browser_select_option"),
-        about: "Choose options of a <select>.",
+    Mapping {
+        tool: "browser_select_option",
         args: || {
             vec![
                 pos("target", "The select's ref"),
@@ -232,10 +233,8 @@ pub const VERBS: &[Verb] = &[
         },
         map: |m| Ok(json!({"ref": s(m, "target"), "values": list(m, "values")})),
     },
-    Verb {
-        name: "hover",
-        tool: Some("browser_hover"),
-        about: "Move the mouse over an element.",
+    Mapping {
+        tool: "browser_hover",
         args: || {
             vec![
                 Arg::new("target").help("The element's ref"),
@@ -248,10 +247,8 @@ pub const VERBS: &[Verb] = &[
             Ok(Value::Object(a))
         },
     },
-    Verb {
-        name: "scroll",
-        tool: Some("browser_scroll"),
-        about: "Scroll: up/down/left/right, or an element (ref) into view.",
+    Mapping {
+        tool: "browser_scroll",
         args: || {
             vec![
                 Arg::new("target").help("up, down, left, right, or an element's ref to scroll into view"),
@@ -277,10 +274,8 @@ pub const VERBS: &[Verb] = &[
             Ok(Value::Object(a))
         },
     },
-    Verb {
-        name: "handoff",
-        tool: Some("browser_handoff"),
-        about: "Hand the tab to a person: prints their link, waits for Done.",
+    Mapping {
+        tool: "browser_handoff",
         args: || {
             vec![
                 pos("reason", "What the person should do (shown to them)"),
@@ -308,10 +303,8 @@ pub const VERBS: &[Verb] = &[
             Ok(Value::Object(a))
         },
     },
-    Verb {
-        name: "wait",
-        tool: Some("browser_wait"),
-        about: "Wait for text, its absence, a selector, a URL or some time.",
+    Mapping {
+        tool: "browser_wait",
         args: || {
             vec![
                 opt("text", "Until this text appears"),
@@ -342,10 +335,8 @@ pub const VERBS: &[Verb] = &[
             Ok(Value::Object(a))
         },
     },
-    Verb {
-        name: "extract",
-        tool: Some("browser_extract"),
-        about: "The page's main content as Markdown.",
+    Mapping {
+        tool: "browser_extract",
         args: || {
             vec![
                 opt("selector", "Only this element's content"),
@@ -367,10 +358,8 @@ pub const VERBS: &[Verb] = &[
             Ok(Value::Object(a))
         },
     },
-    Verb {
-        name: "screenshot",
-        tool: Some("browser_screenshot"),
-        about: "Save a screenshot (PNG) to FILE.",
+    Mapping {
+        tool: "browser_screenshot",
         args: || {
             vec![
                 Arg::new("file").help("Where to save it (default screenshot.png; .jpg saves a JPEG)"),
@@ -398,17 +387,13 @@ pub const VERBS: &[Verb] = &[
             Ok(Value::Object(a))
         },
     },
-    Verb {
-        name: "eval",
-        tool: Some("browser_evaluate"),
-        about: "Evaluate a JavaScript expression in the page.",
+    Mapping {
+        tool: "browser_evaluate",
         args: || vec![pos("js", "The expression (a promise is awaited)")],
         map: |m| Ok(json!({"expression": s(m, "js")})),
     },
-    Verb {
-        name: "dialog",
-        tool: Some("browser_dialog"),
-        about: "Answer the pending alert/confirm/prompt: accept|dismiss [TEXT].",
+    Mapping {
+        tool: "browser_dialog",
         args: || {
             vec![
                 pos("action", "accept or dismiss").value_parser(["accept", "dismiss"]),
@@ -423,10 +408,8 @@ pub const VERBS: &[Verb] = &[
             Ok(a)
         },
     },
-    Verb {
-        name: "tabs",
-        tool: Some("browser_tabs"),
-        about: "List tabs, or: new [URL] | select ID | close ID.",
+    Mapping {
+        tool: "browser_tabs",
         args: || {
             vec![
                 Arg::new("action")
@@ -447,10 +430,8 @@ pub const VERBS: &[Verb] = &[
             Ok(a)
         },
     },
-    Verb {
-        name: "console",
-        tool: Some("browser_console"),
-        about: "The tab's recent console messages and errors.",
+    Mapping {
+        tool: "browser_console",
         args: || {
             vec![
                 opt("level", "error, warning or all"),
@@ -468,10 +449,8 @@ pub const VERBS: &[Verb] = &[
             Ok(Value::Object(a))
         },
     },
-    Verb {
-        name: "upload",
-        tool: Some("browser_upload"),
-        about: "Put files into a file input: REF FILE…",
+    Mapping {
+        tool: "browser_upload",
         args: || {
             vec![
                 pos("target", "The file input's ref"),
@@ -483,15 +462,17 @@ pub const VERBS: &[Verb] = &[
             Ok(json!({"ref": s(m, "target"), "paths": paths}))
         },
     },
-    Verb {
-        name: "pdf",
-        tool: Some("browser_pdf"),
-        about: "Print the page to a PDF file.",
+    Mapping {
+        tool: "browser_pdf",
         args: || vec![pos("file", "Where to write it")],
         // The server writes under its [files] output_dir; the CLI then
         // moves the file where the user asked (see `cli::move_pdf`).
         map: |_| Ok(json!({})),
     },
+];
+
+/// The CLI's own subcommands (they talk to the server itself).
+const OWN: &[Verb] = &[
     Verb {
         name: "sessions",
         tool: None,
@@ -508,9 +489,56 @@ pub const VERBS: &[Verb] = &[
     },
 ];
 
+/// Every subcommand, in the order `cdpilot` lists them: a verb per tool
+/// of the registry (named by its declaration; its arguments read as
+/// [`MAPPINGS`] says, or as JSON), then the CLI's own.
+pub fn all() -> &'static [Verb] {
+    static VERBS: std::sync::OnceLock<Vec<Verb>> = std::sync::OnceLock::new();
+    VERBS.get_or_init(|| {
+        let registry = engine::tools::tools();
+        let mapped = MAPPINGS.iter().filter_map(|m| {
+            let tool = engine::tools::find(m.tool)?;
+            Some(Verb {
+                name: tool.verb,
+                tool: Some(tool.name),
+                about: "",
+                args: m.args,
+                map: m.map,
+            })
+        });
+        let generic = registry
+            .iter()
+            .filter(|t| MAPPINGS.iter().all(|m| m.tool != t.name))
+            .map(|t| generic(t.verb, t.name));
+        mapped.chain(generic).chain(OWN.iter().map(Verb::clone)).collect()
+    })
+}
+
 /// The verb called `name`.
 pub fn find(name: &str) -> Option<&'static Verb> {
-    VERBS.iter().find(|v| v.name == name)
+    all().iter().find(|v| v.name == name)
+}
+
+/// The verb of a tool without arguments of its own on the CLI: its
+/// arguments as one JSON object (`cdpilot network '{"action": "list"}'`).
+fn generic(name: &'static str, tool: &'static str) -> Verb {
+    Verb {
+        name,
+        tool: Some(tool),
+        about: "",
+        args: || {
+            vec![Arg::new("arguments")
+                .help("The tool's arguments as a JSON object (see `cdpilot tools`); default {}")]
+        },
+        map: |m| match s(m, "arguments") {
+            None => Ok(Value::Object(Map::new())),
+            Some(text) => match serde_json::from_str::<Value>(&text) {
+                Ok(Value::Object(args)) => Ok(Value::Object(args)),
+                Ok(_) => Err(format!("{text:?}: give the arguments as a JSON object ({{…}})")),
+                Err(e) => Err(format!("{text:?} is not JSON: {e}")),
+            },
+        },
+    }
 }
 
 impl Verb {
@@ -547,5 +575,42 @@ fn first_sentence(text: &str) -> String {
     match text.find(". ") {
         Some(end) => text[..=end].to_owned(),
         None => text.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every tool of the registry has a verb, named by its declaration,
+    /// with no name taken twice; a tool without a mapping of its own takes
+    /// its arguments as one JSON object.
+    #[test]
+    fn every_tool_has_the_verb_its_declaration_names() {
+        for tool in engine::tools::tools() {
+            let verb = find(tool.verb).unwrap_or_else(|| panic!("no verb for {}", tool.name));
+            assert_eq!(verb.tool, Some(tool.name));
+        }
+        let names: Vec<&str> = all().iter().map(|v| v.name).collect();
+        for (i, name) in names.iter().enumerate() {
+            assert!(!names[..i].contains(name), "{name} twice");
+        }
+        let network = find("network").unwrap();
+        // As main builds it: the CLI's own options beside the verb's.
+        let command = || network.command().args(crate::cli::global_args());
+        let matches = command()
+            .try_get_matches_from(["network", r#"{"action": "get", "id": 3}"#])
+            .unwrap();
+        assert_eq!(
+            network.arguments(&matches).unwrap(),
+            json!({"action": "get", "id": 3})
+        );
+        let matches = network
+            .command()
+            .try_get_matches_from(["network", "[1]"])
+            .unwrap();
+        assert!(network.arguments(&matches).unwrap_err().contains("JSON object"));
+        let matches = command().try_get_matches_from(["network", "--json"]).unwrap();
+        assert_eq!(network.arguments(&matches).unwrap(), json!({}));
     }
 }

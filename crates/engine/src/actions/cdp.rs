@@ -12,6 +12,7 @@ use crate::{ActionError, ActionOutput, Budget, ErrorCode};
 /// `browser_cdp`'s declaration (see `crate::tool`).
 pub(crate) const TOOL: Declaration = Declaration {
     name: "browser_cdp",
+    verb: "cdp",
     group: Group::Core,
     description: "Send a raw CDP command to the tab (or a frame's session); only methods that stay in the tab unless the server allows all.",
     scope: Scope::Tab,

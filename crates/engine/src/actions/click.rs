@@ -16,6 +16,7 @@ use crate::{ActionError, ActionOutput, Budget};
 /// `browser_click`'s declaration (see `crate::tool`).
 pub(crate) const TOOL: Declaration = Declaration {
     name: "browser_click",
+    verb: "click",
     group: Group::Core,
     description: "Click with real mouse input. Says if the page navigated or a file downloaded.",
     scope: Scope::Tab,
@@ -78,7 +79,7 @@ pub async fn run(tab: &Tab, args: &ClickArgs, budget: &Budget) -> Result<ActionO
         ),
     )?;
     element.watch_input(tab, "mouseup", budget).await?;
-    let document_before = tab.state(|s| s.document);
+    let document_before = tab.state(|s| s.document());
     // Watch before clicking so no navigation event can slip past.
     let mut navigations = tab.navigations();
     let downloads = download::DownloadWatch::start(tab);
@@ -117,7 +118,7 @@ pub async fn run(tab: &Tab, args: &ClickArgs, budget: &Budget) -> Result<ActionO
     }
     // The event reader keeps the URL current (commits and same-document
     // changes), so no round trip to the page is needed to report it.
-    let (navigated, url) = tab.state(|s| (s.document != document_before, s.url.clone()));
+    let (navigated, url) = tab.state(|s| (s.document() != document_before, s.url().to_owned()));
     // A navigation that committed nothing may have become a download.
     let download = downloads.finish(tab, download_asked, budget).await?;
     if let Some(download) = download {

@@ -11,6 +11,7 @@ use crate::{ActionError, ActionOutput};
 /// `browser_console`'s declaration (see `crate::tool`).
 pub(crate) const TOOL: Declaration = Declaration {
     name: "browser_console",
+    verb: "console",
     group: Group::Core,
     description: "Recent console messages and uncaught errors (last 200).",
     scope: Scope::Tab,
@@ -33,8 +34,8 @@ pub fn run(tab: &Tab, args: &ConsoleArgs) -> Result<ActionOutput, ActionError> {
     let level = args.level.unwrap_or(ConsoleLevel::All);
     let messages: Vec<_> = tab.state(|s| {
         let picked = s
-            .console
-            .messages
+            .console()
+            .messages()
             .iter()
             .filter(|m| match level {
                 ConsoleLevel::Error => m.level == "error",
@@ -44,7 +45,7 @@ pub fn run(tab: &Tab, args: &ConsoleArgs) -> Result<ActionOutput, ActionError> {
             .cloned()
             .collect();
         if args.clear == Some(true) {
-            s.console.messages.clear();
+            s.clear_console();
         }
         picked
     });

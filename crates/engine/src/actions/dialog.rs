@@ -12,6 +12,7 @@ use crate::{ActionError, ActionOutput, Budget};
 /// `browser_dialog`'s declaration (see `crate::tool`).
 pub(crate) const TOOL: Declaration = Declaration {
     name: "browser_dialog",
+    verb: "dialog",
     group: Group::Core,
     description: "Accept or dismiss the pending alert/confirm/prompt.",
     scope: Scope::Tab,

@@ -50,7 +50,7 @@ impl DownloadWatch {
         let ours = |event: &cdp::Event| {
             event
                 .decode::<DownloadWillBegin>()
-                .filter(|b| tab.state(|s| s.frames.get(&b.frame_id).is_some()))
+                .filter(|b| tab.state(|s| s.frames().get(&b.frame_id).is_some()))
         };
         let attachment = std::iter::from_fn(|| self.page.try_recv().ok()).any(|e| is_attachment(&e));
         let expected = expected || attachment;

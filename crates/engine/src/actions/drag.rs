@@ -20,6 +20,7 @@ use crate::{ActionError, ActionOutput, Budget, ErrorCode};
 /// `browser_drag`'s declaration (see `crate::tool`).
 pub(crate) const TOOL: Declaration = Declaration {
     name: "browser_drag",
+    verb: "drag",
     group: Group::Core,
     description: "Drag an element onto to_ref with real mouse input (sliders, HTML5 drag and drop).",
     scope: Scope::Tab,

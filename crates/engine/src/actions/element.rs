@@ -84,7 +84,7 @@ pub async fn resolve(tab: &Tab, target: &ElementTarget, budget: &Budget) -> Resu
 }
 
 pub async fn by_ref(tab: &Tab, reference: &str, budget: &Budget) -> Result<Element, ActionError> {
-    let (document, refs_document) = tab.state(|s| (s.document, s.refs_document));
+    let (document, refs_document) = tab.state(|s| (s.document(), s.refs_document()));
     match refs_document {
         None => {
             return Err(ActionError::new(
@@ -528,8 +528,8 @@ pub(crate) async fn origin(
     let element = resolve(tab, target, budget).await?;
     let frame_id = element.frame.frame_id.clone();
     let (origin, top) = tab.state(|s| {
-        let origin = s.frames.get(&frame_id).map(|f| f.origin().to_owned());
-        (origin, s.url.clone())
+        let origin = s.frames().get(&frame_id).map(|f| f.origin().to_owned());
+        (origin, s.url().to_owned())
     });
     Ok(match origin {
         Some(origin) if !origin.is_empty() && origin != "null" => origin,

@@ -2,7 +2,7 @@
 //! scale, mobile, user agent, color scheme, locale, time zone, position,
 //! offline). Each setting lasts for the tab until changed; the viewport's
 //! four values go to Chrome together, so what one call leaves out is kept
-//! from the last call ([`Emulated`], in the tab's state).
+//! from the last call (`tab::emulated::Emulated`, in the tab's state).
 //!
 //! The settings apply to the tab's page; cross-origin iframes (their own
 //! targets) keep the browser's locale, time zone and network.
@@ -18,6 +18,7 @@ use crate::{ActionError, ActionOutput, Budget};
 /// `browser_emulate`'s declaration (see `crate::tool`).
 pub(crate) const TOOL: Declaration = Declaration {
     name: "browser_emulate",
+    verb: "emulate",
     group: Group::Emulation,
     description: "Emulate a device in this tab until changed: viewport, scale, mobile, user agent, color scheme, locale, timezone, geolocation, offline.",
     scope: Scope::Tab,
@@ -29,15 +30,6 @@ pub(crate) const TOOL: Declaration = Declaration {
 /// Runs the tool in the call's tab.
 pub(crate) async fn perform(call: &TabCall<'_>, args: &EmulateArgs) -> Result<ActionOutput, ActionError> {
     run(call.tab, args, call.budget).await
-}
-
-/// What earlier calls set on the tab.
-#[derive(Debug, Default, Clone)]
-pub struct Emulated {
-    /// width, height, device scale factor, mobile.
-    metrics: Option<(u32, u32, f64, bool)>,
-    user_agent: Option<String>,
-    locale: Option<String>,
 }
 
 const SIZE: std::ops::RangeInclusive<u32> = 50..=8192;
@@ -157,7 +149,7 @@ pub async fn run(tab: &Tab, args: &EmulateArgs, budget: &Budget) -> Result<Actio
         || args.device_scale_factor.is_some()
         || args.mobile.is_some()
     {
-        let current = match tab.state(|s| s.emulated.metrics) {
+        let current = match tab.state(|s| s.emulated().metrics()) {
             Some(m) => m,
             None => {
                 let seen = tab
@@ -187,11 +179,11 @@ pub async fn run(tab: &Tab, args: &EmulateArgs, budget: &Budget) -> Result<Actio
             mobile: metrics.3,
         };
         budget.cdp("setting the viewport", s, set).await?;
-        tab.state(|s| s.emulated.metrics = Some(metrics));
+        tab.state(|s| s.emulated_metrics(metrics));
     }
     if args.user_agent.is_some() || args.locale.is_some() {
-        let kept = tab.state(|s| s.emulated.clone());
-        let user_agent = match args.user_agent.clone().or(kept.user_agent) {
+        let kept = tab.state(|s| s.emulated().clone());
+        let user_agent = match args.user_agent.clone().or(kept.user_agent().map(str::to_owned)) {
             Some(ua) => ua,
             None => tab
                 .evaluate_in_world(budget, "reading the user agent", "navigator.userAgent", true)
@@ -200,7 +192,7 @@ pub async fn run(tab: &Tab, args: &EmulateArgs, budget: &Budget) -> Result<Actio
                 .and_then(|v| v.as_str().map(str::to_owned))
                 .unwrap_or_default(),
         };
-        let locale = args.locale.clone().or(kept.locale);
+        let locale = args.locale.clone().or(kept.locale().map(str::to_owned));
         let set = network::SetUserAgentAndLanguage {
             user_agent: user_agent.clone(),
             accept_language: locale.clone().unwrap_or_default(),
@@ -215,10 +207,7 @@ pub async fn run(tab: &Tab, args: &EmulateArgs, budget: &Budget) -> Result<Actio
                 .await
                 .map_err(refused("locale"))?;
         }
-        tab.state(|s| {
-            s.emulated.user_agent = Some(user_agent);
-            s.emulated.locale = locale;
-        });
+        tab.state(|s| s.emulated_agent(user_agent, locale));
     }
     if let Some(scheme) = args.color_scheme {
         let value = match scheme {
@@ -279,7 +268,7 @@ pub async fn run(tab: &Tab, args: &EmulateArgs, budget: &Budget) -> Result<Actio
     }
     // The emulated screen; a mobile page without a viewport meta tag still
     // lays out 980 CSS pixels wide inside it, as on a phone.
-    let (width, height) = match tab.state(|s| s.emulated.metrics) {
+    let (width, height) = match tab.state(|s| s.emulated().metrics()) {
         Some((width, height, ..)) => (width as u64, height as u64),
         None => {
             let seen = tab

@@ -1,7 +1,7 @@
 //! `browser_evaluate` on sessions of its own, so a script that never
 //! returns cannot block the main session's commands.
 //!
-//! Owns the tab's [`Lanes`]: each a flattened session on the tab's target,
+//! Uses the tab's evaluate lanes (`tab::lanes`): each a flattened session on the tab's target,
 //! on the main connection when the transport has one pipe (the DevTools pipe
 //! of a launched browser), else on a second WebSocket of its own (an
 //! attached browser). A call takes a warm lane or opens
@@ -14,16 +14,16 @@
 //! another call's promise on the tab goes on (tests/evaluate.rs checks both). (A script that opens a dialog returns at once with
 //! `dialog_opened`: the engine does that for every action.)
 
-use std::sync::Mutex;
 use std::time::Duration;
 
 use cdp::protocol::{dom, runtime, target};
-use cdp::{Connection, Session};
+use cdp::Connection;
 use serde_json::{json, Value};
 
 use crate::action::EvaluateArgs;
 use crate::actions::element;
 use crate::metrics::Metrics;
+use crate::tab::lanes::{Lane, Leased};
 use crate::tab::Tab;
 use crate::tool::{Declaration, DefaultBudget, Group, Scope, TabCall};
 use crate::validate;
@@ -32,6 +32,7 @@ use crate::{ActionError, ActionOutput, Budget, ErrorCode};
 /// `browser_evaluate`'s declaration (see `crate::tool`).
 pub(crate) const TOOL: Declaration = Declaration {
     name: "browser_evaluate",
+    verb: "eval",
     group: Group::Core,
     description: "Run JavaScript in the page; returns its JSON value (cut at 8 KB).",
     scope: Scope::Tab,
@@ -85,119 +86,10 @@ pub(crate) async fn perform(call: &TabCall<'_>, args: &EvaluateArgs) -> Result<A
 /// Values whose JSON is longer than this come back as a preview.
 pub const MAX_VALUE_CHARS: usize = 8 * 1024;
 
-/// Warm lanes kept per tab; more are opened while more calls run at once,
-/// and those beyond this many are closed when given back.
-const WARM_LANES: usize = 2;
-
 /// The cleanup budget of `Runtime.terminateExecution`, sent after the
 /// call's own budget has run out (Chrome answers it even while the script
 /// spins, so this is slack, not a wait).
 const TERMINATE_BUDGET: Duration = Duration::from_secs(2);
-
-/// The cleanup budget for detaching a discarded lane's session.
-const DETACH_BUDGET: Duration = Duration::from_secs(2);
-
-/// browser_evaluate's own session on one tab.
-pub struct Lane {
-    /// The lane's own connection, kept so the socket lives as long as the
-    /// lane; `None` when the transport allows one pipe only and the lane's
-    /// session shares the tab's connection (closing the lane then detaches
-    /// only its session).
-    own: Option<Connection>,
-    session: Session,
-}
-
-impl Lane {
-    fn close(self) {
-        match self.own {
-            Some(conn) => conn.close(),
-            None => {
-                // Detached without waiting: a discarded lane's command may
-                // still be pending in the page, and nobody needs the answer.
-                let session = self.session;
-                tokio::spawn(async move {
-                    let detach = target::DetachFromTarget {
-                        session_id: session.id().to_owned(),
-                    };
-                    let soon = tokio::time::Instant::now() + DETACH_BUDGET;
-                    let _ = session.connection().browser().call(detach, soon).await;
-                });
-            }
-        }
-    }
-
-    /// Whether the lane can still carry a call.
-    fn is_open(&self) -> bool {
-        let conn = self.session.connection();
-        !conn.is_closed() && conn.has_session(self.session.id())
-    }
-}
-
-/// The tab's idle evaluate lanes. A lane in use is owned by its call (a
-/// [`Leased`]), never shared, so a call that must discard its lane cannot
-/// close one another call is waiting on.
-#[derive(Default)]
-pub struct Lanes {
-    /// Lanes waiting for a call; locked for microseconds, never across an
-    /// await.
-    idle: Mutex<Vec<Lane>>,
-}
-
-impl Lanes {
-    /// A warm lane whose socket is still open, if there is one.
-    fn take(&self) -> Option<Lane> {
-        let mut idle = self.idle.lock().unwrap();
-        while let Some(lane) = idle.pop() {
-            if lane.is_open() {
-                return Some(lane);
-            }
-        }
-        None
-    }
-
-    fn give_back(&self, lane: Lane) {
-        let mut idle = self.idle.lock().unwrap();
-        if idle.len() < WARM_LANES && lane.is_open() {
-            idle.push(lane);
-        } else {
-            drop(idle);
-            lane.close();
-        }
-    }
-}
-
-/// A lane lent to one call. Dropped without [`Leased::give_back`] (the
-/// call failed, timed out, was cancelled, or a dialog ended it), the lane
-/// is closed: its command may still be pending in the page.
-struct Leased<'a> {
-    lanes: &'a Lanes,
-    lane: Option<Lane>,
-}
-
-impl Leased<'_> {
-    fn session(&self) -> &Session {
-        &self
-            .lane
-            .as_ref()
-            .expect("a leased lane until given back")
-            .session
-    }
-
-    /// The call's command was answered: the lane is clean for the next call.
-    fn give_back(mut self) {
-        if let Some(lane) = self.lane.take() {
-            self.lanes.give_back(lane);
-        }
-    }
-}
-
-impl Drop for Leased<'_> {
-    fn drop(&mut self) {
-        if let Some(lane) = self.lane.take() {
-            lane.close();
-        }
-    }
-}
 
 pub async fn run(
     tab: &Tab,
@@ -293,7 +185,7 @@ async fn evaluate(
     };
     if let Some(name) = &args.frame {
         let frame = tab.frame_named(name)?;
-        if frame.number.is_some() || frame.frame_id != tab.state(|s| s.main_frame_id.clone()) {
+        if frame.number.is_some() || frame.frame_id != tab.state(|s| s.main_frame_id().to_owned()) {
             return in_frame_context(tab, &frame, args, budget).await;
         }
     }
@@ -465,10 +357,7 @@ async fn lease<'t>(tab: &'t Tab, budget: &Budget) -> Result<Leased<'t>, ActionEr
         Some(lane) => lane,
         None => open_lane(tab, budget).await?,
     };
-    Ok(Leased {
-        lanes: &tab.evaluate_lanes,
-        lane: Some(lane),
-    })
+    Ok(tab.evaluate_lanes.lend(lane))
 }
 
 /// Attaches a flattened session of the lane's own to the tab's target: on
@@ -503,7 +392,7 @@ async fn open_lane(tab: &Tab, budget: &Budget) -> Result<Lane, ActionError> {
         )
         .await?;
     let session = conn.session(attached.session_id);
-    Ok(Lane { own, session })
+    Ok(Lane::new(own, session))
 }
 
 /// Stops whatever the page's main thread is running (the timed-out call's

@@ -1,6 +1,6 @@
 //! `browser_extract`: the page's main content as Markdown, a page at a time.
 //!
-//! The page reader (`extract.js`, in cdpilot's world) copies the rendered
+//! The page reader (`scripts/extract.js`, in cdpilot's world) copies the rendered
 //! document without what no one sees (hidden nodes, fixed overlays) or
 //! needs (navigation, footers, dialogs, empty links, `data:` URIs), with
 //! row header cells kept as cells and tracking parameters cut from link
@@ -9,18 +9,19 @@
 //! article in that copy, and its headline and byline lead the Markdown; when
 //! it finds none, the reader's own scorer chooses (text and link density,
 //! class/id hints, paragraphs). htmd converts it. The Markdown is cached per
-//! document (until a node of it changes), then cut at character offsets, so
+//! document in the tab (`tab::extracts`, until a node of it changes), then cut at character offsets, so
 //! consecutive pages concatenate to exactly the whole. A page with no
 //! readable text says why and what to try; a page whose styles hide all text
 //! is read from its DOM.
 
-use std::collections::VecDeque;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use serde::Deserialize;
 use serde_json::json;
 
 use crate::action::ExtractArgs;
+use crate::scripts::READER;
+use crate::tab::extracts::Converted;
 use crate::tab::Tab;
 use crate::tool::{Declaration, DefaultBudget, Group, Scope, TabCall};
 use crate::validate;
@@ -29,6 +30,7 @@ use crate::{ActionError, ActionOutput, Budget, ErrorCode};
 /// `browser_extract`'s declaration (see `crate::tool`).
 pub(crate) const TOOL: Declaration = Declaration {
     name: "browser_extract",
+    verb: "extract",
     group: Group::Core,
     description: "The page's main content as Markdown (no nav, ads, overlays), paged by start_char.",
     scope: Scope::Tab,
@@ -63,40 +65,6 @@ pub(crate) async fn perform(call: &TabCall<'_>, args: &ExtractArgs) -> Result<Ac
 pub const MAX_INPUT_CHARS: usize = 2_000_000;
 pub const DEFAULT_MAX_CHARS: usize = 20_000;
 
-/// The page reader: `(selector, cap, links, known, whole)` → `{html, truncated,
-/// key, fallback}`, `{unchanged, key}` or `{error}` (see the script's header).
-const READER: &str = include_str!("extract.js");
-
-/// How many documents' Markdown the cache keeps (across tabs and sessions:
-/// a key names one document world, which no other page can share).
-const CACHED: usize = 8;
-
-/// The Markdown of recently read documents, by the reader's key (a random
-/// id per document world + its mutation count + selector + links), so a
-/// later `start_char` page of an unchanged document costs only the slice.
-static CACHE: Mutex<VecDeque<(String, Arc<Converted>)>> = Mutex::new(VecDeque::new());
-
-/// One document's Markdown, as the cache holds it.
-struct Converted {
-    markdown: String,
-    input_truncated: bool,
-    fallback: bool,
-}
-
-fn cached(key: &str) -> Option<Arc<Converted>> {
-    let cache = CACHE.lock().unwrap();
-    cache.iter().find(|(k, _)| k == key).map(|(_, c)| c.clone())
-}
-
-fn remember(key: String, converted: Arc<Converted>) {
-    let mut cache = CACHE.lock().unwrap();
-    cache.retain(|(k, _)| *k != key);
-    cache.push_back((key, converted));
-    while cache.len() > CACHED {
-        cache.pop_front();
-    }
-}
-
 #[derive(Deserialize, Default)]
 #[serde(default)]
 struct MainContent {
@@ -111,20 +79,20 @@ struct MainContent {
 pub async fn run(tab: &Tab, args: &ExtractArgs, budget: &Budget) -> Result<ActionOutput, ActionError> {
     // The keys of the Markdown the cache holds: the page answers
     // `unchanged` when its document's key is one of them.
-    let known: Vec<String> = CACHE.lock().unwrap().iter().map(|(k, _)| k.clone()).collect();
+    let known = tab.extracts().keys();
     // Without a selector the page sends its whole cleaned document and
     // Readability chooses the content; if it finds none, the page's own
     // scorer chooses.
     let whole = args.selector.is_none();
     let mut main = read(tab, budget, args, &known, whole).await?;
-    if main.unchanged && cached(&main.key).is_none() {
+    if main.unchanged && tab.extracts().get(&main.key).is_none() {
         // Evicted since the keys were read: read the page afresh.
         main = read(tab, budget, args, &[], whole).await?;
     }
     let mut readable = None;
     if whole && main.error.is_none() && !main.unchanged {
         let html = std::mem::take(&mut main.html);
-        let url = tab.state(|s| s.url.clone());
+        let url = tab.state(|s| s.url().to_owned());
         // Readability is CPU work on up to 2,000,000 characters: off the
         // runtime's threads.
         readable = tokio::task::spawn_blocking(move || readability(&html, &url))
@@ -151,7 +119,7 @@ pub async fn run(tab: &Tab, args: &ExtractArgs, budget: &Budget) -> Result<Actio
         Some(_) => return Ok(nothing_found(args)),
         None => {}
     }
-    let hit = cached(&main.key).filter(|_| main.unchanged);
+    let hit = tab.extracts().get(&main.key).filter(|_| main.unchanged);
     let from_cache = hit.is_some();
     let converted = match hit {
         Some(c) => c,
@@ -175,7 +143,7 @@ pub async fn run(tab: &Tab, args: &ExtractArgs, budget: &Budget) -> Result<Actio
                 input_truncated: main.truncated,
                 fallback: main.fallback.is_some(),
             });
-            remember(main.key.clone(), converted.clone());
+            tab.extracts().keep(main.key.clone(), converted.clone());
             converted
         }
     };

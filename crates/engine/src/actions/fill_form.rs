@@ -22,6 +22,7 @@ use crate::{ActionError, ActionOutput, Budget, ErrorCode};
 /// `browser_fill_form`'s declaration (see `crate::tool`).
 pub(crate) const TOOL: Declaration = Declaration {
     name: "browser_fill_form",
+    verb: "fill",
     group: Group::Core,
     description: "Set form controls: text, checkbox/radio \"true\"/\"false\", select option value or label, range/date/time/color/number value. Stops at the first failure.",
     scope: Scope::Tab,

@@ -54,7 +54,7 @@ pub fn session_origin<'a>(tab: &'a Tab, session: &'a str, budget: &'a Budget) ->
         // The cross-origin frame rooted in `session`, and its <iframe> in its
         // parent; the parent's session is asked of the records now.
         let root = tab.state(|s| {
-            let root = s.frames.rooted_in(session)?;
+            let root = s.frames().rooted_in(session)?;
             Some((root.parent()?.to_owned(), root.owner_node()?))
         });
         let (parent, owner) = root.ok_or_else(|| {
@@ -84,10 +84,10 @@ pub async fn frame_offset_in_session(
     }
     let (root_of_session, owner) = tab.state(|s| {
         let root = frame.on_frame_target
-            && s.frames
+            && s.frames()
                 .rooted_in(frame.session.id())
                 .is_some_and(|f| f.id() == frame.frame_id);
-        (root, s.frames.get(&frame.frame_id).and_then(|f| f.owner_node()))
+        (root, s.frames().get(&frame.frame_id).and_then(|f| f.owner_node()))
     });
     match owner {
         Some(owner) if !root_of_session => owner_origin(frame, owner, budget).await,

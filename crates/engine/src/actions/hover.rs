@@ -12,6 +12,7 @@ use crate::{ActionError, ActionOutput, Budget};
 /// `browser_hover`'s declaration (see `crate::tool`).
 pub(crate) const TOOL: Declaration = Declaration {
     name: "browser_hover",
+    verb: "hover",
     group: Group::Core,
     description: "Move the mouse over an element.",
     scope: Scope::Tab,

@@ -20,6 +20,7 @@ use crate::{ActionError, ActionOutput, Budget, ErrorCode};
 /// `browser_navigate`'s declaration (see `crate::tool`).
 pub(crate) const TOOL: Declaration = Declaration {
     name: "browser_navigate",
+    verb: "open",
     group: Group::Core,
     description:
         "Open an http(s) URL (or go back/forward/reload) and wait for the load. Returns URL, title, status.",
@@ -132,7 +133,7 @@ async fn stop_loading(tab: &Tab, budget: &Budget, mut error: ActionError) -> Act
         .await
     {
         Ok(_) => {
-            let url = tab.state(|s| s.url.clone());
+            let url = tab.state(|s| s.url().to_owned());
             error.message += &format!("; the load was stopped; the tab stays on {url}");
             if budget.is_canceled() {
                 // Its usual next step says nothing more was sent for it.

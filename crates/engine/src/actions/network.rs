@@ -16,6 +16,7 @@ use crate::{ActionError, ActionOutput, Budget};
 /// `browser_network`'s declaration (see `crate::tool`).
 pub(crate) const TOOL: Declaration = Declaration {
     name: "browser_network",
+    verb: "network",
     group: Group::Network,
     description: "The tab's last 500 requests, iframes included: list (filter by URL, type, failed) or get one by id: headers, post data, and with body its response (text up to 64 KB).",
     scope: Scope::Tab,
@@ -95,7 +96,7 @@ fn list(tab: &Tab, args: &NetworkArgs) -> ActionOutput {
             && kind.as_ref().is_none_or(|k| &r.kind == k)
             && (args.failed != Some(true) || r.failed.is_some() || r.status.is_some_and(|s| s >= 400))
     };
-    let requests: Vec<Request> = tab.state(|s| s.network.list().filter(|r| wanted(r)).cloned().collect());
+    let requests: Vec<Request> = tab.state(|s| s.network().list().filter(|r| wanted(r)).cloned().collect());
     let mut text = match requests.len() {
         0 => "No requests match.".to_owned(),
         n => format!("{n} request(s), oldest first (get one by id for details):"),
@@ -127,7 +128,7 @@ fn list(tab: &Tab, args: &NetworkArgs) -> ActionOutput {
 
 async fn get(tab: &Tab, args: &NetworkArgs, budget: &Budget) -> Result<ActionOutput, ActionError> {
     let id = args.id.as_deref().unwrap_or_default();
-    let Some(r) = tab.state(|s| s.network.get(id).cloned()) else {
+    let Some(r) = tab.state(|s| s.network().get(id).cloned()) else {
         return Err(ActionError::invalid(
             format!(
                 "there is no request \"{id}\" among this tab's last {}",

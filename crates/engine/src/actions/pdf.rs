@@ -15,6 +15,7 @@ use crate::{files, ActionError, ActionOutput, Budget};
 /// `browser_pdf`'s declaration (see `crate::tool`).
 pub(crate) const TOOL: Declaration = Declaration {
     name: "browser_pdf",
+    verb: "pdf",
     group: Group::Pdf,
     description: "Print the page to a PDF file in the output directory. Returns path, bytes, pages.",
     scope: Scope::Tab,

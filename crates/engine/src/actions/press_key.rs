@@ -11,6 +11,7 @@ use crate::{ActionError, ActionOutput, Budget};
 /// `browser_press_key`'s declaration (see `crate::tool`).
 pub(crate) const TOOL: Declaration = Declaration {
     name: "browser_press_key",
+    verb: "press",
     group: Group::Core,
     description: "Press a key or combo in the focused element.",
     scope: Scope::Tab,

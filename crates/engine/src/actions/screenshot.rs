@@ -18,6 +18,7 @@ use crate::{files, ActionError, ActionOutput, Budget, Image};
 /// `browser_screenshot`'s declaration (see `crate::tool`).
 pub(crate) const TOOL: Declaration = Declaration {
     name: "browser_screenshot",
+    verb: "screenshot",
     group: Group::Core,
     description: "Screenshot of the viewport, full_page, or an element (ref).",
     scope: Scope::Tab,

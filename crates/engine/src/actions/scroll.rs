@@ -16,6 +16,7 @@ use crate::{ActionError, ActionOutput, Budget};
 /// `browser_scroll`'s declaration (see `crate::tool`).
 pub(crate) const TOOL: Declaration = Declaration {
     name: "browser_scroll",
+    verb: "scroll",
     group: Group::Core,
     description: "Scroll ref into view, or wheel-scroll the page (or container ref) in a direction.",
     scope: Scope::Tab,

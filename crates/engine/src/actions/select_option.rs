@@ -15,6 +15,7 @@ use crate::{ActionError, ActionOutput, Budget};
 /// `browser_select_option`'s declaration (see `crate::tool`).
 pub(crate) const TOOL: Declaration = Declaration {
     name: "browser_select_option",
+    verb: "select",
     group: Group::Core,
     description: "Choose <select> options (values or labels); on a combobox, types and picks the option. With text: selects that text.",
     scope: Scope::Tab,

@@ -9,6 +9,7 @@ use crate::{ActionError, ActionOutput};
 /// `browser_snapshot`'s declaration (see `crate::tool`).
 pub(crate) const TOOL: Declaration = Declaration {
     name: "browser_snapshot",
+    verb: "snapshot",
     group: Group::Core,
     description: "The page as an accessibility tree, a line per element: role \"name\" [ref=eN]. Refs last until the page navigates.",
     scope: Scope::Tab,

@@ -15,6 +15,7 @@ use crate::{ActionError, ActionOutput, Budget, ErrorCode};
 /// `browser_type`'s declaration (see `crate::tool`).
 pub(crate) const TOOL: Declaration = Declaration {
     name: "browser_type",
+    verb: "type",
     group: Group::Core,
     description: "Type text into a field (cleared first; submit presses Enter). Returns its value.",
     scope: Scope::Tab,

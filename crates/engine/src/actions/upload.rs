@@ -21,6 +21,7 @@ use crate::{ActionError, ActionOutput, Budget, ErrorCode};
 /// `browser_upload`'s declaration (see `crate::tool`).
 pub(crate) const TOOL: Declaration = Declaration {
     name: "browser_upload",
+    verb: "upload",
     group: Group::Core,
     description: "Give local files to a file input, or to the element that opens a file chooser.",
     scope: Scope::Tab,

@@ -16,6 +16,7 @@ use crate::{ActionError, ActionOutput, Budget, ErrorCode};
 /// `browser_wait`'s declaration (see `crate::tool`).
 pub(crate) const TOOL: Declaration = Declaration {
     name: "browser_wait",
+    verb: "wait",
     group: Group::Core,
     description:
         "Wait until text appears, text_gone goes, selector is visible, the URL matches, or time_ms passes.",

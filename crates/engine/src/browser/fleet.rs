@@ -24,9 +24,9 @@ use super::Browser;
 use crate::config::Config;
 use crate::egress::Egress;
 use crate::error::Failure;
+use crate::events::{EndReason, Lifecycle};
 use crate::metrics::Metrics;
 use crate::policy::Policy;
-use crate::session::events::{EndReason, Lifecycle};
 use crate::{ActionError, Budget, ErrorCode};
 
 /// The first wait before an endpoint that failed is tried again; doubled
@@ -370,7 +370,7 @@ impl Endpoint {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::session::events::Events;
+    use crate::events::Events;
 
     fn fleet_of(urls: &[&str]) -> Arc<Fleet> {
         let mut config = Config::default();

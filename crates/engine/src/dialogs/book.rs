@@ -15,8 +15,9 @@ use std::sync::{Arc, Mutex};
 use cdp::protocol::{fetch, page};
 use tokio::sync::watch;
 
-use super::{bridge, now, Closer, Dialog};
-use crate::session::events::{SessionEvent, TabEvents};
+use super::{bridge, Closer, Dialog};
+use crate::events::{SessionEvent, TabEvents};
+use crate::timing::now;
 
 pub const RECENT_CAP: usize = 20;
 

@@ -15,20 +15,18 @@
 
 use std::future::Future;
 
-use super::report;
-use crate::tab::Tab;
-use crate::tools::Action;
+use super::{report, DialogBook};
 use crate::{ActionError, ActionOutput};
 
-/// Runs `run`, the work of `action` in `tab`, under must_respond.
+/// Runs `run`, an action's work in the tab whose dialog book is `book`,
+/// under must_respond. `answers_dialog`: the action is `browser_dialog`.
 pub async fn during(
-    tab: &Tab,
-    action: &Action,
+    book: &DialogBook,
+    answers_dialog: bool,
     run: impl Future<Output = Result<ActionOutput, ActionError>>,
 ) -> Result<ActionOutput, ActionError> {
-    let book = tab.dialogs();
     let mark = book.opened_count();
-    let output = if matches!(action, Action::Dialog(_)) {
+    let output = if answers_dialog {
         // An answer waits for the page's reaction itself; a dialog that
         // opens meanwhile is reported beside the answer, not instead of it.
         run.await?

@@ -114,7 +114,7 @@ impl Handoff {
     /// What the page shows besides the frames: the reason, the tab's URL,
     /// the top-level documents the URL rules refused since it began.
     pub fn view(&self) -> Value {
-        let url = self.tab.state(|s| s.url.clone());
+        let url = self.tab.state(|s| s.url().to_owned());
         let refused: Vec<Value> = self
             .tab
             .gate()
@@ -137,15 +137,16 @@ impl Handoff {
             let (handoff, to_viewers) = (self.clone(), sender.clone());
             tokio::spawn(async move {
                 let (into, mut out) = mpsc::channel::<Frame>(FRAMES_KEPT);
-                let casting = crate::session::cast(&handoff.tab, into, handoff.ended.clone(), |frame| {
-                    let (width, height) = (frame.metadata.device_width, frame.metadata.device_height);
-                    *handoff.viewport.lock().unwrap() = (width, height);
-                    Frame {
-                        data: frame.data,
-                        width,
-                        height,
-                    }
-                });
+                let casting =
+                    crate::tab::screencast::cast(&handoff.tab, into, handoff.ended.clone(), |frame| {
+                        let (width, height) = (frame.metadata.device_width, frame.metadata.device_height);
+                        *handoff.viewport.lock().unwrap() = (width, height);
+                        Frame {
+                            data: frame.data,
+                            width,
+                            height,
+                        }
+                    });
                 let forward = async {
                     while let Some(frame) = out.recv().await {
                         *handoff.last.lock().unwrap() = Some(frame.clone());
@@ -308,7 +309,7 @@ impl Handoff {
             session: self.session.clone(),
             tool: what.to_owned(),
             arguments: json!({"handoff": self.id, "tab": self.tab_name}),
-            url_before: Some(self.tab.state(|s| s.url.clone())),
+            url_before: Some(self.tab.state(|s| s.url().to_owned())),
             url_after: None,
             verdicts: Vec::new(),
             outcome: "ok".into(),

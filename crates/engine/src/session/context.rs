@@ -12,10 +12,10 @@ use std::sync::{Arc, Mutex};
 
 use cdp::protocol::target::{self, TargetInfo};
 
-use super::events::Events;
 use crate::browser::Browser;
 use crate::egress::{Door, Refusal};
 use crate::error::Failure;
+use crate::events::Events;
 use crate::tab::Tab;
 use crate::tabs::TabSet;
 use crate::{ActionError, Budget, ErrorCode};

@@ -12,9 +12,9 @@ use std::sync::Arc;
 use cdp::protocol::target::{DetachedFromTarget, TargetDestroyed};
 use serde_json::json;
 
-use super::events::SessionEvent;
 use super::{Context, Session, SessionCall};
 use crate::action::{HandoffArgs, WaitArgs};
+use crate::events::SessionEvent;
 use crate::handoff::{Answer, Offer, Offered};
 use crate::tab::Tab;
 use crate::tool::{Declaration, DefaultBudget, Group, Scope};
@@ -24,6 +24,7 @@ use crate::{actions, validate, ActionError, ActionOutput, Budget, ErrorCode};
 /// `browser_handoff`'s declaration (see `crate::tool`).
 pub(crate) const TOOL: Declaration = Declaration {
     name: "browser_handoff",
+    verb: "handoff",
     group: Group::Core,
     description: "Hand the tab to a person (captcha, login, 2FA) via a link; waits until they press Done, until holds, or they give up.",
     scope: Scope::Session,

@@ -18,8 +18,8 @@ use std::time::{Duration, Instant};
 use tokio::sync::Notify;
 use tokio::task::AbortHandle;
 
-use super::events::{EndReason, Lifecycle};
 use super::Context;
+use crate::events::{EndReason, Lifecycle};
 use crate::Budget;
 
 /// The session's slot for its context, shared with the timer.

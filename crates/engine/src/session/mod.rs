@@ -11,7 +11,6 @@
 mod call;
 mod context;
 mod downloads;
-pub mod events;
 pub(crate) mod handoff;
 mod idle;
 mod policy;
@@ -42,10 +41,9 @@ use crate::tool::{Scope, TabCall};
 use crate::tools::{self, Action, ToolSpec};
 use crate::{ActionError, ActionOutput, Budget};
 
+use crate::events::{EndReason, Events, Lifecycle, SessionEvent};
 pub use call::ToolCall;
 pub use context::Context;
-use events::{EndReason, Events, Lifecycle, SessionEvent};
-pub(crate) use watch::cast;
 pub use watch::{Overview, TabView};
 
 /// One client's session: its browser context and tabs, and the path every
@@ -324,7 +322,7 @@ impl Session {
             }
             Scope::Tab => match context.tab(action.common().tab.as_deref(), budget).await {
                 Ok(tab) => {
-                    notes.url_before = Some(tab.state(|s| s.url.clone()));
+                    notes.url_before = Some(tab.state(|s| s.url().to_owned()));
                     tab.gate().serve(&self.consent);
                     let judging = policy::current_page(action, &tab, rules, &self.consent, budget);
                     let _once = crate::timing::timed("session.policy", judging).await?;
@@ -333,7 +331,7 @@ impl Session {
                     let result = crate::timing::timed("session.action", acting).await;
                     let (result, blocked) = policy::after(result, tab.gate().since(mark), &tab);
                     notes.verdicts.extend(blocked);
-                    notes.url_after = Some(tab.state(|s| s.url.clone()));
+                    notes.url_after = Some(tab.state(|s| s.url().to_owned()));
                     result
                 }
                 Err(e) => Err(e),
@@ -464,7 +462,7 @@ impl Session {
         // Boxed: the action's future is large, and moving it by value into
         // another future overflowed the stack of debug builds.
         let run = Box::pin(self.in_tab(tab, action, budget));
-        dialogs::during(tab, action, run).await
+        dialogs::during(&tab.dialogs(), matches!(action, Action::Dialog(_)), run).await
     }
 
     /// Runs a tab-scoped tool's handler (the dispatch generated from the

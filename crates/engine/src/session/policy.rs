@@ -53,7 +53,7 @@ pub async fn current_page(
         return Ok(grants);
     }
     loop {
-        let url = tab.state(|s| s.url.clone());
+        let url = tab.state(|s| s.url().to_owned());
         if !(url.starts_with("http://") || url.starts_with("https://")) {
             return Ok(grants);
         }
@@ -67,7 +67,7 @@ pub async fn current_page(
                 return Err(error);
             }
         }
-        if !asks || tab.state(|s| s.url == url) {
+        if !asks || tab.state(|s| s.url() == url) {
             return Ok(grants);
         }
         tracing::info!(from = %url, "the page moved while the user was asked; judging it again");
@@ -100,7 +100,7 @@ pub fn after(
                     Some(_) => hop.verdict.refused_error(what),
                     None => hop.verdict.denied_error(what),
                 };
-                let url = tab.state(|s| s.url.clone());
+                let url = tab.state(|s| s.url().to_owned());
                 error.message += &format!("; nothing was sent there, and the tab stays on {url}");
                 Err(error)
             }

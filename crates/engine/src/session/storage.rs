@@ -15,6 +15,7 @@ use crate::{files, ActionError, ActionOutput, Budget};
 /// `browser_storage`'s declaration (see `crate::tool`).
 pub(crate) const TOOL: Declaration = Declaration {
     name: "browser_storage",
+    verb: "storage",
     group: Group::Storage,
     description: "This session's cookies: list, set_cookie, clear_cookies. save/load writes or reads cookies + localStorage as one JSON file, to reuse a logged-in state.",
     scope: Scope::Session,

@@ -121,7 +121,7 @@ pub async fn capture(context: &Context, budget: &Budget) -> Result<State, Action
     let mut origins: Vec<String> = context
         .tabs()
         .iter()
-        .flat_map(|tab| tab.state(|s| s.network.origins().cloned().collect::<Vec<_>>()))
+        .flat_map(|tab| tab.state(|s| s.network().origins().cloned().collect::<Vec<_>>()))
         .collect();
     origins.sort();
     origins.dedup();

@@ -17,6 +17,7 @@ use crate::{ActionError, ActionOutput, Budget};
 /// `browser_tabs`'s declaration (see `crate::tool`).
 pub(crate) const TOOL: Declaration = Declaration {
     name: "browser_tabs",
+    verb: "tabs",
     group: Group::Core,
     description: "List, open (url), select or close tabs, the page's popups included.",
     scope: Scope::Session,

@@ -3,39 +3,8 @@
 //! as text (a longest-common-subsequence over the lines that differ); a
 //! removed and an added line are one changed line (`~`) when they carry the
 //! same ref, or, without refs, the same depth and role. Refs are stable
-//! within a document, so unchanged elements keep theirs.
-
-/// The tab's latest snapshot tree and what it was a snapshot of.
-#[derive(Debug, Clone)]
-pub struct Previous {
-    key: Key,
-    tree: String,
-}
-
-/// What a snapshot showed: which document, which frame, which selector.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Key {
-    pub document: u64,
-    pub frame: String,
-    pub selector: Option<String>,
-}
-
-impl Previous {
-    /// A tree to remember.
-    pub fn new(key: Key, tree: String) -> Previous {
-        Previous { key, tree }
-    }
-
-    /// The tree, if it is a snapshot of `document` (any scope).
-    pub fn of_document(&self, document: u64) -> Option<&str> {
-        (self.key.document == document).then_some(self.tree.as_str())
-    }
-
-    /// The tree, if it is a snapshot of exactly `key`.
-    pub fn of(&self, key: &Key) -> Option<&str> {
-        (&self.key == key).then_some(self.tree.as_str())
-    }
-}
+//! within a document, so unchanged elements keep theirs. The previous tree
+//! is the tab's (`tab::refs`).
 
 /// What changed between two trees.
 #[derive(Debug, Default, PartialEq)]

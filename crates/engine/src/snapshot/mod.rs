@@ -1,6 +1,6 @@
 //! `browser_snapshot`: the page as an indented accessibility tree with refs.
 //!
-//! The tree is built by an in-page serializer (`serializer.js`) run in
+//! The tree is built by an in-page serializer (`scripts/serializer.js`) run in
 //! cdpilot's isolated world, not from `Accessibility.getFullAXTree`: on a
 //! 5,000-control page the full AX tree took 1.2–1.6 s and 18 MB, an in-page
 //! walk ~15 ms. The serializer keeps the element↔ref map in that world, so a
@@ -23,11 +23,9 @@ mod find;
 mod sections;
 mod view;
 
-pub use diff::Previous;
 pub use view::{check, latest_refs};
 
-/// The serializer's source; evaluating it yields the world's `__cdpilot`.
-pub const SERIALIZER: &str = include_str!("serializer.js");
+use crate::scripts::SERIALIZER;
 
 /// Frames nested deeper than this are listed but not expanded.
 const MAX_FRAME_DEPTH: usize = 3;
@@ -92,7 +90,7 @@ pub async fn run(
     if let Some(blocked) = blocked_by_dialog(tab) {
         return Ok(blocked);
     }
-    let document = tab.state(|s| s.document);
+    let document = tab.state(|s| s.document());
     let root = match &args.frame {
         None => tab.main_frame(),
         Some(name) => find_frame(tab, name)?,
@@ -121,7 +119,7 @@ pub async fn run(
     // Refs are valid for the document they were issued in; if a navigation
     // raced the snapshot, the world was replaced and the evaluate retried,
     // so record the document the tab is in now.
-    tab.state(|s| s.refs_document = Some(s.document.max(document)));
+    tab.state(|s| s.refs_issued(document));
 
     let (tree, shown) = view::shape(tab, args, &root.frame_id, &snap.text);
     // The title, the tree and the sections (dialog messages, console
@@ -189,7 +187,7 @@ pub async fn run(
 /// While a dialog blocks the page its scripts cannot run, so the snapshot
 /// is only what the supervisor knows: the address, the dialog, the frames.
 fn blocked_by_dialog(tab: &Tab) -> Option<ActionOutput> {
-    let url = tab.state(|s| s.dialogs.is_blocked().then(|| s.url.clone()))?;
+    let url = tab.state(|s| s.dialogs().is_blocked().then(|| s.url().to_owned()))?;
     let mut text = format!(
         "URL: {url}\n\n(The page is blocked by a dialog: answer it with browser_dialog to see the page.)"
     );
@@ -210,7 +208,7 @@ fn blocked_by_dialog(tab: &Tab) -> Option<ActionOutput> {
 /// frame a snapshot has numbered.
 fn find_frame(tab: &Tab, name: &str) -> Result<FrameRef, ActionError> {
     let frame = tab.frame_named(name)?;
-    let main = frame.frame_id == tab.state(|s| s.main_frame_id.clone());
+    let main = frame.frame_id == tab.state(|s| s.main_frame_id().to_owned());
     if frame.number.is_none() && !main {
         // Refs in a frame carry its number, which a whole-page snapshot gives.
         return Err(ActionError::new(
@@ -231,7 +229,7 @@ impl Walk<'_> {
         depth: usize,
     ) -> Pin<Box<dyn Future<Output = Result<Serialized, ActionError>> + Send + 'b>> {
         Box::pin(async move {
-            let base = self.tab.state(|s| s.frames.next_ref(&frame.frame_id));
+            let base = self.tab.state(|s| s.frames().next_ref(&frame.frame_id));
             let options = json!({
                 "selector": selector,
                 "maxElements": self.remaining.max(1),
@@ -271,7 +269,7 @@ impl Walk<'_> {
                 _ => {}
             }
             self.tab
-                .state(|s| s.frames.refs_issued(&frame.frame_id, snap.next));
+                .state(|s| s.frame_refs_issued(&frame.frame_id, snap.next));
             self.remaining = self.remaining.saturating_sub(snap.elements);
             self.skip = self.skip.saturating_sub(snap.seen);
             self.elements += snap.elements;
@@ -375,10 +373,8 @@ impl Walk<'_> {
         };
         // Numbered on first sight; the session is the one its record names
         // now (asked again by every later use, never copied into refs).
-        self.tab.state(|s| {
-            s.frames
-                .met(&frame_id, &parent.frame_id, described.node.backend_node_id)
-        });
+        self.tab
+            .state(|s| s.frame_met(&frame_id, &parent.frame_id, described.node.backend_node_id));
         self.tab.frame_by_id(&frame_id).map(Some)
     }
 }

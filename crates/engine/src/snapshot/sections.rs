@@ -18,20 +18,20 @@ pub const CONSOLE_ERRORS: usize = 50;
 
 pub fn render(tab: &Tab) -> (String, Vec<(&'static str, Value)>) {
     let (pending, recent, tree, children, errors, older_errors, since) = tab.state(|s| {
-        let since = s.document_since;
+        let since = s.document_since();
         let (errors, older): (Vec<_>, Vec<_>) = s
-            .console
-            .messages
+            .console()
+            .messages()
             .iter()
             .filter(|m| m.level == "error")
             .cloned()
             .partition(|m| m.at >= since);
         let skip = errors.len().saturating_sub(CONSOLE_ERRORS);
         (
-            s.dialogs.pending(),
-            s.dialogs.recent(),
-            s.frames.view(),
-            s.frames.child_count(),
+            s.dialogs().pending(),
+            s.dialogs().recent(),
+            s.frames().view(),
+            s.frames().child_count(),
             errors.into_iter().skip(skip).collect::<Vec<_>>(),
             older.len(),
             since,

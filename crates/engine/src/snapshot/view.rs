@@ -5,9 +5,10 @@
 
 use serde_json::{json, Value};
 
-use super::diff::{self, Key, Previous};
+use super::diff;
 use super::find::{self, Pattern};
 use crate::action::SnapshotArgs;
+use crate::tab::refs::Key;
 use crate::tab::Tab;
 use crate::ActionError;
 
@@ -34,19 +35,11 @@ pub fn shape(
     tree: &str,
 ) -> (String, Vec<(&'static str, Value)>) {
     let key = Key {
-        document: tab.state(|s| s.refs_document.unwrap_or(s.document)),
+        document: tab.state(|s| s.refs_document().unwrap_or(s.document())),
         frame: frame.to_owned(),
         selector: args.selector.clone(),
     };
-    let previous = tab.state(|s| {
-        let previous = s
-            .last_snapshot
-            .as_ref()
-            .and_then(|p| p.of(&key))
-            .map(str::to_owned);
-        s.last_snapshot = Some(Previous::new(key, tree.to_owned()));
-        previous
-    });
+    let previous = tab.state(|s| s.remember_snapshot(key, tree.to_owned()));
     if let Some(text) = &args.find {
         let Ok(pattern) = Pattern::parse(text) else {
             return (tree.to_owned(), Vec::new());
@@ -101,10 +94,5 @@ pub fn shape(
 
 /// The refs of the tab's latest snapshot, if it is of the current document.
 pub fn latest_refs(tab: &Tab) -> Option<Vec<String>> {
-    tab.state(|s| {
-        let document = s.refs_document?;
-        (document == s.document).then_some(())?;
-        let tree = s.last_snapshot.as_ref()?.of_document(document)?;
-        Some(diff::refs(tree))
-    })
+    tab.state(|s| s.latest_tree().map(diff::refs))
 }

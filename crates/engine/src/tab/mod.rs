@@ -22,8 +22,13 @@ pub use pump::{DialogPolicy, DialogRules, TabSetup};
 pub use state::TabState;
 
 pub(crate) mod download;
+pub mod emulated;
+pub mod extracts;
+pub mod lanes;
 mod navigation;
 mod pump;
+pub mod refs;
+pub(crate) mod screencast;
 mod state;
 mod worlds;
 
@@ -35,7 +40,9 @@ pub struct Tab {
     pub session: Session,
     /// browser_evaluate's own connections to this tab: each call holds one
     /// of its own; clean ones are kept warm for the next call.
-    pub evaluate_lanes: crate::actions::evaluate::Lanes,
+    pub evaluate_lanes: lanes::Lanes,
+    /// The Markdown `browser_extract` made of this tab's documents.
+    extracts: extracts::Extracts,
     state: Arc<Mutex<TabState>>,
     /// The URL policy at the request stage, and what it blocked here.
     gate: Arc<Gate>,
@@ -150,6 +157,7 @@ impl Tab {
             target_id: target_id.to_owned(),
             session,
             evaluate_lanes: Default::default(),
+            extracts: Default::default(),
             state,
             gate,
             pump,
@@ -174,6 +182,11 @@ impl Tab {
         let tree = crate::timing::timed("tab.enable", enabling).await?;
         tab.state(|s| s.adopt_frame_tree(&tree.frame_tree));
         Ok(tab)
+    }
+
+    /// The Markdown `browser_extract` made of this tab's documents.
+    pub fn extracts(&self) -> &extracts::Extracts {
+        &self.extracts
     }
 
     /// The tab's dialog book (a handle; see `crate::dialogs`).

@@ -27,8 +27,8 @@ const CHILD_SETUP_BUDGET: std::time::Duration = std::time::Duration::from_secs(1
 use super::TabState;
 use crate::dialogs::{self, Watchdogs};
 pub use crate::dialogs::{DialogPolicy, DialogRules};
+use crate::events::SessionEvent;
 use crate::policy::{gate, Gate, Policy};
-use crate::session::events::SessionEvent;
 
 /// Installed in every document of the tab and its frames before any page
 /// script runs: automation must not announce itself.
@@ -94,7 +94,7 @@ impl TabSetup {
         // of its frames) finds it ready.
         let world = session.call(
             page::AddScriptToEvaluateOnNewDocument {
-                source: crate::snapshot::SERIALIZER.to_owned(),
+                source: crate::scripts::SERIALIZER.to_owned(),
                 world_name: Some(super::WORLD.to_owned()),
                 run_immediately: true,
             },

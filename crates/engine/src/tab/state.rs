@@ -11,38 +11,40 @@ use cdp::Event;
 
 use super::WORLD;
 
-/// What the event reader knows about the tab's document.
+/// What the event reader knows about the tab's document. Its fields are
+/// the tab's own (`tab/` reads and writes them); everyone else reads them
+/// through the accessors below and changes them only through its named
+/// methods.
 #[derive(Debug, Default)]
 pub struct TabState {
-    pub main_frame_id: String,
+    pub(super) main_frame_id: String,
     /// Bumped on every cross-document navigation of the main frame: refs
     /// issued under an older generation are stale.
-    pub document: u64,
-    /// When the current main-frame document was committed (`dialogs::now`
+    pub(super) document: u64,
+    /// When the current main-frame document was committed (`timing::now`
     /// seconds; 0 for a document cdpilot attached to after its commit):
     /// console messages and dialogs older than this belong to earlier pages.
-    pub document_since: f64,
-    pub url: String,
+    pub(super) document_since: f64,
+    pub(super) url: String,
     /// Loader of the main frame's current document.
-    pub loader: String,
-    /// The document generation the current refs were issued for.
-    pub refs_document: Option<u64>,
+    pub(super) loader: String,
+    /// The refs' one record: the document they were issued for, the latest
+    /// snapshot tree.
+    pub(super) refs: super::refs::Refs,
     /// Every frame's one record (the main frame's too): tree, sessions,
     /// worlds, numbers, ref counters. Changed only through its methods.
-    pub frames: crate::frames::FrameTree,
+    pub(super) frames: crate::frames::FrameTree,
     /// Console messages and uncaught exceptions of the tab and its frames.
-    pub console: crate::console::Console,
+    pub(super) console: crate::console::Console,
     /// Native dialogs: pending and recently closed. A handle on the book,
     /// which the event reader feeds directly (it has its own lock).
-    pub dialogs: crate::dialogs::DialogBook,
+    pub(super) dialogs: crate::dialogs::DialogBook,
     /// Responses of recent main-frame documents, newest last.
     documents: VecDeque<DocumentResponse>,
     /// The last 500 requests of the tab and its frames (`browser_network`).
-    pub network: crate::network::Requests,
-    /// The tab's latest snapshot tree, what `diff` compares with.
-    pub last_snapshot: Option<crate::snapshot::Previous>,
+    pub(super) network: crate::network::Requests,
     /// What `browser_emulate` set on the tab (later calls change parts).
-    pub emulated: crate::actions::emulate::Emulated,
+    pub(super) emulated: super::emulated::Emulated,
 }
 
 /// The network's answer for one main-frame document.
@@ -58,6 +60,103 @@ pub struct DocumentResponse {
 }
 
 impl TabState {
+    /// The main frame's CDP id.
+    pub fn main_frame_id(&self) -> &str {
+        &self.main_frame_id
+    }
+
+    /// The main document's generation (bumped by every cross-document
+    /// navigation of the main frame).
+    pub fn document(&self) -> u64 {
+        self.document
+    }
+
+    /// When the current main-frame document was committed (`timing::now`).
+    pub fn document_since(&self) -> f64 {
+        self.document_since
+    }
+
+    /// The main frame's URL.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// The frame records.
+    pub fn frames(&self) -> &crate::frames::FrameTree {
+        &self.frames
+    }
+
+    /// The console ring.
+    pub fn console(&self) -> &crate::console::Console {
+        &self.console
+    }
+
+    /// The dialog book (a handle; it has its own lock).
+    pub fn dialogs(&self) -> &crate::dialogs::DialogBook {
+        &self.dialogs
+    }
+
+    /// The request log.
+    pub fn network(&self) -> &crate::network::Requests {
+        &self.network
+    }
+
+    /// What `browser_emulate` set on the tab.
+    pub fn emulated(&self) -> &super::emulated::Emulated {
+        &self.emulated
+    }
+
+    /// The document generation the current refs were issued for, if any.
+    pub fn refs_document(&self) -> Option<u64> {
+        self.refs.document()
+    }
+
+    /// The latest snapshot tree, if its refs are the current document's.
+    pub fn latest_tree(&self) -> Option<&str> {
+        let document = self.refs.document()?;
+        (document == self.document).then_some(())?;
+        self.refs.tree_of(document)
+    }
+
+    /// A snapshot issued refs for `document`; if a navigation raced it, the
+    /// world was replaced and the serializer ran again, so the refs are the
+    /// document the tab is in now.
+    pub fn refs_issued(&mut self, document: u64) {
+        self.refs.issued_for(self.document.max(document));
+    }
+
+    /// Remembers a snapshot's full tree; returns the previous tree of the
+    /// same document, frame and selector (what `diff` compares with).
+    pub fn remember_snapshot(&mut self, key: super::refs::Key, tree: String) -> Option<String> {
+        self.refs.remember(key, tree)
+    }
+
+    /// A snapshot met frame `id` (under `parent`, its element `owner_node`):
+    /// its number (`fN`), given on first sight.
+    pub fn frame_met(&mut self, id: &str, parent: &str, owner_node: i64) -> u32 {
+        self.frames.met(id, parent, owner_node)
+    }
+
+    /// A snapshot of frame `id` issued refs up to `next`.
+    pub fn frame_refs_issued(&mut self, id: &str, next: u64) {
+        self.frames.refs_issued(id, next)
+    }
+
+    /// `browser_console clear`: forgets the console's messages.
+    pub fn clear_console(&mut self) {
+        self.console.clear();
+    }
+
+    /// `browser_emulate` set the viewport.
+    pub fn emulated_metrics(&mut self, metrics: (u32, u32, f64, bool)) {
+        self.emulated.set_metrics(metrics);
+    }
+
+    /// `browser_emulate` set the user agent and locale.
+    pub fn emulated_agent(&mut self, user_agent: String, locale: Option<String>) {
+        self.emulated.set_agent(user_agent, locale);
+    }
+
     /// Applies an event of the tab's own session (`from_tab`) or of one of
     /// its child sessions (iframes, workers).
     pub fn apply_from(&mut self, event: &Event, from_tab: bool) {
@@ -122,7 +221,7 @@ impl TabState {
                 self.url = frame.url;
                 self.loader = frame.loader_id;
                 self.document += 1;
-                self.document_since = crate::dialogs::now();
+                self.document_since = crate::timing::now();
                 self.dialogs.page_left();
             }
         } else if let Some(within) = event.decode::<page::NavigatedWithinDocument>() {
@@ -181,7 +280,7 @@ impl TabState {
     /// one is gone; the supervisor's records (dialogs, frames, console) stay.
     pub fn forget_sessions(&mut self) {
         self.frames.forget_sessions();
-        self.refs_document = None;
+        self.refs.forget_document();
     }
 
     /// HTTP status of the main frame's current document, when known.

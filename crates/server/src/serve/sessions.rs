@@ -17,7 +17,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
-use engine::session::events::EndReason;
+use engine::events::EndReason;
 use engine::{Budget, Engine, Session};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;

@@ -21,21 +21,11 @@ const WATCHED_WITHIN: Duration = Duration::from_secs(60);
 /// How long taking one thumbnail may take.
 const THUMBNAIL_BUDGET: Duration = Duration::from_secs(3);
 
-/// Tools whose call changes what the page shows: each gets a thumbnail.
-const PAGE_ACTIONS: &[&str] = &[
-    "browser_navigate",
-    "browser_click",
-    "browser_type",
-    "browser_press_key",
-    "browser_select_option",
-    "browser_hover",
-    "browser_fill_form",
-    "browser_drag",
-    "browser_upload",
-    "browser_scroll",
-    "browser_tabs",
-    "browser_dialog",
-];
+/// Whether a call of `tool` changes what the page shows (its declaration
+/// says so): each such call gets a thumbnail.
+fn changes_page(tool: &str) -> bool {
+    engine::tools::find(tool).is_some_and(|t| t.changes_page)
+}
 
 /// A bounded ring of small JPEGs, one per page action, each tied to its
 /// audit record (session + start time), and what taking them cost.
@@ -85,7 +75,7 @@ impl Thumbnails {
     /// background (off the call's path) and ties it to the call's audit
     /// record, which the dispatch has just written.
     pub fn after_call(self: &Arc<Self>, lease: &Arc<Lease>, tool: &str) {
-        if !PAGE_ACTIONS.contains(&tool) || !self.watched_recently() {
+        if !changes_page(tool) || !self.watched_recently() {
             return;
         }
         let session = lease.session();

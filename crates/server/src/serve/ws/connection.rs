@@ -13,8 +13,8 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
+use engine::events::{EndReason, SessionEvent};
 use engine::policy::Asker;
-use engine::session::events::{EndReason, SessionEvent};
 use futures_util::{SinkExt, StreamExt};
 use serde_json::Value;
 use tokio::sync::{broadcast, mpsc};

@@ -17,9 +17,11 @@ use std::sync::{Arc, Mutex};
 use serde_json::{json, Value};
 use tokio::sync::broadcast;
 
-use crate::dialogs::Dialog;
+pub mod dialog;
+
 use crate::metrics::Metrics;
 use crate::secrets::Secrets;
+use dialog::Dialog;
 
 /// Events kept for a subscriber that has not read them yet.
 pub const CAPACITY: usize = 256;

@@ -1,0 +1,39 @@
+//! What `browser_emulate` set on a tab, kept in the tab's state: the
+//! viewport's four values go to Chrome together, so what one call leaves
+//! out is taken from the last call. Written only through the tab state's
+//! methods (`TabState::emulated_metrics`, `TabState::emulated_agent`).
+
+/// What earlier calls set on the tab.
+#[derive(Debug, Default, Clone)]
+pub struct Emulated {
+    /// width, height, device scale factor, mobile.
+    metrics: Option<(u32, u32, f64, bool)>,
+    user_agent: Option<String>,
+    locale: Option<String>,
+}
+
+impl Emulated {
+    /// The viewport last set: width, height, device scale factor, mobile.
+    pub fn metrics(&self) -> Option<(u32, u32, f64, bool)> {
+        self.metrics
+    }
+
+    /// The user agent last set.
+    pub fn user_agent(&self) -> Option<&str> {
+        self.user_agent.as_deref()
+    }
+
+    /// The locale last set.
+    pub fn locale(&self) -> Option<&str> {
+        self.locale.as_deref()
+    }
+
+    pub(super) fn set_metrics(&mut self, metrics: (u32, u32, f64, bool)) {
+        self.metrics = Some(metrics);
+    }
+
+    pub(super) fn set_agent(&mut self, user_agent: String, locale: Option<String>) {
+        self.user_agent = Some(user_agent);
+        self.locale = locale;
+    }
+}

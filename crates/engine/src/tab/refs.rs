@@ -1,0 +1,78 @@
+//! A tab's refs, one record: the document generation the current refs
+//! were issued for, and the latest snapshot tree (the base of the next
+//! `diff`, the refs `browser_screenshot annotate` draws). Kept in the tab's
+//! state and written only through its methods (`TabState::refs_issued`,
+//! `TabState::remember_snapshot`). Each frame's ref counter stays in the
+//! frame's record (`crate::frames`), which ends with the frame.
+
+/// The tab's latest snapshot tree and what it was a snapshot of.
+#[derive(Debug, Clone)]
+pub struct Previous {
+    key: Key,
+    tree: String,
+}
+
+/// What a snapshot showed: which document, which frame, which selector.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Key {
+    /// The document generation.
+    pub document: u64,
+    /// The frame the snapshot started at.
+    pub frame: String,
+    /// The selector it was scoped to, if any.
+    pub selector: Option<String>,
+}
+
+impl Previous {
+    /// A tree to remember.
+    pub fn new(key: Key, tree: String) -> Previous {
+        Previous { key, tree }
+    }
+
+    /// The tree, if it is a snapshot of `document` (any scope).
+    pub fn of_document(&self, document: u64) -> Option<&str> {
+        (self.key.document == document).then_some(self.tree.as_str())
+    }
+
+    /// The tree, if it is a snapshot of exactly `key`.
+    pub fn of(&self, key: &Key) -> Option<&str> {
+        (&self.key == key).then_some(self.tree.as_str())
+    }
+}
+
+/// The refs' record: which document they belong to, the latest tree.
+#[derive(Debug, Default)]
+pub struct Refs {
+    /// The document generation the current refs were issued for.
+    document: Option<u64>,
+    /// The tab's latest snapshot tree.
+    last: Option<Previous>,
+}
+
+impl Refs {
+    /// The document generation the current refs were issued for.
+    pub fn document(&self) -> Option<u64> {
+        self.document
+    }
+
+    /// The latest snapshot tree, if it is of `document`.
+    pub fn tree_of(&self, document: u64) -> Option<&str> {
+        self.last.as_ref()?.of_document(document)
+    }
+
+    pub(super) fn issued_for(&mut self, document: u64) {
+        self.document = Some(document);
+    }
+
+    pub(super) fn forget_document(&mut self) {
+        self.document = None;
+    }
+
+    /// Remembers `tree` as the latest; returns the one before it if it was
+    /// of exactly the same `key`.
+    pub(super) fn remember(&mut self, key: Key, tree: String) -> Option<String> {
+        let previous = self.last.as_ref().and_then(|p| p.of(&key)).map(str::to_owned);
+        self.last = Some(Previous::new(key, tree));
+        previous
+    }
+}
