@@ -385,3 +385,25 @@ async fn doctor_checks_the_browser_and_says_what_to_fix() {
         "{text}"
     );
 }
+
+/// Issue 26: `cdpilot handoff` prints the person's link on stderr while it
+/// waits, and returns when the `until` condition holds.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn handoff_prints_the_persons_link_and_waits() {
+    let site = TestSite::start().await;
+    let cli = Cli::new();
+    cli.ok(&["open", &site.url("/handoff.html#later")]).await;
+    let output = cli
+        .run(&["handoff", "Let me in", "--until-text", "Welcome back"])
+        .await;
+    assert_eq!(output.status.code(), Some(0));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("A person is needed (Let me in): open http://127.0.0.1:"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("/handoff/h1#"), "{stderr}");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains("The until condition holds"), "{stdout}");
+    cli.ok(&["stop", "--all"]).await;
+}

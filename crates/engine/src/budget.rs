@@ -58,6 +58,12 @@ impl Budget {
         self.deadline.saturating_duration_since(Instant::now())
     }
 
+    /// The call's cancellation (a longer step of the same call, such as a
+    /// hand-off a navigate starts by itself, is cancelled with it).
+    pub fn cancel_token(&self) -> CancellationToken {
+        self.cancel.clone()
+    }
+
     /// Whether the caller cancelled the call.
     pub fn is_canceled(&self) -> bool {
         self.cancel.is_cancelled()

@@ -33,6 +33,8 @@ pub struct Config {
     pub files: FilesConfig,
     /// `[output]`: how results are written.
     pub output: OutputConfig,
+    /// `[handoff]`: handing a tab to a person (`browser_handoff`).
+    pub handoff: HandoffConfig,
     /// `NAME = { env = "VARIABLE", origins = [...] }`: values the model
     /// types as `{{secret:NAME}}` and never reads back.
     pub secrets: std::collections::BTreeMap<String, SecretConfig>,
@@ -396,6 +398,25 @@ impl Default for OutputConfig {
     }
 }
 
+/// `[handoff]`: handing a tab to a person (`browser_handoff`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct HandoffConfig {
+    /// An obstacle on navigate starts a hand-off by itself.
+    pub auto: bool,
+    /// A hand-off's default budget, in seconds (its `timeout_ms` overrides).
+    pub timeout_s: u64,
+}
+
+impl Default for HandoffConfig {
+    fn default() -> Self {
+        HandoffConfig {
+            auto: false,
+            timeout_s: 600,
+        }
+    }
+}
+
 /// `[files]`: the file system an agent's actions may touch.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -544,6 +565,16 @@ impl Config {
                     ))
                 }
             };
+        }
+        if let Some(v) = get("CDPILOT_HANDOFF_AUTO") {
+            self.handoff.auto = match v.trim() {
+                "true" => true,
+                "false" => false,
+                _ => return Err(format!("$CDPILOT_HANDOFF_AUTO = {v:?}: allowed is true or false")),
+            };
+        }
+        if let Some(v) = get("CDPILOT_HANDOFF_TIMEOUT_S") {
+            self.handoff.timeout_s = number("CDPILOT_HANDOFF_TIMEOUT_S", v)?;
         }
         if let Some(v) = get("CDPILOT_SERVE_LISTEN") {
             self.serve.listen = v;

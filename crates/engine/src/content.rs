@@ -128,7 +128,7 @@ fn escape(text: &str) -> std::borrow::Cow<'_, str> {
 /// 128 random bits as hex: from the kernel (`/dev/urandom`); where that
 /// cannot be read, from std's per-process random hash keys mixed with the
 /// time (still not guessable by a page, which sees neither).
-fn nonce() -> String {
+pub(crate) fn nonce() -> String {
     use std::io::Read as _;
     let mut bytes = [0u8; 16];
     let read = std::fs::File::open("/dev/urandom").and_then(|mut f| f.read_exact(&mut bytes));

@@ -37,6 +37,9 @@ pub struct Engine {
     /// Every call of every session, one record each (`cdpilot://audit`,
     /// `[audit] file`).
     audit: Arc<Audit>,
+    /// The hand-offs open now in any session (`browser_handoff`), found by
+    /// the hand-off page's listener.
+    handoffs: Arc<crate::handoff::Handoffs>,
     /// `[secrets]`, their values read once at start.
     secrets: Arc<Secrets>,
     /// Numbers the sessions [`Engine::new_session`] names itself.
@@ -64,6 +67,7 @@ impl Engine {
         let metrics = Arc::new(Metrics::default());
         let audit = Arc::new(Audit::open(&config.audit.file, metrics.clone())?);
         let secrets = Arc::new(Secrets::from_config(&config.secrets)?);
+        let handoffs = Arc::new(crate::handoff::Handoffs::default());
         // Bound now: a gate that cannot listen is a start-up error.
         let egress = Arc::new(Egress::start(&config)?);
         let slot = Arc::new(BrowserSlot::new(config.clone(), metrics.clone(), egress.clone()));
@@ -84,6 +88,7 @@ impl Engine {
             metrics.clone(),
             audit.clone(),
             secrets.clone(),
+            handoffs.clone(),
         );
         Ok(Engine {
             config,
@@ -93,6 +98,7 @@ impl Engine {
             metrics,
             audit,
             secrets,
+            handoffs,
             sessions_started: AtomicU64::new(0),
             session,
         })
@@ -143,6 +149,7 @@ impl Engine {
             Arc::new(Metrics::within(self.metrics.clone())),
             self.audit.clone(),
             self.secrets.clone(),
+            self.handoffs.clone(),
         )
     }
 
@@ -155,6 +162,12 @@ impl Engine {
     /// The audit trail of every session's calls.
     pub fn audit(&self) -> &Audit {
         &self.audit
+    }
+
+    /// The hand-offs open now (`browser_handoff`): a transport with a
+    /// listener serves their pages ([`crate::handoff::Handoffs::serve_pages`]).
+    pub fn handoffs(&self) -> &Arc<crate::handoff::Handoffs> {
+        &self.handoffs
     }
 
     /// Runs one call in the default session ([`Session::call`]: checked,

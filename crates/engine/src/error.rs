@@ -49,6 +49,12 @@ pub enum ErrorCode {
     BrowserDisconnected,
     /// A bug or an unexpected browser answer.
     InternalError,
+    /// The person a tab was handed to gave up (`browser_handoff`).
+    HandoffDeclined,
+    /// A hand-off is already open on that tab.
+    HandoffPending,
+    /// A person holds the tab (an open hand-off); only reading tools run.
+    TabInHandoff,
 }
 
 impl ErrorCode {
@@ -71,6 +77,9 @@ impl ErrorCode {
             ErrorCode::EvaluateError => "evaluate_error",
             ErrorCode::BrowserDisconnected => "browser_disconnected",
             ErrorCode::InternalError => "internal_error",
+            ErrorCode::HandoffDeclined => "handoff_declined",
+            ErrorCode::HandoffPending => "handoff_pending",
+            ErrorCode::TabInHandoff => "tab_in_handoff",
         }
     }
 }

@@ -72,6 +72,7 @@ mod error;
 pub mod events;
 mod files;
 mod frames;
+pub mod handoff;
 pub mod holdings;
 pub mod metrics;
 mod network;

@@ -79,6 +79,8 @@ pub enum DefaultBudget {
     Wait,
     /// `[limits] evaluate_timeout_ms`.
     Evaluate,
+    /// `[handoff] timeout_s` (a person takes minutes).
+    Handoff,
 }
 
 impl DefaultBudget {
@@ -89,6 +91,7 @@ impl DefaultBudget {
             DefaultBudget::Action => limits.timeout_ms,
             DefaultBudget::Wait => limits.wait_timeout_ms,
             DefaultBudget::Evaluate => limits.evaluate_timeout_ms,
+            DefaultBudget::Handoff => config.handoff.timeout_s.saturating_mul(1000),
         }
     }
 }

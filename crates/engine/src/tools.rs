@@ -171,6 +171,7 @@ declare_tools! {
     tab Drag(DragArgs) = crate::actions::drag;
     tab Upload(UploadArgs) = crate::actions::upload;
     tab Scroll(ScrollArgs) = crate::actions::scroll;
+    session Handoff(HandoffArgs) = crate::session::handoff;
     tab Network(NetworkArgs) = crate::actions::network;
     session Storage(StorageArgs) = crate::session::storage;
     tab Pdf(PdfArgs) = crate::actions::pdf;
@@ -467,6 +468,8 @@ mod tests {
             "browser_scroll",
             "browser_tabs",
             "browser_dialog",
+            // What the person did shows in a thumbnail after it.
+            "browser_handoff",
         ];
         let mut got = changing.clone();
         got.sort_unstable();
@@ -485,10 +488,11 @@ mod tests {
         let scoped = |s: Scope| tools().iter().filter(move |t| t.scope == s).map(|t| t.name);
         assert_eq!(
             scoped(Scope::Session).collect::<Vec<_>>(),
-            ["browser_tabs", "browser_storage"]
+            ["browser_tabs", "browser_handoff", "browser_storage"]
         );
         assert_eq!(find("browser_wait").unwrap().budget, DefaultBudget::Wait);
         assert_eq!(find("browser_evaluate").unwrap().budget, DefaultBudget::Evaluate);
+        assert_eq!(find("browser_handoff").unwrap().budget, DefaultBudget::Handoff);
     }
 
     /// A typed call becomes the JSON a transport sends, and that JSON

@@ -8,6 +8,7 @@
 //! - [`door`]: a session and the one way a front end calls into it.
 //! - [`mcp`]: the Model Context Protocol over stdio, with the official SDK.
 //! - [`ask`]: asking the user about an `ask` URL rule (MCP elicitation).
+//! - [`offer`]: offering a hand-off's link (MCP elicitation).
 //! - [`stdio`]: MCP's line framing on stdin/stdout, answering every line.
 //! - [`serve`]: `cdpilot serve`, many sessions over MCP's streamable HTTP
 //!   and the WebSocket action API.
@@ -16,6 +17,7 @@ mod ask;
 mod cancel;
 pub mod door;
 pub mod mcp;
+mod offer;
 pub mod outcome;
 pub mod serve;
 pub mod stdio;

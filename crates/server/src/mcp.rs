@@ -99,6 +99,12 @@ impl McpServer {
     /// Serves MCP on stdin/stdout until the client closes stdin. Lines are
     /// read by [`crate::stdio`], which answers those rmcp could not decode.
     pub async fn serve_stdio(self) -> Result<(), String> {
+        // Hand-off pages: a loopback listener, started by the first hand-off.
+        let handoffs = self.engine.handoffs();
+        if !handoffs.has_pages() {
+            let host = crate::serve::dashboard::handoff::OnDemand::new(handoffs);
+            handoffs.serve_pages(Arc::new(host));
+        }
         let running = self
             .serve(crate::stdio::stdio())
             .await
@@ -237,6 +243,10 @@ impl ServerHandler for McpServer {
         let asker = crate::ask::Elicitation::for_client(&context.peer);
         let asker = asker.map(|a| Arc::new(a) as Arc<dyn engine::policy::Asker>);
         self.session().consent().install(asker);
+        // A hand-off's link is offered through this client, if it can elicit.
+        if let Some(offer) = crate::offer::ElicitedLink::for_client(&context.peer) {
+            self.session().offer_handoffs_through(Arc::new(offer));
+        }
         Ok(self.call(&name, arguments, context.ct).await.into())
     }
 }

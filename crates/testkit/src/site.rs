@@ -29,6 +29,7 @@ const PAGES: &[(&str, &str)] = &[
     ("shadow.html", include_str!("../site/shadow.html")),
     ("article.html", include_str!("../site/article.html")),
     ("captcha.html", include_str!("../site/captcha.html")),
+    ("handoff.html", include_str!("../site/handoff.html")),
     ("login.html", include_str!("../site/login.html")),
     ("leave.html", include_str!("../site/leave.html")),
     ("visibility.html", include_str!("../site/visibility.html")),

@@ -350,6 +350,18 @@ command!(ScreencastFrameAck => "Page.screencastFrameAck", Empty);
 pub struct ScreencastFrame {
     pub data: String,
     pub session_id: i64,
+    pub metadata: ScreencastFrameMetadata,
+}
+
+/// What a screencast frame shows: the viewport's size in CSS pixels (the
+/// frame is that box, scaled to fit the cast's maximum size).
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ScreencastFrameMetadata {
+    pub device_width: f64,
+    pub device_height: f64,
+    pub offset_top: f64,
+    pub page_scale_factor: f64,
 }
 crate::event!(ScreencastFrame => "Page.screencastFrame");
 /// Whether a file chooser the page opens is reported

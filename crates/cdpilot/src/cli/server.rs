@@ -371,7 +371,15 @@ impl Server {
                         None => Ok(result.unwrap_or(Value::Null)),
                     });
                 }
-                _ => {} // ack, events
+                // browser_handoff: the person's link, where the user sees it.
+                ServerMessage::Event { event, data, .. } if event == "handoff" => {
+                    eprintln!(
+                        "\nA person is needed ({}): open {}",
+                        data["reason"].as_str().unwrap_or(""),
+                        data["url"].as_str().unwrap_or("")
+                    );
+                }
+                _ => {} // ack, other events
             }
         }
     }

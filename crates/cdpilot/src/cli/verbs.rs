@@ -275,6 +275,35 @@ const MAPPINGS: &[Mapping] = &[
         },
     },
     Mapping {
+        tool: "browser_handoff",
+        args: || {
+            vec![
+                pos("reason", "What the person should do (shown to them)"),
+                opt("until-text", "Also return once this text appears"),
+                opt("until-url", "Also return once the URL matches this glob"),
+                opt("until-selector", "Also return once a visible element matches"),
+            ]
+        },
+        map: |m| {
+            let mut a = Map::new();
+            a.insert("reason".into(), s(m, "reason").unwrap_or_default().into());
+            let mut until = Map::new();
+            for (flag, key) in [
+                ("until-text", "text"),
+                ("until-url", "url"),
+                ("until-selector", "selector"),
+            ] {
+                if let Some(v) = s(m, flag) {
+                    until.insert(key.into(), v.into());
+                }
+            }
+            if !until.is_empty() {
+                a.insert("until".into(), Value::Object(until));
+            }
+            Ok(Value::Object(a))
+        },
+    },
+    Mapping {
         tool: "browser_wait",
         args: || {
             vec![

@@ -238,6 +238,32 @@ pub struct WaitArgs {
     pub common: Common,
 }
 
+/// Arguments of `browser_handoff`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+pub struct HandoffArgs {
+    /// Shown to the person.
+    pub reason: String,
+    /// As in browser_wait.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub until: Option<Until>,
+    #[allow(missing_docs)] // schema-visible: see the module doc
+    #[serde(flatten)]
+    pub common: Common,
+}
+
+// browser_handoff's `until`: one condition of browser_wait's.
+#[allow(missing_docs)] // schema-visible: see the module doc
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Until {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub selector: Option<String>,
+}
+
 /// Arguments of `browser_evaluate`.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct EvaluateArgs {

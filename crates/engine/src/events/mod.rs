@@ -95,6 +95,27 @@ pub enum SessionEvent {
         /// The obstacle as the call's result reported it.
         obstacle: Value,
     },
+    /// A `browser_handoff` waits for a person at `url` (a one-time link).
+    Handoff {
+        /// The tab's short id.
+        tab: String,
+        /// The hand-off's id.
+        id: String,
+        /// The one-time link to the hand-off page.
+        url: String,
+        /// Why, as the agent said it.
+        reason: String,
+    },
+    /// A hand-off ended: `by` is `person`, `condition`, `declined` or
+    /// `timeout` (a closed tab or a cancelled call say `timeout` too).
+    HandoffEnded {
+        /// The tab's short id.
+        tab: String,
+        /// The hand-off's id.
+        id: String,
+        /// How it ended.
+        by: &'static str,
+    },
     /// The session's pages are gone for `reason`.
     Ended {
         /// Why.
@@ -111,6 +132,8 @@ impl SessionEvent {
             SessionEvent::Navigated { .. } => "navigated",
             SessionEvent::PermissionDenied { .. } => "permission_denied",
             SessionEvent::Obstacle { .. } => "obstacle",
+            SessionEvent::Handoff { .. } => "handoff",
+            SessionEvent::HandoffEnded { .. } => "handoff_ended",
             SessionEvent::Ended { .. } => "session_ended",
         }
     }
@@ -126,6 +149,10 @@ impl SessionEvent {
             SessionEvent::Navigated { tab, url } => json!({ "tab": tab, "url": url }),
             SessionEvent::PermissionDenied { url, rule } => json!({ "url": url, "rule": rule }),
             SessionEvent::Obstacle { tab, obstacle } => json!({ "tab": tab, "obstacle": obstacle }),
+            SessionEvent::Handoff { tab, id, url, reason } => {
+                json!({ "tab": tab, "id": id, "url": url, "reason": reason })
+            }
+            SessionEvent::HandoffEnded { tab, id, by } => json!({ "tab": tab, "id": id, "by": by }),
             SessionEvent::Ended { reason } => json!({ "reason": reason.as_str() }),
         }
     }
@@ -165,7 +192,13 @@ impl SessionEvent {
                 tab,
                 obstacle: secrets.redact_value(obstacle),
             },
-            ended @ SessionEvent::Ended { .. } => ended,
+            SessionEvent::Handoff { tab, id, url, reason } => SessionEvent::Handoff {
+                tab,
+                id,
+                url,
+                reason: secrets.redact(&reason),
+            },
+            other @ (SessionEvent::Ended { .. } | SessionEvent::HandoffEnded { .. }) => other,
         }
     }
 }

@@ -11,6 +11,7 @@
 mod call;
 mod context;
 mod downloads;
+pub(crate) mod handoff;
 mod idle;
 mod policy;
 mod refusals;
@@ -83,6 +84,10 @@ pub struct Session {
     /// Its page content markers (`[output] content_markers`): the nonce
     /// that encloses page text in every result it hands back.
     markers: Markers,
+    /// The engine's open hand-offs (`browser_handoff`).
+    handoffs: Arc<crate::handoff::Handoffs>,
+    /// How the transport offers a hand-off's link (MCP elicitation).
+    offer: Mutex<Option<Arc<dyn crate::handoff::Offer>>>,
 }
 
 /// How long opening a session's context (a browser context, its first tab)
@@ -93,6 +98,9 @@ impl Session {
     /// A session on `browsers`: with a browser context of its own
     /// (`isolated`) or the default one. Library users call
     /// [`Engine::new_session`](crate::Engine::new_session) instead.
+    // The engine's shared parts, one argument each: a struct of them would
+    // be built in the one place that calls this.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn new(
         id: String,
         config: Arc<Config>,
@@ -101,6 +109,7 @@ impl Session {
         metrics: Arc<Metrics>,
         audit: Arc<Audit>,
         secrets: Arc<Secrets>,
+        handoffs: Arc<crate::handoff::Handoffs>,
     ) -> Session {
         let lifecycle = Arc::new(Lifecycle::new(
             Events::redacting(secrets.clone()),
@@ -135,6 +144,8 @@ impl Session {
             opening: SingleFlight::default(),
             consent: Arc::default(),
             markers,
+            handoffs,
+            offer: Mutex::default(),
         }
     }
 
@@ -304,6 +315,7 @@ impl Session {
                     context: &context,
                     consent: &self.consent,
                     config: &self.config,
+                    session: self,
                     budget,
                 };
                 action.in_session(&call).await
@@ -328,6 +340,7 @@ impl Session {
         // What the egress gate refused (connections by host and port).
         let (result, refused) = refusals::after(action, result, context.take_refusals());
         notes.verdicts.extend(refused);
+        let result = self.after_obstacle(&context, action, result, budget).await;
         result.map(|mut output| {
             if restarted {
                 output.text = format!(
@@ -449,6 +462,7 @@ impl Session {
         action: &Action,
         budget: &Budget,
     ) -> Result<ActionOutput, ActionError> {
+        self.refuse_in_handoff(tab, action)?;
         if !spec.runs_during_dialog {
             if let Some(dialog) = tab.dialogs().blocking() {
                 // Leaving the page is the way out of a dialog nobody can answer.
@@ -552,6 +566,8 @@ pub(crate) struct SessionCall<'a> {
     pub context: &'a Arc<Context>,
     pub consent: &'a Arc<Consent>,
     pub config: &'a Config,
+    /// The session itself (`browser_handoff` waits in it).
+    pub session: &'a Session,
     pub budget: &'a Budget,
 }
 

@@ -7,7 +7,6 @@
 //! opens a context (watching a session that has none shows nothing).
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use cdp::protocol::page;
 use serde::Serialize;
@@ -134,46 +133,6 @@ impl Session {
         let tab = self
             .tab_now(tab)
             .ok_or_else(|| "the session has no such tab (yet)".to_owned())?;
-        let session = tab.session.clone();
-        let mut events = session.events();
-        let budget = Budget::with_timeout(Duration::from_secs(5));
-        budget
-            .cdp(
-                "starting the screencast",
-                &session,
-                page::StartScreencast {
-                    format: "jpeg".into(),
-                    quality: JPEG_QUALITY,
-                    max_width: 960,
-                    max_height: 720,
-                    every_nth_frame: 1,
-                },
-            )
-            .await
-            .map_err(|e| e.message)?;
-        loop {
-            let event = tokio::select! {
-                _ = stop.cancelled() => break,
-                _ = frames.closed() => break,
-                event = events.recv() => match event {
-                    Some(event) => event,
-                    None => break,
-                },
-            };
-            let Some(frame) = event.decode::<page::ScreencastFrame>() else {
-                continue;
-            };
-            let ack = page::ScreencastFrameAck {
-                session_id: frame.session_id,
-            };
-            let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
-            if session.call(ack, deadline).await.is_err() {
-                break;
-            }
-            let _ = frames.try_send(frame.data);
-        }
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(2);
-        let _ = session.call(page::StopScreencast {}, deadline).await;
-        Ok(())
+        crate::tab::screencast::cast(&tab, frames, stop, |frame| frame.data).await
     }
 }

@@ -29,6 +29,7 @@ mod navigation;
 mod probe;
 mod pump;
 pub mod refs;
+pub(crate) mod screencast;
 mod state;
 mod worlds;
 

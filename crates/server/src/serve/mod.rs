@@ -168,7 +168,12 @@ pub async fn run_with(
             get(move || async move { health(&health_engine) }),
         )
         .layer(from_fn_with_state(guard, auth::check))
+        // The hand-off page's link carries its own one-time token.
+        .merge(dashboard::handoff::routes(engine.handoffs().clone()))
         .layer(axum::middleware::map_response(dashboard::no_framing));
+    engine
+        .handoffs()
+        .serve_pages(Arc::new(dashboard::handoff::Served::at(local)));
 
     if generated {
         eprintln!("cdpilot serve: token {token} (set [serve] token or --token to choose one)");

@@ -22,6 +22,7 @@
 //! state, which holds them; this file is above it).
 
 pub mod asks;
+pub mod handoff;
 pub mod screencast;
 pub mod thumbnails;
 

@@ -1,0 +1,229 @@
+//! Handing a tab to a person (`browser_handoff`): the hand-offs open now
+//! (at most one per tab), their one-time links, where the hand-off page is
+//! served, and what the person does there (`person.rs`).
+//!
+//! Owns the engine-wide table of open hand-offs (the page's listener finds
+//! one by its id and token), locked for microseconds. A hand-off enters the
+//! table when the call that waits for it opens it ([`Handoffs::open`]) and
+//! leaves it when that call's [`Opened`] guard drops, however the call
+//! ended: its link then answers "This hand-off has ended". Must not touch
+//! the session's other state: the session's own side (refusing other tools,
+//! the events, the offer) is `session/handoff.rs`.
+
+pub mod person;
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use tokio::sync::oneshot;
+use tokio_util::sync::CancellationToken;
+
+use crate::audit::Audit;
+use crate::tab::Tab;
+use crate::{ActionError, ErrorCode};
+
+/// A boxed future, as the transports' hooks return them.
+pub type Pending<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// Where hand-off pages are served: `cdpilot serve`'s listener, or the one
+/// `cdpilot mcp` starts on loopback the first time a hand-off needs it.
+pub trait PageHost: Send + Sync {
+    /// The origin pages are served from (`http://127.0.0.1:PORT`), starting
+    /// the listener if there is none yet.
+    fn origin(&self) -> Pending<'_, Result<String, String>>;
+}
+
+/// How a transport offers a hand-off's link to the user (MCP elicitation).
+pub trait Offer: Send + Sync {
+    /// Shows `message` and `url` to the user; resolves once they answered
+    /// (or the client cannot say).
+    fn offer<'a>(&'a self, message: &'a str, url: &'a str, id: &'a str) -> Pending<'a, Offered>;
+}
+
+/// What the user answered to an offered link.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Offered {
+    /// They opened it, or will: the hand-off goes on.
+    Shown,
+    /// They declined: the hand-off ends as `handoff_declined`.
+    Declined,
+}
+
+/// What the person answered on the hand-off page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Answer {
+    /// **Done**: the agent may go on.
+    Done,
+    /// **Give up**.
+    GiveUp,
+}
+
+/// The open hand-offs of an engine, and where their pages are served.
+#[derive(Default)]
+pub struct Handoffs {
+    /// Open hand-offs by id (each holds its tab while it is open).
+    open: Mutex<HashMap<String, Arc<Handoff>>>,
+    /// Where the pages are served; none: no transport can show one.
+    host: Mutex<Option<Arc<dyn PageHost>>>,
+    /// Numbers hand-off ids (`h1`, `h2`, …).
+    next: AtomicU64,
+}
+
+/// One open hand-off: a tab a person holds until they press Done or Give
+/// up, or the waiting call ends.
+pub struct Handoff {
+    /// `h1`, `h2`, …: names it in the link and the events (not a secret).
+    pub id: String,
+    /// The link's one-time token (128 random bits): the only credential
+    /// the page and its socket need.
+    token: String,
+    /// Why, as the agent said it (shown to the person).
+    pub reason: String,
+    /// The tab's short id (`t1`).
+    pub tab_name: String,
+    pub(crate) tab: Arc<Tab>,
+    /// The session's id, for the person's audit records.
+    session: String,
+    audit: Arc<Audit>,
+    /// The person's answer, taken once.
+    answer: Mutex<Option<oneshot::Sender<Answer>>>,
+    /// Fires when the hand-off ends: the page's socket closes.
+    ended: CancellationToken,
+    /// The tab's viewport in CSS pixels, from the latest screencast frame:
+    /// input outside it is dropped.
+    viewport: Mutex<(f64, f64)>,
+    /// The tab's gate mark when the hand-off began: what it refused since
+    /// is shown on the page.
+    mark: u64,
+    /// The shared screencast's frames, once someone watches (`person.rs`).
+    cast: std::sync::OnceLock<tokio::sync::broadcast::Sender<person::Frame>>,
+    /// The latest frame, for a viewer who joins.
+    last: Mutex<Option<person::Frame>>,
+}
+
+/// An open hand-off, held by the call that waits for it; dropping it ends
+/// the hand-off (its link answers 410 from then on).
+pub struct Opened {
+    handoffs: Arc<Handoffs>,
+    /// The hand-off.
+    pub handoff: Arc<Handoff>,
+}
+
+impl Drop for Opened {
+    fn drop(&mut self) {
+        self.handoffs.open.lock().unwrap().remove(&self.handoff.id);
+        self.handoff.ended.cancel();
+    }
+}
+
+impl Handoffs {
+    /// Serves hand-off pages through `host` from now on (the transport that
+    /// has a listener installs it).
+    pub fn serve_pages(&self, host: Arc<dyn PageHost>) {
+        *self.host.lock().unwrap() = Some(host);
+    }
+
+    /// Whether a page host is installed.
+    pub fn has_pages(&self) -> bool {
+        self.host.lock().unwrap().is_some()
+    }
+
+    /// Whether a person holds the tab with target `target_id`.
+    pub fn holding(&self, target_id: &str) -> bool {
+        self.open
+            .lock()
+            .unwrap()
+            .values()
+            .any(|h| h.tab.target_id == target_id)
+    }
+
+    /// Opens a hand-off of `tab`: `handoff_pending` when one is already
+    /// open on it. The receiver hears the person's Done or Give up.
+    pub(crate) fn open(
+        self: &Arc<Self>,
+        tab_name: String,
+        tab: Arc<Tab>,
+        reason: String,
+        session: String,
+        audit: Arc<Audit>,
+    ) -> Result<(Opened, oneshot::Receiver<Answer>), ActionError> {
+        let mut open = self.open.lock().unwrap();
+        if let Some(other) = open.values().find(|h| h.tab.target_id == tab.target_id) {
+            return Err(ActionError::new(
+                ErrorCode::HandoffPending,
+                format!("tab {tab_name} is already handed to a person ({})", other.id),
+                "Wait for that browser_handoff to return; take a browser_snapshot meanwhile.",
+            ));
+        }
+        let (answer, answered) = oneshot::channel();
+        let n = self.next.fetch_add(1, Ordering::Relaxed) + 1;
+        let mark = tab.gate().mark();
+        let handoff = Arc::new(Handoff {
+            id: format!("h{n}"),
+            token: crate::content::nonce(),
+            reason,
+            tab_name,
+            tab,
+            session,
+            audit,
+            answer: Mutex::new(Some(answer)),
+            ended: CancellationToken::new(),
+            viewport: Mutex::new((0.0, 0.0)),
+            mark,
+            cast: std::sync::OnceLock::new(),
+            last: Mutex::new(None),
+        });
+        open.insert(handoff.id.clone(), handoff.clone());
+        let opened = Opened {
+            handoffs: self.clone(),
+            handoff,
+        };
+        Ok((opened, answered))
+    }
+
+    /// The hand-off page's link: `ORIGIN/handoff/ID#TOKEN`, starting the
+    /// listener if it is not running yet.
+    pub(crate) async fn link(&self, handoff: &Handoff) -> Result<String, String> {
+        let host = self.host.lock().unwrap().clone();
+        let Some(host) = host else {
+            return Err(
+                "nothing serves hand-off pages in this process (run cdpilot serve or cdpilot mcp)".into(),
+            );
+        };
+        let origin = host.origin().await?;
+        Ok(format!("{origin}/handoff/{}#{}", handoff.id, handoff.token))
+    }
+
+    /// The open hand-off `id` if `token` is its token (compared in time
+    /// independent of where they differ); `None` for an ended or wrong link.
+    pub fn find(&self, id: &str, token: &str) -> Option<Arc<Handoff>> {
+        let handoff = self.open.lock().unwrap().get(id).cloned()?;
+        let (a, b) = (token.as_bytes(), handoff.token.as_bytes());
+        let same = a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0;
+        same.then_some(handoff)
+    }
+
+    /// Whether hand-off `id` is open (the page itself is served for an
+    /// open id; its socket checks the token).
+    pub fn is_open(&self, id: &str) -> bool {
+        self.open.lock().unwrap().contains_key(id)
+    }
+}
+
+impl Handoff {
+    /// Fires when the hand-off ends.
+    pub fn ended(&self) -> &CancellationToken {
+        &self.ended
+    }
+
+    /// Hands the person's answer to the waiting call (the first one
+    /// counts).
+    pub(crate) fn answer(&self, answer: Answer) {
+        if let Some(sender) = self.answer.lock().unwrap().take() {
+            let _ = sender.send(answer);
+        }
+    }
+}

@@ -1,0 +1,319 @@
+//! What the person does on a hand-off page: their mouse, wheel, keys and
+//! pastes reach the handed tab (and only it) as trusted CDP input; Back,
+//! Done and Give up; what the page shows (the live frames, the tab's URL,
+//! what the URL rules refused while they drove).
+//!
+//! Every click and key is audited (`person: click`, `person: key`) with no
+//! arguments: never a key's value, so a password typed by the person stays
+//! with them. Input whose point lies outside the tab's viewport is dropped.
+
+use std::time::Duration;
+
+use cdp::protocol::input;
+use serde::Deserialize;
+use serde_json::{json, Value};
+use std::sync::Arc;
+
+use tokio::sync::{broadcast, mpsc};
+
+use super::{Answer, Handoff};
+use crate::audit::{self, Record};
+use crate::{ActionError, Budget};
+
+/// Frames waiting for a slow viewer; older ones are dropped.
+const FRAMES_KEPT: usize = 2;
+
+/// How long one input event may take to reach the tab.
+const INPUT_BUDGET: Duration = Duration::from_secs(5);
+
+/// One event from the hand-off page (JSON, tagged by `type`). Points are
+/// in the tab's viewport CSS pixels (the page maps its live element's box
+/// onto the viewport the frames report).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Input {
+    /// A mouse move, press or release.
+    Mouse {
+        /// `move`, `down` or `up`.
+        action: String,
+        /// Viewport x.
+        x: f64,
+        /// Viewport y.
+        y: f64,
+        /// `left`, `middle`, `right` (`none` for a move).
+        #[serde(default)]
+        button: Option<String>,
+        /// Buttons held (CDP's bit mask).
+        #[serde(default)]
+        buttons: u32,
+        /// Modifier bits (Alt 1, Control 2, Meta 4, Shift 8).
+        #[serde(default)]
+        modifiers: u32,
+        /// 1 for a click, 2 for a double click's second one.
+        #[serde(default)]
+        clicks: u32,
+    },
+    /// A wheel turn at a point.
+    Wheel {
+        /// Viewport x.
+        x: f64,
+        /// Viewport y.
+        y: f64,
+        /// Pixels to the right.
+        #[serde(default)]
+        dx: f64,
+        /// Pixels down.
+        #[serde(default)]
+        dy: f64,
+    },
+    /// A key going down or up.
+    Key {
+        /// `down` or `up`.
+        action: String,
+        /// `KeyboardEvent.key`.
+        key: String,
+        /// `KeyboardEvent.code`.
+        #[serde(default)]
+        code: String,
+        /// The text the key types (a printable key with no Control, Alt or
+        /// Meta held).
+        #[serde(default)]
+        text: Option<String>,
+        /// `KeyboardEvent.keyCode`.
+        #[serde(default)]
+        key_code: u32,
+        /// Modifier bits.
+        #[serde(default)]
+        modifiers: u32,
+    },
+    /// Text pasted (inserted at the caret).
+    Paste {
+        /// The text.
+        text: String,
+    },
+    /// The Back button.
+    Back,
+    /// The Done button.
+    Done,
+    /// The Give up button.
+    GiveUp,
+}
+
+/// One frame for the page: the JPEG (base64) and the viewport it shows.
+#[derive(Debug, Clone)]
+pub struct Frame {
+    /// JPEG, base64.
+    pub data: String,
+    /// The viewport's width in CSS pixels.
+    pub width: f64,
+    /// The viewport's height in CSS pixels.
+    pub height: f64,
+}
+
+impl Handoff {
+    /// What the page shows besides the frames: the reason, the tab's URL,
+    /// the top-level documents the URL rules refused since it began.
+    pub fn view(&self) -> Value {
+        let url = self.tab.state(|s| s.url().to_owned());
+        let refused: Vec<Value> = self
+            .tab
+            .gate()
+            .since(self.mark)
+            .into_iter()
+            .filter(|b| b.main_frame)
+            .map(|b| json!({"url": b.verdict.url, "rule": b.verdict.rule}))
+            .collect();
+        json!({"id": self.id, "reason": self.reason, "url": url, "refused": refused})
+    }
+
+    /// The tab's frames: a receiver of the next ones, and the latest one
+    /// (Chrome sends a frame only when the page repaints, so a page that
+    /// joins late sees it at once). The screencast starts with the first
+    /// viewer and runs until the hand-off ends; every viewer shares it
+    /// (Chrome keeps one screencast per tab session).
+    pub fn frames(self: &Arc<Self>) -> (broadcast::Receiver<Frame>, Option<Frame>) {
+        let sender = self.cast.get_or_init(|| {
+            let (sender, _) = broadcast::channel(FRAMES_KEPT);
+            let (handoff, to_viewers) = (self.clone(), sender.clone());
+            tokio::spawn(async move {
+                let (into, mut out) = mpsc::channel::<Frame>(FRAMES_KEPT);
+                let casting =
+                    crate::tab::screencast::cast(&handoff.tab, into, handoff.ended.clone(), |frame| {
+                        let (width, height) = (frame.metadata.device_width, frame.metadata.device_height);
+                        *handoff.viewport.lock().unwrap() = (width, height);
+                        Frame {
+                            data: frame.data,
+                            width,
+                            height,
+                        }
+                    });
+                let forward = async {
+                    while let Some(frame) = out.recv().await {
+                        *handoff.last.lock().unwrap() = Some(frame.clone());
+                        let _ = to_viewers.send(frame);
+                    }
+                };
+                let (cast, ()) = tokio::join!(casting, forward);
+                if let Err(why) = cast {
+                    tracing::debug!("the hand-off's screencast: {why}");
+                }
+            });
+            sender
+        });
+        let frames = sender.subscribe();
+        (frames, self.last.lock().unwrap().clone())
+    }
+
+    /// Applies one event of the person's: input reaches the tab as trusted
+    /// CDP input; Back goes back in the tab's history; Done and Give up
+    /// answer the waiting call. An event outside the viewport, or before
+    /// the first frame told its size, is dropped (`Ok(false)`).
+    pub async fn act(&self, event: Input) -> Result<bool, ActionError> {
+        let budget = Budget::new(INPUT_BUDGET, self.ended.child_token());
+        let session = &self.tab.session;
+        match event {
+            Input::Mouse {
+                action,
+                x,
+                y,
+                button,
+                buttons,
+                modifiers,
+                clicks,
+            } => {
+                if !self.inside(x, y) {
+                    return Ok(false);
+                }
+                let kind = match action.as_str() {
+                    "move" => "mouseMoved",
+                    "down" => "mousePressed",
+                    "up" => "mouseReleased",
+                    other => {
+                        return Err(ActionError::invalid(
+                            format!("mouse action \"{other}\""),
+                            "Send move, down or up.",
+                        ))
+                    }
+                };
+                let button = button.unwrap_or_else(|| "none".into());
+                if !matches!(button.as_str(), "none" | "left" | "middle" | "right") {
+                    return Err(ActionError::invalid(
+                        format!("button \"{button}\""),
+                        "Send left, middle, right or none.",
+                    ));
+                }
+                if kind == "mousePressed" {
+                    self.audited("person: click");
+                }
+                let event = input::DispatchMouseEvent {
+                    kind: kind.into(),
+                    x,
+                    y,
+                    button,
+                    buttons,
+                    click_count: clicks.max(u32::from(kind != "mouseMoved")),
+                    modifiers,
+                };
+                budget
+                    .cdp("forwarding the person's mouse", session, event)
+                    .await?;
+            }
+            Input::Wheel { x, y, dx, dy } => {
+                if !self.inside(x, y) {
+                    return Ok(false);
+                }
+                let event = input::DispatchMouseWheel {
+                    kind: "mouseWheel".into(),
+                    x,
+                    y,
+                    delta_x: dx,
+                    delta_y: dy,
+                };
+                budget
+                    .cdp("forwarding the person's wheel", session, event)
+                    .await?;
+            }
+            Input::Key {
+                action,
+                key,
+                code,
+                text,
+                key_code,
+                modifiers,
+            } => {
+                let kind = match (action.as_str(), &text) {
+                    ("down", Some(_)) => "keyDown",
+                    ("down", None) => "rawKeyDown",
+                    ("up", _) => "keyUp",
+                    (other, _) => {
+                        return Err(ActionError::invalid(
+                            format!("key action \"{other}\""),
+                            "Send down or up.",
+                        ))
+                    }
+                };
+                if action == "down" {
+                    self.audited("person: key");
+                }
+                let event = input::DispatchKeyEvent {
+                    kind: kind.into(),
+                    key,
+                    code,
+                    text: text.filter(|_| kind == "keyDown"),
+                    windows_virtual_key_code: key_code,
+                    native_virtual_key_code: key_code,
+                    modifiers,
+                };
+                budget.cdp("forwarding the person's key", session, event).await?;
+            }
+            Input::Paste { text } => {
+                self.audited("person: key");
+                budget
+                    .cdp(
+                        "forwarding the person's paste",
+                        session,
+                        input::InsertText { text },
+                    )
+                    .await?;
+            }
+            Input::Back => {
+                self.audited("person: back");
+                let back = crate::action::NavigateArgs {
+                    history: Some(crate::action::History::Back),
+                    ..Default::default()
+                };
+                crate::actions::navigate::run(&self.tab, &back, &budget).await?;
+            }
+            Input::Done => {
+                self.audited("person: done");
+                self.answer(Answer::Done);
+            }
+            Input::GiveUp => {
+                self.audited("person: give up");
+                self.answer(Answer::GiveUp);
+            }
+        }
+        Ok(true)
+    }
+
+    /// Whether `(x, y)` lies in the tab's viewport as the last frame showed it.
+    fn inside(&self, x: f64, y: f64) -> bool {
+        let (width, height) = *self.viewport.lock().unwrap();
+        x.is_finite() && y.is_finite() && x >= 0.0 && y >= 0.0 && x < width && y < height
+    }
+
+    /// One audit record of the person's (no arguments: never what they typed).
+    fn audited(&self, what: &str) {
+        self.audit.record(Record {
+            at: audit::rfc3339(std::time::SystemTime::now()),
+            session: self.session.clone(),
+            tool: what.to_owned(),
+            arguments: json!({"handoff": self.id, "tab": self.tab_name}),
+            url_before: Some(self.tab.state(|s| s.url().to_owned())),
+            url_after: None,
+            verdicts: Vec::new(),
+            outcome: "ok".into(),
+            ms: 0,
+        });
+    }
+}

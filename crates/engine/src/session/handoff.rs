@@ -1,0 +1,290 @@
+//! The session's side of `browser_handoff`: opening a hand-off of one of
+//! its tabs, saying so (the `handoff` event, the transport's offer, a log
+//! line), waiting for the person (Done, Give up), the `until` condition,
+//! the tab's end or the budget, and refusing other acting tools on a tab a
+//! person holds (`tab_in_handoff`). Obstacles suggest it.
+//!
+//! Owns the transport's [`Offer`] (installed like the asker). The open
+//! hand-offs themselves are the engine's (`crate::handoff`).
+
+use std::sync::Arc;
+
+use cdp::protocol::target::{DetachedFromTarget, TargetDestroyed};
+use serde_json::json;
+
+use super::{Context, Session, SessionCall};
+use crate::action::{HandoffArgs, WaitArgs};
+use crate::events::SessionEvent;
+use crate::handoff::{Answer, Offer, Offered};
+use crate::tab::Tab;
+use crate::tool::{Declaration, DefaultBudget, Group, Scope};
+use crate::tools::Action;
+use crate::{actions, validate, ActionError, ActionOutput, Budget, ErrorCode};
+
+/// `browser_handoff`'s declaration (see `crate::tool`).
+pub(crate) const TOOL: Declaration = Declaration {
+    name: "browser_handoff",
+    verb: "handoff",
+    group: Group::Core,
+    description: "Hand the tab to a person (captcha, login, 2FA) via a link; waits until they press Done, until holds, or they give up.",
+    scope: Scope::Session,
+    runs_during_dialog: false,
+    budget: DefaultBudget::Handoff,
+    changes_page: true,
+};
+
+/// A reason; at most one `until` condition, not empty.
+pub(crate) fn check(a: &HandoffArgs) -> Result<(), ActionError> {
+    if a.reason.trim().is_empty() {
+        return Err(ActionError::invalid(
+            "browser_handoff needs a reason (shown to the person)",
+            "Say what the person should do, e.g. {\"reason\": \"Solve the captcha\"}.",
+        ));
+    }
+    if let Some(until) = &a.until {
+        let given = [&until.url, &until.text, &until.selector];
+        if given.iter().filter(|g| g.is_some()).count() != 1 {
+            return Err(ActionError::invalid(
+                "until takes exactly one of url, text, selector",
+                "Pass one condition, e.g. {\"until\": {\"text\": \"Welcome\"}}.",
+            ));
+        }
+        for (name, value) in [
+            ("until.url", &until.url),
+            ("until.text", &until.text),
+            ("until.selector", &until.selector),
+        ] {
+            if let Some(v) = value {
+                validate::non_empty(name, v)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Runs the tool in the session: its tab is picked here.
+pub(crate) async fn perform(call: &SessionCall<'_>, args: &HandoffArgs) -> Result<ActionOutput, ActionError> {
+    call.session.hand_off(call.context, args, call.budget).await
+}
+
+/// The line a result with an obstacle adds.
+pub(super) const SUGGESTION: &str = "A person can take over with browser_handoff.";
+
+impl Session {
+    /// Offers hand-off links through `offer` (MCP elicitation) from now on.
+    pub fn offer_handoffs_through(&self, offer: Arc<dyn Offer>) {
+        *self.offer.lock().unwrap() = Some(offer);
+    }
+
+    /// `tab_in_handoff` for a tool that acts on a tab a person holds;
+    /// reading tools (snapshot, screenshot, wait) go on.
+    pub(super) fn refuse_in_handoff(&self, tab: &Tab, action: &Action) -> Result<(), ActionError> {
+        let reads = matches!(
+            action,
+            Action::Snapshot(_) | Action::Screenshot(_) | Action::Wait(_)
+        );
+        if reads || !self.handoffs.holding(&tab.target_id) {
+            return Ok(());
+        }
+        Err(ActionError::new(
+            ErrorCode::TabInHandoff,
+            format!(
+                "a person holds this tab (browser_handoff); {} would act on it",
+                action.tool_name()
+            ),
+            "Wait for browser_handoff to return; browser_snapshot, browser_screenshot and browser_wait still read the tab.",
+        ))
+    }
+
+    /// `browser_handoff`: hands tab `args.common.tab` (default the active
+    /// one) to a person and waits for them.
+    pub(crate) async fn hand_off(
+        &self,
+        context: &Context,
+        args: &HandoffArgs,
+        budget: &Budget,
+    ) -> Result<ActionOutput, ActionError> {
+        let tab = context.tab(args.common.tab.as_deref(), budget).await?;
+        let name = context
+            .tabs_now()
+            .into_iter()
+            .find(|(_, t, _)| Arc::ptr_eq(t, &tab))
+            .map(|(id, _, _)| id)
+            .unwrap_or_default();
+        let (opened, answered) = self.handoffs.open(
+            name.clone(),
+            tab.clone(),
+            args.reason.clone(),
+            self.id.clone(),
+            self.audit.clone(),
+        )?;
+        let id = opened.handoff.id.clone();
+        let link = budget
+            .run("starting the hand-off page", async {
+                self.handoffs.link(&opened.handoff).await.map_err(|why| {
+                    ActionError::new(
+                        ErrorCode::InternalError,
+                        format!("cannot show a hand-off page: {why}"),
+                        "Ask the user to do it in the browser themselves, then continue.",
+                    )
+                })
+            })
+            .await?;
+        self.events().emit(SessionEvent::Handoff {
+            tab: name.clone(),
+            id: id.clone(),
+            url: link.clone(),
+            reason: args.reason.clone(),
+        });
+        // Whoever runs the server sees the link even when no client shows it.
+        tracing::warn!(handoff = %id, "a person is needed ({}): open {link}", args.reason);
+        let offer = self.offer.lock().unwrap().clone();
+        let message = format!("The browser agent needs you: {}. Open the browser:", args.reason);
+        let declined = async {
+            if let Some(offer) = offer {
+                if offer.offer(&message, &link, &id).await == Offered::Declined {
+                    return;
+                }
+            }
+            std::future::pending::<()>().await
+        };
+        let until = async {
+            match &args.until {
+                Some(until) => {
+                    let wait = WaitArgs {
+                        url: until.url.clone(),
+                        text: until.text.clone(),
+                        selector: until.selector.clone(),
+                        ..Default::default()
+                    };
+                    actions::wait::run(&tab, &wait, budget).await
+                }
+                None => std::future::pending().await,
+            }
+        };
+        let waiting = async {
+            tokio::select! {
+                answer = answered => match answer {
+                    Ok(Answer::Done) => Ok("person"),
+                    Ok(Answer::GiveUp) => Err(declined_error("the person gave up")),
+                    Err(_) => Err(ActionError::internal("the hand-off ended without an answer")),
+                },
+                () = declined => Err(declined_error("the user declined to open the hand-off page")),
+                held = until => held.map(|_| "condition"),
+                () = closed(&tab) => Err(ActionError::new(
+                    ErrorCode::TabNotFound,
+                    format!("tab {name} closed during the hand-off"),
+                    "List the tabs with browser_tabs and go on in another one.",
+                )),
+            }
+        };
+        let outcome = budget.run("waiting for the person", waiting).await;
+        let by = match &outcome {
+            Ok(by) => by,
+            Err(e) if e.code == ErrorCode::HandoffDeclined => "declined",
+            Err(_) => "timeout",
+        };
+        drop(opened);
+        self.events().emit(SessionEvent::HandoffEnded {
+            tab: name,
+            id: id.clone(),
+            by,
+        });
+        let by = outcome.map_err(|e| match e.code {
+            ErrorCode::Timeout => ActionError::new(
+                ErrorCode::Timeout,
+                format!(
+                    "no one finished the hand-off within {:.0}s",
+                    budget.elapsed().as_secs_f64()
+                ),
+                "Call browser_handoff again with a longer timeout_ms, or go on without the person.",
+            ),
+            _ => e,
+        })?;
+        let (url, title) = actions::navigate::location(&tab, budget).await?;
+        let said = match by {
+            "person" => "The person pressed Done",
+            _ => "The until condition holds",
+        };
+        Ok(ActionOutput::new(
+            format!("{said}. Now at {url} ({title}); take a browser_snapshot to see the page."),
+            json!({"ok": true, "by": by, "url": url, "title": title, "handoff": id}),
+        ))
+    }
+}
+
+impl Session {
+    /// A result with an `obstacle` says a person can take over; with
+    /// `[handoff] auto`, an obstacle on navigate starts a hand-off by itself
+    /// (its own budget: `[handoff] timeout_s`, cancelled with the call).
+    pub(super) async fn after_obstacle(
+        &self,
+        context: &Context,
+        action: &Action,
+        result: Result<ActionOutput, ActionError>,
+        budget: &Budget,
+    ) -> Result<ActionOutput, ActionError> {
+        let Ok(mut output) = result else { return result };
+        let Some(obstacle) = &output.obstacle else {
+            return Ok(output);
+        };
+        let kind = obstacle.kind;
+        if !(self.config.handoff.auto && matches!(action, Action::Navigate(_))) {
+            output.text = format!("{}\n{SUGGESTION}", output.text);
+            return Ok(output);
+        }
+        let args = HandoffArgs {
+            reason: format!("the page shows {} ([handoff] auto)", kind.replace('_', " ")),
+            until: None,
+            common: crate::action::Common {
+                tab: action.common().tab.clone(),
+                timeout_ms: None,
+            },
+        };
+        let own = std::time::Duration::from_secs(self.config.handoff.timeout_s);
+        let budget = Budget::new(own, budget.cancel_token());
+        match self.hand_off(context, &args, &budget).await {
+            Ok(handed) => {
+                output.text = format!(
+                    "{}\nA person took over ([handoff] auto): {}",
+                    output.text, handed.text
+                );
+                output.data["handoff"] = handed.data;
+            }
+            Err(e) => {
+                output.text = format!(
+                    "{}\nA hand-off started by itself ended: {} ({}).",
+                    output.text, e.message, e.code
+                );
+                output.data["handoff"] = json!({"ok": false, "code": e.code.as_str()});
+            }
+        }
+        Ok(output)
+    }
+}
+
+fn declined_error(why: &str) -> ActionError {
+    ActionError::new(
+        ErrorCode::HandoffDeclined,
+        why,
+        "Do not retry the hand-off; tell the user what was needed, or go another way.",
+    )
+}
+
+/// Resolves when tab `tab` is gone (closed, crashed away, detached) or the
+/// browser connection ended.
+async fn closed(tab: &Tab) {
+    let mut events = tab.session.connection().events(Some(""));
+    let session_id = tab.session.id().to_owned();
+    while let Some(event) = events.recv().await {
+        if let Some(gone) = event.decode::<TargetDestroyed>() {
+            if gone.target_id == tab.target_id {
+                return;
+            }
+        } else if let Some(gone) = event.decode::<DetachedFromTarget>() {
+            if gone.session_id == session_id {
+                return;
+            }
+        }
+    }
+}
