@@ -14,8 +14,8 @@ mod mcp_http;
 pub mod metrics;
 pub mod sessions;
 pub mod state;
-pub(crate) mod upgrade;
 mod trim;
+pub(crate) mod upgrade;
 pub mod ws;
 
 use std::future::Future;
