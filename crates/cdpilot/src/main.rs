@@ -300,6 +300,13 @@ async fn serve_http(config: Config, options: server::serve::Options) -> Result<(
 async fn serve_mcp(config: Config, log_metrics: bool) -> Result<()> {
     let engine = Arc::new(Engine::start(config).map_err(anyhow::Error::msg)?);
     log_redact::install(engine.secrets());
+    // Hand-off pages over stdio: a loopback listener, started by the first
+    // hand-off (serve's own listener serves them under `cdpilot serve`).
+    let handoffs = engine.handoffs();
+    if !handoffs.has_pages() {
+        let host = server::serve::dashboard::handoff::OnDemand::new(handoffs);
+        handoffs.serve_pages(Arc::new(host));
+    }
     let server = McpServer::new(engine.clone());
     let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
         .context("installing the SIGTERM handler")?;

@@ -99,12 +99,6 @@ impl McpServer {
     /// Serves MCP on stdin/stdout until the client closes stdin. Lines are
     /// read by [`crate::stdio`], which answers those rmcp could not decode.
     pub async fn serve_stdio(self) -> Result<(), String> {
-        // Hand-off pages: a loopback listener, started by the first hand-off.
-        let handoffs = self.engine.handoffs();
-        if !handoffs.has_pages() {
-            let host = crate::serve::dashboard::handoff::OnDemand::new(handoffs);
-            handoffs.serve_pages(Arc::new(host));
-        }
         let running = self
             .serve(crate::stdio::stdio())
             .await
