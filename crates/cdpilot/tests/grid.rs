@@ -6,70 +6,15 @@
 
 mod support;
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 use support::ref_on_line;
-use support::serve::{Serve, Ws};
+use support::serve::{Client, Serve};
 use testkit::grid::Grid;
 use testkit::http_mcp::http;
 use testkit::TestSite;
-
-/// A WebSocket client that keeps the events it reads while waiting for a
-/// response.
-struct Client {
-    ws: Ws,
-    session: String,
-    events: VecDeque<Value>,
-}
-
-impl Client {
-    async fn open(serve: &Serve) -> Client {
-        let mut ws = serve.ws().await;
-        let session = ws.open(&serve.token).await;
-        Client {
-            ws,
-            session,
-            events: VecDeque::new(),
-        }
-    }
-
-    async fn call(&mut self, id: &str, tool: &str, arguments: Value) -> Value {
-        self.ws
-            .send(json!({"type": "request", "id": id, "tool": tool, "arguments": arguments}))
-            .await;
-        loop {
-            let message = self.ws.next().await.expect("socket open");
-            match message["type"].as_str() {
-                Some("response") if message["id"] == id => return message,
-                Some("event") => self.events.push_back(message),
-                _ => panic!("unexpected message: {message}"),
-            }
-        }
-    }
-
-    /// A call that must succeed; its `result`.
-    async fn ok(&mut self, id: &str, tool: &str, arguments: Value) -> Value {
-        let response = self.call(id, tool, arguments.clone()).await;
-        assert!(response["result"].is_object(), "{tool} {arguments}: {response}");
-        response["result"].clone()
-    }
-
-    /// The first event named `name` (kept or still to come).
-    async fn event(&mut self, name: &str) -> Value {
-        if let Some(i) = self.events.iter().position(|e| e["event"] == name) {
-            return self.events.remove(i).unwrap();
-        }
-        loop {
-            let message = self.ws.next().await.expect("socket open");
-            if message["event"] == name {
-                return message;
-            }
-            self.events.push_back(message);
-        }
-    }
-}
 
 /// A library engine on `grid` (the test browser flags), adjusted.
 fn grid_engine(grid: &Grid, adjust: impl FnOnce(&mut engine::Config)) -> engine::Engine {

@@ -6,72 +6,15 @@
 
 mod support;
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::time::Duration;
 
 use cdp::launch::{launch, BrowserProcess, Debugging};
-use serde_json::{json, Value};
+use serde_json::json;
 use support::ref_on_line;
-use support::serve::{Serve, Ws};
+use support::serve::{Client, Serve};
 use testkit::http_mcp::http;
 use testkit::TestSite;
-
-/// A WebSocket client that keeps the events it reads while waiting for a
-/// response, so a test can ask for them afterwards.
-struct Client {
-    ws: Ws,
-    session: String,
-    events: VecDeque<Value>,
-}
-
-impl Client {
-    async fn open(serve: &Serve) -> Client {
-        let mut ws = serve.ws().await;
-        let session = ws.open(&serve.token).await;
-        Client {
-            ws,
-            session,
-            events: VecDeque::new(),
-        }
-    }
-
-    /// Sends a request and returns its response; events read meanwhile are kept.
-    async fn call(&mut self, id: &str, tool: &str, arguments: Value) -> Value {
-        self.ws
-            .send(json!({"type": "request", "id": id, "tool": tool, "arguments": arguments}))
-            .await;
-        loop {
-            let message = self.ws.next().await.expect("socket open");
-            match message["type"].as_str() {
-                Some("response") if message["id"] == id => return message,
-                Some("event") => self.events.push_back(message),
-                _ => panic!("unexpected message: {message}"),
-            }
-        }
-    }
-
-    /// The first event named `name` (kept or still to come; 60 s at most),
-    /// with its `data`. Events before it stay kept.
-    async fn event(&mut self, name: &str) -> Value {
-        if let Some(i) = self.events.iter().position(|e| e["event"] == name) {
-            return self.events.remove(i).unwrap();
-        }
-        loop {
-            let message = self.ws.next().await.expect("socket open");
-            assert_eq!(message["type"], "event", "{message}");
-            assert_eq!(message["session"], self.session.as_str(), "{message}");
-            if message["event"] == name {
-                return message;
-            }
-            self.events.push_back(message);
-        }
-    }
-
-    /// Whether an event named `name` was kept.
-    fn saw(&self, name: &str) -> bool {
-        self.events.iter().any(|e| e["event"] == name)
-    }
-}
 
 fn samples(text: &str) -> HashMap<String, f64> {
     text.lines()

@@ -1,6 +1,7 @@
 //! Spawning `cdpilot serve` on a free loopback port, and a WebSocket client
 //! of its action API.
 
+use std::collections::VecDeque;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -219,5 +220,73 @@ impl Ws {
             }
             assert_ne!(message["type"], "response", "unexpected response: {message}");
         }
+    }
+}
+
+/// A WebSocket client that keeps the events it reads while waiting for a
+/// response, so a test can ask for them afterwards.
+pub struct Client {
+    /// Its socket.
+    pub ws: Ws,
+    /// The session's id.
+    pub session: String,
+    /// Events read while waiting, not yet asked for.
+    pub events: VecDeque<Value>,
+}
+
+impl Client {
+    /// A new session on `serve`.
+    pub async fn open(serve: &Serve) -> Client {
+        let mut ws = serve.ws().await;
+        let session = ws.open(&serve.token).await;
+        Client {
+            ws,
+            session,
+            events: VecDeque::new(),
+        }
+    }
+
+    /// Sends a request and returns its response; events read meanwhile are kept.
+    pub async fn call(&mut self, id: &str, tool: &str, arguments: Value) -> Value {
+        self.ws
+            .send(json!({"type": "request", "id": id, "tool": tool, "arguments": arguments}))
+            .await;
+        loop {
+            let message = self.ws.next().await.expect("socket open");
+            match message["type"].as_str() {
+                Some("response") if message["id"] == id => return message,
+                Some("event") => self.events.push_back(message),
+                _ => panic!("unexpected message: {message}"),
+            }
+        }
+    }
+
+    /// A call that must succeed; its `result`.
+    pub async fn ok(&mut self, id: &str, tool: &str, arguments: Value) -> Value {
+        let response = self.call(id, tool, arguments.clone()).await;
+        assert!(response["result"].is_object(), "{tool} {arguments}: {response}");
+        response["result"].clone()
+    }
+
+    /// The first event named `name` (kept or still to come; 60 s at most),
+    /// with its `data`. Events before it stay kept.
+    pub async fn event(&mut self, name: &str) -> Value {
+        if let Some(i) = self.events.iter().position(|e| e["event"] == name) {
+            return self.events.remove(i).unwrap();
+        }
+        loop {
+            let message = self.ws.next().await.expect("socket open");
+            assert_eq!(message["type"], "event", "{message}");
+            assert_eq!(message["session"], self.session.as_str(), "{message}");
+            if message["event"] == name {
+                return message;
+            }
+            self.events.push_back(message);
+        }
+    }
+
+    /// Whether an event named `name` was kept.
+    pub fn saw(&self, name: &str) -> bool {
+        self.events.iter().any(|e| e["event"] == name)
     }
 }
