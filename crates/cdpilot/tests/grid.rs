@@ -238,8 +238,17 @@ async fn serve_on_a_grid_of_two_nodes_places_queues_frees_survives_a_node_and_de
         child.starts_with('f'),
         "the cross-origin frame's button has a frame ref: {child}"
     );
-    c.ok("4", "browser_click", json!({"ref": child})).await;
-    let snap = c.ok("5", "browser_snapshot", json!({})).await;
+    let clicked = c.ok("4", "browser_click", json!({"ref": child})).await;
+    let mut snap = c.ok("5", "browser_snapshot", json!({})).await;
+    if !snap.to_string().contains("Child clicked true") {
+        // The same known flake as the alert's below: on a Grid browser the
+        // first input into the cross-origin frame is sometimes lost (seen
+        // once in CI). Printed for the next look, then tried once more; the
+        // click must then land.
+        eprintln!("the first click into the cross-origin frame did not land: {clicked}\nthe page: {snap}");
+        c.ok("4a", "browser_click", json!({"ref": child})).await;
+        snap = c.ok("5a", "browser_snapshot", json!({})).await;
+    }
     assert!(snap.to_string().contains("Child clicked true"), "{snap}");
     let alert = ref_on_line(&text, "Child alert");
     let clicked = c.call("6", "browser_click", json!({"ref": alert})).await;
