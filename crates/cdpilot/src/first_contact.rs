@@ -74,7 +74,13 @@ fn report(ok: bool, what: &str, detail: &str) {
 /// `cdpilot doctor`: exit 0 when the browser works, 1 with what to fix.
 pub async fn doctor(mut config: Config) -> ExitCode {
     let attach = !config.browser.cdp_url.is_empty();
-    if attach {
+    if config.browser.source == "auto_connect" {
+        report(
+            true,
+            "browser",
+            "auto-connecting to your running Chrome (its DevToolsActivePort)",
+        );
+    } else if attach {
         report(
             true,
             "browser",

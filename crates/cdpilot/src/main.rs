@@ -86,7 +86,7 @@ struct ServeArgs {
     #[arg(long = "endpoint", value_name = "URL")]
     endpoints: Vec<String>,
     /// Place sessions in your own Chrome, through the paired cdpilot extension ([browser] source = "extension").
-    #[arg(long)]
+    #[arg(long, conflicts_with = "auto_connect")]
     extension: bool,
     #[command(flatten)]
     browser: BrowserArgs,
@@ -132,9 +132,13 @@ struct BrowserArgs {
     /// Attach to a running browser (ws://… or http://host:port) instead of launching one.
     #[arg(long)]
     cdp_url: Option<String>,
-    /// Use this persistent profile instead of a fresh temporary one.
+    /// Use this persistent profile instead of a fresh temporary one (with --auto-connect: the running Chrome's).
     #[arg(long)]
     user_data_dir: Option<PathBuf>,
+    /// Attach to your running Chrome (remote debugging turned on at chrome://inspect) through its
+    /// DevToolsActivePort file; each session gets a browser context of its own ([browser] source = "auto_connect").
+    #[arg(long, conflicts_with_all = ["cdp_url", "grid"])]
+    auto_connect: bool,
     /// Run each session in a Selenium Grid 4 session of its own (the hub's http://host:4444).
     #[arg(long, value_name = "URL")]
     grid: Option<String>,
@@ -185,6 +189,9 @@ impl BrowserArgs {
         }
         if let Some(dir) = &self.user_data_dir {
             config.browser.user_data_dir = dir.display().to_string();
+        }
+        if self.auto_connect {
+            config.browser.source = "auto_connect".into();
         }
         if !self.caps.is_empty() {
             config.tools.caps = self.caps.clone();

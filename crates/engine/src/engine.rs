@@ -84,7 +84,9 @@ impl Engine {
                 Some(grid) => Browsers::Grid(grid.clone()),
                 None => Browsers::One(slot.clone()),
             },
-            false,
+            // In the user's own Chrome the default session gets a browser
+            // context of its own too: the default context is the user's.
+            config.browser.source == "auto_connect",
             metrics.clone(),
             audit.clone(),
             secrets.clone(),

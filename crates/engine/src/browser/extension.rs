@@ -125,8 +125,8 @@ impl Transport for Relay {
     }
 }
 
-/// `[browser] source`: `launch` or `extension`, and an extension source
-/// with nothing else to reach a browser by.
+/// `[browser] source`: `launch`, `extension` or `auto_connect`, and an
+/// extension or auto-connect source with nothing else to reach a browser by.
 pub fn check(config: &crate::config::BrowserConfig) -> Result<(), String> {
     match config.source.as_str() {
         "launch" => Ok(()),
@@ -134,8 +134,12 @@ pub fn check(config: &crate::config::BrowserConfig) -> Result<(), String> {
             "browser.source = \"extension\" with browser.cdp_url, endpoints or grid set: sessions run in the paired Chrome, so leave those empty".into(),
         ),
         "extension" => Ok(()),
+        "auto_connect" if !config.cdp_url.is_empty() || !config.endpoints.is_empty() || !config.grid.is_empty() => Err(
+            "browser.source = \"auto_connect\" with browser.cdp_url, endpoints or grid set: sessions run in your running Chrome, found through its DevToolsActivePort, so leave those empty".into(),
+        ),
+        "auto_connect" => Ok(()),
         other => Err(format!(
-            "browser.source = {other:?}: allowed is \"launch\" or \"extension\""
+            "browser.source = {other:?}: allowed is \"launch\", \"extension\" or \"auto_connect\""
         )),
     }
 }

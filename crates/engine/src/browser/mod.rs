@@ -11,6 +11,7 @@
 //! Tabs belong to sessions (`crate::session`), not here.
 
 mod adopt;
+pub mod autoconnect;
 pub mod extension;
 pub mod fleet;
 pub mod grid;
@@ -84,6 +85,12 @@ pub struct Browser {
     /// a burst of 64 new sessions is served in turn instead of all of them
     /// sharing the browser's time until every attach ran out (issue 24).
     openings: tokio::sync::Semaphore,
+    /// The user's own browser (`source = "auto_connect"`), with tabs and
+    /// workers of the user's: nothing outside the contexts sessions created
+    /// is attached, paused or judged (no browser-wide auto-attach, no
+    /// browser-wide `Fetch`); sessions' contexts are gated by their egress
+    /// doors and their tabs' own request stages.
+    shared: bool,
 }
 
 /// How many sessions' contexts open at once on one browser: two per core
@@ -102,7 +109,9 @@ pub struct Link {
 }
 
 impl Browser {
-    /// Launches Chromium, or attaches to `cdp_url`, and follows its targets.
+    /// Launches Chromium, or attaches to `cdp_url` (or, with `source =
+    /// "auto_connect"`, to the user's running Chrome found through its
+    /// `DevToolsActivePort`), and follows its targets.
     pub async fn start(
         config: &BrowserConfig,
         dialogs: DialogRules,
@@ -111,6 +120,14 @@ impl Browser {
         egress: Arc<Egress>,
         budget: &Budget,
     ) -> Result<Browser, ActionError> {
+        if config.source == "auto_connect" {
+            let ws_url = autoconnect::endpoint(&config.user_data_dir, budget).await?;
+            let transport = Arc::new(WebSocket::new(ws_url));
+            return Browser::open(
+                transport, None, dialogs, bridge, policy, egress, None, true, budget,
+            )
+            .await;
+        }
         let door = match config.cdp_url.is_empty() {
             true => Some(egress.browser_door().map_err(gate_failed)?),
             false => None,
@@ -140,7 +157,10 @@ impl Browser {
                 .map_err(attach_timed_out)?;
             (Arc::new(WebSocket::new(ws_url)), None)
         };
-        Browser::open(transport, process, dialogs, bridge, policy, egress, door, budget).await
+        Browser::open(
+            transport, process, dialogs, bridge, policy, egress, door, false, budget,
+        )
+        .await
     }
 
     /// Attaches through `transport` (a Grid session's `se:cdp`): nothing
@@ -153,7 +173,10 @@ impl Browser {
         egress: Arc<Egress>,
         budget: &Budget,
     ) -> Result<Browser, ActionError> {
-        Browser::open(transport, None, dialogs, bridge, policy, egress, None, budget).await
+        Browser::open(
+            transport, None, dialogs, bridge, policy, egress, None, false, budget,
+        )
+        .await
     }
 
     /// Connects through `transport` to the browser `process` runs (`None`:
@@ -167,6 +190,7 @@ impl Browser {
         policy: Arc<Policy>,
         egress: Arc<Egress>,
         door: Option<Arc<Door>>,
+        shared: bool,
         budget: &Budget,
     ) -> Result<Browser, ActionError> {
         let attached = process.is_none();
@@ -174,7 +198,9 @@ impl Browser {
             Connection::open(transport.clone()).await.map_err(start_failed)
         });
         let conn = timing::timed("launch.connect", connecting).await.map_err(|e| {
-            if attached {
+            if shared {
+                asked_to_allow(e)
+            } else if attached {
                 attach_timed_out(e)
             } else {
                 e
@@ -201,8 +227,10 @@ impl Browser {
             targets,
             generation: 0,
         });
-        popups::watch(&link, setup.policy.clone(), budget).await?;
-        adopt::watch(&link, budget).await?;
+        if !shared {
+            popups::watch(&link, setup.policy.clone(), budget).await?;
+            adopt::watch(&link, budget).await?;
+        }
         Ok(Browser {
             process: Mutex::new(process),
             transport,
@@ -212,6 +240,7 @@ impl Browser {
             egress,
             door,
             openings: tokio::sync::Semaphore::new(openings_at_once()),
+            shared,
         })
     }
 
@@ -312,8 +341,10 @@ impl Browser {
         let targets = TargetManager::start(conn, self.setup.clone(), budget).await?;
         let generation = self.link().generation + 1;
         let link = Arc::new(Link { targets, generation });
-        popups::watch(&link, self.setup.policy.clone(), budget).await?;
-        adopt::watch(&link, budget).await?;
+        if !self.shared {
+            popups::watch(&link, self.setup.policy.clone(), budget).await?;
+            adopt::watch(&link, budget).await?;
+        }
         *self.link.lock().unwrap() = link;
         Ok(())
     }
@@ -426,6 +457,17 @@ fn attach_timed_out(mut error: ActionError) -> ActionError {
         error.next_step = "Check that cdp_url is the DevTools address of a running Chromium \
                            (http://host:port of its --remote-debugging-port, or the ws://… URL it \
                            printed) and that it answers from here, then retry."
+            .into();
+    }
+    error
+}
+
+/// Connecting to the user's Chrome timed out: Chrome asks the user to
+/// allow a remote debugging connection (chrome://inspect's mode).
+fn asked_to_allow(mut error: ActionError) -> ActionError {
+    if matches!(error.failure, crate::error::Failure::Timeout { .. }) {
+        error.next_step = "Your Chrome may be asking you to allow the remote debugging connection: \
+                           answer its dialog, then retry."
             .into();
     }
     error
