@@ -21,6 +21,7 @@ use anyhow::{Context, Result};
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use engine::{tools, Config, Engine};
 use server::mcp::McpServer;
+use tokio_util::sync::CancellationToken;
 
 mod timings;
 mod tools_page;
@@ -85,9 +86,6 @@ struct ServeArgs {
     /// default [browser] endpoints, $CDPILOT_BROWSER_ENDPOINTS comma-separated).
     #[arg(long = "endpoint", value_name = "URL")]
     endpoints: Vec<String>,
-    /// Place sessions in your own Chrome, through the paired cdpilot extension ([browser] source = "extension").
-    #[arg(long, conflicts_with = "auto_connect")]
-    extension: bool,
     #[command(flatten)]
     browser: BrowserArgs,
 }
@@ -98,9 +96,6 @@ impl ServeArgs {
         let mut config = self.browser.config()?;
         if !self.endpoints.is_empty() {
             config.browser.endpoints = self.endpoints.clone();
-        }
-        if self.extension {
-            config.browser.source = "extension".into();
         }
         if let Some(listen) = &self.listen {
             config.serve.listen = listen.clone();
@@ -139,6 +134,10 @@ struct BrowserArgs {
     /// DevToolsActivePort file; each session gets a browser context of its own ([browser] source = "auto_connect").
     #[arg(long, conflicts_with_all = ["cdp_url", "grid"])]
     auto_connect: bool,
+    /// Place sessions in your own Chrome, through the paired cdpilot extension ([browser] source =
+    /// "extension"); `cdpilot mcp` then listens on loopback for the extension (`cdpilot pair` pairs it).
+    #[arg(long, conflicts_with = "auto_connect")]
+    extension: bool,
     /// Run each session in a Selenium Grid 4 session of its own (the hub's http://host:4444).
     #[arg(long, value_name = "URL")]
     grid: Option<String>,
@@ -192,6 +191,9 @@ impl BrowserArgs {
         }
         if self.auto_connect {
             config.browser.source = "auto_connect".into();
+        }
+        if self.extension {
+            config.browser.source = "extension".into();
         }
         if !self.caps.is_empty() {
             config.tools.caps = self.caps.clone();
@@ -314,6 +316,14 @@ async fn serve_mcp(config: Config, log_metrics: bool) -> Result<()> {
         let host = server::serve::dashboard::handoff::OnDemand::new(handoffs);
         handoffs.serve_pages(Arc::new(host));
     }
+    // The extension's relay over stdio: a loopback listener of its own
+    // (serve's is the extension's way in under `cdpilot serve`).
+    let listening = CancellationToken::new();
+    let _listener = listening.clone().drop_guard();
+    let _paired_with = match engine.extension_relay() {
+        Some(_) => Some(extension_listener(&engine, listening).await?),
+        None => None,
+    };
     let server = McpServer::new(engine.clone());
     let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
         .context("installing the SIGTERM handler")?;
@@ -334,6 +344,24 @@ async fn serve_mcp(config: Config, log_metrics: bool) -> Result<()> {
         eprintln!("cdpilot metrics: {}", engine.metrics().to_json());
     }
     outcome
+}
+
+/// Starts `cdpilot mcp --extension`'s listener and says where it is: on
+/// stderr, and in the runtime directory for `cdpilot pair` (removed when
+/// the returned guard drops).
+async fn extension_listener(
+    engine: &Arc<Engine>,
+    stopping: CancellationToken,
+) -> Result<cli::server::ListenerFile> {
+    let (local, token) = server::serve::extension::listen_for_stdio(engine.clone(), stopping)
+        .await
+        .map_err(anyhow::Error::msg)?;
+    let file = cli::server::ListenerFile::write(&format!("http://{local}"), &token)
+        .map_err(|e| anyhow::anyhow!(e.0))?;
+    eprintln!(
+        "cdpilot mcp: listening for the cdpilot extension on ws://{local}; pair it with `cdpilot pair`"
+    );
+    Ok(file)
 }
 
 /// The async runtime every server command runs on: two workers (the

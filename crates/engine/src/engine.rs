@@ -84,9 +84,10 @@ impl Engine {
                 Some(grid) => Browsers::Grid(grid.clone()),
                 None => Browsers::One(slot.clone()),
             },
-            // In the user's own Chrome the default session gets a browser
-            // context of its own too: the default context is the user's.
-            config.browser.source == "auto_connect",
+            // In the user's own Chrome (auto-connect, or the extension's
+            // emulated browser over stdio) the default session gets a
+            // browser context of its own too: the default one is the user's.
+            config.browser.source != "launch",
             metrics.clone(),
             audit.clone(),
             secrets.clone(),

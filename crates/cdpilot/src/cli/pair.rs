@@ -1,4 +1,6 @@
-//! `cdpilot pair`: asks a running serve for a one-time pairing link
+//! `cdpilot pair`: asks a running `cdpilot mcp --extension` (its loopback
+//! listener, found through the runtime directory) or serve for a one-time
+//! pairing link
 //! (`POST /v1/extension/pair`) and prints it alone on the last line of
 //! stdout, for the user to open in the Chrome where the cdpilot extension
 //! is loaded.
@@ -15,12 +17,15 @@ pub async fn run(url: Option<String>, token: Option<String>) -> Result<ExitCode>
             url: url.trim_end_matches('/').to_owned(),
             token,
         },
-        _ => server::find()
-            .await
-            .map_err(|e| anyhow!(e.0))?
-            .ok_or_else(|| {
-                anyhow!("no cdpilot serve is running for this user: start `cdpilot serve --extension`, or name one with --server http://127.0.0.1:PORT --token TOKEN")
-            })?,
+        _ => match server::find_extension_listener().await.map_err(|e| anyhow!(e.0))? {
+            Some(listener) => listener,
+            None => server::find()
+                .await
+                .map_err(|e| anyhow!(e.0))?
+                .ok_or_else(|| {
+                    anyhow!("neither a `cdpilot mcp --extension` nor a cdpilot serve is running for this user: start one (your MCP client starts `cdpilot mcp --extension`; or `cdpilot serve --extension`), or name a serve with --server http://127.0.0.1:PORT --token TOKEN")
+                })?,
+        },
     };
     let (status, body) = server
         .http("POST", "/v1/extension/pair", None)

@@ -7,7 +7,9 @@
 //! `$XDG_RUNTIME_DIR/cdpilot`, else `/tmp/cdpilot-<uid>` (mode 0700). In it:
 //! `token` (0600, the bearer token), `serve.json` (0600, `{url, pid}`, written
 //! by the server once it listens, removed when it exits), `serve.log` (the
-//! server's stderr) and `start.lock` (while one CLI starts the server).
+//! server's stderr), `start.lock` (while one CLI starts the server) and
+//! `extension-mcp.json` (0600, `{url, token, pid}` of the loopback listener
+//! of a `cdpilot mcp --extension`, removed when it exits).
 
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::PathBuf;
@@ -101,6 +103,56 @@ pub async fn find() -> Result<Option<Server>, Unreachable> {
         token: token.trim().to_owned(),
     };
     Ok(server.answers().await.then_some(server))
+}
+
+/// `cdpilot mcp --extension`'s listener, as `cdpilot pair` finds it: the
+/// file naming it, removed when this drops.
+pub struct ListenerFile(PathBuf);
+
+impl ListenerFile {
+    pub fn write(url: &str, token: &str) -> Result<ListenerFile, Unreachable> {
+        let path = runtime_dir()?.join("extension-mcp.json");
+        let text = serde_json::json!({"url": url, "token": token, "pid": std::process::id()}).to_string();
+        let _ = std::fs::remove_file(&path);
+        std::fs::OpenOptions::new()
+            .create_new(true)
+            .write(true)
+            .mode(0o600)
+            .open(&path)
+            .and_then(|mut f| std::io::Write::write_all(&mut f, text.as_bytes()))
+            .map_err(|e| Unreachable(format!("writing {}: {e}", path.display())))?;
+        Ok(ListenerFile(path))
+    }
+}
+
+impl Drop for ListenerFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+/// A running `cdpilot mcp --extension`'s listener, if one answers.
+pub async fn find_extension_listener() -> Result<Option<Server>, Unreachable> {
+    let dir = runtime_dir()?;
+    let Ok(text) = std::fs::read_to_string(dir.join("extension-mcp.json")) else {
+        return Ok(None);
+    };
+    let Ok(value) = serde_json::from_str::<Value>(&text) else {
+        return Ok(None);
+    };
+    let (Some(url), Some(token)) = (value["url"].as_str(), value["token"].as_str()) else {
+        return Ok(None);
+    };
+    let server = Server {
+        url: url.to_owned(),
+        token: token.to_owned(),
+    };
+    let answers = tokio::time::timeout(
+        Duration::from_secs(2),
+        server.http("GET", "/v1/extension/status", None),
+    )
+    .await;
+    Ok(matches!(answers, Ok(Ok((200, _)))).then_some(server))
 }
 
 /// The running background server, or a new one started for this user.

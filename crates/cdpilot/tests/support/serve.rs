@@ -44,6 +44,8 @@ impl Serve {
             .arg(&config_path)
             .args(flags)
             .env("TMPDIR", tmp.path())
+            // Extension pairings are kept per test, not in the user's state.
+            .env("CDPILOT_STATE_DIR", tmp.path().join("state"))
             .env("CDPILOT_CHROME", chrome)
             .env_remove("CDPILOT_SERVE_TOKEN")
             .stdin(Stdio::null())

@@ -15,10 +15,14 @@
 //!   [`Relay`] (`[browser] source = "extension"`).
 //! - `GET /v1/extension/status` (server token): `{paired, connected, sessions}`.
 //!
-//! Owns the pairing codes, the extension tokens (in memory: pairing lasts
-//! as long as this server), and whether an extension is connected.
+//! Owns the pairing codes, the extension tokens (kept hashed in the user's
+//! state directory, `super::extension_store`: a restarted server knows an
+//! extension paired before), and whether an extension is connected. The
+//! sessions the user's Stop ends are a [`Holders`]'s: serve's table, or the
+//! one session of `cdpilot mcp --extension`, whose loopback listener
+//! ([`listen_for_stdio`]) offers these routes alone.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -38,7 +42,8 @@ use tokio::sync::mpsc;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_util::sync::CancellationToken;
 
-use super::auth::random_hex;
+use super::auth::{self, random_hex};
+use super::extension_store::{self, Tokens};
 use super::sessions::Sessions;
 use super::upgrade;
 
@@ -51,15 +56,70 @@ pub const CODE_TTL: Duration = Duration::from_secs(300);
 /// The envelope's version (the WebSocket API's).
 const PROTOCOL_VERSION: u64 = 1;
 
+/// The sessions that may run in the paired Chrome: what the user's Stop
+/// ends, and how many there are.
+pub trait Holders: Send + Sync {
+    /// Sessions open now.
+    fn count(&self) -> usize;
+    /// Ends the sessions whose browser context is `context`, saying
+    /// `reason`.
+    fn stop_context(&self, context: &str, reason: EndReason);
+}
+
+/// serve's sessions: a stopped one's calls in flight end (`canceled`) and
+/// later ones find no session.
+impl Holders for Sessions {
+    fn count(&self) -> usize {
+        Sessions::count(self)
+    }
+
+    fn stop_context(&self, context: &str, reason: EndReason) {
+        for lease in self.list() {
+            if lease.session().browser_context_id().as_deref() == Some(context) {
+                lease.session().say_ended(reason);
+                self.stop(lease.id());
+            }
+        }
+    }
+}
+
+/// `cdpilot mcp --extension`'s one session (the engine's default one): a
+/// Stop closes its context and its tabs, the calls in flight on them fail,
+/// and the next call opens a new context (a new window) in the user's
+/// Chrome, as after an idle expiry.
+pub struct DefaultSession(pub Arc<Engine>);
+
+impl Holders for DefaultSession {
+    fn count(&self) -> usize {
+        usize::from(self.0.session().browser_context_id().is_some())
+    }
+
+    fn stop_context(&self, context: &str, reason: EndReason) {
+        let session = self.0.session();
+        if session.browser_context_id().as_deref() != Some(context) {
+            return;
+        }
+        session.say_ended(reason);
+        let engine = self.0.clone();
+        tokio::spawn(async move {
+            engine
+                .session()
+                .close(&engine::Budget::with_timeout(Duration::from_secs(5)))
+                .await;
+        });
+    }
+}
+
 pub struct Extension {
     engine: Arc<Engine>,
-    sessions: Arc<Sessions>,
+    sessions: Arc<dyn Holders>,
     /// Where the extension reaches this server (`ws://127.0.0.1:PORT`).
     server: String,
     /// One-time pairing codes and when each stops being good.
     codes: Mutex<HashMap<String, Instant>>,
-    /// Extension tokens handed out by a pairing.
-    tokens: Mutex<HashSet<String>>,
+    /// Extension tokens handed out by a pairing (this server's or an
+    /// earlier one's).
+    tokens: Tokens,
     /// Relay sockets open now (after their `ack`).
     connected: AtomicUsize,
     /// Cancelled at shutdown: relay sockets close.
@@ -69,7 +129,7 @@ pub struct Extension {
 impl Extension {
     pub fn new(
         engine: Arc<Engine>,
-        sessions: Arc<Sessions>,
+        sessions: Arc<dyn Holders>,
         local: SocketAddr,
         stopping: CancellationToken,
     ) -> Arc<Extension> {
@@ -83,7 +143,7 @@ impl Extension {
             sessions,
             server: format!("ws://{host}:{}", local.port()),
             codes: Mutex::default(),
-            tokens: Mutex::default(),
+            tokens: Tokens::load(extension_store::state_dir().as_deref()),
             connected: AtomicUsize::new(0),
             stopping,
         })
@@ -109,12 +169,12 @@ impl Extension {
             return None;
         }
         let token = random_hex(32);
-        self.tokens.lock().unwrap().insert(token.clone());
+        self.tokens.insert(&token);
         Some(token)
     }
 
     fn token_known(&self, token: &str) -> bool {
-        self.tokens.lock().unwrap().contains(token)
+        self.tokens.contains(token)
     }
 
     fn status(&self) -> Value {
@@ -124,7 +184,7 @@ impl Extension {
             None => 0,
         };
         json!({
-            "paired": !self.tokens.lock().unwrap().is_empty(),
+            "paired": !self.tokens.is_empty(),
             "connected": connected,
             "sessions": sessions,
         })
@@ -138,13 +198,47 @@ impl Extension {
             "idle" => EndReason::Idle,
             _ => EndReason::StoppedByUser,
         };
-        for lease in self.sessions.list() {
-            if lease.session().browser_context_id().as_deref() == Some(context) {
-                lease.session().say_ended(reason);
-                self.sessions.stop(lease.id());
-            }
-        }
+        self.sessions.stop_context(context, reason);
     }
+}
+
+/// `cdpilot mcp --extension`'s loopback listener: the extension's routes
+/// alone, behind a bearer token of its own (and the Host/Origin guard), on
+/// the port kept in the user's state directory (chosen once), until
+/// `stopping`. Answers the address and the token (for `cdpilot pair`).
+pub async fn listen_for_stdio(
+    engine: Arc<Engine>,
+    stopping: CancellationToken,
+) -> Result<(SocketAddr, String), String> {
+    let dir = extension_store::state_dir();
+    let saved = extension_store::saved_port(dir.as_deref());
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", saved.unwrap_or(0)))
+        .await
+        .map_err(|e| match saved {
+            Some(port) => format!(
+                "the extension's listener cannot take 127.0.0.1:{port} (kept in {}): {e}; is another `cdpilot mcp --extension` running? The extension connects to one server at a time",
+                dir.as_deref().map(|d| d.join("extension-port").display().to_string()).unwrap_or_default()
+            ),
+            None => format!("the extension's listener cannot listen on loopback: {e}"),
+        })?;
+    let local = listener.local_addr().map_err(|e| e.to_string())?;
+    if saved.is_none() {
+        extension_store::save_port(dir.as_deref(), local.port());
+    }
+    let token = random_hex(32);
+    let guard = Arc::new(auth::Guard::new(token.clone(), local, Vec::new()));
+    let holders: Arc<dyn Holders> = Arc::new(DefaultSession(engine.clone()));
+    let app = routes(Extension::new(engine, holders, local, stopping.clone()))
+        .layer(axum::middleware::from_fn_with_state(guard, auth::check));
+    tokio::spawn(async move {
+        let served = axum::serve(listener, app)
+            .with_graceful_shutdown(async move { stopping.cancelled().await })
+            .await;
+        if let Err(e) = served {
+            tracing::warn!("the extension's listener failed: {e}");
+        }
+    });
+    Ok((local, token))
 }
 
 /// The routes, with their state.

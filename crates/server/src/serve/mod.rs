@@ -10,6 +10,7 @@
 pub mod auth;
 pub mod dashboard;
 pub mod extension;
+pub mod extension_store;
 mod mcp_http;
 pub mod metrics;
 pub mod sessions;

@@ -1,0 +1,176 @@
+//! What pairing with the cdpilot extension keeps across restarts, in the
+//! user's state directory (`$CDPILOT_STATE_DIR`, else
+//! `$XDG_STATE_HOME/cdpilot`, else `~/.local/state/cdpilot`, mode 0700):
+//!
+//! - `extension-tokens` (0600): the extension tokens pairings handed out,
+//!   one SHA-256 (hex) a line, never the tokens themselves; a restarted
+//!   server (serve, or `cdpilot mcp --extension`) still knows an extension
+//!   paired before, so it reconnects without pairing again;
+//! - `extension-port` (0600): the loopback port `cdpilot mcp --extension`
+//!   listens on, chosen once, so the extension (which keeps its server's
+//!   address) finds it again after a restart.
+//!
+//! Owns those two files; the tokens in memory are [`Tokens`]'s.
+
+use std::collections::HashSet;
+use std::io::Write;
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use sha2::{Digest, Sha256};
+
+/// The user's state directory, made (0700) if missing; `None` when there
+/// is no `$HOME` to put it under (pairing then lasts as long as the process).
+pub fn state_dir() -> Option<PathBuf> {
+    let var = |name: &str| {
+        std::env::var_os(name)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    let dir = var("CDPILOT_STATE_DIR")
+        .or_else(|| var("XDG_STATE_HOME").map(|d| d.join("cdpilot")))
+        .or_else(|| var("HOME").map(|h| h.join(".local/state/cdpilot")))?;
+    match std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(&dir)
+    {
+        Ok(()) => Some(dir),
+        Err(e) => {
+            tracing::warn!(
+                "cannot make the state directory {}: {e}; pairings last as long as this process",
+                dir.display()
+            );
+            None
+        }
+    }
+}
+
+/// The extension tokens this user's servers handed out, by hash.
+pub struct Tokens {
+    hashes: Mutex<HashSet<String>>,
+    /// Where they are kept; `None`: in memory only.
+    file: Option<PathBuf>,
+}
+
+impl Tokens {
+    /// The tokens kept in `dir`'s `extension-tokens` (none yet if it does
+    /// not exist); `None`: kept in memory only.
+    pub fn load(dir: Option<&Path>) -> Tokens {
+        let file = dir.map(|d| d.join("extension-tokens"));
+        let hashes = file
+            .as_ref()
+            .and_then(|f| std::fs::read_to_string(f).ok())
+            .map(|text| {
+                text.lines()
+                    .map(|l| l.trim().to_owned())
+                    .filter(|l| l.len() == 64)
+                    .collect()
+            })
+            .unwrap_or_default();
+        Tokens {
+            hashes: Mutex::new(hashes),
+            file,
+        }
+    }
+
+    /// Keeps `token` (its hash), in the file too.
+    pub fn insert(&self, token: &str) {
+        let hash = hash(token);
+        self.hashes.lock().unwrap().insert(hash.clone());
+        let Some(file) = &self.file else { return };
+        let written = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .mode(0o600)
+            .open(file)
+            .and_then(|mut f| writeln!(f, "{hash}"));
+        if let Err(e) = written {
+            tracing::warn!(
+                "cannot keep the extension token in {}: {e}; it lasts as long as this server",
+                file.display()
+            );
+        }
+    }
+
+    /// Whether `token` was handed out (by this server or an earlier one).
+    pub fn contains(&self, token: &str) -> bool {
+        let hash = hash(token);
+        if self.hashes.lock().unwrap().contains(&hash) {
+            return true;
+        }
+        // Another server of this user's may have paired since we loaded.
+        let again = Tokens::load(self.file.as_deref().and_then(Path::parent));
+        let known = again.hashes.into_inner().unwrap();
+        let found = known.contains(&hash);
+        self.hashes.lock().unwrap().extend(known);
+        found
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.hashes.lock().unwrap().is_empty()
+    }
+}
+
+fn hash(token: &str) -> String {
+    Sha256::digest(token.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// The port `cdpilot mcp --extension` listens on, kept in `dir`; `None`
+/// when none was chosen yet.
+pub fn saved_port(dir: Option<&Path>) -> Option<u16> {
+    let text = std::fs::read_to_string(dir?.join("extension-port")).ok()?;
+    text.trim().parse().ok().filter(|p| *p != 0)
+}
+
+/// Keeps the port chosen.
+pub fn save_port(dir: Option<&Path>, port: u16) {
+    let Some(dir) = dir else { return };
+    let file = dir.join("extension-port");
+    let written = std::fs::OpenOptions::new()
+        .create(true)
+        .write(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(&file)
+        .and_then(|mut f| writeln!(f, "{port}"));
+    if let Err(e) = written {
+        tracing::warn!(
+            "cannot keep the extension listener's port in {}: {e}",
+            file.display()
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn tokens_survive_a_restart_as_hashes_in_a_private_file() {
+        let dir = std::env::temp_dir().join(format!("cdpilot-store-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let tokens = Tokens::load(Some(&dir));
+        assert!(tokens.is_empty());
+        tokens.insert("secret-token-1");
+        let again = Tokens::load(Some(&dir));
+        assert!(again.contains("secret-token-1"));
+        assert!(!again.contains("secret-token-2"));
+        let file = dir.join("extension-tokens");
+        let text = std::fs::read_to_string(&file).unwrap();
+        assert!(!text.contains("secret-token-1"), "only the hash is kept");
+        let mode = std::fs::metadata(&file).unwrap().permissions().mode();
+        assert_eq!(mode & 0o077, 0, "{mode:o}");
+        // A token another server paired after this one loaded is known too.
+        Tokens::load(Some(&dir)).insert("secret-token-3");
+        assert!(again.contains("secret-token-3"));
+        save_port(Some(&dir), 41234);
+        assert_eq!(saved_port(Some(&dir)), Some(41234));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
