@@ -13,7 +13,8 @@
 //!   `event "session_stopped" {context, reason}` (the user's Stop) and
 //!   `ping` (answered `pong`). The CDP side is plugged into the engine's
 //!   [`Relay`] (`[browser] source = "extension"`).
-//! - `GET /v1/extension/status` (server token): `{paired, connected, sessions}`.
+//! - `GET /v1/extension/status` (server token): `{paired, connected,
+//!   sessions, enabled}` (`enabled`: sessions run in the paired Chrome).
 //!
 //! Owns the pairing codes, the extension tokens (kept hashed in the user's
 //! state directory, `super::extension_store`: a restarted server knows an
@@ -187,6 +188,8 @@ impl Extension {
             "paired": !self.tokens.is_empty(),
             "connected": connected,
             "sessions": sessions,
+            // Whether sessions run in the paired Chrome here (`--extension`).
+            "enabled": self.engine.extension_relay().is_some(),
         })
     }
 

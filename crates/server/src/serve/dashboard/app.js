@@ -183,6 +183,33 @@ async function refresh() {
   }
 }
 
+// The paired Chrome (the cdpilot extension): its state, and a pairing link
+// on demand (what `cdpilot pair` prints).
+async function refreshChrome() {
+  const response = await fetch("/v1/extension/status", { cache: "no-store" }).catch(() => null);
+  if (!response || !response.ok) return;
+  const s = await response.json();
+  const box = $("#chrome-box");
+  box.dataset.paired = s.paired;
+  box.dataset.connected = s.connected;
+  $("#chrome-state").textContent = !s.paired ? "not paired"
+    : s.connected ? `paired · connected · ${s.sessions} session${s.sessions === 1 ? "" : "s"}`
+    : "paired · not connected";
+  $("#chrome-hint").hidden = s.enabled !== false;
+  if (s.connected) $("#pairing").hidden = true;
+}
+
+$("#pair").addEventListener("click", async () => {
+  const answer = await post("/v1/extension/pair", {});
+  if (!answer.link) return;
+  $("#pair-link").value = answer.link;
+  $("#pair-ttl").textContent = `${Math.round(answer.expires_in_s / 60)} minutes`;
+  $("#pairing").hidden = false;
+  $("#pair-link").select();
+});
+
 $("#stop-all").addEventListener("click", () => post("/v1/dashboard/stop", { all: true }).then(refresh));
 refresh();
 setInterval(refresh, 1000);
+refreshChrome();
+setInterval(refreshChrome, 1000);
