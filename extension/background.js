@@ -19,6 +19,10 @@ const relay = new Relay(onServerMessage, () => {});
 relay.onDisconnected = () => browser.connectionLost();
 
 async function onServerMessage(message) {
+  if (message.type === "sessions") {
+    browser.nameClients(message.sessions || []);
+    return;
+  }
   if (message.type !== "request") return;
   const { id, method, params, sessionId } = message;
   if (typeof method !== "string") {

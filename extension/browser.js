@@ -78,6 +78,20 @@ export class Browser {
     chrome.storage.session.set({ relayState }).catch(() => {});
   }
 
+  /// Who drives each context, as the server says (`sessions`): the
+  /// popup shows the client's name rather than the context's id.
+  nameClients(sessions) {
+    let changed = false;
+    for (const { context, client } of sessions) {
+      const c = this.contexts.get(context);
+      if (c && typeof client === "string" && c.client !== client) {
+        c.client = client;
+        changed = true;
+      }
+    }
+    if (changed) this.persist();
+  }
+
   /// The engine's connection ended (socket closed): its sessions go.
   connectionLost() {
     this.sessions.clear();

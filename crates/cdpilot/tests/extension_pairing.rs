@@ -101,4 +101,22 @@ async fn the_dashboards_pair_button_shows_a_link_that_pairs_and_the_state_follow
         "document.querySelector('#chrome-state').textContent === 'paired · connected · 0 sessions' && document.querySelector('#pairing').hidden",
     )
     .await;
+
+    // A WebSocket client's session in the paired Chrome: the popup names it
+    // by its hello's client, the dashboard counts it.
+    let mut ws = serve.ws().await;
+    ws.open(&serve.token).await;
+    let nav = ws.call("1", "browser_snapshot", json!({})).await;
+    assert!(nav.get("error").is_none(), "{nav}");
+    let popup = chrome.popup().await;
+    until_true(
+        &popup,
+        "document.querySelector('#sessions tr[data-context] td')?.textContent === 'test'",
+    )
+    .await;
+    until_true(
+        &dashboard,
+        "document.querySelector('#chrome-state').textContent === 'paired · connected · 1 session'",
+    )
+    .await;
 }

@@ -176,6 +176,10 @@ async fn mcp_over_stdio_drives_the_paired_chrome_and_a_restart_keeps_the_pairing
         "{tabs}"
     );
     assert_eq!(listener.status().await["sessions"], 1);
+    // The popup names the session by its MCP client (clientInfo.name).
+    let popup = chrome.popup().await;
+    let named = "new Promise(r => { const go = () => { const c = document.querySelector('#sessions tr[data-context] td'); c && c.textContent === 'cdpilot-testkit' ? r(true) : setTimeout(go, 100); }; go(); })";
+    assert_eq!(UserChrome::eval(&popup, named).await, true);
 
     // cdpilot mcp ends (the client went away) and starts again: same port,
     // the extension comes back with the token it kept, no pairing.

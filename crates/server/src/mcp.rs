@@ -140,6 +140,9 @@ impl ServerHandler for McpServer {
             let server = self.clone();
             tokio::spawn(async move { server.session().warm_up().await });
         }
+        // Who drives the session, for the people watching (the
+        // extension's popup, the dashboard).
+        self.session().set_client_name(&request.client_info.name);
         context.peer.set_peer_info(request.clone());
         self.negotiate_initialize(&request)
     }

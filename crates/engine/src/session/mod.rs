@@ -88,6 +88,9 @@ pub struct Session {
     handoffs: Arc<crate::handoff::Handoffs>,
     /// How the transport offers a hand-off's link (MCP elicitation).
     offer: Mutex<Option<Arc<dyn crate::handoff::Offer>>>,
+    /// Who drives it, as its client said (MCP `clientInfo.name`); empty
+    /// until said. Shown to the user (the extension's popup).
+    client: Mutex<String>,
 }
 
 /// How long opening a session's context (a browser context, its first tab)
@@ -146,7 +149,18 @@ impl Session {
             markers,
             handoffs,
             offer: Mutex::default(),
+            client: Mutex::default(),
         }
+    }
+
+    /// Names who drives the session (MCP `clientInfo.name`).
+    pub fn set_client_name(&self, name: &str) {
+        *self.client.lock().unwrap() = name.to_owned();
+    }
+
+    /// Who drives the session, if its client said (empty otherwise).
+    pub fn client_name(&self) -> String {
+        self.client.lock().unwrap().clone()
     }
 
     /// The nonce of its page content markers, when they are on.

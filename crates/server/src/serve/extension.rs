@@ -9,7 +9,9 @@
 //!   token) or that token; anything else is `reject: bad_token`. Then CDP
 //!   travels inside the envelope: `request {id, method, params, sessionId?}`
 //!   to the extension, `response {id, result | error}` and
-//!   `event "cdp" {method, params, sessionId?}` back; the extension also says
+//!   `event "cdp" {method, params, sessionId?}` back, and `sessions
+//!   {sessions: [{context, client}]}` to the extension when who drives a
+//!   context changes (its popup names the client); the extension also says
 //!   `event "session_stopped" {context, reason}` (the user's Stop) and
 //!   `ping` (answered `pong`). The CDP side is plugged into the engine's
 //!   [`Relay`] (`[browser] source = "extension"`).
@@ -54,6 +56,8 @@ pub const EXTENSION_ID: &str = "cgolnlbbddjholdlhbgdgeffmhifhpfg";
 pub const PATH: &str = "/v1/extension";
 /// How long a pairing code may wait to be used.
 pub const CODE_TTL: Duration = Duration::from_secs(300);
+/// How often the relay socket checks who drives each context.
+const NAMING: Duration = Duration::from_millis(500);
 /// The envelope's version (the WebSocket API's).
 const PROTOCOL_VERSION: u64 = 1;
 
@@ -65,6 +69,9 @@ pub trait Holders: Send + Sync {
     /// Ends the sessions whose browser context is `context`, saying
     /// `reason`.
     fn stop_context(&self, context: &str, reason: EndReason);
+    /// Each session's browser context (once opened) and who drives it:
+    /// the popup names the client, not the context.
+    fn clients(&self) -> Vec<(String, String)>;
 }
 
 /// serve's sessions: a stopped one's calls in flight end (`canceled`) and
@@ -72,6 +79,13 @@ pub trait Holders: Send + Sync {
 impl Holders for Sessions {
     fn count(&self) -> usize {
         Sessions::count(self)
+    }
+
+    fn clients(&self) -> Vec<(String, String)> {
+        self.list()
+            .iter()
+            .filter_map(|lease| Some((lease.session().browser_context_id()?, lease.client())))
+            .collect()
     }
 
     fn stop_context(&self, context: &str, reason: EndReason) {
@@ -93,6 +107,19 @@ pub struct DefaultSession(pub Arc<Engine>);
 impl Holders for DefaultSession {
     fn count(&self) -> usize {
         usize::from(self.0.session().browser_context_id().is_some())
+    }
+
+    fn clients(&self) -> Vec<(String, String)> {
+        let session = self.0.session();
+        let name = match session.client_name() {
+            name if name.is_empty() => "mcp".to_owned(),
+            name => name,
+        };
+        session
+            .browser_context_id()
+            .map(|c| (c, name))
+            .into_iter()
+            .collect()
     }
 
     fn stop_context(&self, context: &str, reason: EndReason) {
@@ -326,8 +353,23 @@ async fn serve(socket: upgrade::Socket, extension: Arc<Extension>) {
 
     let relay = extension.engine.extension_relay().cloned();
     let mut cdp = relay.as_ref().map(|r| r.plug());
+    // Who drives each context, said to the extension when it changes.
+    let mut named = Vec::new();
+    let mut naming = tokio::time::interval(NAMING);
     loop {
         tokio::select! {
+            _ = naming.tick() => {
+                let mut clients = extension.sessions.clients();
+                clients.sort();
+                if clients != named {
+                    let sessions: Vec<Value> = clients
+                        .iter()
+                        .map(|(context, client)| json!({"context": context, "client": client}))
+                        .collect();
+                    send(json!({"type": "sessions", "sessions": sessions}));
+                    named = clients;
+                }
+            }
             text = next_text(&mut stream) => {
                 let Some(text) = text else { break };
                 match from_extension(&text) {

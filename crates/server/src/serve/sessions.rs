@@ -121,6 +121,15 @@ impl Lease {
         *self.client.lock().unwrap() = client.to_owned();
     }
 
+    /// Who drives the session: its MCP client's name when it said one,
+    /// else the transport's name for it (`hello`'s `client`, `mcp`).
+    pub fn client(&self) -> String {
+        match self.session.client_name() {
+            name if name.is_empty() => self.client.lock().unwrap().clone(),
+            name => name,
+        }
+    }
+
     /// Runs one call in this session: the engine's one dispatch (which
     /// counts it in the metrics and writes its audit record), stopped when
     /// `cancel` fires or the session is stopped; meanwhile the call counts
