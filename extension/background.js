@@ -5,7 +5,7 @@
 // Every listener is registered at the top level, as MV3 requires, so a
 // worker Chrome restarted for an event gets it.
 
-import { Browser, Refusal } from "./browser.js";
+import { Browser, Refusal, setTtlMinutes } from "./browser.js";
 import { load as loadGate } from "./gate.js";
 import { Relay } from "./relay.js";
 
@@ -50,11 +50,36 @@ async function stopAll(reason) {
   for (const context of [...browser.contexts.keys()]) await stopContext(context, reason);
 }
 
-chrome.debugger.onEvent.addListener((source, method, params) => browser.onDebuggerEvent(source, method, params || {}));
-chrome.debugger.onDetach.addListener((source, reason) => {
+/// A debugger detached from a tab: the debugger bar's Cancel
+/// (`canceled_by_user`) ends that tab's session.
+async function onDebuggerDetach(source, reason) {
   const cancelled = browser.onDebuggerDetach(source, reason);
-  if (cancelled) stopContext(cancelled, "stopped_by_user");
-});
+  if (cancelled) await stopContext(cancelled, "stopped_by_user");
+}
+
+/// chrome.idle's new state: the screen locked ends every session at once
+/// (`stopped_by_user`), and so does being idle for IDLE_SECONDS (`idle`).
+async function onIdleState(state) {
+  if (state === "locked") await stopAll("stopped_by_user");
+  else if (state === "idle") await stopAll("idle");
+}
+
+/// An alarm: the keepalive tick, or a session's TTL run out (`idle`).
+async function onAlarm(alarm) {
+  if (alarm.name === "keepalive") relay.start();
+  else if (alarm.name.startsWith("ttl:")) await stopContext(alarm.name.slice(4), "idle");
+}
+
+/// `ttl_minutes` in chrome.storage.local: the session TTL (default 15).
+/// A test hook (documented as one): the extension's tests set a TTL of a
+/// few seconds to see the real alarm end a session.
+async function loadTtl() {
+  const { ttl_minutes: minutes } = await chrome.storage.local.get("ttl_minutes");
+  setTtlMinutes(minutes);
+}
+
+chrome.debugger.onEvent.addListener((source, method, params) => browser.onDebuggerEvent(source, method, params || {}));
+chrome.debugger.onDetach.addListener(onDebuggerDetach);
 chrome.tabs.onUpdated.addListener((tabId, change) => {
   if (change.url || change.title || change.status) browser.onTabUpdated(tabId, change);
 });
@@ -62,15 +87,18 @@ chrome.tabs.onRemoved.addListener((tabId) => browser.onTabRemoved(tabId));
 chrome.tabs.onCreated.addListener((tab) => browser.onTabCreated(tab));
 
 chrome.idle.setDetectionInterval(IDLE_SECONDS);
-chrome.idle.onStateChanged.addListener((state) => {
-  if (state === "locked") stopAll("stopped_by_user");
-  else if (state === "idle") stopAll("idle");
+chrome.idle.onStateChanged.addListener(onIdleState);
+chrome.alarms.onAlarm.addListener(onAlarm);
+chrome.storage.onChanged.addListener((changes, area) => {
+  if (area === "local" && changes.ttl_minutes) setTtlMinutes(changes.ttl_minutes.newValue);
 });
+loadTtl();
 
-chrome.alarms.onAlarm.addListener((alarm) => {
-  if (alarm.name === "keepalive") relay.start();
-  else if (alarm.name.startsWith("ttl:")) stopContext(alarm.name.slice(4), "idle");
-});
+// The handlers the listeners call, reachable from the worker's global
+// scope: headless Chromium has no screen lock, idle state or debugger bar,
+// so the tests call these same functions over CDP with the state Chrome
+// would pass.
+globalThis.cdpilot = { browser, onIdleState, onAlarm, onDebuggerDetach };
 chrome.alarms.create("keepalive", { periodInMinutes: 0.5 });
 
 chrome.runtime.onMessage.addListener((message, _sender, reply) => {

@@ -144,8 +144,9 @@ export class Browser {
         context.domain = hostOf(destination) || context.domain;
       }
       // The TTL restarts with each action; the alarm is moved at most
-      // every 30 s (each move is a round trip to the browser).
-      if (!context.alarmSet || Date.now() - context.alarmSet > 30000) {
+      // every 30 s (each move is a round trip to the browser), or every
+      // half TTL when that is shorter.
+      if (!context.alarmSet || Date.now() - context.alarmSet > Math.min(30000, ttlMinutes() * 30000)) {
         context.alarmSet = Date.now();
         chrome.alarms.create(`ttl:${context.id}`, { delayInMinutes: ttlMinutes() });
       }
@@ -485,7 +486,14 @@ export class Browser {
   }
 }
 
-/// A session's lifetime without an action (chrome.alarms).
+/// A session's lifetime without an action (chrome.alarms), in minutes:
+/// 15 unless `ttl_minutes` in chrome.storage.local says otherwise.
+let ttl = 15;
+
 export function ttlMinutes() {
-  return 15;
+  return ttl;
+}
+
+export function setTtlMinutes(minutes) {
+  ttl = Number(minutes) > 0 ? Number(minutes) : 15;
 }
