@@ -2,14 +2,17 @@
 //! one-time link `cdpilot pair` prints, and its "Your Chrome" line follows
 //! `GET /v1/extension/status` (not paired → paired and connected). The
 //! person's Chrome is the one the extension is loaded in: it opens the
-//! dashboard, clicks the button (trusted input), and opens the link.
+//! dashboard, clicks the button (trusted input), and opens the link. And a
+//! pairing outlives the serve that made it: restarted on the same address,
+//! it knows the extension's token (kept hashed), which reconnects by
+//! itself.
 
 mod support;
 
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use support::extension::{connected_within, soon, status, UserChrome, EXTENSION_ID};
+use support::extension::{connected_within, paired, soon, status, UserChrome, EXTENSION_ID};
 use support::serve::Serve;
 
 /// Waits until `expression` (in page `session`) is true.
@@ -119,4 +122,36 @@ async fn the_dashboards_pair_button_shows_a_link_that_pairs_and_the_state_follow
         "document.querySelector('#chrome-state').textContent === 'paired · connected · 1 session'",
     )
     .await;
+}
+
+#[tokio::test]
+async fn a_serve_restarted_on_its_address_keeps_the_pairing() {
+    let site = testkit::TestSite::start().await;
+    let (serve, chrome) = paired("").await;
+    let token = serve.token.clone();
+    let serve = serve.restart("", &["--extension", "--token", &token]).await;
+    assert!(
+        connected_within(&serve, Duration::from_secs(15)).await,
+        "the extension came back with the token it kept, without a new link"
+    );
+    assert_eq!(status(&serve).await["paired"], true);
+    let mut ws = serve.ws().await;
+    ws.open(&serve.token).await;
+    let nav = ws
+        .call(
+            "1",
+            "browser_navigate",
+            json!({"url": site.url("/index.html?after-restart")}),
+        )
+        .await;
+    assert!(nav.get("result").is_some(), "{nav}");
+    assert!(site.a_received("/index.html?after-restart"));
+    let kept = std::fs::read_to_string(serve.tmp.path().join("state/extension-tokens")).unwrap();
+    assert_eq!(kept.lines().count(), 1, "{kept}");
+    assert!(
+        kept.lines()
+            .all(|l| l.len() == 64 && l.chars().all(|c| c.is_ascii_hexdigit())),
+        "SHA-256 hashes only: {kept}"
+    );
+    drop(chrome);
 }

@@ -40,7 +40,9 @@ async fn worker(chrome: &UserChrome) -> Session {
 async fn session(serve: &Serve, site: &TestSite) -> (Ws, String) {
     let mut ws = serve.ws().await;
     let id = ws.open(&serve.token).await;
-    let nav = ws.call("1", "browser_navigate", json!({"url": site.url("/counter.html")})).await;
+    let nav = ws
+        .call("1", "browser_navigate", json!({"url": site.url("/counter.html")}))
+        .await;
     assert!(nav.get("result").is_some(), "{nav}");
     (ws, id)
 }
@@ -48,7 +50,10 @@ async fn session(serve: &Serve, site: &TestSite) -> (Ws, String) {
 /// The `session_ended` event `ws` hears within `limit`.
 async fn ended(ws: &mut Ws, limit: Duration) -> Value {
     let until = Instant::now() + limit;
-    while let Some(Some(message)) = ws.next_within(until.saturating_duration_since(Instant::now())).await {
+    while let Some(Some(message)) = ws
+        .next_within(until.saturating_duration_since(Instant::now()))
+        .await
+    {
         if message["event"] == "session_ended" {
             return message;
         }
@@ -108,12 +113,18 @@ async fn the_debugger_bars_cancel_ends_that_tabs_session_and_only_that() {
     // The first session's tab, as chrome.debugger.onDetach names it.
     let cancel = "(() => { const ctx = [...cdpilot.browser.contexts.keys()][0]; const tab = [...cdpilot.browser.tabs.values()].find(t => t.context === ctx); return cdpilot.onDebuggerDetach({tabId: tab.tabId}, 'canceled_by_user').then(() => ctx); })()";
     let context = UserChrome::eval(&sw, cancel).await;
-    assert!(context.as_str().is_some_and(|c| c.starts_with("ext-")), "{context}");
+    assert!(
+        context.as_str().is_some_and(|c| c.starts_with("ext-")),
+        "{context}"
+    );
     let message = ended(&mut a, Duration::from_secs(10)).await;
     assert_eq!(message["data"]["reason"], "stopped_by_user", "{message}");
     gone(&serve, &a_id).await;
     let other = b.call("2", "browser_snapshot", json!({})).await;
-    assert!(other.get("result").is_some(), "the other session goes on: {other}");
+    assert!(
+        other.get("result").is_some(),
+        "the other session goes on: {other}"
+    );
 }
 
 #[tokio::test]
@@ -123,7 +134,11 @@ async fn a_sessions_ttl_ends_it_when_the_real_alarm_fires() {
     let sw = worker(&chrome).await;
     // The test hook: a 3 s TTL (unpacked extensions' alarms may be shorter
     // than the 30 s packed ones are held to).
-    UserChrome::eval(&sw, "chrome.storage.local.set({ttl_minutes: 0.05}).then(() => true)").await;
+    UserChrome::eval(
+        &sw,
+        "chrome.storage.local.set({ttl_minutes: 0.05}).then(() => true)",
+    )
+    .await;
     let (mut ws, id) = session(&serve, &site).await;
     let opened = Instant::now();
     let alarm = UserChrome::eval(
@@ -138,6 +153,9 @@ async fn a_sessions_ttl_ends_it_when_the_real_alarm_fires() {
     let after = opened.elapsed();
     eprintln!("the 3 s TTL alarm, due in {due:.0} ms, ended the session after {after:?}");
     assert_eq!(message["data"]["reason"], "idle", "{message}");
-    assert!(after.as_millis() as f64 >= due - 250.0, "not before its alarm: {after:?}");
+    assert!(
+        after.as_millis() as f64 >= due - 250.0,
+        "not before its alarm: {after:?}"
+    );
     gone(&serve, &id).await;
 }

@@ -35,12 +35,25 @@ impl Serve {
             .prefix("cdpilot-serve-test-")
             .tempdir()
             .expect("tempdir");
+        Serve::start_in(tmp, "127.0.0.1:0", config, flags).await
+    }
+
+    /// Stops this serve (SIGTERM) and starts it again on the same address,
+    /// TMPDIR and state directory (its extension pairings), with `config`
+    /// and `flags`.
+    pub async fn restart(mut self, config: &str, flags: &[&str]) -> Serve {
+        self.terminate().await;
+        let Serve { tmp, authority, .. } = self;
+        Serve::start_in(tmp, &authority, config, flags).await
+    }
+
+    async fn start_in(tmp: tempfile::TempDir, listen: &str, config: &str, flags: &[&str]) -> Serve {
         let config_dir = tempfile::tempdir().expect("tempdir");
         let config_path = config_dir.path().join("cdpilot.toml");
         std::fs::write(&config_path, config).unwrap();
         let chrome = testkit::chromium::executable();
         let mut child = Command::new(env!("CARGO_BIN_EXE_cdpilot"))
-            .args(["serve", "--listen", "127.0.0.1:0", "--config"])
+            .args(["serve", "--listen", listen, "--config"])
             .arg(&config_path)
             .args(flags)
             .env("TMPDIR", tmp.path())
