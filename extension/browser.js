@@ -233,9 +233,52 @@ export class Browser {
         }
         return { targetInfos: infos };
       }
+      case "Storage.getCookies":
+        return { cookies: await this.contextCookies(params.browserContextId) };
+      case "Storage.setCookies":
+        await this.setContextCookies(params.browserContextId, params.cookies || []);
+        return {};
+      case "Storage.clearCookies":
+        // The agent's tabs share the user's cookie jar: clearing it would
+        // sign the user out everywhere.
+        throw new Refusal("cdp_error", "clearing cookies is not available through the cdpilot extension: the agent's tabs share your Chrome's cookies, and clearing them would sign you out of every site; delete the cookies you mean in Chrome's settings", { cdp_code: -32601 });
       default:
         throw new Refusal("cdp_error", `${method} is not available through the cdpilot extension (it would reach beyond the agent's tabs)`, { cdp_code: -32601 });
     }
+  }
+
+  // ---- cookies: the user's own jar, seen through the agent's tabs ----
+
+  /// The context's tabs showing a web page, attached (a debuggee to ask).
+  webTabs(context) {
+    return [...this.tabs.values()].filter((t) => t.context === context && t.session && /^https?:/.test(t.url || ""));
+  }
+
+  /// The cookies the context's pages are sent (`Network.getCookies` for
+  /// their URLs), never the rest of the user's jar.
+  async contextCookies(context) {
+    const tabs = this.webTabs(context);
+    if (!tabs.length) return [];
+    const urls = [...new Set(tabs.map((t) => t.url))];
+    const { cookies } = await chrome.debugger.sendCommand({ tabId: tabs[0].tabId }, "Network.getCookies", { urls });
+    return cookies || [];
+  }
+
+  /// Sets cookies for the sites the context's tabs show (a host of one of
+  /// them, or a parent domain of it); any other site is refused.
+  async setContextCookies(context, cookies) {
+    const tabs = this.webTabs(context);
+    const hosts = [...new Set(tabs.map((t) => hostOf(t.url)))];
+    for (const cookie of cookies) {
+      const host = (cookie.url ? hostOf(cookie.url) : (cookie.domain || "").replace(/^\./, "")).toLowerCase();
+      const shown = host && hosts.some((h) => h === host || h.endsWith("." + host));
+      if (!shown) {
+        audit(context, "Storage.setCookies", cookie.url || host, "refused");
+        throw new Refusal("cdp_error", `a cookie for ${host || "no site"} is not set through the cdpilot extension: it sets cookies only for the sites the agent's tabs show (${hosts.join(", ") || "none"})`, { cdp_code: -32000 });
+      }
+    }
+    await chrome.debugger.sendCommand({ tabId: tabs[0].tabId }, "Network.setCookies", { cookies });
+    audit(context, "Storage.setCookies", tabs[0].url, "ok");
   }
 
   // ---- tabs ----
