@@ -206,9 +206,14 @@ impl Engine {
         match &self.fleet {
             Some(fleet) => fleet.status(),
             None => vec![EndpointStatus {
-                url: match self.config.browser.cdp_url.as_str() {
-                    "" => "launched".into(),
-                    url => url.into(),
+                url: match (
+                    self.config.browser.source.as_str(),
+                    self.config.browser.cdp_url.as_str(),
+                ) {
+                    ("auto_connect", _) => "auto-connect (your running Chrome)".into(),
+                    ("extension", _) => "the paired Chrome (extension)".into(),
+                    (_, "") => "launched".into(),
+                    (_, url) => url.into(),
                 },
                 up: !self.slot.is_dead(),
                 sessions: 0,
