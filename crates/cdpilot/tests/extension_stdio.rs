@@ -214,3 +214,64 @@ async fn mcp_over_stdio_drives_the_paired_chrome_and_a_restart_keeps_the_pairing
     let state = std::fs::read_to_string(Path::new(&home.path("state")).join("extension-tokens")).unwrap();
     assert_eq!(state.lines().count(), 1, "one pairing, one hash kept: {state}");
 }
+
+#[tokio::test]
+async fn a_web_page_in_the_users_chrome_cannot_pair_or_relay_through_the_stdio_listener() {
+    let site = TestSite::start().await;
+    let home = Home::new();
+    let chrome = UserChrome::start().await;
+    let (_mcp, listener) = home.mcp().await;
+    // A page the user visits knows (or guesses) the loopback port.
+    let tab = chrome.open(&site.url("/index.html")).await;
+    let page = chrome.session(&tab).await;
+    let attack = format!(
+        "(async () => {{
+  const said = [];
+  for (const hello of [{{type: 'hello', protocol_version: 1, client: 'extension', code: 'guess'}}, {{type: 'hello', protocol_version: 1, client: 'extension', token: 'guess'}}]) {{
+    said.push(await new Promise((resolve) => {{
+      const ws = new WebSocket('ws://{authority}/v1/extension');
+      ws.onopen = () => ws.send(JSON.stringify(hello));
+      ws.onmessage = (m) => resolve('message: ' + m.data);
+      ws.onerror = () => resolve('error');
+      ws.onclose = () => resolve('closed');
+    }}));
+  }}
+  for (const [method, path] of [['POST', '/v1/extension/pair'], ['GET', '/v1/extension/status']]) {{
+    said.push(await fetch('http://{authority}' + path, {{method}}).then((r) => 'http ' + r.status, () => 'fetch refused'));
+  }}
+  return said;
+}})()",
+        authority = listener.authority
+    );
+    let said = UserChrome::eval(&page, &attack).await;
+    let said: Vec<&str> = said
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s.as_str().unwrap())
+        .collect();
+    // The upgrade is refused for a web page's Origin: no hello is read.
+    assert_eq!(&said[..2], ["error", "error"], "{said:?}");
+    // Without the listener's token (and from a web page's Origin) nothing
+    // answers: no code is handed out.
+    for answer in &said[2..] {
+        assert!(*answer == "fetch refused" || *answer == "http 403", "{said:?}");
+    }
+    // What the browser keeps from the page, the server says too: a web
+    // page's Origin is refused, even with the listener's token.
+    let origin = site.url("/");
+    let origin = origin.trim_end_matches('/');
+    let bearer = format!("Bearer {}", listener.token);
+    let reply = http(
+        &listener.authority,
+        "POST",
+        "/v1/extension/pair",
+        &[("Origin", origin), ("Authorization", &bearer)],
+        "",
+    )
+    .await;
+    assert_eq!(reply.status, 403, "{}", reply.body);
+    let status = listener.status().await;
+    assert_eq!(status["paired"], false, "{status}");
+    assert_eq!(status["connected"], false, "{status}");
+}
