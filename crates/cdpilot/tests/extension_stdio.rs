@@ -3,6 +3,9 @@
 //! in the user's state directory), `cdpilot pair` finds that listener, and
 //! the extension token survives a restart (kept hashed), so the extension
 //! reconnects to the next `cdpilot mcp --extension` without pairing again.
+//! The popup's Stop closes the stdio session's tabs; its next call opens a
+//! new window. A web page in the user's Chrome gets nothing from the
+//! listener.
 
 mod support;
 
@@ -213,6 +216,37 @@ async fn mcp_over_stdio_drives_the_paired_chrome_and_a_restart_keeps_the_pairing
     assert_eq!(loads, 1);
     let state = std::fs::read_to_string(Path::new(&home.path("state")).join("extension-tokens")).unwrap();
     assert_eq!(state.lines().count(), 1, "one pairing, one hash kept: {state}");
+
+    // Stop in the popup: the stdio session's tabs close at once; its next
+    // call opens a new window (stdio has one session, as after an idle expiry).
+    let popup = chrome.popup().await;
+    let stop = "new Promise(r => { const go = () => { const b = document.querySelector('tr[data-context] button.stop'); if (!b) return setTimeout(go, 50); b.click(); r(true); }; go(); })";
+    assert_eq!(UserChrome::eval(&popup, stop).await, true);
+    let until = Instant::now() + Duration::from_secs(10);
+    let agents = || async {
+        let pages = chrome.agent_pages().await;
+        pages
+            .into_iter()
+            .filter(|t| t["targetId"] != own.as_str())
+            .count()
+    };
+    while agents().await > 0 {
+        assert!(Instant::now() < until, "the stopped session's tabs stayed open");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let nav = mcp
+        .call(
+            "browser_navigate",
+            json!({"url": site.url("/index.html?after-stop")}),
+        )
+        .await;
+    assert_eq!(nav["isError"], false, "{nav}");
+    let tabs = mcp.call("browser_tabs", json!({"action": "list"})).await;
+    assert_eq!(
+        tabs["structuredContent"]["tabs"].as_array().unwrap().len(),
+        1,
+        "{tabs}"
+    );
 }
 
 #[tokio::test]
