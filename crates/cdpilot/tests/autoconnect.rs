@@ -108,6 +108,30 @@ async fn auto_connect_drives_the_running_chrome_in_a_context_of_its_own_and_leav
         "{tabs}"
     );
 
+    // A tab the agent's page opens joins its session (in its context).
+    let home = mcp
+        .call("browser_navigate", json!({"url": site.url("/index.html?agents")}))
+        .await;
+    assert_eq!(home["isError"], false, "{home}");
+    let snapshot = text_of(&mcp.call("browser_snapshot", json!({})).await);
+    let link = support::ref_on_line(&snapshot, "link \"Form in a new tab\"");
+    let clicked = mcp.call("browser_click", json!({"ref": link})).await;
+    assert_eq!(clicked["isError"], false, "{clicked}");
+    let mut listed = Vec::new();
+    for _ in 0..50 {
+        let tabs = mcp.call("browser_tabs", json!({"action": "list"})).await;
+        listed = tabs["structuredContent"]["tabs"].as_array().unwrap().clone();
+        if listed.len() == 2 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(
+        listed.len(),
+        2,
+        "the agent's tab and the one its page opened: {listed:?}"
+    );
+
     let now = pages(&user).await;
     for id in [&own, &later] {
         let tab = now
@@ -127,7 +151,7 @@ async fn auto_connect_drives_the_running_chrome_in_a_context_of_its_own_and_leav
     assert_eq!(own_now.url, site.url("/index.html?users-own"));
     let agents = now
         .iter()
-        .find(|t| t.url.ends_with("/form.html"))
+        .find(|t| t.url.ends_with("/index.html?agents"))
         .expect("the agent's tab");
     assert_ne!(
         agents.browser_context_id, own_now.browser_context_id,
@@ -145,7 +169,9 @@ async fn auto_connect_drives_the_running_chrome_in_a_context_of_its_own_and_leav
     let mut agent_left = true;
     for _ in 0..100 {
         let now = pages(&user).await;
-        agent_left = now.iter().any(|t| t.url.ends_with("/form.html"));
+        agent_left = now
+            .iter()
+            .any(|t| t.url.ends_with("/form.html") || t.url.ends_with("?agents"));
         if !agent_left {
             assert!(now.iter().any(|t| t.target_id == own), "the user's tab stays");
             break;
