@@ -1,6 +1,7 @@
 //! What pairing with the cdpilot extension keeps across restarts, in the
 //! user's state directory (`$CDPILOT_STATE_DIR`, else
-//! `$XDG_STATE_HOME/cdpilot`, else `~/.local/state/cdpilot`, mode 0700):
+//! `$XDG_STATE_HOME/cdpilot`, else `~/.local/state/cdpilot`, mode 0700,
+//! made when something is first kept):
 //!
 //! - `extension-tokens` (0600): the extension tokens pairings handed out,
 //!   one SHA-256 (hex) a line, never the tokens themselves; a restarted
@@ -20,31 +21,35 @@ use std::sync::Mutex;
 
 use sha2::{Digest, Sha256};
 
-/// The user's state directory, made (0700) if missing; `None` when there
-/// is no `$HOME` to put it under (pairing then lasts as long as the process).
+/// The user's state directory (made, 0700, when something is first kept
+/// in it); `None` when there is no `$HOME` to put it under (pairing then
+/// lasts as long as the process).
 pub fn state_dir() -> Option<PathBuf> {
     let var = |name: &str| {
         std::env::var_os(name)
             .filter(|v| !v.is_empty())
             .map(PathBuf::from)
     };
-    let dir = var("CDPILOT_STATE_DIR")
+    var("CDPILOT_STATE_DIR")
         .or_else(|| var("XDG_STATE_HOME").map(|d| d.join("cdpilot")))
-        .or_else(|| var("HOME").map(|h| h.join(".local/state/cdpilot")))?;
-    match std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(&dir)
-    {
-        Ok(()) => Some(dir),
-        Err(e) => {
-            tracing::warn!(
-                "cannot make the state directory {}: {e}; pairings last as long as this process",
-                dir.display()
-            );
-            None
-        }
+        .or_else(|| var("HOME").map(|h| h.join(".local/state/cdpilot")))
+}
+
+/// Opens `file` (in the state directory, made if missing) to write, 0600.
+fn open_private(file: &Path, append: bool) -> std::io::Result<std::fs::File> {
+    if let Some(dir) = file.parent() {
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)?;
     }
+    std::fs::OpenOptions::new()
+        .create(true)
+        .write(true)
+        .append(append)
+        .truncate(!append)
+        .mode(0o600)
+        .open(file)
 }
 
 /// The extension tokens this user's servers handed out, by hash.
@@ -80,12 +85,7 @@ impl Tokens {
         let hash = hash(token);
         self.hashes.lock().unwrap().insert(hash.clone());
         let Some(file) = &self.file else { return };
-        let written = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .mode(0o600)
-            .open(file)
-            .and_then(|mut f| writeln!(f, "{hash}"));
+        let written = open_private(file, true).and_then(|mut f| writeln!(f, "{hash}"));
         if let Err(e) = written {
             tracing::warn!(
                 "cannot keep the extension token in {}: {e}; it lasts as long as this server",
@@ -131,13 +131,7 @@ pub fn saved_port(dir: Option<&Path>) -> Option<u16> {
 pub fn save_port(dir: Option<&Path>, port: u16) {
     let Some(dir) = dir else { return };
     let file = dir.join("extension-port");
-    let written = std::fs::OpenOptions::new()
-        .create(true)
-        .write(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(&file)
-        .and_then(|mut f| writeln!(f, "{port}"));
+    let written = open_private(&file, false).and_then(|mut f| writeln!(f, "{port}"));
     if let Err(e) = written {
         tracing::warn!(
             "cannot keep the extension listener's port in {}: {e}",
@@ -153,8 +147,7 @@ mod tests {
 
     #[test]
     fn tokens_survive_a_restart_as_hashes_in_a_private_file() {
-        let dir = std::env::temp_dir().join(format!("cdpilot-store-test-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = std::env::temp_dir().join(format!("cdpilot-store-test-{}/state", std::process::id()));
         let tokens = Tokens::load(Some(&dir));
         assert!(tokens.is_empty());
         tokens.insert("secret-token-1");
@@ -171,6 +164,8 @@ mod tests {
         assert!(again.contains("secret-token-3"));
         save_port(Some(&dir), 41234);
         assert_eq!(saved_port(Some(&dir)), Some(41234));
-        std::fs::remove_dir_all(&dir).unwrap();
+        let mode = std::fs::metadata(&dir).unwrap().permissions().mode();
+        assert_eq!(mode & 0o077, 0, "the state directory is private: {mode:o}");
+        std::fs::remove_dir_all(dir.parent().unwrap()).unwrap();
     }
 }
