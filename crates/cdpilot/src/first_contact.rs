@@ -148,6 +148,9 @@ pub async fn doctor(mut config: Config) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    // Attached (cdp_url, auto-connect): nothing is launched, and the
+    // error's own next step is the fix.
+    let launching = !attach && config_source_is_launch(&engine);
     let started = std::time::Instant::now();
     let call = engine::dispatch::call(
         engine.session(),
@@ -158,13 +161,14 @@ pub async fn doctor(mut config: Config) -> ExitCode {
     .await;
     let code = match call {
         Ok(output) if output.data["title"] == "cdpilot doctor" => {
+            let (what, detail) = match launching {
+                true => ("launches headless", "launch included"),
+                false => ("attaches", "attach included"),
+            };
             report(
                 true,
-                "launches headless",
-                &format!(
-                    "and answers CDP ({} ms, launch included)",
-                    started.elapsed().as_millis()
-                ),
+                what,
+                &format!("and answers CDP ({} ms, {detail})", started.elapsed().as_millis()),
             );
             report(true, "a page loads", &format!("{url} → title \"cdpilot doctor\""));
             out("\nAll good: `cdpilot open https://example.com` or add `cdpilot mcp` to your MCP client.");
@@ -176,13 +180,17 @@ pub async fn doctor(mut config: Config) -> ExitCode {
         }
         Err(error) => {
             let fix = match error.code.as_str() {
-                "browser_disconnected" | "internal_error" => "Fix: run the browser by hand with --headless --remote-debugging-port=0 to see why it fails (missing libraries, a sandbox that needs --no-sandbox as root, no /dev/shm); set [browser] args in cdpilot.toml.",
-                "timeout" => "Fix: the browser started too slowly or not at all; try again, or check the machine's load and the browser's flags.",
-                _ => "Fix: see the message above.",
+                _ if !launching => format!("Fix: {}", error.next_step),
+                "browser_disconnected" | "internal_error" => "Fix: run the browser by hand with --headless --remote-debugging-port=0 to see why it fails (missing libraries, a sandbox that needs --no-sandbox as root, no /dev/shm); set [browser] args in cdpilot.toml.".to_string(),
+                "timeout" => "Fix: the browser started too slowly or not at all; try again, or check the machine's load and the browser's flags.".to_string(),
+                _ => "Fix: see the message above.".to_string(),
             };
             report(
                 false,
-                "launches headless and loads a page",
+                match launching {
+                    true => "launches headless and loads a page",
+                    false => "attaches and loads a page",
+                },
                 &format!("{}: {}\n       {fix}", error.code, error.message),
             );
             ExitCode::FAILURE
@@ -191,6 +199,11 @@ pub async fn doctor(mut config: Config) -> ExitCode {
     engine.shutdown().await;
     drop(site);
     code
+}
+
+/// Whether the engine launches its browser (`[browser] source = "launch"`).
+fn config_source_is_launch(engine: &Engine) -> bool {
+    engine.config().browser.source == "launch"
 }
 
 /// A loopback HTTP server answering every request with one small page;
