@@ -198,6 +198,25 @@ async fn a_missing_profile_a_missing_file_and_a_stale_file_each_say_what_to_do()
     );
     assert!(text.contains("--user-data-dir"), "{text}");
 
+    // `cdpilot doctor` says the same, the error's next step as its fix.
+    let doctor = std::process::Command::new(env!("CARGO_BIN_EXE_cdpilot"))
+        .args([
+            "doctor",
+            "--auto-connect",
+            "--user-data-dir",
+            nowhere.to_str().unwrap(),
+        ])
+        .env("CDPILOT_CONFIG", "")
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&doctor.stdout);
+    assert_eq!(doctor.status.code(), Some(1), "{said}");
+    assert!(said.contains("[FAIL] attaches and loads a page"), "{said}");
+    assert!(
+        said.contains("Fix: Pass --user-data-dir the profile directory"),
+        "{said}"
+    );
+
     // A profile without the file: remote debugging is off.
     let profile = tempfile::tempdir().unwrap();
     let (mut mcp, _tmp) = spawn_cdpilot_with(&[
