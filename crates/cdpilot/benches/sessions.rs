@@ -5,8 +5,11 @@
 //!   extract → evaluate → snapshot diff over the reading corpus's real
 //!   pages for S seconds. The server's RSS is sampled every second and
 //!   averaged per third of the run; the server's RSS and the process tree's
-//!   PSS (server + Chromium, shared pages split) are read before, at N live
-//!   sessions, and after every looping session closed.
+//!   PSS (server + Chromium, shared pages split) and private memory (by
+//!   process kind: it does not move with other Chromiums sharing the code
+//!   pages on a shared machine) are read before, at N live sessions, and
+//!   after every looping session closed. `CDPILOT_HEAP_STATS_S=5` makes
+//!   the server log its heap (live against kept free) every 5 s.
 //! - `cost`: 1, 8, 32, 64 sessions open at once on a light page, then on an
 //!   article; the tree's PSS at each level: the marginal PSS per session
 //!   and sessions per GiB.
@@ -59,6 +62,25 @@ fn tree_mib(pid: u32) -> (f64, f64, f64) {
     let server = parts.first().map_or(0, |p| p.1) as f64 / 1024.0;
     let total = parts.iter().map(|p| p.1).sum::<u64>() as f64 / 1024.0;
     (server, total - server, total)
+}
+
+/// The tree's private memory in MiB by kind (server, Chromium's
+/// `browser`, `renderer`, …), largest first, and its total.
+fn private_mib(pid: u32) -> (f64, String) {
+    let mut kinds: Vec<(String, u64)> = Vec::new();
+    for (kind, kib) in memory::tree_private_kib(pid) {
+        match kinds.iter_mut().find(|(k, _)| *k == kind) {
+            Some(entry) => entry.1 += kib,
+            None => kinds.push((kind, kib)),
+        }
+    }
+    kinds.sort_by_key(|k| std::cmp::Reverse(k.1));
+    let total = kinds.iter().map(|k| k.1).sum::<u64>() as f64 / 1024.0;
+    let parts: Vec<String> = kinds
+        .iter()
+        .map(|(k, kib)| format!("{k} {:.0}", *kib as f64 / 1024.0))
+        .collect();
+    (total, parts.join(", "))
 }
 
 fn load_average() -> String {
@@ -154,6 +176,11 @@ async fn soak() {
     let _baseline = open_at(&serve, &site.url("index.html")).await;
     tokio::time::sleep(Duration::from_secs(2)).await;
     let before = (rss_mib(pid), tree_mib(pid));
+    let private_before = private_mib(pid);
+    println!(
+        "browser up, one session on a light page: private {:.1} MiB ({})",
+        private_before.0, private_before.1
+    );
     println!(
         "browser up, one session on a light page: server RSS {:.1} MiB; PSS server {:.1} + Chromium {:.1} = {:.1} MiB",
         before.0, before.1 .0, before.1 .1, before.1 .2
@@ -191,6 +218,11 @@ async fn soak() {
         samples.push((t, rss_mib(pid)));
         if during.is_none() && t >= 0.66 {
             during = Some(tree_mib(pid));
+            let private = private_mib(pid);
+            println!(
+                "at {sessions} live sessions: private {:.1} MiB ({})",
+                private.0, private.1
+            );
         }
     }
     let (mut latencies, mut errors) = (Vec::new(), 0);
@@ -225,6 +257,13 @@ async fn soak() {
     }
     settle().await;
     let after = (rss_mib(pid), tree_mib(pid));
+    let private_after = private_mib(pid);
+    println!(
+        "after the {sessions} closed: private {:.1} MiB ({:+.0}% against one session; {})",
+        private_after.0,
+        (private_after.0 / private_before.0 - 1.0) * 100.0,
+        private_after.1
+    );
     println!(
         "after the {sessions} closed: server RSS {:.1} MiB ({:+.0}% against before the soak's first third: {t1:.1}); PSS server {:.1} + Chromium {:.1} = {:.1} MiB ({:+.0}% against one session)",
         after.0,

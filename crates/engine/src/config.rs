@@ -87,6 +87,12 @@ pub struct BrowserConfig {
     /// `cdp_url`) or `extension` (the user's own Chrome, paired with
     /// cdpilot's extension; `cdpilot serve` only).
     pub source: String,
+    /// The memory ceiling of one tab's page, in MiB: the V8 heap limit of
+    /// each renderer of a browser cdpilot launches
+    /// (`--js-flags=--max-old-space-size`). A page that allocates past it
+    /// crashes its own renderer only; the call answers `tab_crashed`.
+    /// 0: Chromium's own limit. Default 1024.
+    pub tab_memory_mb: u64,
 }
 
 impl Default for BrowserConfig {
@@ -104,6 +110,7 @@ impl Default for BrowserConfig {
             grid_capabilities: serde_json::Map::new(),
             grid_headers: std::collections::BTreeMap::new(),
             source: "launch".into(),
+            tab_memory_mb: 1024,
         }
     }
 }
@@ -551,6 +558,9 @@ impl Config {
         }
         if let Some(v) = get("CDPILOT_TOOLS_CAPS") {
             self.tools.caps = list(v);
+        }
+        if let Some(v) = get("CDPILOT_BROWSER_TAB_MEMORY_MB") {
+            self.browser.tab_memory_mb = number("CDPILOT_BROWSER_TAB_MEMORY_MB", v)?;
         }
         if let Some(v) = get("CDPILOT_SESSION_IDLE_TIMEOUT_S") {
             self.session.idle_timeout_s = number("CDPILOT_SESSION_IDLE_TIMEOUT_S", v)?;

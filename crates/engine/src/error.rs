@@ -55,6 +55,12 @@ pub enum ErrorCode {
     HandoffPending,
     /// A person holds the tab (an open hand-off); only reading tools run.
     TabInHandoff,
+    /// The session already has as many calls running and waiting as it
+    /// may (serve's per-session queue); refused at once, nothing ran.
+    Busy,
+    /// The tab's renderer crashed (or was ended for going over its memory
+    /// ceiling); the tab is gone.
+    TabCrashed,
 }
 
 impl ErrorCode {
@@ -80,6 +86,8 @@ impl ErrorCode {
             ErrorCode::HandoffDeclined => "handoff_declined",
             ErrorCode::HandoffPending => "handoff_pending",
             ErrorCode::TabInHandoff => "tab_in_handoff",
+            ErrorCode::Busy => "busy",
+            ErrorCode::TabCrashed => "tab_crashed",
         }
     }
 }

@@ -137,3 +137,50 @@ async fn ten_thousand_console_messages_leave_the_last_two_hundred_cut() {
     assert!(messages.iter().all(|m| m["text"].as_str().unwrap().len() <= 2003));
     engine.shutdown().await;
 }
+
+/// Issue 24, bad input: a page that allocates without end. The tab's memory
+/// ceiling (`[browser] tab_memory_mb`, the renderer's V8 heap) crashes its
+/// renderer only: the call answers `tab_crashed` at once (not a `timeout`
+/// at the end of its budget), so does the next call in that tab, a
+/// navigation brings the tab back, and another session's tab in the same
+/// browser never notices.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_page_that_allocates_without_end_crashes_only_its_own_tab_and_says_tab_crashed() {
+    let site = testkit::TestSite::start().await;
+    let engine = common::engine_with(|c| c.browser.tab_memory_mb = 64);
+    let greedy = engine.new_session();
+    let other = engine.new_session();
+    let url = site.url("index.html");
+    ok_in(&greedy, "browser_navigate", json!({"url": url})).await;
+    ok_in(&other, "browser_navigate", json!({"url": url})).await;
+    ok_in(
+        &other,
+        "browser_evaluate",
+        json!({"expression": "window.mark = 'kept'"}),
+    )
+    .await;
+
+    let grow = "(() => { const kept = []; for (;;) kept.push('x'.repeat(1000) + Math.random()); })()";
+    let crashed = common::call_in(
+        &greedy,
+        "browser_evaluate",
+        json!({"expression": grow, "timeout_ms": 600_000}),
+    )
+    .await
+    .expect_err("the page cannot allocate without end");
+    assert_eq!(crashed.code, engine::ErrorCode::TabCrashed, "{crashed}");
+    assert!(crashed.next_step.contains("browser_navigate"), "{crashed}");
+    let next = common::call_in(&greedy, "browser_snapshot", json!({}))
+        .await
+        .expect_err("the tab's page is gone");
+    assert_eq!(next.code, engine::ErrorCode::TabCrashed, "{next}");
+
+    // The other session's tab, in the same browser, kept its page.
+    let value = ok_in(&other, "browser_evaluate", json!({"expression": "window.mark"})).await;
+    assert_eq!(value.data["value"], "kept", "{value:?}");
+
+    // Navigating again gives the tab a new renderer.
+    ok_in(&greedy, "browser_navigate", json!({"url": url})).await;
+    let value = ok_in(&greedy, "browser_evaluate", json!({"expression": "6 * 7"})).await;
+    assert_eq!(value.data["value"], 42, "{value:?}");
+}

@@ -41,6 +41,21 @@ impl PeakPss {
 /// PSS (KiB) of `root` and each of its descendants, named by kind
 /// (`cdpilot`, Chromium's `browser`, `renderer`, `gpu-process`, …).
 pub fn tree_pss_kib(root: u32) -> Vec<(String, u64)> {
+    tree_kib(root, &["Pss:"])
+}
+
+/// Private memory (KiB: `Private_Clean` + `Private_Dirty`) of `root` and
+/// each of its descendants, named by kind: unlike PSS, it does not move
+/// with the other programs that share the same code pages (other
+/// Chromiums on a shared machine). (The sessions bench's; not the figures'.)
+#[allow(dead_code)]
+pub fn tree_private_kib(root: u32) -> Vec<(String, u64)> {
+    tree_kib(root, &["Private_Clean:", "Private_Dirty:"])
+}
+
+/// The sum of `fields` of `smaps_rollup` (KiB) for `root` and each of its
+/// descendants, named by kind.
+fn tree_kib(root: u32, fields: &[&str]) -> Vec<(String, u64)> {
     let mut parents = Vec::new();
     for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
         let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
@@ -65,14 +80,14 @@ pub fn tree_pss_kib(root: u32) -> Vec<(String, u64)> {
     }
     tree.iter()
         .map(|pid| {
-            let pss = std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup"))
+            let kib = std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup"))
                 .unwrap_or_default()
                 .lines()
-                .find(|l| l.starts_with("Pss:"))
-                .and_then(|l| l.split_whitespace().nth(1))
-                .and_then(|v| v.parse::<u64>().ok())
-                .unwrap_or(0);
-            (process_kind(*pid), pss)
+                .filter(|l| fields.iter().any(|f| l.starts_with(f)))
+                .filter_map(|l| l.split_whitespace().nth(1))
+                .filter_map(|v| v.parse::<u64>().ok())
+                .sum();
+            (process_kind(*pid), kib)
         })
         .collect()
 }

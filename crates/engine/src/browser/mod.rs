@@ -135,6 +135,7 @@ impl Browser {
         let (transport, process): (Arc<dyn Transport>, _) = if let Some(door) = &door {
             // The gate's flags go last: Chromium takes a switch's last value.
             let mut args = config.args.clone();
+            memory_ceiling(&mut args, config.tab_memory_mb);
             args.extend(egress::launch_flags(door));
             let options = LaunchOptions {
                 executable: (!config.executable.is_empty()).then(|| PathBuf::from(&config.executable)),
@@ -488,4 +489,43 @@ fn start_failed(error: cdp::CdpError) -> ActionError {
         format!("could not start the browser: {error}"),
         "Check that Chromium is installed (or the cdp_url is reachable), then retry.",
     )
+}
+
+/// Sets each renderer's V8 heap ceiling (`[browser] tab_memory_mb`; 0:
+/// Chromium's own): added to the configured `--js-flags` (Chromium takes
+/// one value of a switch), unless they set `--max-old-space-size` already.
+fn memory_ceiling(args: &mut Vec<String>, mb: u64) {
+    if mb == 0 {
+        return;
+    }
+    let ceiling = format!("--max-old-space-size={mb}");
+    match args.iter_mut().rev().find(|a| a.starts_with("--js-flags=")) {
+        Some(flags) if flags.contains("--max-old-space-size") => {}
+        Some(flags) => {
+            flags.push(' ');
+            flags.push_str(&ceiling);
+        }
+        None => args.push(format!("--js-flags={ceiling}")),
+    }
+}
+
+#[cfg(test)]
+mod memory_ceiling_tests {
+    use super::memory_ceiling;
+
+    #[test]
+    fn the_ceiling_joins_the_configured_js_flags_and_yields_to_their_own() {
+        let mut args = vec!["--mute-audio".to_owned()];
+        memory_ceiling(&mut args, 512);
+        assert_eq!(args[1], "--js-flags=--max-old-space-size=512");
+        let mut args = vec!["--js-flags=--expose-gc".to_owned()];
+        memory_ceiling(&mut args, 512);
+        assert_eq!(args, ["--js-flags=--expose-gc --max-old-space-size=512"]);
+        let mut args = vec!["--js-flags=--max-old-space-size=64".to_owned()];
+        memory_ceiling(&mut args, 512);
+        assert_eq!(args, ["--js-flags=--max-old-space-size=64"]);
+        let mut args = Vec::new();
+        memory_ceiling(&mut args, 0);
+        assert!(args.is_empty());
+    }
 }

@@ -102,6 +102,14 @@ impl Known {
                 }
             } else if let Some(detached) = event.decode::<DetachedFromTarget>() {
                 self.waiting.retain(|_, session| *session != detached.session_id);
+            } else if event.method == "Target.targetCrashed" {
+                // Its renderer died (out of memory under the tab ceiling):
+                // the calls waiting on it stop, the next ones say so.
+                let id = event.params["targetId"].as_str().unwrap_or_default();
+                if let Some(tab) = tabs.lock().unwrap().get(id) {
+                    tracing::info!(target = id, "a tab's renderer crashed");
+                    tab.crash.mark();
+                }
             }
         }
     }

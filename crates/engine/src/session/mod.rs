@@ -335,7 +335,12 @@ impl Session {
                 action.in_session(&call).await
             }
             Scope::Tab => match context.tab(action.common().tab.as_deref(), budget).await {
+                Ok(tab) if tab.crash.is_crashed() && !matches!(action, Action::Navigate(_)) => {
+                    Err(crate::tab::crash::Crash::error())
+                }
                 Ok(tab) => {
+                    // A navigation loads the page in a new renderer.
+                    tab.crash.clear();
                     notes.url_before = Some(tab.state(|s| s.url().to_owned()));
                     tab.gate().serve(&self.consent);
                     let judging = policy::current_page(action, &tab, rules, &self.consent, budget);
@@ -506,7 +511,12 @@ impl Session {
             secrets: &self.secrets,
             metrics: &self.metrics,
         };
-        action.in_tab(&call).await
+        // A renderer that crashes never answers: the call ends at once.
+        tokio::select! {
+            biased;
+            result = action.in_tab(&call) => result,
+            () = tab.crash.happened() => Err(crate::tab::crash::Crash::error()),
+        }
     }
 
     /// Starts the browser and opens this session's tab ahead of its first

@@ -44,6 +44,12 @@ pub struct TabView {
 }
 
 impl Session {
+    /// Whether the session holds pages now (its browser context is open):
+    /// false before its first call and after it ended (idle, closed).
+    pub fn has_pages(&self) -> bool {
+        self.context.lock().unwrap().is_some()
+    }
+
     fn current_context(&self) -> Option<Arc<Context>> {
         self.context.lock().unwrap().clone()
     }

@@ -21,6 +21,7 @@ pub const WORLD: &str = "__cdpilot_world";
 pub use pump::{DialogPolicy, DialogRules, TabSetup};
 pub use state::TabState;
 
+pub mod crash;
 pub(crate) mod download;
 pub mod emulated;
 pub mod extracts;
@@ -49,6 +50,8 @@ pub struct Tab {
     gate: Arc<Gate>,
     /// The event reader; aborted when the tab is dropped.
     pump: tokio::task::JoinHandle<()>,
+    /// Its renderer crashed since its last navigation.
+    pub crash: crash::Crash,
 }
 
 impl Drop for Tab {
@@ -162,6 +165,7 @@ impl Tab {
             state,
             gate,
             pump,
+            crash: Default::default(),
         };
 
         if tab.state(|s| s.dialogs.is_blocked()) {

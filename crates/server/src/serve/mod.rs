@@ -16,6 +16,7 @@ pub mod metrics;
 pub mod sessions;
 pub mod state;
 mod trim;
+pub mod turns;
 pub(crate) mod upgrade;
 pub mod ws;
 
@@ -140,6 +141,22 @@ pub async fn run_with(
             }
         }
     };
+
+    tokio::spawn(trim::report_heap(stopping.clone()));
+    // Idle sessions give their seats back (a client that said hello and
+    // never called included), so they never hold `max_sessions`.
+    if !idle.is_zero() {
+        let (sessions, stopping) = (sessions.clone(), stopping.clone());
+        tokio::spawn(async move {
+            let tick = (idle / 4).clamp(Duration::from_millis(200), Duration::from_secs(5));
+            loop {
+                tokio::select! {
+                    _ = tokio::time::sleep(tick) => sessions.expire_idle(idle),
+                    _ = stopping.cancelled() => return,
+                }
+            }
+        });
+    }
 
     let health_engine = engine.clone();
     let mcp = Router::new()

@@ -28,6 +28,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::door::{CallFuture, Door};
 use crate::serve::metrics::ServeMetrics;
+use crate::serve::turns::{Turn, Turns};
 
 /// How long ending one session (disposing its browser context) may take.
 const CLOSE_BUDGET: Duration = Duration::from_secs(5);
@@ -39,6 +40,10 @@ pub struct Sessions {
     /// Open sessions by id. Weak: the holders (MCP handlers, WebSocket
     /// connections) keep a session alive, not this table.
     open: Mutex<HashMap<String, Weak<Lease>>>,
+    /// How many open sessions hold a seat (count toward `max`): all but
+    /// those whose pages ended for idleness and that have not called since.
+    /// Changed only under the `open` lock.
+    seated: std::sync::atomic::AtomicUsize,
     /// Sessions being closed after their last holder went away; awaited at
     /// shutdown so no context is left half-disposed.
     closing: Mutex<Vec<JoinHandle<()>>>,
@@ -95,6 +100,12 @@ pub struct Lease {
     last_call: Mutex<Option<(String, String, Instant)>>,
     /// Calls running now.
     running: std::sync::atomic::AtomicUsize,
+    /// Its calls' turns: a few run, a few wait, the rest are `busy`.
+    turns: Arc<Turns>,
+    /// It counts toward `max_sessions`; given back when it is idle (see
+    /// [`Sessions::expire_idle`]), taken again by its next call. Changed
+    /// only under the table's `open` lock.
+    seated: std::sync::atomic::AtomicBool,
 }
 
 impl Lease {
@@ -142,10 +153,68 @@ impl Lease {
         arguments: Value,
         cancel: CancellationToken,
     ) -> Result<ActionOutput, ActionError> {
+        let turn = self.take_turn(tool)?;
+        self.call_in_turn(turn, tool, arguments, cancel).await
+    }
+
+    /// A turn for a call of `tool` (see [`Turns::take`]); a `busy` refusal
+    /// is counted as the call's outcome.
+    pub fn take_turn(&self, tool: &str) -> Result<Turn, ActionError> {
+        self.seat().and_then(|()| self.turns.take()).inspect_err(|error| {
+            let name = engine::tools::find(tool).map_or("unknown", |spec| spec.name);
+            self.session
+                .metrics()
+                .record(name, Duration::ZERO, Err(error.code));
+        })
+    }
+
+    /// Takes a seat again for a session that gave its seat back while
+    /// idle; `busy` if the server has `max_sessions` seated meanwhile.
+    fn seat(&self) -> Result<(), ActionError> {
+        use std::sync::atomic::Ordering::SeqCst;
+        let Some(sessions) = self.sessions.upgrade() else {
+            return Ok(());
+        };
+        let _open = sessions.open.lock().unwrap();
+        if self.seated.load(SeqCst) {
+            return Ok(());
+        }
+        if sessions.seated.load(SeqCst) >= sessions.max {
+            return Err(ActionError::new(
+                engine::ErrorCode::Busy,
+                format!(
+                    "this session was idle and gave its place back, and the server now has its maximum of {} sessions working",
+                    sessions.max
+                ),
+                "Retry in a while, or end a session you no longer need.",
+            ));
+        }
+        sessions.seated.fetch_add(1, SeqCst);
+        self.seated.store(true, SeqCst);
+        Ok(())
+    }
+
+    /// [`Lease::call`] with its turn already taken: waits for the turn
+    /// (cancelled by `cancel` or Stop like the call; the call's budget
+    /// starts when its turn comes), then runs the call.
+    pub async fn call_in_turn(
+        self: &Arc<Self>,
+        mut turn: Turn,
+        tool: &str,
+        arguments: Value,
+        cancel: CancellationToken,
+    ) -> Result<ActionOutput, ActionError> {
+        tokio::select! {
+            biased;
+            () = turn.ready() => {}
+            () = cancel.cancelled() => return Err(canceled_waiting()),
+            () = self.stop.cancelled() => return Err(canceled_waiting()),
+        }
         let mark = self.call_started();
         let dispatched = engine::dispatch::call(&self.session, tool, arguments, cancel.clone());
         let outcome = crate::cancel::linked(dispatched, &self.stop, &cancel).await;
         mark.finish(tool, outcome.as_ref().map_or_else(|e| e.code.as_str(), |_| "ok"));
+        drop(turn);
         outcome
     }
 
@@ -178,6 +247,17 @@ impl Lease {
             })),
         })
     }
+}
+
+/// A call cancelled while it waited for its turn: nothing of it ran.
+fn canceled_waiting() -> ActionError {
+    ActionError::of(
+        engine::Failure::Canceled {
+            step: "waiting for its turn".into(),
+        },
+        "the call was canceled while it waited for its turn; nothing of it ran",
+        "Send it again if you still need it.",
+    )
 }
 
 /// A serve session is a door for MCP over HTTP: its calls go through
@@ -234,6 +314,9 @@ impl Drop for Lease {
         {
             let mut open = sessions.open.lock().unwrap();
             open.remove(&self.id);
+            if self.seated.load(std::sync::atomic::Ordering::SeqCst) {
+                sessions.seated.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+            }
             if open.is_empty() {
                 *sessions.empty_since.lock().unwrap() = Some(Instant::now());
             }
@@ -265,6 +348,7 @@ impl Sessions {
             engine,
             max,
             open: Mutex::new(HashMap::new()),
+            seated: Default::default(),
             closing: Mutex::new(Vec::new()),
             metrics,
             kept: Mutex::new(HashMap::new()),
@@ -283,7 +367,8 @@ impl Sessions {
     }
 
     pub fn is_full(&self) -> bool {
-        self.count() >= self.max
+        let _open = self.open.lock().unwrap();
+        self.seated.load(std::sync::atomic::Ordering::SeqCst) >= self.max
     }
 
     /// A new session with a browser context of its own (opened on its
@@ -310,7 +395,7 @@ impl Sessions {
 
     fn start_as(self: &Arc<Self>, kept_as: Option<&str>) -> Result<Arc<Lease>, TooManySessions> {
         let mut open = self.open.lock().unwrap();
-        if open.len() >= self.max {
+        if self.seated.load(std::sync::atomic::Ordering::SeqCst) >= self.max {
             return Err(TooManySessions { max: self.max });
         }
         let id = format!("s-{}", crate::serve::auth::random_hex(8));
@@ -325,7 +410,10 @@ impl Sessions {
             kept_as: kept_as.map(str::to_owned),
             last_call: Mutex::new(None),
             running: Default::default(),
+            turns: Arc::default(),
+            seated: true.into(),
         });
+        self.seated.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         open.insert(id.clone(), Arc::downgrade(&lease));
         *self.empty_since.lock().unwrap() = None;
         drop(open);
@@ -404,6 +492,40 @@ impl Sessions {
             let running = lease.running.load(std::sync::atomic::Ordering::Relaxed) > 0;
             running || lease.last_used.lock().unwrap().elapsed() < idle
         });
+    }
+
+    /// Gives back the seats of sessions idle for `idle` (no call running
+    /// or waiting, none ended for that long) whose pages are gone — never
+    /// opened (a client that said hello and never called) or disposed by
+    /// the session's own idle expiry — and says `session_ended` (`idle`)
+    /// for those that never said it. The session id stays usable: its next
+    /// call takes a seat again (`busy` if the server is full by then).
+    pub fn expire_idle(&self, idle: Duration) {
+        use std::sync::atomic::Ordering::SeqCst;
+        // Collected first: a lease let go of during the sweep is dropped
+        // after it, outside the table's lock (its drop takes that lock).
+        let leases: Vec<Arc<Lease>> = self
+            .open
+            .lock()
+            .unwrap()
+            .values()
+            .filter_map(Weak::upgrade)
+            .collect();
+        for lease in &leases {
+            {
+                let _open = self.open.lock().unwrap();
+                let quiet = lease.running.load(SeqCst) == 0
+                    && lease.turns.counts() == (0, 0)
+                    && lease.last_used.lock().unwrap().elapsed() >= idle;
+                if !quiet || !lease.seated.load(SeqCst) || lease.session.has_pages() {
+                    continue;
+                }
+                lease.seated.store(false, SeqCst);
+                self.seated.fetch_sub(1, SeqCst);
+            }
+            lease.session.say_ended(EndReason::Idle);
+            tracing::info!(session = lease.id, "session idle: its seat is given back");
+        }
     }
 
     /// How long the server has had no session (`None`: it has one).

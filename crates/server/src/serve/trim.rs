@@ -9,6 +9,11 @@
 //! share one trim. Measured against mimalloc in the memory figures
 //! (docs/src/figures.md). Other allocators and platforms: nothing to do.
 //!
+//! `CDPILOT_HEAP_STATS_S=N` logs glibc's own heap statistics (`mallinfo2`)
+//! every N seconds: the bytes the program holds in live allocations against
+//! the free bytes the allocator keeps, which tells a structure that grows
+//! from memory the allocator holds on to (the soak bench's question).
+//!
 //! Owns only the flag saying a trim is scheduled.
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -49,3 +54,48 @@ fn trim() {
 
 #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
 fn trim() {}
+
+/// The heap now, in bytes: (in live allocations, free but kept by the
+/// allocator, of which mmapped chunks), from glibc's `mallinfo2`.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+pub fn heap() -> Option<(u64, u64, u64)> {
+    // SAFETY: mallinfo2 only reads the allocator's counters under its locks.
+    let info = unsafe { libc::mallinfo2() };
+    Some((
+        (info.uordblks + info.hblkhd) as u64,
+        info.fordblks as u64,
+        info.hblkhd as u64,
+    ))
+}
+
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+pub fn heap() -> Option<(u64, u64, u64)> {
+    None
+}
+
+/// With `CDPILOT_HEAP_STATS_S=N`, logs [`heap`] every N seconds until
+/// `stop` (the soak bench reads the lines from serve's stderr).
+pub async fn report_heap(stop: tokio_util::sync::CancellationToken) {
+    let Some(every) = std::env::var("CDPILOT_HEAP_STATS_S")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+        .filter(|s| *s > 0)
+    else {
+        return;
+    };
+    let mib = |b: u64| b as f64 / (1024.0 * 1024.0);
+    loop {
+        tokio::select! {
+            _ = tokio::time::sleep(std::time::Duration::from_secs(every)) => {}
+            _ = stop.cancelled() => return,
+        }
+        if let Some((live, free, mapped)) = heap() {
+            eprintln!(
+                "heap: live {:.1} MiB (mmapped {:.1}), free kept by the allocator {:.1} MiB",
+                mib(live),
+                mib(mapped),
+                mib(free)
+            );
+        }
+    }
+}

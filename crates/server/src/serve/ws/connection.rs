@@ -27,6 +27,7 @@ use super::ask::WsAsker;
 use super::messages::{self, ClientMessage, ErrorBody, RejectReason, ServerMessage, PROTOCOL_VERSION};
 use crate::serve::sessions::Lease;
 use crate::serve::state::ServeState;
+use crate::serve::turns::Turn;
 use crate::serve::upgrade::Socket;
 
 /// A kept session's name: 1 to 64 of `[A-Za-z0-9._-]`.
@@ -273,6 +274,16 @@ impl Connection {
                                 });
                                 continue;
                             }
+                            // Its turn is taken here, in the order the
+                            // requests came; beyond the session's line it
+                            // is `busy` at once.
+                            let turn = match lease.take_turn(&tool) {
+                                Ok(turn) => turn,
+                                Err(busy) => {
+                                    self.send(ServerMessage::Response { id, result: None, error: Some(ErrorBody::of(&busy)) });
+                                    continue;
+                                }
+                            };
                             next_seq += 1;
                             let cancel = self.stopping.child_token();
                             in_flight.insert(id.clone(), InFlight { seq: next_seq, cancel: cancel.clone(), canceled: false });
@@ -281,7 +292,7 @@ impl Connection {
                                 arguments.entry("timeout_ms").or_insert(ms.into());
                             }
                             let task = Request { id, seq: next_seq, tool, arguments: Value::Object(arguments) };
-                            tokio::spawn(task.run(lease.clone(), cancel, done_tx.clone()));
+                            tokio::spawn(task.run(lease.clone(), turn, cancel, done_tx.clone()));
                         }
                         Ok(ClientMessage::Cancel { id }) => {
                             // Unknown or finished ids are ignored (PROTOCOL.md).
@@ -434,8 +445,8 @@ struct Request {
 }
 
 impl Request {
-    async fn run(self, lease: Arc<Lease>, cancel: CancellationToken, done: mpsc::Sender<Done>) {
-        let outcome = lease.call(&self.tool, self.arguments, cancel).await;
+    async fn run(self, lease: Arc<Lease>, turn: Turn, cancel: CancellationToken, done: mpsc::Sender<Done>) {
+        let outcome = lease.call_in_turn(turn, &self.tool, self.arguments, cancel).await;
         let outcome = match outcome {
             Ok(output) => Ok(crate::outcome::result_object(output)),
             Err(error) if lease.stop_token().is_cancelled() && error.code == engine::ErrorCode::Canceled => Err(ErrorBody {
@@ -443,11 +454,7 @@ impl Request {
                 message: "canceled: the session was stopped (the dashboard's Stop, cdpilot stop, or the user's Stop in the cdpilot extension). Start a new session to go on.".into(),
                 data: None,
             }),
-            Err(error) => Err(ErrorBody {
-                code: error.code.as_str().to_owned(),
-                message: crate::outcome::error_message(&error),
-                data: error.data().map(Box::new),
-            }),
+            Err(error) => Err(ErrorBody::of(&error)),
         };
         let _ = done
             .send(Done {

@@ -130,6 +130,15 @@ impl ErrorBody {
             data: None,
         }
     }
+
+    /// A tool's error as the protocol sends it.
+    pub fn of(error: &engine::ActionError) -> ErrorBody {
+        ErrorBody {
+            code: error.code.as_str().to_owned(),
+            message: crate::outcome::error_message(error),
+            data: error.data().map(Box::new),
+        }
+    }
 }
 
 impl ServerMessage {
