@@ -274,7 +274,28 @@ impl Element {
                 "Close or dismiss the covering element first (take a browser_snapshot to find it).",
             ));
         }
+        self.drawn(tab, budget).await?;
         Ok(point)
+    }
+
+    /// Before input into a cross-origin frame: waits until the frame's
+    /// window has drawn two frames, so the input is not lost. Chromium
+    /// drops every input but a mouse move that reaches a frame whose
+    /// renderer defers its main frame updates (its document has not drawn
+    /// yet: render-blocking resources, a frame just scrolled into view from
+    /// where it was throttled, a loaded machine), and still acknowledges
+    /// it; until that frame has drawn where the input lands, the browser
+    /// may also route the input to the page around it. Animation frames
+    /// run only once updates run and the frame is not throttled; the
+    /// second one comes after the first frame was committed. Nothing to
+    /// wait for in the tab's own session (same-origin frames draw with the
+    /// page that received the input).
+    pub async fn drawn(&self, tab: &Tab, budget: &Budget) -> Result<(), ActionError> {
+        if self.frame.session.id() == tab.session.id() {
+            return Ok(());
+        }
+        let drawn = self.call_awaiting(budget, "waiting for the frame to draw", NEXT_FRAME, vec![]);
+        timing::timed("element.frame_drawn", drawn).await.map(|_| ())
     }
 
     /// The click point in the tab's viewport, and the same point in the
