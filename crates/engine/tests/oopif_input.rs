@@ -128,3 +128,41 @@ async fn a_click_right_after_a_frame_loads_lands_once_every_time() {
     assert!(lost.is_empty(), "{lost:#?}");
     engine.shutdown().await;
 }
+
+/// Measures a click's time on a button of the page itself, of a
+/// same-origin frame and of a cross-origin frame (`frames.html`), 40 each,
+/// interleaved so that a shared machine's load falls on all alike; prints
+/// the medians and p90s. The wait for the frame to draw is paid by the
+/// cross-origin frame's clicks only. Run with `-- --ignored --nocapture
+/// input_cost`.
+#[tokio::test]
+#[ignore]
+async fn input_cost() {
+    let site = testkit::TestSite::start().await;
+    let engine = engine();
+    ok(&engine, "browser_navigate", json!({"url": site.url("/frames.html")})).await;
+    let snap = ok(&engine, "browser_snapshot", json!({})).await.text;
+    let targets = [
+        ("the page", testkit::snapshot::ref_of(&snap, "button \"Parent button\"")),
+        ("same-origin frame", ref_in(&snap, "Same-origin frame", "button \"Child button\"")),
+        ("cross-origin frame", ref_in(&snap, "Cross-origin frame", "button \"Child button\"")),
+    ];
+    let mut samples = [Vec::new(), Vec::new(), Vec::new()];
+    for _ in 0..40 {
+        for (i, (_, reference)) in targets.iter().enumerate() {
+            let start = Instant::now();
+            ok(&engine, "browser_click", json!({"ref": reference})).await;
+            samples[i].push(start.elapsed());
+        }
+    }
+    for ((name, _), mut times) in targets.iter().zip(samples) {
+        times.sort();
+        let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+        eprintln!(
+            "click in {name}: median {:.1} ms, p90 {:.1} ms",
+            ms(times[times.len() / 2]),
+            ms(times[times.len() * 9 / 10])
+        );
+    }
+    engine.shutdown().await;
+}
