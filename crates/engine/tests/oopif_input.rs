@@ -63,7 +63,7 @@ async fn the_first_click_wheel_and_typing_into_a_frame_that_has_not_drawn_land_o
     let engine = engine();
     // A click into the far frame (below the fold: throttled, never drawn;
     // the click scrolls it into view).
-    let snap = open_fresh(&engine, site.url("/oopif-input.html?block=3000")).await;
+    let snap = open_fresh(&engine, site.url("/oopif-input.html?block=2000")).await;
     let far = ref_in(&snap, "Far frame", "button \"Count me\"");
     assert!(far.starts_with('f'), "a cross-origin frame's ref: {far}");
     ok(&engine, "browser_click", json!({"ref": far})).await;
@@ -72,7 +72,7 @@ async fn the_first_click_wheel_and_typing_into_a_frame_that_has_not_drawn_land_o
     assert_eq!(counts["mousedown"], 1, "{counts}");
 
     // A wheel turn into the far frame (below the fold, never drawn yet).
-    let snap = open_fresh(&engine, site.url("/oopif-input.html?block=3000&wheel")).await;
+    let snap = open_fresh(&engine, site.url("/oopif-input.html?block=2000&wheel")).await;
     let region = ref_in(&snap, "Far frame", "region \"Box\"");
     let scrolled = ok(
         &engine,
@@ -85,7 +85,7 @@ async fn the_first_click_wheel_and_typing_into_a_frame_that_has_not_drawn_land_o
     assert_eq!(counts["wheel"], 1, "one wheel turn reached the frame: {counts}");
 
     // Typing (the field is focused from script; every key is input).
-    let snap = open_fresh(&engine, site.url("/oopif-input.html?block=3000&type")).await;
+    let snap = open_fresh(&engine, site.url("/oopif-input.html?block=2000&type")).await;
     let field = ref_in(&snap, "Far frame", "textbox \"Field\"");
     let typed = ok(
         &engine,
@@ -140,12 +140,26 @@ async fn a_click_right_after_a_frame_loads_lands_once_every_time() {
 async fn input_cost() {
     let site = testkit::TestSite::start().await;
     let engine = engine();
-    ok(&engine, "browser_navigate", json!({"url": site.url("/frames.html")})).await;
+    ok(
+        &engine,
+        "browser_navigate",
+        json!({"url": site.url("/frames.html")}),
+    )
+    .await;
     let snap = ok(&engine, "browser_snapshot", json!({})).await.text;
     let targets = [
-        ("the page", testkit::snapshot::ref_of(&snap, "button \"Parent button\"")),
-        ("same-origin frame", ref_in(&snap, "Same-origin frame", "button \"Child button\"")),
-        ("cross-origin frame", ref_in(&snap, "Cross-origin frame", "button \"Child button\"")),
+        (
+            "the page",
+            testkit::snapshot::ref_of(&snap, "button \"Parent button\""),
+        ),
+        (
+            "same-origin frame",
+            ref_in(&snap, "Same-origin frame", "button \"Child button\""),
+        ),
+        (
+            "cross-origin frame",
+            ref_in(&snap, "Cross-origin frame", "button \"Child button\""),
+        ),
     ];
     let mut samples = [Vec::new(), Vec::new(), Vec::new()];
     for _ in 0..40 {
