@@ -94,12 +94,13 @@ async fn a_denied_host_receives_no_connection_through_any_door() {
             denied.assert_untouched(door);
             continue;
         }
-        if door == "sharedworker" {
+        if door == "sharedworker" && out.text.contains("\"failed\"") {
             // The shared worker's own request gate (browser/adopt.rs:
-            // `Fetch` on the worker) refuses its fetch before any
-            // connection is tried; the block is reported in `blocked`
-            // all the same, with the worker as its source.
-            assert!(out.text.contains("\"failed\""), "{}", out.text);
+            // `Fetch` on the worker) refused its fetch before any
+            // connection was tried; the block is reported in `blocked`
+            // all the same, with the worker as its source. (Now and then
+            // the fetch gets past that gate, on a loaded machine, and the
+            // egress gate refuses its connection: the general case below.)
             let blocked = worker_blocks_soon(&engine, &out).await;
             assert!(
                 blocked.iter().any(|b| b["source"] == "shared_worker"
@@ -325,6 +326,63 @@ async fn an_isolated_session_hears_its_own_refusals() {
         .unwrap();
     assert!(connections(&other).is_empty(), "{}", other.data);
     denied.assert_untouched("an isolated session's WebSocket");
+}
+
+/// `browser_evaluate` in `session`, which must succeed.
+async fn evaluate_in(session: &engine::Session, args: Value) -> ActionOutput {
+    engine::dispatch::call(session, "browser_evaluate", args, Default::default())
+        .await
+        .unwrap()
+}
+
+/// A worker's block in a session with a browser context of its own (serve)
+/// is that session's: its service worker's refused fetch is in its result,
+/// naming the worker, and not in another session's.
+#[tokio::test]
+async fn an_isolated_session_hears_its_own_workers_blocks() {
+    let site = TestSite::start().await;
+    let denied = DeniedServer::start().await;
+    let engine = denying(&denied);
+    let (a, b) = (engine.new_session(), engine.new_session());
+    let cancel = tokio_util::sync::CancellationToken::new;
+    for (session, url) in [
+        (&a, site.url(&format!("/sw-page.html?d={}", denied.port))),
+        (&b, site.url(&format!("/egress.html?d={}", denied.host()))),
+    ] {
+        engine::dispatch::call(session, "browser_navigate", json!({"url": url}), cancel())
+            .await
+            .unwrap();
+    }
+    let controlled = "new Promise((done) => { const check = () => document.title === 'controlled' ? done(true) : setTimeout(check, 50); check(); })";
+    evaluate_in(&a, json!({"expression": controlled, "timeout_ms": 20000})).await;
+    let ask = "new Promise((done) => { navigator.serviceWorker.onmessage = (e) => done(e.data); navigator.serviceWorker.controller.postMessage('fetch'); })";
+    let from_workers = |out: &ActionOutput| -> Vec<Value> {
+        out.data["blocked"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|b| b["source"].is_string())
+            .cloned()
+            .collect()
+    };
+    let mut out = evaluate_in(&a, json!({"expression": ask})).await;
+    assert_eq!(out.data["value"], "refused", "{}", out.text);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while from_workers(&out).is_empty() && std::time::Instant::now() < deadline {
+        out = evaluate_in(&a, json!({"expression": "1"})).await;
+    }
+    assert!(
+        from_workers(&out).iter().any(|b| b["source"] == "service_worker"
+            && b["url"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("/from-worker-message")),
+        "{}",
+        out.data
+    );
+    let other = evaluate_in(&b, json!({"expression": "1"})).await;
+    assert!(from_workers(&other).is_empty(), "{}", other.data);
+    denied.assert_untouched("an isolated session's service worker");
 }
 
 /// Issue 20: `[policy] block_private_networks = true` refuses a loopback
