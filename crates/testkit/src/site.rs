@@ -53,6 +53,8 @@ const PAGES: &[(&str, &str)] = &[
     ("widgets-frame.html", include_str!("../site/widgets-frame.html")),
     ("downloads.html", include_str!("../site/downloads.html")),
     ("frames5.html", include_str!("../site/frames5.html")),
+    ("input-log.html", include_str!("../site/input-log.html")),
+    ("oopif-input.html", include_str!("../site/oopif-input.html")),
     ("long-text.html", include_str!("../site/long-text.html")),
     ("reading.html", include_str!("../site/reading.html")),
     ("hidden-body.html", include_str!("../site/hidden-body.html")),

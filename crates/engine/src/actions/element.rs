@@ -9,7 +9,7 @@ use cdp::protocol::{dom, runtime};
 use serde_json::json;
 
 use crate::action::ElementTarget;
-use crate::actions::geometry;
+use crate::actions::{geometry, input};
 use crate::error::Failure;
 use crate::tab::{FrameRef, Tab};
 use crate::timing;
@@ -47,6 +47,25 @@ const COVER_PATIENCE: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// Resolves after the element's window drew two more frames.
 const NEXT_FRAME: &str = "function () { const w = this.ownerDocument.defaultView; return new Promise((r) => w.requestAnimationFrame(() => w.requestAnimationFrame(() => r(null)))); }";
+
+/// With `pointer`, arms `__cdpilotMoved` (resolves when the window sees a
+/// trusted `mousemove`); then resolves `true` after the element's window
+/// drew two more frames, or `false` after `ms` without them.
+const DRAWN: &str = "function (ms, pointer) { const w = this.ownerDocument.defaultView; \
+if (pointer) w.__cdpilotMoved = new Promise((seen) => { const on = (e) => { if (e.isTrusted) { w.removeEventListener('mousemove', on, true); seen(true); } }; w.addEventListener('mousemove', on, true); }); \
+return new Promise((r) => { w.setTimeout(() => r(false), ms); w.requestAnimationFrame(() => w.requestAnimationFrame(() => r(true))); }); }";
+
+/// Whether the window saw the move `DRAWN` armed for, within `ms`.
+const MOVE_SEEN: &str = "function (ms) { const w = this.ownerDocument.defaultView; const moved = w.__cdpilotMoved || Promise.resolve(true); \
+return Promise.race([moved, new Promise((r) => w.setTimeout(() => r(false), ms))]); }";
+
+/// How long input into a cross-origin frame waits for the frame to draw.
+const DRAW_PATIENCE_MS: u64 = 10_000;
+
+/// How many pointer moves [`Element::pointer_ready`] sends at most, and
+/// how long it waits for the frame to see each.
+const MOVES: u32 = 3;
+const MOVE_PATIENCE_MS: u64 = 500;
 
 /// `null` if a click at (x, y) reaches the element (or something inside
 /// it), else a short description of the element that covers it.
@@ -274,7 +293,90 @@ impl Element {
                 "Close or dismiss the covering element first (take a browser_snapshot to find it).",
             ));
         }
+        self.pointer_ready(tab, point, budget).await?;
         Ok(point)
+    }
+
+    /// Before input into a cross-origin frame: waits until the frame's
+    /// window has drawn two frames, so the input is not lost. Chromium
+    /// drops every input but a mouse move that reaches a frame whose
+    /// renderer defers its main frame updates (its document has not drawn
+    /// yet: render-blocking resources, a frame just scrolled into view from
+    /// where it was throttled, a loaded machine), and still acknowledges
+    /// it. Animation frames run only once updates run and the frame is not
+    /// throttled; the second one comes after the first frame was
+    /// committed. Nothing to wait for in the tab's own session (same-origin
+    /// frames draw with the page that received the input). Keys go to the
+    /// focused frame; pointer input also needs [`Element::pointer_ready`].
+    pub async fn drawn(&self, tab: &Tab, budget: &Budget) -> Result<(), ActionError> {
+        if self.frame.session.id() == tab.session.id() {
+            return Ok(());
+        }
+        self.arm_and_draw(budget, false).await
+    }
+
+    /// [`Element::drawn`], then, for pointer input at `point`: moves the
+    /// mouse there until the frame's window saw the move (at most three
+    /// moves, the second a pixel aside in case the pointer already rests
+    /// there). Until the browser has the frame's new place from a frame the
+    /// page drew (a frame just scrolled into view, a loaded machine), it
+    /// may route input at the point to the page around the frame; a move is
+    /// harmless to repeat and never dropped by the frame, so once one
+    /// arrived the click, wheel or drag that follows goes there too.
+    pub async fn pointer_ready(
+        &self,
+        tab: &Tab,
+        point: (f64, f64),
+        budget: &Budget,
+    ) -> Result<(), ActionError> {
+        if self.frame.session.id() == tab.session.id() {
+            return Ok(());
+        }
+        self.arm_and_draw(budget, true).await?;
+        for attempt in 0..MOVES {
+            let at = if attempt == 1 {
+                (point.0 + 1.0, point.1)
+            } else {
+                point
+            };
+            input::move_to(tab, budget, at).await?;
+            let seen = self.call_awaiting(
+                budget,
+                "waiting for the frame to see the pointer",
+                MOVE_SEEN,
+                vec![json!(MOVE_PATIENCE_MS)],
+            );
+            if timing::timed("element.pointer_seen", seen).await? == serde_json::Value::Bool(true) {
+                return Ok(());
+            }
+        }
+        tracing::debug!(
+            "{}: its frame saw none of {MOVES} pointer moves; input sent anyway",
+            self.label
+        );
+        Ok(())
+    }
+
+    /// Waits for two frames of the element's window (at most
+    /// [`DRAW_PATIENCE_MS`]: a window that draws nothing at all, hidden or
+    /// minimized, is not waited on for the whole budget; the input goes
+    /// after it, as it did before this wait), first arming the pointer
+    /// watch when `pointer`.
+    async fn arm_and_draw(&self, budget: &Budget, pointer: bool) -> Result<(), ActionError> {
+        let patience = (budget.remaining().as_millis() as u64 * 4 / 5).min(DRAW_PATIENCE_MS);
+        let drawn = self.call_awaiting(
+            budget,
+            "waiting for the frame to draw",
+            DRAWN,
+            vec![json!(patience), json!(pointer)],
+        );
+        if timing::timed("element.frame_drawn", drawn).await? != serde_json::Value::Bool(true) {
+            tracing::debug!(
+                "{}: its frame drew nothing in {patience} ms; input sent anyway",
+                self.label
+            );
+        }
+        Ok(())
     }
 
     /// The click point in the tab's viewport, and the same point in the

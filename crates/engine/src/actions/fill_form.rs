@@ -233,6 +233,7 @@ async fn text(tab: &Tab, element: &Element, value: &str, budget: &Budget) -> Res
             "Pick a text field from browser_snapshot.",
         ));
     }
+    element.drawn(tab, budget).await?;
     if value.is_empty() {
         input::press_delete(tab, budget).await?;
     } else {

@@ -155,6 +155,7 @@ async fn press(
     budget: &Budget,
 ) -> Result<f64, ActionError> {
     let combo = keys::parse(key)?;
+    element.drawn(tab, budget).await?;
     let presses = (0..times).map(|_| input::press(tab, budget, &combo));
     futures_util::future::try_join_all(presses).await?;
     if element.frame.session.id() != tab.session.id() {

@@ -110,6 +110,7 @@ pub async fn run(tab: &Tab, args: &TypeArgs, budget: &Budget) -> Result<ActionOu
             "Pick a text field, text area or editable element from browser_snapshot.",
         ));
     }
+    element.drawn(tab, budget).await?;
     if args.text.is_empty() {
         if clear {
             input::press_delete(tab, budget).await?;

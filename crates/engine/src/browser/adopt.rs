@@ -11,7 +11,10 @@
 //! - a worker (service, shared, dedicated) gets a request gate of its own
 //!   on every request (`Fetch.enable` on `*`: a worker's `fetch()` is not a
 //!   document the tabs' gates would see), judged by the URL rules here,
-//!   then runs; any other kind (browser UI, worklets) just runs.
+//!   then runs; a request it refuses is recorded in the egress door of the
+//!   worker's browser context (`ContextDoors`), so the session owning that
+//!   context lists it in its next result's `blocked`, naming the worker;
+//!   any other kind (browser UI, worklets) just runs.
 //!
 //! Pages that existed before (the first blank tab, a browser we attached
 //! to) are announced attached but not paused, and so is every explicit
@@ -24,6 +27,8 @@
 //! link is gone.
 
 use std::sync::{Arc, Weak};
+
+use crate::egress::{ContextDoors, Door};
 use std::time::Duration;
 
 use cdp::protocol::fetch::{Enable, RequestPattern, RequestPaused};
@@ -42,7 +47,7 @@ const PREPARE_BUDGET: Duration = Duration::from_secs(20);
 
 /// Switches on paused auto-attach for `link`'s connection and follows what
 /// it attaches.
-pub async fn watch(link: &Arc<Link>, budget: &Budget) -> Result<(), ActionError> {
+pub async fn watch(link: &Arc<Link>, doors: Arc<ContextDoors>, budget: &Budget) -> Result<(), ActionError> {
     let conn = link.targets.connection().clone();
     // Subscribed before switching on, so no attached target is missed.
     let mut events = conn.events(Some(""));
@@ -76,7 +81,13 @@ pub async fn watch(link: &Arc<Link>, budget: &Budget) -> Result<(), ActionError>
                 ("service_worker" | "shared_worker" | "worker", waiting) => {
                     let policy = link.targets.setup().policy.clone();
                     let kind = info.kind.clone();
-                    tokio::spawn(async move { gate_and_run(&session, &kind, waiting, policy).await });
+                    // Held weakly: the worker's gate does not keep its
+                    // session's door (and port) open.
+                    let door = doors
+                        .of(info.browser_context_id.as_deref())
+                        .map(|d| Arc::downgrade(&d))
+                        .unwrap_or_default();
+                    tokio::spawn(async move { gate_and_run(&session, &kind, waiting, policy, door).await });
                 }
                 (kind, true) => {
                     let kind = kind.to_owned();
@@ -113,9 +124,11 @@ async fn adopt_page(link: Arc<Link>, target_id: String) {
 }
 
 /// A worker (or any target but a page): every request it makes is judged
-/// by the URL rules before it leaves, then it runs. The session stays
-/// attached for as long as the target lives (the gate is its `Fetch`).
-async fn gate_and_run(session: &Session, kind: &str, waiting: bool, policy: Arc<Policy>) {
+/// by the URL rules before it leaves, then it runs; a refused one is
+/// recorded in `door` (its browser context's) for the session to report.
+/// The session stays attached for as long as the target lives (the gate
+/// is its `Fetch`).
+async fn gate_and_run(session: &Session, kind: &str, waiting: bool, policy: Arc<Policy>, door: Weak<Door>) {
     let deadline = Instant::now() + PREPARE_BUDGET;
     if policy.restricts() {
         let mut events = session.connection().events(Some(session.id()));
@@ -150,7 +163,17 @@ async fn gate_and_run(session: &Session, kind: &str, waiting: bool, policy: Arc<
                         };
                         let verdict = policy.judge(&paused.request.url);
                         let fail_as = (!verdict.allowed()).then(|| {
-                            tracing::info!(url = %verdict.url, rule = %verdict.rule, "a {kind}'s request blocked");
+                            match door.upgrade() {
+                                Some(door) => door.record_worker_block(
+                                    &verdict.url,
+                                    &verdict.rule,
+                                    &paused.resource_type,
+                                    &kind,
+                                ),
+                                // An attached browser's default context
+                                // has no door: logged only.
+                                None => tracing::info!(url = %verdict.url, rule = %verdict.rule, "a {kind}'s request blocked"),
+                            }
                             "BlockedByClient"
                         });
                         gate::answer(session.clone(), paused.request_id, fail_as);

@@ -19,7 +19,6 @@ mod popups;
 pub mod slot;
 mod targets;
 
-use std::collections::HashSet;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -29,7 +28,7 @@ use cdp::protocol::{browser, target};
 use cdp::{endpoint, Connection, Transport, WebSocket};
 
 use crate::config::BrowserConfig;
-use crate::egress::{self, Door, Egress};
+use crate::egress::{self, ContextDoors, Door, Egress};
 use crate::policy::Policy;
 use crate::tab::{DialogRules, TabSetup};
 use crate::timing;
@@ -71,15 +70,14 @@ pub struct Browser {
     link: Mutex<Arc<Link>>,
     /// Given to every tab and frame before it runs.
     setup: Arc<TabSetup>,
-    /// Browser contexts sessions created (the default context is not one):
-    /// targets outside all of them belong to the default session.
-    contexts: Mutex<HashSet<String>>,
+    /// Browser contexts sessions created (the default context is not one:
+    /// targets outside all of them belong to the default session), and
+    /// the egress door of each, the default context's too (the door the
+    /// launched browser's flags name; none for an attached browser). The
+    /// workers' request gates record their blocks there (`adopt.rs`).
+    doors: Arc<ContextDoors>,
     /// The engine's egress gate: each context created here gets a door.
     egress: Arc<Egress>,
-    /// The door the launched browser's flags name (its default context's
-    /// connections); `None` for an attached browser, whose default
-    /// context cdpilot cannot point at the gate.
-    door: Option<Arc<Door>>,
     /// Sessions' contexts opening now (a browser context, its first tab,
     /// attached and enabled): a few at a time, first come first served, so
     /// a burst of 64 new sessions is served in turn instead of all of them
@@ -228,18 +226,18 @@ impl Browser {
             targets,
             generation: 0,
         });
+        let doors = Arc::new(ContextDoors::new(door));
         if !shared {
             popups::watch(&link, setup.policy.clone(), budget).await?;
-            adopt::watch(&link, budget).await?;
+            adopt::watch(&link, doors.clone(), budget).await?;
         }
         Ok(Browser {
             process: Mutex::new(process),
             transport,
             link: Mutex::new(link),
             setup,
-            contexts: Mutex::new(HashSet::new()),
+            doors,
             egress,
-            door,
             openings: tokio::sync::Semaphore::new(openings_at_once()),
             shared,
         })
@@ -247,7 +245,7 @@ impl Browser {
 
     /// The launched browser's door (its default context's refusals).
     pub fn door(&self) -> Option<&Arc<Door>> {
-        self.door.as_ref()
+        self.doors.default_door()
     }
 
     /// The current connection and its targets.
@@ -270,7 +268,7 @@ impl Browser {
             targets: targets.known,
             attach_flights: targets.flights,
             tabs: targets.tabs,
-            contexts: self.contexts.lock().unwrap().len(),
+            contexts: self.doors.count(),
             doors: self.egress.doors(),
             subscribers,
             cdp_sessions,
@@ -344,7 +342,7 @@ impl Browser {
         let link = Arc::new(Link { targets, generation });
         if !self.shared {
             popups::watch(&link, self.setup.policy.clone(), budget).await?;
-            adopt::watch(&link, budget).await?;
+            adopt::watch(&link, self.doors.clone(), budget).await?;
         }
         *self.link.lock().unwrap() = link;
         Ok(())
@@ -366,16 +364,13 @@ impl Browser {
                 },
             )
             .await?;
-        self.contexts
-            .lock()
-            .unwrap()
-            .insert(created.browser_context_id.clone());
+        self.doors.add(created.browser_context_id.clone(), &door);
         Ok((created.browser_context_id, door))
     }
 
     /// Closes a session's browser context and every tab in it.
     pub async fn dispose_context(&self, id: &str, budget: &Budget) -> Result<(), ActionError> {
-        self.contexts.lock().unwrap().remove(id);
+        self.doors.remove(id);
         budget
             .cdp(
                 "closing the session's browser context",
@@ -394,7 +389,7 @@ impl Browser {
     pub fn owns(&self, session_context: Option<&str>, target_context: Option<&str>) -> bool {
         match session_context {
             Some(id) => target_context == Some(id),
-            None => !target_context.is_some_and(|c| self.contexts.lock().unwrap().contains(c)),
+            None => !target_context.is_some_and(|c| self.doors.created(c)),
         }
     }
 

@@ -16,8 +16,10 @@
 //! Serving one connection is `proxy.rs`; resolving a name and judging its
 //! addresses `resolve.rs`; the user's upstream proxy `upstream.rs`.
 
+mod contexts;
 mod proxy;
 
+pub use contexts::ContextDoors;
 pub use proxy::GATE_ERROR_HEADER;
 mod resolve;
 mod upstream;
@@ -232,6 +234,24 @@ impl Door {
     pub fn take_refusals(&self) -> Vec<Refusal> {
         self.shared.refusals.take()
     }
+
+    /// Records a request a worker of this door's context made that its own
+    /// request gate refused (`browser/adopt.rs`) before any connection was
+    /// tried, so the session that owns the context reports it with the
+    /// gate's refusals: `kind` is the worker's target type
+    /// (`shared_worker`, `service_worker`, `worker`), `resource` the
+    /// request's type (`Fetch`, `Script`…). Each URL once until taken.
+    pub fn record_worker_block(&self, url: &str, rule: &str, resource: &str, kind: &str) {
+        self.shared.refusals.record(Refusal {
+            url: url.to_owned(),
+            host: url.to_owned(),
+            rule: rule.to_owned(),
+            blocked: Blocked::Request {
+                resource: resource.to_owned(),
+                worker: kind.to_owned(),
+            },
+        });
+    }
 }
 
 /// A connection the gate refused.
@@ -244,6 +264,26 @@ pub struct Refusal {
     pub host: String,
     /// The rule or setting that refused it.
     pub rule: String,
+    /// What was refused: a connection (the gate's own refusals) or a
+    /// worker's request its request gate failed.
+    pub blocked: Blocked,
+}
+
+/// What a [`Refusal`] refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Blocked {
+    /// A connection through the gate (`url` is `host:port`, or the whole
+    /// URL of a plain-http request).
+    Connection,
+    /// A worker's request, refused at its request stage before any
+    /// connection (`url` is the whole URL).
+    Request {
+        /// The request's type as Chrome names it (`Fetch`, `Script`…).
+        resource: String,
+        /// The worker's target type: `shared_worker`, `service_worker`,
+        /// `worker` (a dedicated one).
+        worker: String,
+    },
 }
 
 /// A door's refusals not yet reported. Each host and port is recorded once
@@ -269,7 +309,14 @@ impl Refusals {
     fn record(&self, refusal: Refusal) {
         let mut state = self.state.lock().unwrap();
         if state.pending.len() < KEPT && state.hosts.insert(refusal.host.clone()) {
-            tracing::info!(url = %refusal.url, rule = %refusal.rule, "egress gate refused a connection");
+            match &refusal.blocked {
+                Blocked::Connection => {
+                    tracing::info!(url = %refusal.url, rule = %refusal.rule, "egress gate refused a connection")
+                }
+                Blocked::Request { worker, .. } => {
+                    tracing::info!(url = %refusal.url, rule = %refusal.rule, "a {worker}'s request blocked")
+                }
+            }
             state.pending.push(refusal);
         }
     }

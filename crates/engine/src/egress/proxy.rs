@@ -226,6 +226,7 @@ async fn open(
             url: url.to_owned(),
             host: format!("{}:{port}", canonical_host(host)),
             rule,
+            blocked: super::Blocked::Connection,
         });
         text(StatusCode::FORBIDDEN, message)
     };

@@ -1,15 +1,18 @@
 //! What the egress gate (`crate::egress`) refused while a call ran, or
 //! since the previous result, in the call's result: each refused host once
 //! in `blocked` (`{url, rule, resource: "connection"}`), beside what the
-//! request stage blocked; and a navigate whose own destination the gate
-//! refused (`[policy] block_private_networks`, a deny on the address a
-//! name resolves to) is `permission_denied` naming the rule.
+//! request stage blocked; a worker's request its own request gate refused
+//! (`browser/adopt.rs`, recorded in the same door) as `{url, rule,
+//! resource, source}` (`source`: the worker's kind); and a navigate whose
+//! own destination the gate refused (`[policy] block_private_networks`, a
+//! deny on the address a name resolves to) is `permission_denied` naming
+//! the rule.
 //!
 //! Owns no state: the refusals are the context's door's.
 
 use serde_json::{json, Value};
 
-use crate::egress::Refusal;
+use crate::egress::{Blocked, Refusal};
 use crate::policy::connection::canonical_host;
 use crate::policy::{Decision, Verdict};
 use crate::tools::Action;
@@ -34,7 +37,10 @@ pub fn after(
             rule: r.rule.clone(),
         })
         .collect();
-    if let Some(refused) = destination(action).and_then(|d| refusals.iter().find(|r| r.host == d)) {
+    let connection = |r: &&Refusal| r.blocked == Blocked::Connection;
+    if let Some(refused) =
+        destination(action).and_then(|d| refusals.iter().filter(connection).find(|r| r.host == d))
+    {
         let url = match action {
             Action::Navigate(args) => args.url.clone().unwrap_or_default(),
             _ => refused.url.clone(),
@@ -63,8 +69,22 @@ pub fn after(
         _ => Vec::new(),
     };
     for refused in &refusals {
-        output.text += &format!("\n- connection {} ({})", refused.url, refused.rule);
-        list.push(json!({ "url": refused.url, "rule": refused.rule, "resource": "connection" }));
+        match &refused.blocked {
+            Blocked::Connection => {
+                output.text += &format!("\n- connection {} ({})", refused.url, refused.rule);
+                list.push(json!({ "url": refused.url, "rule": refused.rule, "resource": "connection" }));
+            }
+            Blocked::Request { resource, worker } => {
+                output.text += &format!(
+                    "\n- {} {} from a {} ({})",
+                    resource.to_lowercase(),
+                    refused.url,
+                    worker.replace('_', " "),
+                    refused.rule
+                );
+                list.push(json!({ "url": refused.url, "rule": refused.rule, "resource": resource, "source": worker }));
+            }
+        }
     }
     output.data["blocked"] = Value::Array(list);
     (Ok(output), verdicts)

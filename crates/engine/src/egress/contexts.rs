@@ -1,0 +1,71 @@
+//! Which [`Door`] each browser context's connections go through, by
+//! context id: the browser's own door for its default context, a door of
+//! its own for each context a session created. Whatever is refused in a
+//! context outside the gate (a worker's request its own request gate
+//! failed, `browser/adopt.rs`) is recorded in that context's door, so the
+//! session owning the context reports it with the gate's refusals.
+//!
+//! Owns the map only: the doors are their sessions' (held weakly here; a
+//! door closes when its session's context drops).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, Weak};
+
+use super::Door;
+
+/// The doors of one browser's contexts.
+pub struct ContextDoors {
+    /// The launched browser's door (its default context's connections);
+    /// `None` for an attached browser, whose default context cdpilot
+    /// cannot point at the gate.
+    default: Option<Arc<Door>>,
+    /// Contexts sessions created, with their doors. Locked for
+    /// microseconds.
+    created: Mutex<HashMap<String, Weak<Door>>>,
+}
+
+impl ContextDoors {
+    pub fn new(default: Option<Arc<Door>>) -> ContextDoors {
+        ContextDoors {
+            default,
+            created: Mutex::default(),
+        }
+    }
+
+    /// The default context's door.
+    pub fn default_door(&self) -> Option<&Arc<Door>> {
+        self.default.as_ref()
+    }
+
+    /// A context a session created, and its door.
+    pub fn add(&self, context: String, door: &Arc<Door>) {
+        self.created.lock().unwrap().insert(context, Arc::downgrade(door));
+    }
+
+    /// A context disposed of.
+    pub fn remove(&self, context: &str) {
+        self.created.lock().unwrap().remove(context);
+    }
+
+    /// Whether a session created `context` (and has not disposed of it).
+    pub fn created(&self, context: &str) -> bool {
+        self.created.lock().unwrap().contains_key(context)
+    }
+
+    /// How many contexts sessions created.
+    pub fn count(&self) -> usize {
+        self.created.lock().unwrap().len()
+    }
+
+    /// The door of the context a target is in (`None`: Chrome did not
+    /// say, which is the default context): a created context's while its
+    /// session holds it, else the default context's.
+    pub fn of(&self, context: Option<&str>) -> Option<Arc<Door>> {
+        if let Some(id) = context {
+            if let Some(door) = self.created.lock().unwrap().get(id) {
+                return door.upgrade();
+            }
+        }
+        self.default.clone()
+    }
+}
