@@ -1,7 +1,9 @@
 //! One file per tab-scoped tool: its declaration (`TOOL`), its checks and
 //! its handler (`perform`, given the call's tab and budget), listed in
-//! `crate::tools`; and the helpers they share (element resolution,
-//! geometry across frames, keys, trusted input, widgets).
+//! `crate::action`'s list of tools; the dispatch of a tab's tool to its
+//! handler ([`Action::in_tab`], generated from that list); and the helpers
+//! they share (element resolution, geometry across frames, keys, trusted
+//! input, widgets).
 
 pub mod annotate;
 pub mod cdp;
@@ -33,3 +35,22 @@ pub mod snapshot;
 pub mod type_text;
 pub mod upload;
 pub mod wait;
+
+use crate::action::{arm, tool_list, Action};
+use crate::tool::TabCall;
+use crate::{ActionError, ActionOutput};
+
+/// `Action::in_tab`, generated from the list of tools.
+macro_rules! in_tab {
+    ($( $scope:ident $variant:ident($args:ty) = $module:ident ;)*) => {
+        impl Action {
+            /// Runs a tab-scoped tool in the call's tab.
+            pub(crate) async fn in_tab(&self, call: &TabCall<'_>) -> Result<ActionOutput, ActionError> {
+                match self {
+                    $(Action::$variant(args) => arm!($scope tab, $module, call, args),)*
+                }
+            }
+        }
+    };
+}
+tool_list!(in_tab);
