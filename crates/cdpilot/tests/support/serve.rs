@@ -95,6 +95,33 @@ impl Serve {
         }
     }
 
+    /// `GET path` with the server's token: the body of its 200.
+    pub async fn get(&self, path: &str) -> String {
+        let bearer = format!("Bearer {}", self.token);
+        let reply = testkit::http_mcp::http(
+            &self.authority,
+            "GET",
+            path,
+            &[("Authorization", bearer.as_str())],
+            "",
+        )
+        .await;
+        assert_eq!(reply.status, 200, "GET {path}: {reply:?}");
+        reply.body
+    }
+
+    /// One sample of `/metrics`, its series written as the exposition
+    /// writes it (`cdpilot_sessions_open`, `name{label="…"}`); `None` when
+    /// the server shows none.
+    pub async fn metric(&self, series: &str) -> Option<f64> {
+        let prefix = format!("{series} ");
+        self.get("/metrics")
+            .await
+            .lines()
+            .find_map(|l| l.strip_prefix(prefix.as_str()))
+            .and_then(|v| v.trim().parse().ok())
+    }
+
     pub fn mcp_client(&self) -> testkit::McpHttpClient {
         testkit::McpHttpClient::new(&self.authority, &self.token)
     }
