@@ -60,7 +60,7 @@ macro_rules! at {
 /// module's `TOOL` (its [`Declaration`]) and `check` (what its schema
 /// cannot say), each argument type's schema and parser.
 macro_rules! declare_tools {
-    ($( $scope:ident $variant:ident($args:ty) = $module:ident ;)*) => {
+    ([] $( $scope:ident $variant:ident($args:ty) = $module:ident ;)*) => {
         impl Action {
             /// The tool's name, as MCP and the WebSocket API call it.
             pub fn tool_name(&self) -> &'static str {

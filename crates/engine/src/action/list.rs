@@ -23,11 +23,13 @@ use serde_json::Value;
 
 use super::*;
 
-/// Hands the list of tools to macro `$then`, as lines of
-/// `scope Variant(Args) = module;`. The order is tools/list's.
+/// Hands the list of tools to macro `$then`, as `[$extra]` (what the
+/// caller adds) and lines of `scope Variant(Args) = module;`. The order is
+/// tools/list's.
 macro_rules! tool_list {
-    ($then:ident) => {
+    ($then:ident $($extra:tt)*) => {
         $then! {
+            [$($extra)*]
             tab Navigate(NavigateArgs) = navigate;
             tab Snapshot(SnapshotArgs) = snapshot;
             tab Click(ClickArgs) = click;
@@ -59,7 +61,7 @@ pub(crate) use tool_list;
 
 /// The `Action` enum and what needs only the arguments.
 macro_rules! actions {
-    ($( $scope:ident $variant:ident($args:ty) = $module:ident ;)*) => {
+    ([] $( $scope:ident $variant:ident($args:ty) = $module:ident ;)*) => {
         /// One call of one tool, whatever transport it came from: the
         /// variant is the tool, its value the tool's parsed arguments.
         #[derive(Debug, Clone)]
@@ -96,9 +98,29 @@ impl Action {
     }
 }
 
-/// One arm of a generated dispatch (`Action::in_tab` in `actions`,
-/// `Action::in_session` in `session`): the handler of a tool whose scope
-/// is the dispatch's `$place`, an internal error for another (the session
+/// A dispatch from an `Action` to its handler, generated where the
+/// handlers are: `tool_list!(dispatch tab in_tab TabCall)` in `actions`,
+/// `tool_list!(dispatch session in_session SessionCall)` in `session`.
+/// Each tool whose scope is `$place` goes to its module's `perform`.
+macro_rules! dispatch {
+    ([$place:ident $method:ident $call:ident] $( $scope:ident $variant:ident($args:ty) = $module:ident ;)*) => {
+        impl $crate::action::Action {
+            #[doc = concat!("Runs a ", stringify!($place), "-scoped tool (the dispatch generated from the list of tools).")]
+            pub(crate) async fn $method(
+                &self,
+                call: &$call<'_>,
+            ) -> Result<$crate::ActionOutput, $crate::ActionError> {
+                match self {
+                    $($crate::action::Action::$variant(args) => $crate::action::arm!($scope $place, $module, call, args),)*
+                }
+            }
+        }
+    };
+}
+pub(crate) use dispatch;
+
+/// One arm of a generated dispatch: the handler of a tool whose scope is
+/// the dispatch's `$place`, an internal error for another (the session
 /// never sends it there).
 macro_rules! arm {
     (tab tab, $module:ident, $call:ident, $args:ident) => {

@@ -24,7 +24,7 @@ pub use groups::{
     StorageAction, StorageArgs,
 };
 pub use list::Action;
-pub(crate) use list::{arm, tool_list};
+pub(crate) use list::{arm, dispatch, tool_list};
 
 /// Arguments every tool takes. Deliberately undocumented in the schema:
 /// the server's instructions explain them once instead of in every tool.

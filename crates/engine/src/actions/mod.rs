@@ -36,21 +36,8 @@ pub mod type_text;
 pub mod upload;
 pub mod wait;
 
-use crate::action::{arm, tool_list, Action};
+use crate::action::{dispatch, tool_list};
 use crate::tool::TabCall;
-use crate::{ActionError, ActionOutput};
 
-/// `Action::in_tab`, generated from the list of tools.
-macro_rules! in_tab {
-    ($( $scope:ident $variant:ident($args:ty) = $module:ident ;)*) => {
-        impl Action {
-            /// Runs a tab-scoped tool in the call's tab.
-            pub(crate) async fn in_tab(&self, call: &TabCall<'_>) -> Result<ActionOutput, ActionError> {
-                match self {
-                    $(Action::$variant(args) => arm!($scope tab, $module, call, args),)*
-                }
-            }
-        }
-    };
-}
-tool_list!(in_tab);
+// `Action::in_tab`: a tab tool's dispatch to its `perform`.
+tool_list!(dispatch tab in_tab TabCall);

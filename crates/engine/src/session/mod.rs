@@ -23,7 +23,7 @@ use std::sync::{Arc, Mutex};
 
 use tracing::Instrument;
 
-use crate::action::{arm, tool_list, Action};
+use crate::action::{dispatch, tool_list, Action};
 use crate::actions;
 use crate::audit::Audit;
 use crate::browser::fleet::Placement;
@@ -542,20 +542,8 @@ pub(crate) struct Notes {
     pub verdicts: Vec<Verdict>,
 }
 
-/// `Action::in_session`, generated from the list of tools.
-macro_rules! in_session {
-    ($( $scope:ident $variant:ident($args:ty) = $module:ident ;)*) => {
-        impl Action {
-            /// Runs a session-scoped tool on the session's context.
-            pub(crate) async fn in_session(&self, call: &SessionCall<'_>) -> Result<ActionOutput, ActionError> {
-                match self {
-                    $(Action::$variant(args) => arm!($scope session, $module, call, args),)*
-                }
-            }
-        }
-    };
-}
-tool_list!(in_session);
+// `Action::in_session`: a session tool's dispatch to its `perform`.
+tool_list!(dispatch session in_session SessionCall);
 
 /// What a session-scoped handler runs with: the session's context (its
 /// tabs, its cookies), its consent, its configuration, and the call's
