@@ -96,21 +96,12 @@ async fn a_websocket_client_runs_navigate_snapshot_click_through_the_envelope() 
         .await;
     assert_eq!(nav["result"]["title"], "cdpilot test home", "{nav}");
     assert!(nav["result"]["text"].is_string(), "{nav}");
-    let snap = ws.call("2", "browser_snapshot", json!({})).await;
-    let text = snap["result"]["text"]
-        .as_str()
-        .unwrap_or_else(|| panic!("{snap}"));
-    let button = ref_on_line(text, "button \"Trusted click\"");
+    let text = ws.snapshot("2").await;
+    let button = ref_on_line(&text, "button \"Trusted click\"");
     let click = ws.call("3", "browser_click", json!({"ref": button})).await;
     assert!(click.get("error").is_none(), "{click}");
-    let after = ws.call("4", "browser_snapshot", json!({})).await;
-    assert!(
-        after["result"]["text"]
-            .as_str()
-            .unwrap()
-            .contains("clicked 1 trusted=true"),
-        "{after}"
-    );
+    let after = ws.snapshot("4").await;
+    assert!(after.contains("clicked 1 trusted=true"), "{after}");
     // A tool error comes back as the contract's code, the socket still open.
     let stale = ws.call("5", "browser_click", json!({"ref": "e9999"})).await;
     assert!(stale["error"]["code"].is_string(), "{stale}");

@@ -218,6 +218,15 @@ impl Ws {
             .expect("no close within 60 s")
     }
 
+    /// `browser_snapshot` as request `id`: the text of its result.
+    pub async fn snapshot(&mut self, id: &str) -> String {
+        let snap = self.call(id, "browser_snapshot", json!({})).await;
+        snap["result"]["text"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no snapshot: {snap}"))
+            .to_owned()
+    }
+
     /// `hello` with `token`; returns the server's answer.
     pub async fn hello(&mut self, token: &str) -> Value {
         self.send(json!({"type": "hello", "protocol_version": 1, "token": token, "client": "test"}))
