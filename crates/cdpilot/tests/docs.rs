@@ -243,11 +243,20 @@ fn every_test_and_bench_the_docs_name_exists() {
         .iter()
         .map(|c| repository().join("crates").join(c))
         .collect();
-    let find = |folder: &str, name: &str| -> Option<PathBuf> {
-        sources
-            .iter()
-            .map(|crate_dir| crate_dir.join(folder).join(format!("{name}.rs")))
-            .find(|p| p.exists())
+    // A target is `folder/name.rs` or, split into modules, the folder
+    // `folder/name/` with its `main.rs` (Cargo's two layouts): its files.
+    let find = |folder: &str, name: &str| -> Option<(PathBuf, Vec<PathBuf>)> {
+        sources.iter().find_map(|crate_dir| {
+            let file = crate_dir.join(folder).join(format!("{name}.rs"));
+            let dir = crate_dir.join(folder).join(name);
+            if file.exists() {
+                Some((file.clone(), vec![file]))
+            } else if dir.join("main.rs").exists() {
+                Some((dir.clone(), walk(&dir)))
+            } else {
+                None
+            }
+        })
     };
     let mut missing = Vec::new();
     for file in documents() {
@@ -260,7 +269,7 @@ fn every_test_and_bench_the_docs_name_exists() {
                     _ => continue,
                 };
                 let Some(name) = words.get(i + 1) else { continue };
-                let Some(path) = find(folder, name) else {
+                let Some((path, files)) = find(folder, name) else {
                     missing.push(format!("{}: no {kind} file {name}.rs", shown(&file)));
                     continue;
                 };
@@ -272,7 +281,8 @@ fn every_test_and_bench_the_docs_name_exists() {
                     .find(|w| !w.starts_with('-'))
                     .filter(|w| kind == "test" && w.chars().all(|c| c.is_ascii_lowercase() || c == '_'))
                 {
-                    if !fn_names(&read(&path)).iter().any(|f| f.contains(*filter)) {
+                    let names: Vec<String> = files.iter().flat_map(|f| fn_names(&read(f))).collect();
+                    if !names.iter().any(|f| f.contains(*filter)) {
                         missing.push(format!(
                             "{}: no test matching `{filter}` in {}",
                             shown(&file),

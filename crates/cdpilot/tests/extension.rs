@@ -193,6 +193,33 @@ async fn every_tool_works_through_the_relay_and_the_users_own_tab_is_left_alone(
     assert!(support::chromium_processes(serve.tmp.path()).is_empty());
 }
 
+/// Two WebSocket sessions on a paired server, each with a page open in
+/// the user's Chrome (`a` on the first origin, `b` on the second), and
+/// the extension's popup that lists them.
+struct TwoInThePopup {
+    _site: TestSite,
+    _serve: Serve,
+    _chrome: UserChrome,
+    a: support::serve::Ws,
+    b: support::serve::Ws,
+    popup: cdp::Session,
+}
+
+async fn two_in_the_popup() -> TwoInThePopup {
+    let site = TestSite::start().await;
+    let (serve, chrome) = paired("").await;
+    let (a, b) = two_sessions(&serve, &site).await;
+    let popup = chrome.popup().await;
+    TwoInThePopup {
+        _site: site,
+        _serve: serve,
+        _chrome: chrome,
+        a,
+        b,
+        popup,
+    }
+}
+
 /// Two WebSocket sessions, each with a page open in the user's Chrome.
 async fn two_sessions(serve: &Serve, site: &TestSite) -> (support::serve::Ws, support::serve::Ws) {
     let mut a = serve.ws().await;
@@ -212,12 +239,18 @@ async fn two_sessions(serve: &Serve, site: &TestSite) -> (support::serve::Ws, su
 
 #[tokio::test]
 async fn stop_all_in_the_popup_ends_a_waiting_call_at_once_and_the_sessions() {
-    let site = TestSite::start().await;
-    let (serve, chrome) = paired("").await;
-    let (mut a, mut b) = two_sessions(&serve, &site).await;
+    // Every part is bound (none left to `..`, dropped at once): the server and the
+    // browser live to the end of the test.
+    let TwoInThePopup {
+        _site,
+        _serve: serve,
+        _chrome: chrome,
+        mut a,
+        mut b,
+        popup,
+    } = two_in_the_popup().await;
 
     // The popup lists both sessions (the screenshot is kept for the note).
-    let popup = chrome.popup().await;
     let rows = "new Promise(r => { const go = () => document.querySelectorAll('tr[data-context]').length >= 2 ? r(document.querySelectorAll('tr[data-context]').length) : setTimeout(go, 50); go(); })";
     assert_eq!(UserChrome::eval(&popup, rows).await, 2);
     let shot = popup
@@ -438,14 +471,8 @@ async fn a_stopped_service_worker_fails_the_call_in_flight_and_the_relay_comes_b
         )
         .await;
     assert_eq!(read["result"]["value"], "/counter.html", "{read}");
-    let snapshot = ws.call("3", "browser_snapshot", json!({})).await;
-    assert!(
-        snapshot["result"]["text"]
-            .as_str()
-            .unwrap_or("")
-            .contains("Add one"),
-        "{snapshot}"
-    );
+    let snapshot = ws.snapshot("3").await;
+    assert!(snapshot.contains("Add one"), "{snapshot}");
 }
 
 #[tokio::test]
@@ -515,10 +542,16 @@ async fn a_subframe_navigation_keeps_the_tab_and_a_runaway_script_is_terminated(
 
 #[tokio::test]
 async fn stop_in_the_popup_ends_one_session_and_the_other_goes_on() {
-    let site = TestSite::start().await;
-    let (serve, chrome) = paired("").await;
-    let (mut a, mut b) = two_sessions(&serve, &site).await;
-    let popup = chrome.popup().await;
+    // Every part is bound (none left to `..`, dropped at once): the server and the
+    // browser live to the end of the test.
+    let TwoInThePopup {
+        _site,
+        _serve,
+        _chrome,
+        mut a,
+        mut b,
+        popup,
+    } = two_in_the_popup().await;
     // The row of b's session: its domain is the second origin's.
     let stop_b = "new Promise(r => { const go = () => { const row = [...document.querySelectorAll('tr[data-context]')].find(tr => tr.textContent.includes('localhost')); if (!row) return setTimeout(go, 50); row.querySelector('button.stop').click(); r(true); }; go(); })";
     assert_eq!(UserChrome::eval(&popup, stop_b).await, true);
@@ -529,14 +562,8 @@ async fn stop_in_the_popup_ends_one_session_and_the_other_goes_on() {
         }
     };
     assert_eq!(ended["data"]["reason"], "stopped_by_user", "{ended}");
-    let snapshot = a.call("2", "browser_snapshot", json!({})).await;
-    assert!(
-        snapshot["result"]["text"]
-            .as_str()
-            .unwrap_or("")
-            .contains("Add one"),
-        "{snapshot}"
-    );
+    let snapshot = a.snapshot("2").await;
+    assert!(snapshot.contains("Add one"), "{snapshot}");
 }
 
 #[tokio::test]

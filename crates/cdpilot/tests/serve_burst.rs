@@ -9,26 +9,13 @@ mod support;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
+use support::eventually;
 use support::serve::Serve;
-use testkit::http_mcp::http;
 use testkit::TestSite;
 
 /// `cdpilot_sessions_open` from `/metrics`.
 async fn sessions_open(serve: &Serve) -> Option<u64> {
-    let auth = format!("Bearer {}", serve.token);
-    let reply = http(
-        &serve.authority,
-        "GET",
-        "/metrics",
-        &[("Authorization", auth.as_str())],
-        "",
-    )
-    .await;
-    reply
-        .body
-        .lines()
-        .find_map(|l| l.strip_prefix("cdpilot_sessions_open "))
-        .and_then(|v| v.trim().parse().ok())
+    serve.metric("cdpilot_sessions_open").await.map(|v| v as u64)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -81,31 +68,14 @@ async fn sixty_four_sessions_saying_hello_at_once_are_all_served_and_the_next_is
     drop(admitted);
     // (The server ends a session when its socket closes: no event says so
     // to a client that left, so its gauge is read until it has.)
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while sessions_open(&serve).await != Some(0) && Instant::now() < deadline {
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    assert_eq!(sessions_open(&serve).await, Some(0));
+    let none_left = || async { sessions_open(&serve).await == Some(0) };
+    assert!(eventually(Duration::from_secs(30), none_left).await);
 }
 
 /// `cdpilot_calls_total{outcome="…",tool="…"}` from `/metrics`.
 async fn calls(serve: &Serve, tool: &str, outcome: &str) -> u64 {
-    let auth = format!("Bearer {}", serve.token);
-    let reply = http(
-        &serve.authority,
-        "GET",
-        "/metrics",
-        &[("Authorization", auth.as_str())],
-        "",
-    )
-    .await;
-    let wanted = format!("cdpilot_calls_total{{outcome=\"{outcome}\",tool=\"{tool}\"}} ");
-    reply
-        .body
-        .lines()
-        .find_map(|l| l.strip_prefix(wanted.as_str()))
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or(0)
+    let series = format!("cdpilot_calls_total{{outcome=\"{outcome}\",tool=\"{tool}\"}}");
+    serve.metric(&series).await.unwrap_or(0.0) as u64
 }
 
 /// Issue 24, bad input: a client that drops its socket in the middle of a
@@ -127,33 +97,18 @@ async fn a_client_that_disconnects_mid_call_has_its_call_canceled_and_its_sessio
     )
     .await;
     // The dashboard's state says when the call is running.
-    let auth = format!("Bearer {}", serve.token);
     let running = || async {
-        let reply = http(
-            &serve.authority,
-            "GET",
-            "/v1/dashboard/state",
-            &[("Authorization", auth.as_str())],
-            "",
-        )
-        .await;
-        let state: serde_json::Value = serde_json::from_str(&reply.body).unwrap_or_default();
+        let state = serve.get("/v1/dashboard/state").await;
+        let state: serde_json::Value = serde_json::from_str(&state).unwrap_or_default();
         state["sessions"][0]["running"] == 1
     };
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while !running().await && Instant::now() < deadline {
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    assert!(running().await, "the call never started");
+    let limit = Duration::from_secs(30);
+    assert!(eventually(limit, running).await, "the call never started");
     drop(ws);
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while calls(&serve, "browser_evaluate", "canceled").await == 0 && Instant::now() < deadline {
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    let canceled = || async { calls(&serve, "browser_evaluate", "canceled").await > 0 };
+    assert!(eventually(limit, canceled).await, "the call was never canceled");
     assert_eq!(calls(&serve, "browser_evaluate", "canceled").await, 1);
     assert_eq!(calls(&serve, "browser_evaluate", "timeout").await, 0);
-    while sessions_open(&serve).await != Some(0) && Instant::now() < deadline {
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    assert_eq!(sessions_open(&serve).await, Some(0));
+    let none_left = || async { sessions_open(&serve).await == Some(0) };
+    assert!(eventually(limit, none_left).await, "the session was not ended");
 }

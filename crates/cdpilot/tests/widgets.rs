@@ -24,6 +24,27 @@ async fn open(page: &str) -> (McpClient, tempfile::TempDir, TestSite) {
     (client, tmp, site)
 }
 
+/// [`open`], then the page's first snapshot: the client, the snapshot's
+/// text, and what must live as long as the client.
+async fn open_and_read(page: &str) -> (McpClient, String, (tempfile::TempDir, TestSite)) {
+    let (mut client, tmp, site) = open(page).await;
+    let s = snapshot(&mut client).await;
+    (client, s, (tmp, site))
+}
+
+/// `browser_fill_form` of one control, which must succeed.
+async fn fill(client: &mut McpClient, reference: &str, value: &str) -> Value {
+    let fields = json!({"fields": [{"ref": reference, "value": value}]});
+    ok(client, "browser_fill_form", fields).await
+}
+
+/// The error text of a `browser_fill_form` of one control, which must be
+/// refused with `invalid_argument`.
+async fn fill_refused(client: &mut McpClient, reference: &str, value: &str) -> String {
+    let fields = json!({"fields": [{"ref": reference, "value": value}]});
+    fails(client, "browser_fill_form", fields, "invalid_argument").await
+}
+
 async fn snapshot(client: &mut McpClient) -> String {
     let result = client.call("browser_snapshot", json!({})).await;
     assert_ne!(result["isError"], json!(true), "{result}");
@@ -62,8 +83,7 @@ fn has_line(snapshot: &str, needle: &str) -> bool {
 /// hold with the format (and a date's range).
 #[tokio::test]
 async fn native_value_inputs_take_typed_text_and_refuse_bad_values() {
-    let (mut c, _tmp, _site) = open("widget-native.html").await;
-    let s = snapshot(&mut c).await;
+    let (mut c, s, _held) = open_and_read("widget-native.html").await;
     let cases = [
         ("Start date", "2024-03-20", "start"),
         ("Alarm", "07:30", "alarm"),
@@ -140,32 +160,15 @@ async fn native_value_inputs_take_typed_text_and_refuse_bad_values() {
 /// aria-valuemax is refused with the range.
 #[tokio::test]
 async fn aria_spinbutton_is_set_with_keys_by_fill_form() {
-    let (mut c, _tmp, _site) = open("widget-native.html").await;
-    let s = snapshot(&mut c).await;
+    let (mut c, s, _held) = open_and_read("widget-native.html").await;
     let copies = ref_on_line(&s, "\"Copies\"");
-    let filled = ok(
-        &mut c,
-        "browser_fill_form",
-        json!({"fields": [{"ref": copies, "value": "7"}]}),
-    )
-    .await;
+    let filled = fill(&mut c, &copies, "7").await;
     assert_eq!(filled["structuredContent"]["values"], json!([7]), "{filled}");
     let after = snapshot(&mut c).await;
     assert!(after.contains("Copies: 7"), "{after}");
-    let to_max = ok(
-        &mut c,
-        "browser_fill_form",
-        json!({"fields": [{"ref": copies, "value": "20"}]}),
-    )
-    .await;
+    let to_max = fill(&mut c, &copies, "20").await;
     assert_eq!(to_max["structuredContent"]["values"], json!([20]), "{to_max}");
-    let bad = fails(
-        &mut c,
-        "browser_fill_form",
-        json!({"fields": [{"ref": copies, "value": "25"}]}),
-        "invalid_argument",
-    )
-    .await;
+    let bad = fill_refused(&mut c, &copies, "25").await;
     assert!(bad.contains("from 1 to 20"), "{bad}");
 }
 
@@ -173,8 +176,7 @@ async fn aria_spinbutton_is_set_with_keys_by_fill_form() {
 /// scrolls the box first; browser_scroll on it brings it into view too.
 #[tokio::test]
 async fn a_ref_inside_an_inner_scroll_container_is_reached() {
-    let (mut c, _tmp, _site) = open("widget-native.html").await;
-    let s = snapshot(&mut c).await;
+    let (mut c, s, _held) = open_and_read("widget-native.html").await;
     let archive = ref_on_line(&s, "\"Archive all\"");
     ok(&mut c, "browser_scroll", json!({"ref": archive})).await;
     ok(&mut c, "browser_click", json!({"ref": archive})).await;
@@ -185,8 +187,7 @@ async fn a_ref_inside_an_inner_scroll_container_is_reached() {
 /// Copy and paste between two fields with key combos.
 #[tokio::test]
 async fn clipboard_copy_and_paste_with_key_combos() {
-    let (mut c, _tmp, _site) = open("widget-native.html").await;
-    let s = snapshot(&mut c).await;
+    let (mut c, s, _held) = open_and_read("widget-native.html").await;
     ok(
         &mut c,
         "browser_click",
@@ -213,8 +214,7 @@ async fn clipboard_copy_and_paste_with_key_combos() {
 /// menu closed and the field empty.
 #[tokio::test]
 async fn jquery_ui_autocomplete_types_and_picks() {
-    let (mut c, _tmp, _site) = open("widget-jqueryui.html").await;
-    let s = snapshot(&mut c).await;
+    let (mut c, s, _held) = open_and_read("widget-jqueryui.html").await;
     let language = ref_on_line(&s, "\"Language\"");
     let picked = ok(
         &mut c,
@@ -259,8 +259,7 @@ async fn jquery_ui_autocomplete_types_and_picks() {
 /// one call, and a city it does not have is an error that closes it.
 #[tokio::test]
 async fn tom_select_combobox_in_two_calls_and_in_one() {
-    let (mut c, _tmp, _site) = open("widget-tomselect.html").await;
-    let s = snapshot(&mut c).await;
+    let (mut c, s, _held) = open_and_read("widget-tomselect.html").await;
     let city = ref_on_line(&s, "combobox \"City\"");
     ok(&mut c, "browser_type", json!({"ref": city, "text": "Par"})).await;
     let open = snapshot(&mut c).await;
@@ -325,8 +324,7 @@ async fn tom_select_combobox_in_two_calls_and_in_one() {
 /// (its aria-valuemax) with the range.
 #[tokio::test]
 async fn nouislider_handles_move_to_a_value_by_fill_form() {
-    let (mut c, _tmp, _site) = open("widget-nouislider.html").await;
-    let s = snapshot(&mut c).await;
+    let (mut c, s, _held) = open_and_read("widget-nouislider.html").await;
     let low = ref_on_line(&s, "\"Lowest price\"");
     let high = ref_on_line(&s, "\"Highest price\"");
     let filled = ok(
@@ -338,13 +336,7 @@ async fn nouislider_handles_move_to_a_value_by_fill_form() {
     assert_eq!(filled["structuredContent"]["values"], json!([35, 62]), "{filled}");
     let after = snapshot(&mut c).await;
     assert!(after.contains("Price from 35 to 62"), "{after}");
-    let bad = fails(
-        &mut c,
-        "browser_fill_form",
-        json!({"fields": [{"ref": low, "value": "90"}]}),
-        "invalid_argument",
-    )
-    .await;
+    let bad = fill_refused(&mut c, &low, "90").await;
     assert!(bad.contains("from 0 to 62"), "{bad}");
     let after = snapshot(&mut c).await;
     assert!(after.contains("Price from 35 to 62"), "unchanged: {after}");
@@ -355,8 +347,7 @@ async fn nouislider_handles_move_to_a_value_by_fill_form() {
 /// paragraph with no ref) reaches the page's selectionchange handler.
 #[tokio::test]
 async fn quill_editor_types_at_the_caret_and_takes_key_combos() {
-    let (mut c, _tmp, _site) = open("widget-quill.html").await;
-    let s = snapshot(&mut c).await;
+    let (mut c, s, _held) = open_and_read("widget-quill.html").await;
     let editor = ref_on_line(&s, "textbox");
     ok(&mut c, "browser_click", json!({"ref": editor})).await;
     ok(&mut c, "browser_press_key", json!({"key": "End"})).await;
@@ -430,8 +421,7 @@ async fn text_in_a_paragraph_is_selected_and_the_page_sees_it() {
 /// file is then chosen by its ref.
 #[tokio::test]
 async fn jstree_folders_expand_by_click_and_keys() {
-    let (mut c, _tmp, _site) = open("widget-jstree.html").await;
-    let s = snapshot(&mut c).await;
+    let (mut c, s, _held) = open_and_read("widget-jstree.html").await;
     assert!(
         s.lines()
             .any(|l| l.contains("treeitem \"Documents\"") && l.contains("[collapsed]")),
@@ -474,8 +464,7 @@ async fn jstree_folders_expand_by_click_and_keys() {
 /// a day in the next month fills the field.
 #[tokio::test]
 async fn jquery_ui_datepicker_moves_a_month_and_picks_a_day() {
-    let (mut c, _tmp, _site) = open("widget-jqueryui.html").await;
-    let s = snapshot(&mut c).await;
+    let (mut c, s, _held) = open_and_read("widget-jqueryui.html").await;
     ok(
         &mut c,
         "browser_click",
@@ -512,8 +501,7 @@ async fn jquery_ui_datepicker_moves_a_month_and_picks_a_day() {
 /// (aria-label); the next-month arrow, an unnamed SVG span, has a hint.
 #[tokio::test]
 async fn flatpickr_picks_a_day_in_the_next_month() {
-    let (mut c, _tmp, _site) = open("widget-flatpickr.html").await;
-    let s = snapshot(&mut c).await;
+    let (mut c, s, _held) = open_and_read("widget-flatpickr.html").await;
     ok(
         &mut c,
         "browser_click",
@@ -544,32 +532,15 @@ async fn flatpickr_picks_a_day_in_the_next_month() {
 /// percentage of its track (here the slider's 0–100 scale).
 #[tokio::test]
 async fn jquery_ui_slider_handle_moves_by_fill_form() {
-    let (mut c, _tmp, _site) = open("widget-jqueryui.html").await;
-    let s = snapshot(&mut c).await;
+    let (mut c, s, _held) = open_and_read("widget-jqueryui.html").await;
     let handle = ref_of(&s, "ui-slider-handle");
-    let filled = ok(
-        &mut c,
-        "browser_fill_form",
-        json!({"fields": [{"ref": handle, "value": "60"}]}),
-    )
-    .await;
+    let filled = fill(&mut c, &handle, "60").await;
     assert_eq!(filled["structuredContent"]["values"], json!([60]), "{filled}");
     let after = snapshot(&mut c).await;
     assert!(after.contains("Volume: 60"), "{after}");
-    ok(
-        &mut c,
-        "browser_fill_form",
-        json!({"fields": [{"ref": handle, "value": "0"}]}),
-    )
-    .await;
+    fill(&mut c, &handle, "0").await;
     assert!(snapshot(&mut c).await.contains("Volume: 0"));
-    let bad = fails(
-        &mut c,
-        "browser_fill_form",
-        json!({"fields": [{"ref": handle, "value": "150"}]}),
-        "invalid_argument",
-    )
-    .await;
+    let bad = fill_refused(&mut c, &handle, "150").await;
     assert!(bad.contains("from 0 to 100"), "{bad}");
 }
 
@@ -577,8 +548,7 @@ async fn jquery_ui_slider_handle_moves_by_fill_form() {
 /// moves an item by mouse, and says it was a pointer drag.
 #[tokio::test]
 async fn jquery_ui_sortable_reorders_by_a_mouse_drag() {
-    let (mut c, _tmp, _site) = open("widget-jqueryui.html").await;
-    let s = snapshot(&mut c).await;
+    let (mut c, s, _held) = open_and_read("widget-jqueryui.html").await;
     let alpha = ref_of(&s, "Alpha");
     let gamma = ref_of(&s, "Gamma");
     let dragged = ok(&mut c, "browser_drag", json!({"ref": alpha, "to_ref": gamma})).await;
@@ -600,8 +570,7 @@ async fn jquery_ui_sortable_reorders_by_a_mouse_drag() {
 /// native HTML5 drag and drop; browser_drag reorders both and says which.
 #[tokio::test]
 async fn sortablejs_reorders_by_pointer_and_by_html5_drag() {
-    let (mut c, _tmp, _site) = open("widget-sortablejs.html").await;
-    let s = snapshot(&mut c).await;
+    let (mut c, s, _held) = open_and_read("widget-sortablejs.html").await;
     let dragged = ok(
         &mut c,
         "browser_drag",
@@ -633,8 +602,7 @@ async fn sortablejs_reorders_by_pointer_and_by_html5_drag() {
 /// type a prefix, find the option's ref among the suggestions, click it.
 #[tokio::test]
 async fn jquery_ui_autocomplete_in_two_calls() {
-    let (mut c, _tmp, _site) = open("widget-jqueryui.html").await;
-    let s = snapshot(&mut c).await;
+    let (mut c, s, _held) = open_and_read("widget-jqueryui.html").await;
     ok(
         &mut c,
         "browser_type",
@@ -657,8 +625,7 @@ async fn jquery_ui_autocomplete_in_two_calls() {
 /// the next drag works.
 #[tokio::test]
 async fn an_html5_drop_on_what_accepts_nothing_is_refused_cleanly() {
-    let (mut c, _tmp, _site) = open("widget-sortablejs.html").await;
-    let s = snapshot(&mut c).await;
+    let (mut c, s, _held) = open_and_read("widget-sortablejs.html").await;
     let apple = ref_of(&s, "Apple");
     let help = ref_of(&s, "button \"Help\"");
     let refused = fails(

@@ -7,7 +7,8 @@
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::session::{Session, ToolCall};
+use crate::door::ToolCall;
+use crate::session::Session;
 use crate::{ActionError, ActionOutput};
 
 /// Runs tool `name` with `arguments` in `session`, cancelled by `cancel`:

@@ -13,10 +13,11 @@ use crate::browser::fleet::{EndpointStatus, Fleet};
 use crate::browser::grid::{Grid, GridStatus};
 use crate::browser::slot::BrowserSlot;
 use crate::browser::Browsers;
+use crate::door::ToolCall;
 use crate::egress::Egress;
 use crate::metrics::Metrics;
 use crate::secrets::Secrets;
-use crate::session::{Session, ToolCall};
+use crate::session::Session;
 use crate::{ActionError, ActionOutput, Budget, Config};
 
 /// The engine a process embeds: the configuration, the one browser all

@@ -66,6 +66,7 @@ mod console;
 pub mod content;
 mod dialogs;
 pub mod dispatch;
+mod door;
 mod egress;
 mod engine;
 mod error;
@@ -91,6 +92,7 @@ pub mod tool;
 pub mod tools;
 mod validate;
 
+pub use action::Action;
 pub use action::{ActionOutput, Image};
 /// The extension relay's transport (`[browser] source = "extension"`).
 pub use browser::extension as browser_extension;
@@ -98,7 +100,7 @@ pub use browser::fleet::EndpointStatus;
 pub use browser::grid::GridStatus;
 pub use budget::Budget;
 pub use config::Config;
+pub use door::ToolCall;
 pub use engine::Engine;
 pub use error::{ActionError, ErrorCode, Failure};
-pub use session::{Session, ToolCall};
-pub use tools::Action;
+pub use session::Session;

@@ -1,6 +1,7 @@
 //! What a tool declares about itself, in its own file beside its handler:
 //! a [`Declaration`] (name, CLI verb, group, description, scope, dialog
-//! behaviour, default budget, whether it changes the page), and the `TabCall` a
+//! behaviour, default budget, whether it changes the page, the `[tools]`
+//! switch that turns it off), and the `TabCall` a
 //! tab-scoped handler runs with.
 //!
 //! This module is the vocabulary only; the list of declared tools (and
@@ -8,7 +9,7 @@
 //! checks and the dispatch) is `crate::tools`. It must not import any
 //! tool: every tool imports it.
 
-use crate::config::Config;
+use crate::config::{Config, ToolsConfig};
 use crate::metrics::Metrics;
 use crate::secrets::Secrets;
 use crate::tab::Tab;
@@ -117,6 +118,26 @@ pub struct Declaration {
     /// Its call changes what the page shows (the dashboard takes a
     /// thumbnail after it).
     pub changes_page: bool,
+    /// The `[tools]` setting that turns it off, beside its group (`None`:
+    /// its group alone decides).
+    pub switch: Option<Switch>,
+}
+
+/// A `[tools]` setting that turns one tool off (`[tools] evaluate = false`).
+#[derive(Debug, Clone, Copy)]
+pub struct Switch {
+    /// The setting's name under `[tools]`.
+    pub setting: &'static str,
+    /// Whether the setting leaves the tool on.
+    pub on: fn(&ToolsConfig) -> bool,
+}
+
+impl Switch {
+    /// What keeps the tool off in `config`, or `None` when the switch
+    /// leaves it on.
+    pub fn why_off(&self, config: &ToolsConfig) -> Option<String> {
+        (!(self.on)(config)).then(|| format!("[tools] {} = false turns it off", self.setting))
+    }
 }
 
 /// What a tab-scoped handler runs with: the tab (picked, judged and

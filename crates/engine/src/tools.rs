@@ -1,12 +1,14 @@
-//! The list of tools, and what is generated from it: the [`Action`] enum,
-//! the registry (each tool's declaration, written beside its handler, and
-//! its argument schema) served to every front end (MCP's tools/list, the
-//! CLI's verbs and help, the dashboard, the docs), each call's parsing and
-//! checks, and the dispatch from an `Action` to its handler.
+//! The registry, generated from the list of tools (`crate::action`): each
+//! tool's declaration (written beside its handler) and argument schema,
+//! served to every front end (MCP's tools/list, the CLI's verbs and help,
+//! the dashboard, the docs), and each call's parsing and checks. The
+//! [`Action`] enum is the list's own; the dispatch from an `Action` to its
+//! handler is generated in `actions` (a tab's tools) and `session` (the
+//! session's).
 //!
-//! Adding a tool: a file with its declaration, arguments, checks and
-//! handler (`actions/` for a tab's tool, `session/` for the session's), and
-//! one line in the list below.
+//! Adding a tool: a file with its declaration, checks and handler
+//! (`actions/` for a tab's tool, `session/` for the session's), its
+//! arguments and one line in the list (`crate::action`).
 
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
@@ -14,10 +16,8 @@ use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use crate::action::*;
-use crate::session::SessionCall;
-use crate::tool::TabCall;
-pub use crate::tool::{Declaration, DefaultBudget, Group, Scope};
-use crate::{ActionError, ActionOutput, Budget};
+pub use crate::tool::{Declaration, DefaultBudget, Group, Scope, Switch};
+use crate::{ActionError, Budget};
 
 /// Arguments every tool takes ([`Common`]). Their schemas are left out of
 /// each tool's definition (about 1,000 characters for 19 tools): the
@@ -49,91 +49,37 @@ fn parse_as<T: DeserializeOwned>(args: Value, wrap: fn(T) -> Action) -> Result<A
     serde_json::from_value(args).map(wrap)
 }
 
-/// The body of one arm of [`Action::in_tab`] / [`Action::in_session`]: the
-/// handler when the tool acts there, an internal error when it does not
-/// (the session never sends it there).
-macro_rules! arm {
-    (tab in_tab, $($module:ident)::+, $call:ident, $args:ident) => {
-        $($module)::+::perform($call, $args).await
-    };
-    (session in_session, $($module:ident)::+, $call:ident, $args:ident) => {
-        $($module)::+::perform($call, $args).await
-    };
-    ($scope:ident $place:ident, $($module:ident)::+, $call:ident, $args:ident) => {{
-        let _ = ($call, $args);
-        Err(ActionError::internal(concat!(
-            stringify!($($module)::+),
-            " does not act ",
-            stringify!($place)
-        )))
-    }};
+/// A declared tool's module, by its scope in the list: `actions::` for a
+/// tab's tool, `session::` for the session's; `$rest` follows the path.
+macro_rules! at {
+    (tab $module:ident $($rest:tt)*) => { crate::actions::$module $($rest)* };
+    (session $module:ident $($rest:tt)*) => { crate::session::$module $($rest)* };
 }
 
-/// The list of tools. Each line names a tool's scope (`tab` or `session`,
-/// held to its declaration by the compiler), its `Action` variant and
-/// argument type, and the module that declares it: `TOOL` (its
-/// [`Declaration`]), `check` (what its schema cannot say) and `perform`
-/// (its handler, given a `TabCall` or a `SessionCall`). The `Action` enum,
-/// the registry, the checks and the dispatch are generated from it.
+/// What the registry takes from the list of tools (`crate::action`): each
+/// module's `TOOL` (its [`Declaration`]) and `check` (what its schema
+/// cannot say), each argument type's schema and parser.
 macro_rules! declare_tools {
-    ($( $scope:ident $variant:ident($args:ty) = $($module:ident)::+ ;)*) => {
-        /// One call of one tool, whatever transport it came from: the
-        /// variant is the tool, its value the tool's parsed arguments.
-        #[derive(Debug, Clone)]
-        pub enum Action {
-            $(
-                #[doc = concat!("The tool declared in `", stringify!($($module)::+), "`.")]
-                $variant($args),
-            )*
-        }
-
+    ([] $( $scope:ident $variant:ident($args:ty) = $module:ident ;)*) => {
         impl Action {
             /// The tool's name, as MCP and the WebSocket API call it.
             pub fn tool_name(&self) -> &'static str {
                 match self {
-                    $(Action::$variant(_) => $($module)::+::TOOL.name,)*
-                }
-            }
-
-            /// The arguments every tool takes.
-            pub fn common(&self) -> &Common {
-                match self {
-                    $(Action::$variant(a) => &a.common,)*
-                }
-            }
-
-            /// The arguments as the JSON a transport would send.
-            pub fn arguments(&self) -> Value {
-                match self {
-                    $(Action::$variant(a) => serde_json::to_value(a).expect("arguments serialize"),)*
+                    $(Action::$variant(_) => at!($scope $module ::TOOL.name),)*
                 }
             }
 
             /// The tool's own checks of its parsed arguments.
             fn check(&self) -> Result<(), ActionError> {
                 match self {
-                    $(Action::$variant(a) => $($module)::+::check(a),)*
-                }
-            }
-
-            /// Runs a tab-scoped tool in the call's tab.
-            pub(crate) async fn in_tab(&self, call: &TabCall<'_>) -> Result<ActionOutput, ActionError> {
-                match self {
-                    $(Action::$variant(args) => arm!($scope in_tab, $($module)::+, call, args),)*
-                }
-            }
-
-            /// Runs a session-scoped tool on the session's context.
-            pub(crate) async fn in_session(&self, call: &SessionCall<'_>) -> Result<ActionOutput, ActionError> {
-                match self {
-                    $(Action::$variant(args) => arm!($scope in_session, $($module)::+, call, args),)*
+                    $(Action::$variant(a) => at!($scope $module ::check(a)),)*
                 }
             }
         }
 
         static TOOLS: &[ToolSpec] = &[
             $(ToolSpec {
-                declaration: $($module)::+::TOOL,
+                declaration: at!($scope $module ::TOOL),
                 schema: schema_of::<$args>,
                 parse: |args| parse_as::<$args>(args, Action::$variant),
             },)*
@@ -142,48 +88,14 @@ macro_rules! declare_tools {
         // The list's scope and the declaration's agree.
         $(const _: () = assert!(
             matches!(
-                ($($module)::+::TOOL.scope, stringify!($scope).as_bytes()),
+                (at!($scope $module ::TOOL.scope), stringify!($scope).as_bytes()),
                 (Scope::Tab, b"tab") | (Scope::Session, b"session")
             ),
             concat!("the scope of ", stringify!($variant), " in the list differs from its declaration")
         );)*
     };
 }
-
-// The order is tools/list's.
-declare_tools! {
-    tab Navigate(NavigateArgs) = crate::actions::navigate;
-    tab Snapshot(SnapshotArgs) = crate::actions::snapshot;
-    tab Click(ClickArgs) = crate::actions::click;
-    tab Type(TypeArgs) = crate::actions::type_text;
-    tab Screenshot(ScreenshotArgs) = crate::actions::screenshot;
-    tab Wait(WaitArgs) = crate::actions::wait;
-    tab Evaluate(EvaluateArgs) = crate::actions::evaluate;
-    tab Hover(HoverArgs) = crate::actions::hover;
-    tab PressKey(PressKeyArgs) = crate::actions::press_key;
-    tab SelectOption(SelectOptionArgs) = crate::actions::select_option;
-    tab Extract(ExtractArgs) = crate::actions::extract;
-    session Tabs(TabsArgs) = crate::session::tabs;
-    tab Cdp(CdpArgs) = crate::actions::cdp;
-    tab Console(ConsoleArgs) = crate::actions::console;
-    tab Dialog(DialogArgs) = crate::actions::dialog;
-    tab FillForm(FillFormArgs) = crate::actions::fill_form;
-    tab Drag(DragArgs) = crate::actions::drag;
-    tab Upload(UploadArgs) = crate::actions::upload;
-    tab Scroll(ScrollArgs) = crate::actions::scroll;
-    session Handoff(HandoffArgs) = crate::session::handoff;
-    tab Network(NetworkArgs) = crate::actions::network;
-    session Storage(StorageArgs) = crate::session::storage;
-    tab Pdf(PdfArgs) = crate::actions::pdf;
-    tab Emulate(EmulateArgs) = crate::actions::emulate;
-}
-
-impl Action {
-    /// The call's own `timeout_ms`, if it gave one.
-    pub fn timeout_ms(&self) -> Option<u64> {
-        self.common().timeout_ms
-    }
-}
+crate::action::tool_list!(declare_tools);
 
 /// Every tool, in the order tools/list shows them.
 pub fn tools() -> &'static [ToolSpec] {
@@ -222,15 +134,7 @@ impl ToolSpec {
                 self.group.name()
             ));
         }
-        match self.name {
-            "browser_evaluate" if !config.tools.evaluate => {
-                Some("[tools] evaluate = false turns it off".into())
-            }
-            "browser_cdp" if config.tools.cdp == crate::config::CdpAccess::Off => {
-                Some("[tools] cdp = false turns it off".into())
-            }
-            _ => None,
-        }
+        self.switch.and_then(|switch| switch.why_off(&config.tools))
     }
 
     /// The argument schema as a compact JSON Schema object (no titles, no
@@ -438,6 +342,36 @@ mod tests {
         config.tools.cdp = crate::config::CdpAccess::Off;
         let cdp = find("browser_cdp").unwrap();
         assert!(cdp.why_off(&config).unwrap().contains("cdp = false"));
+    }
+
+    #[test]
+    fn the_tools_switches_are_declared_by_the_tools_they_turn_off() {
+        let switched: Vec<(&str, &str)> = TOOLS
+            .iter()
+            .filter_map(|t| t.switch.map(|s| (t.name, s.setting)))
+            .collect();
+        assert_eq!(
+            switched,
+            [("browser_evaluate", "evaluate"), ("browser_cdp", "cdp")]
+        );
+        let mut config = crate::Config::default();
+        config.tools.cdp = crate::config::CdpAccess::Fenced;
+        assert!(TOOLS.iter().all(|t| t.group != Group::Core || t.enabled(&config)));
+        config.tools.evaluate = false;
+        config.tools.cdp = crate::config::CdpAccess::Off;
+        for (name, why) in [
+            ("browser_evaluate", "[tools] evaluate = false turns it off"),
+            ("browser_cdp", "[tools] cdp = false turns it off"),
+        ] {
+            assert_eq!(find(name).unwrap().why_off(&config).as_deref(), Some(why));
+        }
+        // The group is said first: it is the setting to change first.
+        config.tools.caps = Vec::new();
+        assert!(find("browser_network")
+            .unwrap()
+            .why_off(&config)
+            .unwrap()
+            .contains("network group"));
     }
 
     use super::*;

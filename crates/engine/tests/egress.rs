@@ -8,7 +8,7 @@ mod common;
 
 use std::sync::{Arc, Mutex};
 
-use common::{call, engine_with, ok};
+use common::{blocked_soon, call, engine_with, ok, ok_in};
 use engine::config::Rule;
 use engine::{ActionOutput, Engine, ErrorCode};
 use serde_json::{json, Value};
@@ -18,14 +18,7 @@ use tokio::net::{TcpListener, TcpStream};
 
 /// An engine whose one rule denies the denied server's host (host-level).
 fn denying(denied: &DeniedServer) -> Engine {
-    let pattern = format!("http://{}/*", denied.host());
-    engine_with(move |c| {
-        c.policy.rules.push(Rule {
-            pattern,
-            action: "deny".into(),
-            origin: None,
-        })
-    })
+    common::denying(&format!("http://{}/*", denied.host()))
 }
 
 /// The connection refusals a result reports.
@@ -225,7 +218,7 @@ async fn a_blocked_click_or_location_opens_no_connection_to_the_denied_host() {
     let engine = denying(&denied);
     on_egress_page(&engine, &site, &denied).await;
     let out = ok(&engine, "browser_click", json!({"selector": "#out"})).await;
-    let blocked_click = refused_or_blocked_soon(&engine, &out).await;
+    let blocked_click = blocked_soon(&engine, &out).await;
     assert!(
         blocked_click.iter().any(|u| u.contains("/clicked")),
         "{blocked_click:?}"
@@ -236,30 +229,12 @@ async fn a_blocked_click_or_location_opens_no_connection_to_the_denied_host() {
         json!({"expression": "doors.assign()"}),
     )
     .await;
-    let blocked_assign = refused_or_blocked_soon(&engine, &out).await;
+    let blocked_assign = blocked_soon(&engine, &out).await;
     assert!(
         blocked_assign.iter().any(|u| u.contains("/assigned")),
         "{blocked_assign:?}"
     );
     denied.assert_untouched("a blocked click and location =");
-}
-
-/// Everything a result (or the next ones) reports blocked, by URL.
-async fn refused_or_blocked_soon(engine: &Engine, first: &ActionOutput) -> Vec<String> {
-    let urls = |out: &ActionOutput| -> Vec<String> {
-        out.data["blocked"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|b| b["url"].as_str().map(str::to_owned))
-            .collect()
-    };
-    let mut found = urls(first);
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    while found.is_empty() && std::time::Instant::now() < deadline {
-        found = urls(&ok(engine, "browser_evaluate", json!({"expression": "1"})).await);
-    }
-    found
 }
 
 /// Issue 20, "Bad input": a page retrying a refused host (twenty
@@ -305,25 +280,13 @@ async fn an_isolated_session_hears_its_own_refusals() {
     let denied = DeniedServer::start().await;
     let engine = denying(&denied);
     let (a, b) = (engine.new_session(), engine.new_session());
-    let cancel = tokio_util::sync::CancellationToken::new;
     let url = site.url(&format!("/egress.html?d={}", denied.host()));
     for session in [&a, &b] {
-        engine::dispatch::call(session, "browser_navigate", json!({"url": url}), cancel())
-            .await
-            .unwrap();
+        ok_in(session, "browser_navigate", json!({"url": url})).await;
     }
-    let out = engine::dispatch::call(
-        &a,
-        "browser_evaluate",
-        json!({"expression": "doors.websocket()"}),
-        cancel(),
-    )
-    .await
-    .unwrap();
+    let out = ok_in(&a, "browser_evaluate", json!({"expression": "doors.websocket()"})).await;
     assert_eq!(connections(&out).len(), 1, "{}", out.data);
-    let other = engine::dispatch::call(&b, "browser_evaluate", json!({"expression": "1"}), cancel())
-        .await
-        .unwrap();
+    let other = ok_in(&b, "browser_evaluate", json!({"expression": "1"})).await;
     assert!(connections(&other).is_empty(), "{}", other.data);
     denied.assert_untouched("an isolated session's WebSocket");
 }
@@ -546,19 +509,14 @@ async fn an_isolated_session_on_an_attached_browser_is_gated() {
         });
     });
     let session = engine.new_session();
-    let cancel = tokio_util::sync::CancellationToken::new;
     let url = site.url(&format!("/egress.html?d={}", denied.host()));
-    engine::dispatch::call(&session, "browser_navigate", json!({"url": url}), cancel())
-        .await
-        .unwrap();
-    let out = engine::dispatch::call(
+    ok_in(&session, "browser_navigate", json!({"url": url})).await;
+    let out = ok_in(
         &session,
         "browser_evaluate",
         json!({"expression": "doors.websocket()"}),
-        cancel(),
     )
-    .await
-    .unwrap();
+    .await;
     assert_eq!(connections(&out).len(), 1, "{}", out.data);
     denied.assert_untouched("a WebSocket in an isolated session on an attached browser");
     engine.shutdown().await;

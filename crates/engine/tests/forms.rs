@@ -571,13 +571,13 @@ async fn fill_form_types_a_secret_and_hands_back_its_placeholder() {
     });
     let session = engine.session();
     common::ok_in(
-        &session,
+        session,
         "browser_navigate",
         json!({"url": site.url("/forms.html")}),
     )
     .await;
     let out = common::ok_in(
-        &session,
+        session,
         "browser_fill_form",
         json!({"fields": [{"selector": "#name", "value": "{{secret:PW}}"}]}),
     )
@@ -585,7 +585,7 @@ async fn fill_form_types_a_secret_and_hands_back_its_placeholder() {
     assert_eq!(out.data["values"], json!(["{{secret:PW}}"]), "{}", out.text);
     assert!(!out.text.contains("pa55"), "{}", out.text);
     let typed = common::ok_in(
-        &session,
+        session,
         "browser_evaluate",
         json!({"expression": "document.getElementById('name').value.length"}),
     )

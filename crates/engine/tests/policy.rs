@@ -4,48 +4,15 @@
 
 mod common;
 
-use common::{call, engine_with, ok};
+use common::{blocked_soon, call, denying, engine_with, ok};
 use engine::config::Rule;
 use engine::{Engine, ErrorCode};
 use serde_json::json;
 use testkit::TestSite;
 
-/// An engine whose rules deny `pattern` (everything else allowed).
-fn denying(pattern: &str) -> Engine {
-    let pattern = pattern.to_owned();
-    engine_with(move |c| {
-        c.policy.rules.push(Rule {
-            pattern,
-            action: "deny".into(),
-            origin: None,
-        })
-    })
-}
-
 async fn href(engine: &Engine) -> String {
     let out = ok(engine, "browser_evaluate", json!({"expression": "location.href"})).await;
     out.data["value"].as_str().unwrap_or_default().to_owned()
-}
-
-/// The URL of each document the URL policy reported blocked, from the
-/// result of the call that caused it or of the calls after it (a
-/// navigation a click starts may be blocked just after the click returns).
-async fn blocked_soon(engine: &Engine, first: &engine::ActionOutput) -> Vec<String> {
-    let urls = |out: &engine::ActionOutput| -> Vec<String> {
-        out.data["blocked"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|b| b["url"].as_str().map(str::to_owned))
-            .collect()
-    };
-    let mut found = urls(first);
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    while found.is_empty() && std::time::Instant::now() < deadline {
-        let out = ok(engine, "browser_evaluate", json!({"expression": "1"})).await;
-        found = urls(&out);
-    }
-    found
 }
 
 /// Issue 9: a denied navigate must never reach the denied origin and must

@@ -347,7 +347,8 @@ async fn an_element_whose_only_content_is_text_is_one_line() {
     let starts = |line: &str| {
         text.lines().any(|l| {
             let l = l.trim_start();
-            l.starts_with(line.split("[ref=").next().unwrap()) && l.ends_with(line.split(']').last().unwrap())
+            l.starts_with(line.split("[ref=").next().unwrap())
+                && l.ends_with(line.split(']').next_back().unwrap())
         })
     };
     assert!(starts("listitem [ref=]: Report.pdf"), "{text}");

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{call, engine_with, ok};
+use common::{blocked_soon, call, engine_with, ok};
 use engine::config::Rule;
 use engine::{Engine, ErrorCode};
 use serde_json::json;
@@ -126,19 +126,7 @@ async fn a_path_denied_in_one_spelling_is_denied_in_every_spelling() {
 /// the request stage reported blocked, from that call's result or the
 /// next calls' (the navigation may be blocked just after it returns).
 async fn blocked_after(engine: &Engine, target: &str) -> Vec<String> {
-    let urls = |out: &engine::ActionOutput| -> Vec<String> {
-        out.data["blocked"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|b| b["url"].as_str().map(str::to_owned))
-            .collect()
-    };
     let set = format!("location.href = {}; 1", serde_json::to_string(target).unwrap());
-    let mut found = urls(&ok(engine, "browser_evaluate", json!({"expression": set})).await);
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    while found.is_empty() && std::time::Instant::now() < deadline {
-        found = urls(&ok(engine, "browser_evaluate", json!({"expression": "1"})).await);
-    }
-    found
+    let first = ok(engine, "browser_evaluate", json!({"expression": set})).await;
+    blocked_soon(engine, &first).await
 }

@@ -9,7 +9,6 @@ use std::time::{Duration, Instant};
 use cdp::launch::{self, BrowserProcess, LaunchOptions};
 use cdp::{Connection, Session};
 use serde_json::{json, Value};
-use testkit::http_mcp::http;
 
 use super::serve::Serve;
 
@@ -162,17 +161,7 @@ impl Drop for UserChrome {
 
 /// `GET /v1/extension/status`.
 pub async fn status(serve: &Serve) -> Value {
-    let bearer = format!("Bearer {}", serve.token);
-    let reply = http(
-        &serve.authority,
-        "GET",
-        "/v1/extension/status",
-        &[("Authorization", &bearer)],
-        "",
-    )
-    .await;
-    assert_eq!(reply.status, 200, "{}", reply.body);
-    serde_json::from_str(&reply.body).unwrap()
+    serde_json::from_str(&serve.get("/v1/extension/status").await).unwrap()
 }
 
 /// Waits (up to `limit`) until the status says the extension is connected.

@@ -69,3 +69,23 @@ pub fn browser_main_processes(dir: &Path) -> Vec<u32> {
 
 #[allow(unused_imports)] // not every test binary waits
 pub use testkit::processes::wait_until;
+
+/// Re-asks `condition` (a check that awaits: a request to the server)
+/// every 100 ms until it holds or `limit` passes; whether it held. For
+/// what no event tells a client (a session the server let go of).
+pub async fn eventually<F, Fut>(limit: std::time::Duration, mut condition: F) -> bool
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let deadline = tokio::time::Instant::now() + limit;
+    loop {
+        if condition().await {
+            return true;
+        }
+        if tokio::time::Instant::now() >= deadline {
+            return false;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+}

@@ -110,6 +110,33 @@ impl Serve {
         }
     }
 
+    /// `GET path` with the server's token: the body of its 200.
+    pub async fn get(&self, path: &str) -> String {
+        let bearer = format!("Bearer {}", self.token);
+        let reply = testkit::http_mcp::http(
+            &self.authority,
+            "GET",
+            path,
+            &[("Authorization", bearer.as_str())],
+            "",
+        )
+        .await;
+        assert_eq!(reply.status, 200, "GET {path}: {reply:?}");
+        reply.body
+    }
+
+    /// One sample of `/metrics`, its series written as the exposition
+    /// writes it (`cdpilot_sessions_open`, `name{label="…"}`); `None` when
+    /// the server shows none.
+    pub async fn metric(&self, series: &str) -> Option<f64> {
+        let prefix = format!("{series} ");
+        self.get("/metrics")
+            .await
+            .lines()
+            .find_map(|l| l.strip_prefix(prefix.as_str()))
+            .and_then(|v| v.trim().parse().ok())
+    }
+
     pub fn mcp_client(&self) -> testkit::McpHttpClient {
         testkit::McpHttpClient::new(&self.authority, &self.token)
     }
@@ -204,6 +231,15 @@ impl Ws {
         tokio::time::timeout(Duration::from_secs(60), read)
             .await
             .expect("no close within 60 s")
+    }
+
+    /// `browser_snapshot` as request `id`: the text of its result.
+    pub async fn snapshot(&mut self, id: &str) -> String {
+        let snap = self.call(id, "browser_snapshot", json!({})).await;
+        snap["result"]["text"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no snapshot: {snap}"))
+            .to_owned()
     }
 
     /// `hello` with `token`; returns the server's answer.

@@ -1,5 +1,5 @@
-//! Each tool's arguments (the `Action` enum over them is generated from
-//! the list of tools, `crate::tools`) and the output every action produces.
+//! Each tool's arguments, the list of tools with the `Action` enum over
+//! them (`list`), and the output every action produces.
 //!
 //! Argument structs derive their JSON schema; their doc comments are the
 //! descriptions a model reads, so they are written for a model and kept short
@@ -12,6 +12,7 @@
 
 mod forms;
 mod groups;
+mod list;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -22,6 +23,8 @@ pub use groups::{
     ColorScheme, CookieArg, EmulateArgs, Geolocation, NetworkAction, NetworkArgs, PdfArgs, SameSite,
     StorageAction, StorageArgs,
 };
+pub use list::Action;
+pub(crate) use list::{arm, dispatch, tool_list};
 
 /// Arguments every tool takes. Deliberately undocumented in the schema:
 /// the server's instructions explain them once instead of in every tool.

@@ -5,8 +5,9 @@
 use serde_json::{json, Value};
 
 use crate::action::CdpArgs;
+use crate::config::CdpAccess;
 use crate::tab::Tab;
-use crate::tool::{Declaration, DefaultBudget, Group, Scope, TabCall};
+use crate::tool::{Declaration, DefaultBudget, Group, Scope, Switch, TabCall};
 use crate::{ActionError, ActionOutput, Budget, ErrorCode};
 
 /// `browser_cdp`'s declaration (see `crate::tool`).
@@ -19,6 +20,10 @@ pub(crate) const TOOL: Declaration = Declaration {
     runs_during_dialog: true,
     budget: DefaultBudget::Action,
     changes_page: false,
+    switch: Some(Switch {
+        setting: "cdp",
+        on: |tools| tools.cdp != CdpAccess::Off,
+    }),
 };
 
 /// A method shaped `Domain.method` (what `[tools] cdp` lets through is

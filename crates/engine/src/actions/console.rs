@@ -18,6 +18,7 @@ pub(crate) const TOOL: Declaration = Declaration {
     runs_during_dialog: true,
     budget: DefaultBudget::Action,
     changes_page: false,
+    switch: None,
 };
 
 /// Nothing to check beyond the schema.

@@ -19,6 +19,7 @@ pub(crate) const TOOL: Declaration = Declaration {
     runs_during_dialog: true,
     budget: DefaultBudget::Action,
     changes_page: true,
+    switch: None,
 };
 
 /// Nothing to check beyond the schema.

@@ -73,7 +73,7 @@ impl DownloadWatch {
                     .run("waiting for the download to start", async {
                         // The page may have refused it after all (a handler
                         // that cancels, a blocked URL): the click stands.
-                        Ok(tokio::time::timeout(limit, wait).await.ok().transpose()?)
+                        tokio::time::timeout(limit, wait).await.ok().transpose()
                     })
                     .await?
             }

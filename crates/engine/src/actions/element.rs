@@ -607,18 +607,6 @@ fn quad_area(q: &[f64]) -> f64 {
     (area / 2.0).abs()
 }
 
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn quad_area_of_a_square_and_a_line() {
-        assert_eq!(
-            super::quad_area(&[0.0, 0.0, 10.0, 0.0, 10.0, 10.0, 0.0, 10.0]),
-            100.0
-        );
-        assert_eq!(super::quad_area(&[0.0, 0.0, 10.0, 0.0, 10.0, 0.0, 0.0, 0.0]), 0.0);
-    }
-}
-
 /// The origin of the document that owns the element `target` names (its
 /// frame's, from the frame records the browser's events keep; the top
 /// page's when it is in no iframe): where a secret typed into it goes.
@@ -642,4 +630,16 @@ pub(crate) async fn origin(
         // bound to.
         _ => "null".into(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn quad_area_of_a_square_and_a_line() {
+        assert_eq!(
+            super::quad_area(&[0.0, 0.0, 10.0, 0.0, 10.0, 10.0, 0.0, 10.0]),
+            100.0
+        );
+        assert_eq!(super::quad_area(&[0.0, 0.0, 10.0, 0.0, 10.0, 0.0, 0.0, 0.0]), 0.0);
+    }
 }

@@ -25,6 +25,7 @@ pub(crate) const TOOL: Declaration = Declaration {
     runs_during_dialog: false,
     budget: DefaultBudget::Action,
     changes_page: false,
+    switch: None,
 };
 
 /// Runs the tool in the call's tab.

@@ -25,7 +25,7 @@ use crate::actions::element;
 use crate::metrics::Metrics;
 use crate::tab::lanes::{Lane, Leased};
 use crate::tab::Tab;
-use crate::tool::{Declaration, DefaultBudget, Group, Scope, TabCall};
+use crate::tool::{Declaration, DefaultBudget, Group, Scope, Switch, TabCall};
 use crate::validate;
 use crate::{ActionError, ActionOutput, Budget, ErrorCode};
 
@@ -39,6 +39,10 @@ pub(crate) const TOOL: Declaration = Declaration {
     runs_during_dialog: false,
     budget: DefaultBudget::Evaluate,
     changes_page: false,
+    switch: Some(Switch {
+        setting: "evaluate",
+        on: |tools| tools.evaluate,
+    }),
 };
 
 /// An expression or a function; a ref only with a function, not with a

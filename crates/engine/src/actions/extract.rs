@@ -37,6 +37,7 @@ pub(crate) const TOOL: Declaration = Declaration {
     runs_during_dialog: false,
     budget: DefaultBudget::Action,
     changes_page: false,
+    switch: None,
 };
 
 /// A selector that is not empty; a page of 1 to 1,000,000 characters.

@@ -29,6 +29,7 @@ pub(crate) const TOOL: Declaration = Declaration {
     runs_during_dialog: false,
     budget: DefaultBudget::Action,
     changes_page: true,
+    switch: None,
 };
 
 /// At least one field, each naming one element.

@@ -1,7 +1,9 @@
 //! One file per tab-scoped tool: its declaration (`TOOL`), its checks and
 //! its handler (`perform`, given the call's tab and budget), listed in
-//! `crate::tools`; and the helpers they share (element resolution,
-//! geometry across frames, keys, trusted input, widgets).
+//! `crate::action`'s list of tools; the dispatch of a tab's tool to its
+//! handler ([`Action::in_tab`], generated from that list); and the helpers
+//! they share (element resolution, geometry across frames, keys, trusted
+//! input, widgets).
 
 pub mod annotate;
 pub mod cdp;
@@ -33,3 +35,9 @@ pub mod snapshot;
 pub mod type_text;
 pub mod upload;
 pub mod wait;
+
+use crate::action::{dispatch, tool_list};
+use crate::tool::TabCall;
+
+// `Action::in_tab`: a tab tool's dispatch to its `perform`.
+tool_list!(dispatch tab in_tab TabCall);

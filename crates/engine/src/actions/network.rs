@@ -23,6 +23,7 @@ pub(crate) const TOOL: Declaration = Declaration {
     runs_during_dialog: true,
     budget: DefaultBudget::Action,
     changes_page: false,
+    switch: None,
 };
 
 /// Runs the tool in the call's tab.

@@ -22,6 +22,7 @@ pub(crate) const TOOL: Declaration = Declaration {
     runs_during_dialog: false,
     budget: DefaultBudget::Action,
     changes_page: false,
+    switch: None,
 };
 
 /// A path that is not empty (where it may go is judged as it is written).

@@ -25,6 +25,7 @@ pub(crate) const TOOL: Declaration = Declaration {
     runs_during_dialog: false,
     budget: DefaultBudget::Action,
     changes_page: false,
+    switch: None,
 };
 
 /// A ref of the right shape, not with full_page; quality for JPEG only.

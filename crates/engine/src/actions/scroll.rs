@@ -23,6 +23,7 @@ pub(crate) const TOOL: Declaration = Declaration {
     runs_during_dialog: false,
     budget: DefaultBudget::Action,
     changes_page: true,
+    switch: None,
 };
 
 /// An element to bring into view, or a direction (an amount only with one).

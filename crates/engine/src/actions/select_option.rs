@@ -22,6 +22,7 @@ pub(crate) const TOOL: Declaration = Declaration {
     runs_during_dialog: false,
     budget: DefaultBudget::Action,
     changes_page: true,
+    switch: None,
 };
 
 /// Values for one element, or a text (in an element, or the page).

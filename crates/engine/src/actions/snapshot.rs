@@ -16,6 +16,7 @@ pub(crate) const TOOL: Declaration = Declaration {
     runs_during_dialog: true,
     budget: DefaultBudget::Action,
     changes_page: false,
+    switch: None,
 };
 
 /// A selector that is not empty, a cap of at least 1, and the view's own

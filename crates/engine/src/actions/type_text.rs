@@ -22,6 +22,7 @@ pub(crate) const TOOL: Declaration = Declaration {
     runs_during_dialog: false,
     budget: DefaultBudget::Action,
     changes_page: true,
+    switch: None,
 };
 
 /// One element.

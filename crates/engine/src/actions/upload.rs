@@ -28,6 +28,7 @@ pub(crate) const TOOL: Declaration = Declaration {
     runs_during_dialog: false,
     budget: DefaultBudget::Action,
     changes_page: true,
+    switch: None,
 };
 
 /// One element, and at least one path, none empty.

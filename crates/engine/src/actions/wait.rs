@@ -24,6 +24,7 @@ pub(crate) const TOOL: Declaration = Declaration {
     runs_during_dialog: false,
     budget: DefaultBudget::Wait,
     changes_page: false,
+    switch: None,
 };
 
 /// Exactly one condition, none of them empty.

@@ -13,12 +13,12 @@ use cdp::protocol::target::{DetachedFromTarget, TargetDestroyed};
 use serde_json::json;
 
 use super::{Context, Session, SessionCall};
+use crate::action::Action;
 use crate::action::{HandoffArgs, WaitArgs};
 use crate::events::SessionEvent;
 use crate::handoff::{Answer, Offer, Offered};
 use crate::tab::Tab;
 use crate::tool::{Declaration, DefaultBudget, Group, Scope};
-use crate::tools::Action;
 use crate::{actions, validate, ActionError, ActionOutput, Budget, ErrorCode};
 
 /// `browser_handoff`'s declaration (see `crate::tool`).
@@ -31,6 +31,7 @@ pub(crate) const TOOL: Declaration = Declaration {
     runs_during_dialog: false,
     budget: DefaultBudget::Handoff,
     changes_page: true,
+    switch: None,
 };
 
 /// A reason; at most one `until` condition, not empty.
@@ -78,7 +79,12 @@ impl Session {
 
     /// `tab_in_handoff` for a tool that acts on a tab a person holds;
     /// reading tools (snapshot, screenshot, wait) go on.
-    pub(super) fn refuse_in_handoff(&self, tab: &Tab, action: &Action) -> Result<(), ActionError> {
+    pub(super) fn refuse_in_handoff(
+        &self,
+        tab: &Tab,
+        action: &Action,
+        tool: &str,
+    ) -> Result<(), ActionError> {
         let reads = matches!(
             action,
             Action::Snapshot(_) | Action::Screenshot(_) | Action::Wait(_)
@@ -89,8 +95,7 @@ impl Session {
         Err(ActionError::new(
             ErrorCode::TabInHandoff,
             format!(
-                "a person holds this tab (browser_handoff); {} would act on it",
-                action.tool_name()
+                "a person holds this tab (browser_handoff); {tool} would act on it"
             ),
             "Wait for browser_handoff to return; browser_snapshot, browser_screenshot and browser_wait still read the tab.",
         ))

@@ -8,7 +8,6 @@
 //! browser is shared (`Browsers`); nothing here holds a lock across an
 //! await.
 
-mod call;
 mod context;
 mod downloads;
 pub(crate) mod handoff;
@@ -24,6 +23,7 @@ use std::sync::{Arc, Mutex};
 
 use tracing::Instrument;
 
+use crate::action::{dispatch, tool_list, Action};
 use crate::actions;
 use crate::audit::Audit;
 use crate::browser::fleet::Placement;
@@ -37,12 +37,10 @@ use crate::policy::{Consent, Decision, Verdict};
 use crate::secrets::Secrets;
 use crate::single_flight::SingleFlight;
 use crate::tab::{DialogPolicy, Tab};
-use crate::tool::{Scope, TabCall};
-use crate::tools::{self, Action, ToolSpec};
+use crate::tool::{Declaration, Scope, TabCall};
 use crate::{ActionError, ActionOutput, Budget};
 
 use crate::events::{EndReason, Events, Lifecycle, SessionEvent};
-pub use call::ToolCall;
 pub use context::Context;
 pub use watch::{Overview, TabView};
 
@@ -205,28 +203,13 @@ impl Session {
         &self.consent
     }
 
-    /// `invalid_argument` for a tool this session's configuration turns
-    /// off, naming the setting that would turn it on.
-    pub(crate) fn refuse_if_off(&self, spec: &tools::ToolSpec) -> Result<(), ActionError> {
-        match spec.why_off(&self.config) {
-            None => Ok(()),
-            Some(why) => Err(ActionError::invalid(
-                format!(
-                    "{} is turned off in this server's configuration: {why}",
-                    spec.name
-                ),
-                tools::use_one_of(&self.config),
-            )),
-        }
-    }
-
     /// Runs one parsed call of `spec` to completion, failure, timeout or
     /// cancellation, as one tracing span; records it in the metrics and
     /// notes for the audit what it saw (the tab's URL before and after, the
     /// policy's verdicts). Reached only through [`Session::call`].
     pub(crate) async fn perform(
         &self,
-        spec: &ToolSpec,
+        spec: &Declaration,
         action: &Action,
         budget: &Budget,
         notes: &mut Notes,
@@ -291,7 +274,7 @@ impl Session {
 
     async fn run(
         &self,
-        spec: &ToolSpec,
+        spec: &Declaration,
         action: &Action,
         budget: &Budget,
         notes: &mut Notes,
@@ -476,12 +459,12 @@ impl Session {
     /// page, and reports every dialog that opened during it.
     async fn supervised(
         &self,
-        spec: &ToolSpec,
+        spec: &Declaration,
         tab: &Tab,
         action: &Action,
         budget: &Budget,
     ) -> Result<ActionOutput, ActionError> {
-        self.refuse_in_handoff(tab, action)?;
+        self.refuse_in_handoff(tab, action, spec.name)?;
         if !spec.runs_during_dialog {
             if let Some(dialog) = tab.dialogs().blocking() {
                 // Leaving the page is the way out of a dialog nobody can answer.
@@ -582,6 +565,9 @@ pub(crate) struct Notes {
     /// stage blocked, what the egress gate refused.
     pub verdicts: Vec<Verdict>,
 }
+
+// `Action::in_session`: a session tool's dispatch to its `perform`.
+tool_list!(dispatch session in_session SessionCall);
 
 /// What a session-scoped handler runs with: the session's context (its
 /// tabs, its cookies), its consent, its configuration, and the call's

@@ -10,12 +10,12 @@
 
 use serde_json::Value;
 
+use crate::action::Action;
 use crate::action::TabsAction;
 use crate::policy::consent::OnceGrant;
 use crate::policy::gate::Blocked;
 use crate::policy::{Answer, Consent, Decision, Policy, Verdict};
 use crate::tab::Tab;
-use crate::tools::Action;
 use crate::{ActionError, ActionOutput, Budget, ErrorCode};
 
 /// Where an action sends the browser, if it says: a navigate's or a new

@@ -12,10 +12,10 @@
 
 use serde_json::{json, Value};
 
+use crate::action::Action;
 use crate::egress::{Blocked, Refusal};
 use crate::policy::connection::canonical_host;
 use crate::policy::{Decision, Verdict};
-use crate::tools::Action;
 use crate::{ActionError, ActionOutput, ErrorCode};
 
 /// The call's result with the gate's `refusals` in it; the refusals are

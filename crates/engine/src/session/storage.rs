@@ -22,6 +22,7 @@ pub(crate) const TOOL: Declaration = Declaration {
     runs_during_dialog: true,
     budget: DefaultBudget::Action,
     changes_page: false,
+    switch: None,
 };
 
 /// Runs the tool on the session's context.

@@ -24,6 +24,7 @@ pub(crate) const TOOL: Declaration = Declaration {
     runs_during_dialog: true,
     budget: DefaultBudget::Action,
     changes_page: true,
+    switch: None,
 };
 
 /// A url only for new, and not empty.

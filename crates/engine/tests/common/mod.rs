@@ -98,3 +98,37 @@ pub async fn ok_in(session: &engine::Session, tool: &str, args: Value) -> Action
         .await
         .unwrap_or_else(|e| panic!("{tool} {args} failed: {e}"))
 }
+
+/// An engine whose one rule denies `pattern` (everything else allowed).
+pub fn denying(pattern: &str) -> Engine {
+    let pattern = pattern.to_owned();
+    engine_with(move |c| {
+        c.policy.rules.push(engine::config::Rule {
+            pattern,
+            action: "deny".into(),
+            origin: None,
+        })
+    })
+}
+
+/// The URL of each request the policy or the egress gate reported
+/// blocked, from the result of the call that caused it or of the calls
+/// after it (a navigation a click starts may be blocked just after the
+/// click returns), for up to 10 s.
+pub async fn blocked_soon(engine: &Engine, first: &ActionOutput) -> Vec<String> {
+    let urls = |out: &ActionOutput| -> Vec<String> {
+        out.data["blocked"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|b| b["url"].as_str().map(str::to_owned))
+            .collect()
+    };
+    let mut found = urls(first);
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while found.is_empty() && std::time::Instant::now() < deadline {
+        let out = ok(engine, "browser_evaluate", serde_json::json!({"expression": "1"})).await;
+        found = urls(&out);
+    }
+    found
+}

@@ -146,18 +146,20 @@ pub fn snapshot(state: &ServeState) -> Value {
     }))
 }
 
-fn parse_body(body: &Bytes) -> Result<Value, Response> {
+/// The body as a JSON object, or the 400 to answer (boxed: a `Response`
+/// is large).
+fn parse_body(body: &Bytes) -> Result<Value, Box<Response>> {
     serde_json::from_slice::<Value>(body)
         .ok()
         .filter(Value::is_object)
-        .ok_or_else(|| bad_request("send a JSON object"))
+        .ok_or_else(|| Box::new(bad_request("send a JSON object")))
 }
 
 /// `POST /v1/dashboard/stop`: `{session}` or `{all: true}`.
 async fn stop(State(state): State<Arc<ServeState>>, body: Bytes) -> Response {
     let body = match parse_body(&body) {
         Ok(body) => body,
-        Err(refused) => return refused,
+        Err(refused) => return *refused,
     };
     if body["all"].as_bool() == Some(true) {
         let stopped = state.sessions.stop_all();
@@ -182,7 +184,7 @@ async fn stop(State(state): State<Arc<ServeState>>, body: Bytes) -> Response {
 async fn dialog(State(state): State<Arc<ServeState>>, body: Bytes) -> Response {
     let body = match parse_body(&body) {
         Ok(body) => body,
-        Err(refused) => return refused,
+        Err(refused) => return *refused,
     };
     let Some(lease) = body["session"].as_str().and_then(|id| state.sessions.get(id)) else {
         return bad_request("session: the id of an open session");
@@ -216,7 +218,7 @@ async fn dialog(State(state): State<Arc<ServeState>>, body: Bytes) -> Response {
 async fn decide(State(state): State<Arc<ServeState>>, body: Bytes) -> Response {
     let body = match parse_body(&body) {
         Ok(body) => body,
-        Err(refused) => return refused,
+        Err(refused) => return *refused,
     };
     let (Some(id), Some(allow)) = (body["id"].as_str(), body["allow"].as_str()) else {
         return bad_request("send {\"id\": \"ask1\", \"allow\": \"once\" | \"always\" | \"deny\"}");

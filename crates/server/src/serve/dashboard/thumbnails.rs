@@ -132,7 +132,7 @@ impl Thumbnails {
 
     pub(super) fn cost(&self) -> Value {
         let taken = self.taken.load(Ordering::Relaxed);
-        let per = |total: u64| if taken == 0 { 0 } else { total / taken };
+        let per = |total: u64| total.checked_div(taken).unwrap_or(0);
         json!({
             "taken": taken,
             "avg_ms": per(self.micros.load(Ordering::Relaxed)) as f64 / 1000.0,

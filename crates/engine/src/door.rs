@@ -5,15 +5,20 @@
 //! perform it → redact every secret from what leaves → write its one audit
 //! record, whatever the outcome.
 //!
+//! Above both the registry (`tools`) and the session: the session
+//! performs a parsed call of a declared tool and knows nothing of the
+//! registry; this door finds the tool and parses the call for it.
+//!
 //! Owns nothing: the audit trail and the secrets are the engine's, the
 //! call's notes are the call's.
 
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::{Notes, Session};
+use crate::action::Action;
 use crate::audit::{self, Record};
-use crate::tools::{self, Action};
+use crate::session::{Notes, Session};
+use crate::tools::{self, ToolSpec};
 use crate::{ActionError, ActionOutput};
 
 /// One call of one tool: its name, its arguments as JSON, and the token
@@ -125,11 +130,25 @@ impl Session {
                 ),
             ));
         };
-        let action = self
-            .refuse_if_off(spec)
+        let action = refuse_if_off(spec, config)
             .and_then(|()| spec.parse(arguments))
             .map_err(|error| refused(spec.name, error))?;
         let budget = spec.budget(config, &action, cancel);
         self.perform(spec, &action, &budget, notes).await
+    }
+}
+
+/// `invalid_argument` for a tool the configuration turns off, naming the
+/// setting that would turn it on.
+fn refuse_if_off(spec: &ToolSpec, config: &crate::Config) -> Result<(), ActionError> {
+    match spec.why_off(config) {
+        None => Ok(()),
+        Some(why) => Err(ActionError::invalid(
+            format!(
+                "{} is turned off in this server's configuration: {why}",
+                spec.name
+            ),
+            tools::use_one_of(config),
+        )),
     }
 }

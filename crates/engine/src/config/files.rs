@@ -1,0 +1,74 @@
+//! Where things come from and go: `[audit]`, `[output]` (how results are
+//! written), `[files]` (uploads' roots, outputs' directory).
+
+use std::path::PathBuf;
+
+use serde::Deserialize;
+
+/// `[audit]`: the audit log.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct AuditConfig {
+    /// File the audit log is appended to; empty: none.
+    pub file: String,
+}
+
+/// `[output]`: how results are written.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct OutputConfig {
+    /// Page text in results enclosed in nonce markers (contract v3, "Page
+    /// content is untrusted"; `content.rs`).
+    #[serde(deserialize_with = "content_markers")]
+    pub content_markers: bool,
+}
+
+/// `output.content_markers`: a boolean, or an error that names the key
+/// (the TOML reader's own message does not).
+fn content_markers<'de, D: serde::Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
+    match toml::Value::deserialize(d)? {
+        toml::Value::Boolean(on) => Ok(on),
+        other => Err(serde::de::Error::custom(format!(
+            "output.content_markers = {}: allowed is true or false",
+            serde_json::to_string(&other).unwrap_or_default()
+        ))),
+    }
+}
+
+impl Default for OutputConfig {
+    fn default() -> Self {
+        OutputConfig {
+            content_markers: true,
+        }
+    }
+}
+
+/// `[files]`: the file system an agent's actions may touch.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct FilesConfig {
+    /// Directories `browser_upload` may read from; empty: none (uploads
+    /// are refused).
+    pub upload_roots: Vec<String>,
+    /// Where downloads, PDFs and saved screenshots go; empty:
+    /// `./cdpilot-output`.
+    pub output_dir: String,
+}
+
+impl FilesConfig {
+    /// The directory outputs are written to (not created here).
+    pub fn output_dir(&self) -> PathBuf {
+        if self.output_dir.is_empty() {
+            PathBuf::from("cdpilot-output")
+        } else {
+            PathBuf::from(&self.output_dir)
+        }
+    }
+
+    /// The directories uploads may be read from, as written (relative
+    /// ones against the working directory); empty: uploads are refused
+    /// (a server started in `$HOME` must not hand out `~/.ssh`).
+    pub fn upload_roots(&self) -> Vec<PathBuf> {
+        self.upload_roots.iter().map(PathBuf::from).collect()
+    }
+}

@@ -1,0 +1,87 @@
+//! Budgets and lifetimes: `[limits]`, `[session]`, `[serve]` (the HTTP and
+//! WebSocket server), `[handoff]`.
+
+use serde::Deserialize;
+
+/// `[limits]`: default budgets and caps.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Limits {
+    /// Budget of a call that gives no `timeout_ms`.
+    pub timeout_ms: u64,
+    /// Budget of a `browser_evaluate` that gives none.
+    pub evaluate_timeout_ms: u64,
+    /// Budget of a `browser_wait` that gives none.
+    pub wait_timeout_ms: u64,
+    /// Elements a snapshot lists at most, by default.
+    pub snapshot_max_elements: u32,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            timeout_ms: 25_000,
+            evaluate_timeout_ms: 10_000,
+            wait_timeout_ms: 30_000,
+            snapshot_max_elements: 2000,
+        }
+    }
+}
+
+/// `[session]`: session lifetimes.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SessionConfig {
+    /// A session with no call for this long is ended; 0: never.
+    pub idle_timeout_s: u64,
+}
+
+impl Default for SessionConfig {
+    fn default() -> Self {
+        SessionConfig { idle_timeout_s: 900 }
+    }
+}
+
+/// `cdpilot serve`: where it listens and who may use it.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ServeConfig {
+    /// `host:port`; a non-loopback address needs a token.
+    pub listen: String,
+    /// Bearer token for every endpoint; empty: generated at start.
+    pub token: String,
+    /// Sessions open at once (MCP sessions plus WebSocket sessions).
+    pub max_sessions: usize,
+    /// Origin headers accepted besides the server's own (DNS-rebinding guard).
+    pub allowed_origins: Vec<String>,
+}
+
+impl Default for ServeConfig {
+    fn default() -> Self {
+        ServeConfig {
+            listen: "127.0.0.1:8931".into(),
+            token: String::new(),
+            max_sessions: 16,
+            allowed_origins: Vec::new(),
+        }
+    }
+}
+
+/// `[handoff]`: handing a tab to a person (`browser_handoff`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct HandoffConfig {
+    /// An obstacle on navigate starts a hand-off by itself.
+    pub auto: bool,
+    /// A hand-off's default budget, in seconds (its `timeout_ms` overrides).
+    pub timeout_s: u64,
+}
+
+impl Default for HandoffConfig {
+    fn default() -> Self {
+        HandoffConfig {
+            auto: false,
+            timeout_s: 600,
+        }
+    }
+}

@@ -1,0 +1,117 @@
+//! `[policy]`: URL schemes and rules; `[tools]`: which tools are offered
+//! and how much `browser_cdp` may do.
+
+use serde::Deserialize;
+
+/// `[policy]`: where the browser may go.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PolicyConfig {
+    /// `allow`, `ask` or `deny`: the decision when no rule matches.
+    pub default: String,
+    /// URL schemes actions may open (default http and https).
+    pub schemes: Vec<String>,
+    /// `[[policy.rules]]`, as written.
+    pub rules: Vec<Rule>,
+    /// Judge sub-resources (scripts, images, XHR…) at the request stage
+    /// too, not only documents.
+    pub resources: bool,
+    /// The egress gate refuses loopback, private, link-local and cloud
+    /// metadata addresses after resolving a name.
+    pub block_private_networks: bool,
+}
+
+impl Default for PolicyConfig {
+    fn default() -> Self {
+        PolicyConfig {
+            default: "allow".into(),
+            schemes: vec!["http".into(), "https".into()],
+            rules: Vec::new(),
+            resources: false,
+            block_private_networks: false,
+        }
+    }
+}
+
+/// One `[[policy.rules]]` entry.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Rule {
+    /// A URL pattern (urlpattern syntax).
+    pub pattern: String,
+    /// `allow`, `ask` or `deny`.
+    pub action: String,
+    /// Where a rule not from the file came from (`--deny`), for messages;
+    /// `None`: `policy.rules[i]`.
+    #[serde(skip)]
+    pub origin: Option<String>,
+}
+
+/// `[tools]`: which tools are offered.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ToolsConfig {
+    /// Offer `browser_evaluate` (default true).
+    pub evaluate: bool,
+    /// `browser_cdp`: off (default), fenced to methods that stay inside
+    /// the caller's tab (`true`), or `"unrestricted"` (a single-user stdio
+    /// server only; `cdpilot serve` refuses it at start).
+    pub cdp: CdpAccess,
+    /// Tool groups beyond `core` (`network`, `storage`, `pdf`,
+    /// `emulation`, `all`).
+    pub caps: Vec<String>,
+}
+
+impl Default for ToolsConfig {
+    fn default() -> Self {
+        ToolsConfig {
+            evaluate: true,
+            cdp: CdpAccess::Off,
+            caps: Vec::new(),
+        }
+    }
+}
+
+/// How much `browser_cdp` may do (`[tools] cdp`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CdpAccess {
+    /// `false`: the tool is not offered.
+    #[default]
+    Off,
+    /// `true`: only methods that cannot reach outside the caller's tab
+    /// (`crate::policy::cdp_fence`).
+    Fenced,
+    /// `"unrestricted"`: every method, for a single-user stdio server.
+    Unrestricted,
+}
+
+impl CdpAccess {
+    /// `false`, `true`, `"unrestricted"` (the configuration's words).
+    pub fn parse(word: &str) -> Option<CdpAccess> {
+        match word.trim() {
+            "false" => Some(CdpAccess::Off),
+            "true" => Some(CdpAccess::Fenced),
+            "unrestricted" => Some(CdpAccess::Unrestricted),
+            _ => None,
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for CdpAccess {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Word {
+            Bool(bool),
+            Text(String),
+        }
+        match Word::deserialize(d)? {
+            Word::Bool(false) => Ok(CdpAccess::Off),
+            Word::Bool(true) => Ok(CdpAccess::Fenced),
+            Word::Text(t) if t == "unrestricted" => Ok(CdpAccess::Unrestricted),
+            Word::Text(t) => Err(serde::de::Error::custom(format!(
+                "tools.cdp = \"{t}\": allowed is false, true (fenced to the caller's tab) or \"unrestricted\" (stdio only)"
+            ))),
+        }
+    }
+}
