@@ -161,7 +161,7 @@ async fn a_dedicated_workers_fetch_to_a_denied_host_is_reported_and_never_arrive
     // no-cors fetch sees as an opaque response ("status 0").
     let ended = out.data["value"].as_str().unwrap_or_default();
     assert!(ended == "failed" || ended == "status 0", "{}", out.text);
-    let blocked = refused_or_blocked_soon(&engine, &out).await;
+    let blocked = blocked_soon(&engine, &out).await;
     assert!(
         blocked.iter().any(|u| u.contains(&denied.host())),
         "the dedicated worker's fetch is not reported: {blocked:?}\n{}",

@@ -37,8 +37,9 @@ pub struct BrowserConfig {
     /// behind a gateway: `Authorization`).
     pub grid_headers: std::collections::BTreeMap<String, String>,
     /// Where sessions run: `launch` (a Chromium cdpilot launches, or
-    /// `cdp_url`) or `extension` (the user's own Chrome, paired with
-    /// cdpilot's extension; `cdpilot serve` only).
+    /// `cdp_url`), `extension` (the user's own Chrome, paired with
+    /// cdpilot's extension) or `auto_connect` (the user's running Chrome,
+    /// found through its `DevToolsActivePort`).
     pub source: String,
     /// The memory ceiling of one tab's page, in MiB: the V8 heap limit of
     /// each renderer of a browser cdpilot launches
