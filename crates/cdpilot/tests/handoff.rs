@@ -30,6 +30,8 @@ impl Person {
         let mut config = Config::default();
         config.browser.executable = testkit::chromium::executable().display().to_string();
         config.tools.cdp = engine::config::CdpAccess::Fenced;
+        // browser_emulate: the person resizes their window.
+        config.tools.caps = vec!["emulation".into()];
         Person {
             engine: Arc::new(Engine::new(config)),
         }
@@ -408,6 +410,49 @@ async fn until_give_up_url_rules_timeouts_closed_tabs_and_bad_input() {
             }
         }
     }
+    // Resizes: a size that is no positive number is dropped; an absurd one
+    // is clamped (the frames then report the largest viewport).
+    {
+        use futures_util::{SinkExt, StreamExt};
+        for bad in [json!({"width": -5, "height": 400}), json!({"width": 0, "height": 0})] {
+            let resize = json!({"type": "resize", "width": bad["width"], "height": bad["height"]});
+            socket
+                .send(tokio_tungstenite::tungstenite::Message::text(resize.to_string()))
+                .await
+                .unwrap();
+            loop {
+                let message = socket.next().await.expect("an answer").unwrap();
+                let data: Value = serde_json::from_str(message.to_text().unwrap()).unwrap();
+                if data.get("frame").is_none() {
+                    assert_eq!(data, json!({"dropped": true}), "{bad}");
+                    break;
+                }
+            }
+        }
+        let huge = json!({"type": "resize", "width": 1e12, "height": 99999});
+        socket
+            .send(tokio_tungstenite::tungstenite::Message::text(huge.to_string()))
+            .await
+            .unwrap();
+        loop {
+            let message = tokio::time::timeout(Duration::from_secs(20), socket.next())
+                .await
+                .expect("a frame at the largest viewport within 20 s")
+                .expect("a frame")
+                .unwrap();
+            let data: Value = serde_json::from_str(message.to_text().unwrap()).unwrap();
+            assert!(data.get("error").is_none() && data.get("dropped").is_none(), "{data}");
+            if data.get("frame").is_some() && data["width"].as_f64() == Some(3840.0) {
+                assert_eq!(data["height"].as_f64(), Some(2160.0), "{data}");
+                break;
+            }
+        }
+        let back = json!({"type": "resize", "width": width, "height": height});
+        socket
+            .send(tokio_tungstenite::tungstenite::Message::text(back.to_string()))
+            .await
+            .unwrap();
+    }
     let bad = tokio_tungstenite::connect_async(format!("ws://{}{path}/live?t=wrong", serve.authority)).await;
     assert!(bad.is_err(), "a wrong token opens no live view");
     let person = Person::new();
@@ -562,4 +607,99 @@ async fn with_handoff_auto_an_obstacle_on_navigate_starts_one() {
             .contains("A hand-off started by itself ended"),
         "{navigated}"
     );
+}
+
+/// The viewport the agent's page reports, and the sizes its `resize`
+/// events saw since `record_resizes`.
+async fn viewport(agent: &mut Agent, id: &str) -> (Value, Value) {
+    let seen = agent
+        .ok(
+            id,
+            "browser_evaluate",
+            json!({"expression": "[[innerWidth, innerHeight], window.sizes || []]"}),
+        )
+        .await;
+    (seen["value"][0].clone(), seen["value"][1].clone())
+}
+
+/// The person resizes the hand-off page's window to `width`×`height` and
+/// waits until a frame of the tab at the stage's new size is shown; returns
+/// that size.
+async fn resize_to(person: &Person, width: u32, height: u32) -> (f64, f64) {
+    person
+        .ok("browser_emulate", json!({"width": width, "height": height}))
+        .await;
+    let size = person
+        .value(
+            "new Promise((done) => { const stage = document.getElementById('stage'); \
+             const check = () => (cdpilotHandoff.width === stage.clientWidth && cdpilotHandoff.height === stage.clientHeight) \
+             ? done([stage.clientWidth, stage.clientHeight]) : requestAnimationFrame(check); check(); })",
+        )
+        .await;
+    (size[0].as_f64().unwrap(), size[1].as_f64().unwrap())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resizing_the_handoff_page_resizes_the_tab_until_the_end() {
+    let site = TestSite::start().await;
+    let serve = Serve::start("", &["--caps", "emulation"]).await;
+    let mut agent = Agent::open(&serve).await;
+    agent
+        .ok("1", "browser_navigate", json!({"url": site.url("/handoff.html")}))
+        .await;
+    let record = "window.sizes = []; addEventListener('resize', () => sizes.push([innerWidth, innerHeight])); 0";
+    agent
+        .ok("2", "browser_evaluate", json!({"expression": record}))
+        .await;
+    let (before, _) = viewport(&mut agent, "3").await;
+    let person = Person::new();
+
+    // No emulation of the agent's: the window's own viewport comes back.
+    let handoff = agent.hand_off("h1", json!({"reason": "Resize me"})).await;
+    let link = handoff["url"].as_str().unwrap().to_owned();
+    person.open(&link).await;
+    let (width, height) = resize_to(&person, 900, 640).await;
+    assert!(width < 900.0 && height < 640.0, "the stage is inside the window: {width}×{height}");
+    // The person's clicks still land: the live view maps onto the new viewport.
+    let robot = person
+        .value("[document.querySelector('[data-cdpilot=live]').getBoundingClientRect().width, cdpilotHandoff.width]")
+        .await;
+    assert_eq!(robot[1].as_f64().unwrap(), width, "{robot}");
+    person.ok("browser_click", json!({"selector": "#done"})).await;
+    let done = agent.response("h1").await;
+    assert_eq!(done["result"]["by"], "person", "{done}");
+    let (after, sizes) = viewport(&mut agent, "4").await;
+    assert!(
+        sizes
+            .as_array()
+            .unwrap()
+            .contains(&json!([width as u64, height as u64])),
+        "the agent's page took the person's size {width}×{height}: {sizes}"
+    );
+    assert_eq!(after, before, "the agent's viewport is back after Done: {sizes}");
+
+    // The agent's own emulated viewport comes back too.
+    agent
+        .ok("5", "browser_emulate", json!({"width": 800, "height": 600}))
+        .await;
+    agent
+        .ok("6", "browser_evaluate", json!({"expression": "sizes.length = 0"}))
+        .await;
+    person.ok("browser_emulate", json!({"width": 1280, "height": 720})).await;
+    let handoff = agent.hand_off("h2", json!({"reason": "Resize me again"})).await;
+    let link = handoff["url"].as_str().unwrap().to_owned();
+    person.open(&link).await;
+    let (width, height) = resize_to(&person, 1000, 700).await;
+    person.ok("browser_click", json!({"selector": "#done"})).await;
+    agent.response("h2").await;
+    let (after, sizes) = viewport(&mut agent, "7").await;
+    assert!(
+        sizes
+            .as_array()
+            .unwrap()
+            .contains(&json!([width as u64, height as u64])),
+        "{width}×{height}: {sizes}"
+    );
+    assert_eq!(after, json!([800, 600]), "browser_emulate's viewport is back: {sizes}");
+    person.engine.shutdown().await;
 }

@@ -9,7 +9,7 @@
 
 use std::time::Duration;
 
-use cdp::protocol::input;
+use cdp::protocol::{emulation, input};
 use serde::Deserialize;
 use serde_json::{json, Value};
 use std::sync::Arc;
@@ -22,6 +22,12 @@ use crate::{ActionError, Budget};
 
 /// Frames waiting for a slow viewer; older ones are dropped.
 const FRAMES_KEPT: usize = 2;
+
+/// The smallest viewport a resize sets (width, height in CSS pixels).
+pub const VIEWPORT_MIN: (u32, u32) = (200, 150);
+
+/// The largest viewport a resize sets.
+pub const VIEWPORT_MAX: (u32, u32) = (3840, 2160);
 
 /// How long one input event may take to reach the tab.
 const INPUT_BUDGET: Duration = Duration::from_secs(5);
@@ -85,6 +91,16 @@ pub enum Input {
         /// Modifier bits.
         #[serde(default)]
         modifiers: u32,
+    },
+    /// The person's view of the tab was resized: the tab's viewport takes
+    /// that size in CSS pixels (clamped to [`VIEWPORT_MIN`]..[`VIEWPORT_MAX`];
+    /// a size that is not a positive number is dropped) until the
+    /// hand-off ends, when the agent's viewport comes back.
+    Resize {
+        /// The live view's width.
+        width: f64,
+        /// The live view's height.
+        height: f64,
     },
     /// Text pasted (inserted at the caret).
     Paste {
@@ -266,6 +282,7 @@ impl Handoff {
                 };
                 budget.cdp("forwarding the person's key", session, event).await?;
             }
+            Input::Resize { width, height } => return self.resize(width, height, &budget).await,
             Input::Paste { text } => {
                 self.audited("person: key");
                 budget
@@ -294,6 +311,72 @@ impl Handoff {
             }
         }
         Ok(true)
+    }
+
+    /// Sets the tab's viewport to the person's view (`Input::Resize`):
+    /// `Ok(false)` for a size that is no positive number, or once the
+    /// hand-off ended.
+    async fn resize(&self, width: f64, height: f64, budget: &Budget) -> Result<bool, ActionError> {
+        if !(width.is_finite() && height.is_finite() && width >= 1.0 && height >= 1.0) {
+            return Ok(false);
+        }
+        let clamp = |v: f64, min: u32, max: u32| (v.round() as u32).clamp(min, max);
+        let (width, height) = (
+            clamp(width, VIEWPORT_MIN.0, VIEWPORT_MAX.0),
+            clamp(height, VIEWPORT_MIN.1, VIEWPORT_MAX.1),
+        );
+        let mut resized = self.resized.lock().await;
+        if self.ended.is_cancelled() {
+            return Ok(false);
+        }
+        // The agent's own scale and mobile mode stay (0: the window's own).
+        let (_, _, scale, mobile) = self
+            .tab
+            .state(|s| s.emulated().metrics())
+            .unwrap_or((0, 0, 0.0, false));
+        // Marked before it is sent: a resize cut short by the end may
+        // still reach Chrome, and is then undone all the same.
+        *resized = true;
+        let set = emulation::SetDeviceMetricsOverride {
+            width,
+            height,
+            device_scale_factor: scale,
+            mobile,
+        };
+        budget
+            .cdp("resizing the tab to the person's view", &self.tab.session, set)
+            .await?;
+        Ok(true)
+    }
+
+    /// Gives the tab the agent's viewport back if the person resized it:
+    /// what `browser_emulate` set, or the window's own. Runs when the
+    /// hand-off ends (after `ended` fired: no resize follows it).
+    pub(crate) async fn restore_viewport(&self) {
+        let mut resized = self.resized.lock().await;
+        if !std::mem::take(&mut *resized) {
+            return;
+        }
+        let budget = Budget::with_timeout(INPUT_BUDGET);
+        let session = &self.tab.session;
+        let restored = match self.tab.state(|s| s.emulated().metrics()) {
+            Some((width, height, device_scale_factor, mobile)) => {
+                let set = emulation::SetDeviceMetricsOverride {
+                    width,
+                    height,
+                    device_scale_factor,
+                    mobile,
+                };
+                budget.cdp("restoring the agent's viewport", session, set).await
+            }
+            None => {
+                let clear = emulation::ClearDeviceMetricsOverride {};
+                budget.cdp("restoring the agent's viewport", session, clear).await
+            }
+        };
+        if let Err(e) = restored {
+            tracing::debug!("after the hand-off {}: {}", self.id, e.message);
+        }
     }
 
     /// Whether `(x, y)` lies in the tab's viewport as the last frame showed it.

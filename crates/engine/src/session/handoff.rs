@@ -184,7 +184,7 @@ impl Session {
             Err(e) if e.code == ErrorCode::HandoffDeclined => "declined",
             Err(_) => "timeout",
         };
-        drop(opened);
+        opened.end().await;
         self.events().emit(SessionEvent::HandoffEnded {
             tab: name,
             id: id.clone(),
