@@ -414,7 +414,10 @@ async fn until_give_up_url_rules_timeouts_closed_tabs_and_bad_input() {
     // is clamped (the frames then report the largest viewport).
     {
         use futures_util::{SinkExt, StreamExt};
-        for bad in [json!({"width": -5, "height": 400}), json!({"width": 0, "height": 0})] {
+        for bad in [
+            json!({"width": -5, "height": 400}),
+            json!({"width": 0, "height": 0}),
+        ] {
             let resize = json!({"type": "resize", "width": bad["width"], "height": bad["height"]});
             socket
                 .send(tokio_tungstenite::tungstenite::Message::text(resize.to_string()))
@@ -441,7 +444,10 @@ async fn until_give_up_url_rules_timeouts_closed_tabs_and_bad_input() {
                 .expect("a frame")
                 .unwrap();
             let data: Value = serde_json::from_str(message.to_text().unwrap()).unwrap();
-            assert!(data.get("error").is_none() && data.get("dropped").is_none(), "{data}");
+            assert!(
+                data.get("error").is_none() && data.get("dropped").is_none(),
+                "{data}"
+            );
             if data.get("frame").is_some() && data["width"].as_f64() == Some(3840.0) {
                 assert_eq!(data["height"].as_f64(), Some(2160.0), "{data}");
                 break;
@@ -647,7 +653,8 @@ async fn resizing_the_handoff_page_resizes_the_tab_until_the_end() {
     agent
         .ok("1", "browser_navigate", json!({"url": site.url("/handoff.html")}))
         .await;
-    let record = "window.sizes = []; addEventListener('resize', () => sizes.push([innerWidth, innerHeight])); 0";
+    let record =
+        "window.sizes = []; addEventListener('resize', () => sizes.push([innerWidth, innerHeight])); 0";
     agent
         .ok("2", "browser_evaluate", json!({"expression": record}))
         .await;
@@ -659,7 +666,10 @@ async fn resizing_the_handoff_page_resizes_the_tab_until_the_end() {
     let link = handoff["url"].as_str().unwrap().to_owned();
     person.open(&link).await;
     let (width, height) = resize_to(&person, 900, 640).await;
-    assert!(width < 900.0 && height < 640.0, "the stage is inside the window: {width}×{height}");
+    assert!(
+        width < 900.0 && height < 640.0,
+        "the stage is inside the window: {width}×{height}"
+    );
     // The person's clicks still land: the live view maps onto the new viewport.
     let robot = person
         .value("[document.querySelector('[data-cdpilot=live]').getBoundingClientRect().width, cdpilotHandoff.width]")
@@ -685,7 +695,9 @@ async fn resizing_the_handoff_page_resizes_the_tab_until_the_end() {
     agent
         .ok("6", "browser_evaluate", json!({"expression": "sizes.length = 0"}))
         .await;
-    person.ok("browser_emulate", json!({"width": 1280, "height": 720})).await;
+    person
+        .ok("browser_emulate", json!({"width": 1280, "height": 720}))
+        .await;
     let handoff = agent.hand_off("h2", json!({"reason": "Resize me again"})).await;
     let link = handoff["url"].as_str().unwrap().to_owned();
     person.open(&link).await;
@@ -700,6 +712,10 @@ async fn resizing_the_handoff_page_resizes_the_tab_until_the_end() {
             .contains(&json!([width as u64, height as u64])),
         "{width}×{height}: {sizes}"
     );
-    assert_eq!(after, json!([800, 600]), "browser_emulate's viewport is back: {sizes}");
+    assert_eq!(
+        after,
+        json!([800, 600]),
+        "browser_emulate's viewport is back: {sizes}"
+    );
     person.engine.shutdown().await;
 }
