@@ -105,6 +105,8 @@ impl Person {
 /// The agent: a WebSocket session of `cdpilot serve`.
 struct Agent {
     ws: Ws,
+    /// The session's id.
+    session: String,
     /// Events read while waiting for a response.
     heard: Vec<Value>,
 }
@@ -112,9 +114,10 @@ struct Agent {
 impl Agent {
     async fn open(serve: &Serve) -> Agent {
         let mut ws = serve.ws().await;
-        ws.open(&serve.token).await;
+        let session = ws.open(&serve.token).await;
         Agent {
             ws,
+            session,
             heard: Vec::new(),
         }
     }
@@ -718,4 +721,122 @@ async fn resizing_the_handoff_page_resizes_the_tab_until_the_end() {
         "browser_emulate's viewport is back: {sizes}"
     );
     person.engine.shutdown().await;
+}
+
+type Socket = tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+
+/// The hand-off page's live socket for `link`.
+async fn live_socket(link: &str, authority: &str) -> Socket {
+    let (path, token) = split(link, authority);
+    let live = format!("ws://{authority}{path}/live?t={token}");
+    tokio_tungstenite::connect_async(live.as_str()).await.unwrap().0
+}
+
+/// The dashboard's live view of `session`'s tab t1.
+async fn dashboard_socket(serve: &Serve, session: &str) -> Socket {
+    use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+    let url = format!(
+        "ws://{}/v1/dashboard/screencast?session={session}&tab=t1",
+        serve.authority
+    );
+    let mut request = url.into_client_request().unwrap();
+    let bearer = format!("Bearer {}", serve.token).parse().unwrap();
+    request.headers_mut().insert("authorization", bearer);
+    tokio_tungstenite::connect_async(request).await.unwrap().0
+}
+
+/// The next text message of `socket` that `is_frame` accepts, within 20 s
+/// (`None`: none came).
+async fn next_frame(socket: &mut Socket, is_frame: impl Fn(&str) -> bool) -> Option<String> {
+    use futures_util::StreamExt;
+    let read = async {
+        while let Some(Ok(message)) = socket.next().await {
+            if let tokio_tungstenite::tungstenite::Message::Text(text) = message {
+                assert!(!text.starts_with("error:"), "{text}");
+                if is_frame(text.as_str()) {
+                    return Some(text.as_str().to_owned());
+                }
+            }
+        }
+        None
+    };
+    tokio::time::timeout(Duration::from_secs(20), read)
+        .await
+        .ok()
+        .flatten()
+}
+
+fn a_handoff_frame(text: &str) -> bool {
+    text.starts_with("{\"frame\"")
+}
+
+/// Closes `socket` and waits for the server's side of the close.
+async fn leave(mut socket: Socket) {
+    use futures_util::StreamExt;
+    socket.close(None).await.unwrap();
+    while let Some(Ok(_)) = socket.next().await {}
+}
+
+/// A trusted click at viewport point `at` sent through a hand-off page's socket.
+async fn click_through(socket: &mut Socket, (x, y): (f64, f64)) {
+    use futures_util::SinkExt;
+    for action in ["move", "down", "up"] {
+        let event = json!({"type": "mouse", "action": action, "x": x, "y": y, "button": "left", "clicks": 1});
+        socket
+            .send(tokio_tungstenite::tungstenite::Message::text(event.to_string()))
+            .await
+            .unwrap();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_dashboard_and_the_handoff_page_share_the_tabs_screencast() {
+    let site = TestSite::start().await;
+    let serve = Serve::start("", &[]).await;
+    let mut agent = Agent::open(&serve).await;
+    agent
+        .ok("1", "browser_navigate", json!({"url": site.url("/handoff.html")}))
+        .await;
+    let robot = centre(&mut agent, "2", "#robot").await;
+    let handoff = agent.hand_off("h", json!({"reason": "Share"})).await;
+    let link = handoff["url"].as_str().unwrap().to_owned();
+    let mut page = live_socket(&link, &serve.authority).await;
+    next_frame(&mut page, a_handoff_frame)
+        .await
+        .expect("the hand-off page's first frame");
+
+    // A dashboard viewer joins the same screencast (the latest frame at
+    // once) and leaves: the hand-off page's frames go on.
+    let session = agent.session.clone();
+    let mut dashboard = dashboard_socket(&serve, &session).await;
+    next_frame(&mut dashboard, |_| true)
+        .await
+        .expect("the dashboard's first frame");
+    leave(dashboard).await;
+    click_through(&mut page, robot).await;
+    next_frame(&mut page, a_handoff_frame)
+        .await
+        .expect("a frame of the click after the dashboard viewer left");
+
+    // The hand-off ends: a dashboard viewer's frames go on.
+    let mut dashboard = dashboard_socket(&serve, &session).await;
+    next_frame(&mut dashboard, |_| true)
+        .await
+        .expect("the dashboard's first frame");
+    {
+        use futures_util::SinkExt;
+        let give_up = json!({"type": "give_up"}).to_string();
+        page.send(tokio_tungstenite::tungstenite::Message::text(give_up))
+            .await
+            .unwrap();
+    }
+    let declined = agent.response("h").await;
+    assert_eq!(declined["error"]["code"], "handoff_declined", "{declined}");
+    leave(page).await;
+    agent
+        .ok("3", "browser_click", json!({"selector": "#robot"}))
+        .await;
+    next_frame(&mut dashboard, |_| true)
+        .await
+        .expect("a frame of the agent's click after the hand-off page left");
 }

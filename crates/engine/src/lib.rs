@@ -101,4 +101,7 @@ pub use config::Config;
 pub use engine::Engine;
 pub use error::{ActionError, ErrorCode, Failure};
 pub use session::{Session, ToolCall};
+/// A tab's shared screencast, as its viewers (the dashboard, a hand-off
+/// page) read it.
+pub use tab::screencast;
 pub use tools::Action;

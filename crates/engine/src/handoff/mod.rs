@@ -92,16 +92,9 @@ pub struct Handoff {
     answer: Mutex<Option<oneshot::Sender<Answer>>>,
     /// Fires when the hand-off ends: the page's socket closes.
     ended: CancellationToken,
-    /// The tab's viewport in CSS pixels, from the latest screencast frame:
-    /// input outside it is dropped.
-    viewport: Mutex<(f64, f64)>,
     /// The tab's gate mark when the hand-off began: what it refused since
     /// is shown on the page.
     mark: u64,
-    /// The shared screencast's frames, once someone watches (`person.rs`).
-    cast: std::sync::OnceLock<tokio::sync::broadcast::Sender<person::Frame>>,
-    /// The latest frame, for a viewer who joins.
-    last: Mutex<Option<person::Frame>>,
     /// Whether the person's resizes changed the tab's viewport (undone
     /// when the hand-off ends); the lock orders a resize and that undoing.
     resized: tokio::sync::Mutex<bool>,
@@ -195,10 +188,7 @@ impl Handoffs {
             audit,
             answer: Mutex::new(Some(answer)),
             ended: CancellationToken::new(),
-            viewport: Mutex::new((0.0, 0.0)),
             mark,
-            cast: std::sync::OnceLock::new(),
-            last: Mutex::new(None),
             resized: tokio::sync::Mutex::new(false),
         });
         open.insert(handoff.id.clone(), handoff.clone());

@@ -1,6 +1,7 @@
 //! What the person does on a hand-off page: their mouse, wheel, keys and
-//! pastes reach the handed tab (and only it) as trusted CDP input; Back,
-//! Done and Give up; what the page shows (the live frames, the tab's URL,
+//! pastes reach the handed tab (and only it) as trusted CDP input; a resize
+//! of their view sets the tab's viewport (given back when the hand-off
+//! ends); Back, Done and Give up; what the page shows (the live frames, the tab's URL,
 //! what the URL rules refused while they drove).
 //!
 //! Every click and key is audited (`person: click`, `person: key`) with no
@@ -12,16 +13,11 @@ use std::time::Duration;
 use cdp::protocol::{emulation, input};
 use serde::Deserialize;
 use serde_json::{json, Value};
-use std::sync::Arc;
-
-use tokio::sync::{broadcast, mpsc};
 
 use super::{Answer, Handoff};
 use crate::audit::{self, Record};
+use crate::tab::screencast::Viewer;
 use crate::{ActionError, Budget};
-
-/// Frames waiting for a slow viewer; older ones are dropped.
-const FRAMES_KEPT: usize = 2;
 
 /// The smallest viewport a resize sets (width, height in CSS pixels).
 pub const VIEWPORT_MIN: (u32, u32) = (200, 150);
@@ -115,17 +111,6 @@ pub enum Input {
     GiveUp,
 }
 
-/// One frame for the page: the JPEG (base64) and the viewport it shows.
-#[derive(Debug, Clone)]
-pub struct Frame {
-    /// JPEG, base64.
-    pub data: String,
-    /// The viewport's width in CSS pixels.
-    pub width: f64,
-    /// The viewport's height in CSS pixels.
-    pub height: f64,
-}
-
 impl Handoff {
     /// What the page shows besides the frames: the reason, the tab's URL,
     /// the top-level documents the URL rules refused since it began.
@@ -142,42 +127,12 @@ impl Handoff {
         json!({"id": self.id, "reason": self.reason, "url": url, "refused": refused})
     }
 
-    /// The tab's frames: a receiver of the next ones, and the latest one
-    /// (Chrome sends a frame only when the page repaints, so a page that
-    /// joins late sees it at once). The screencast starts with the first
-    /// viewer and runs until the hand-off ends; every viewer shares it
-    /// (Chrome keeps one screencast per tab session).
-    pub fn frames(self: &Arc<Self>) -> (broadcast::Receiver<Frame>, Option<Frame>) {
-        let sender = self.cast.get_or_init(|| {
-            let (sender, _) = broadcast::channel(FRAMES_KEPT);
-            let (handoff, to_viewers) = (self.clone(), sender.clone());
-            tokio::spawn(async move {
-                let (into, mut out) = mpsc::channel::<Frame>(FRAMES_KEPT);
-                let casting =
-                    crate::tab::screencast::cast(&handoff.tab, into, handoff.ended.clone(), |frame| {
-                        let (width, height) = (frame.metadata.device_width, frame.metadata.device_height);
-                        *handoff.viewport.lock().unwrap() = (width, height);
-                        Frame {
-                            data: frame.data,
-                            width,
-                            height,
-                        }
-                    });
-                let forward = async {
-                    while let Some(frame) = out.recv().await {
-                        *handoff.last.lock().unwrap() = Some(frame.clone());
-                        let _ = to_viewers.send(frame);
-                    }
-                };
-                let (cast, ()) = tokio::join!(casting, forward);
-                if let Err(why) = cast {
-                    tracing::debug!("the hand-off's screencast: {why}");
-                }
-            });
-            sender
-        });
-        let frames = sender.subscribe();
-        (frames, self.last.lock().unwrap().clone())
+    /// Joins the tab's screencast (shared with every other viewer of the
+    /// tab: other hand-off pages, the dashboard's live view). While one of
+    /// the page's sockets holds it, input is checked against the viewport
+    /// its frames show.
+    pub fn watch(&self) -> Viewer {
+        self.tab.watch()
     }
 
     /// Applies one event of the person's: input reaches the tab as trusted
@@ -381,7 +336,7 @@ impl Handoff {
 
     /// Whether `(x, y)` lies in the tab's viewport as the last frame showed it.
     fn inside(&self, x: f64, y: f64) -> bool {
-        let (width, height) = *self.viewport.lock().unwrap();
+        let (width, height) = self.tab.cast_viewport();
         x.is_finite() && y.is_finite() && x >= 0.0 && y >= 0.0 && x < width && y < height
     }
 

@@ -29,7 +29,7 @@ mod navigation;
 mod probe;
 mod pump;
 pub mod refs;
-pub(crate) mod screencast;
+pub mod screencast;
 mod state;
 mod worlds;
 
@@ -49,6 +49,8 @@ pub struct Tab {
     gate: Arc<Gate>,
     /// The event reader; aborted when the tab is dropped.
     pump: tokio::task::JoinHandle<()>,
+    /// The tab's one screencast, shared by its viewers.
+    screencast: screencast::Screencast,
 }
 
 impl Drop for Tab {
@@ -162,6 +164,7 @@ impl Tab {
             state,
             gate,
             pump,
+            screencast: Default::default(),
         };
 
         if tab.state(|s| s.dialogs.is_blocked()) {
@@ -193,6 +196,18 @@ impl Tab {
     /// The tab's dialog book (a handle; see `crate::dialogs`).
     pub fn dialogs(&self) -> crate::dialogs::DialogBook {
         self.state(|s| s.dialogs.clone())
+    }
+
+    /// Joins the tab's screencast (started by its first viewer, stopped
+    /// when the last one leaves).
+    pub fn watch(&self) -> screencast::Viewer {
+        self.screencast.watch(&self.session)
+    }
+
+    /// The tab's viewport in CSS pixels as its screencast's latest frame
+    /// showed it; (0, 0) before one.
+    pub fn cast_viewport(&self) -> (f64, f64) {
+        self.screencast.viewport()
     }
 
     /// The tab's request-stage judge (the URL policy, what it blocked).
