@@ -328,6 +328,15 @@ async fn a_person_solves_the_captcha_through_the_handoff_page() {
         "a typed value in the audit: {}",
         state.body
     );
+
+    // The link's token went to the client (the `handoff` event) and nowhere
+    // else: not in the server's log (it says a person is needed, without
+    // the token), the result, or the dashboard's state.
+    let log = serve.log.lock().unwrap().join("\n");
+    assert!(log.contains("a person is needed (Solve the captcha)"), "{log}");
+    assert!(!log.contains(&token), "the link's token in the log: {log}");
+    assert!(!done.to_string().contains(&token), "{done}");
+    assert!(!state.body.contains(&token), "{}", state.body);
     person.engine.shutdown().await;
 }
 
@@ -489,6 +498,7 @@ async fn until_give_up_url_rules_timeouts_closed_tabs_and_bad_input() {
         .await;
     let late = agent.response("t").await;
     assert_eq!(late["error"]["code"], "timeout", "{late}");
+    assert_eq!(agent.event("handoff_ended").await["by"], "timeout");
 
     // The tab closes mid-way: tab_not_found.
     agent
@@ -509,6 +519,14 @@ async fn until_give_up_url_rules_timeouts_closed_tabs_and_bad_input() {
     let closing = agent.response("3").await;
     assert!(closing.get("error").is_none(), "{closing}");
     assert_eq!(closed["error"]["code"], "tab_not_found", "{closed}");
+    assert_eq!(agent.event("handoff_ended").await["by"], "tab_closed");
+
+    // The client cancels the call: canceled, in the event too.
+    agent.hand_off("k", json!({"reason": "Cancel me"})).await;
+    agent.ws.send(json!({"type": "cancel", "id": "k"})).await;
+    let canceled = agent.response("k").await;
+    assert_eq!(canceled["error"]["code"], "canceled", "{canceled}");
+    assert_eq!(agent.event("handoff_ended").await["by"], "canceled");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
