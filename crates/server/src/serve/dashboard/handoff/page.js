@@ -29,6 +29,7 @@
     if (data.error) { status.textContent = `Not sent: ${data.error}`; return; }
     if (data.dropped) { status.textContent = 'Outside the page: not sent.'; return; }
     if (data.frame) {
+      state.lastMessageAt = performance.now();
       // The box maps onto the viewport once the image is shown (decoding
       // is asynchronous): the size is taken then.
       shown = { width: data.width, height: data.height };
