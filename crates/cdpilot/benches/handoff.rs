@@ -32,7 +32,8 @@ struct Person {
 
 impl Person {
     async fn ok(&self, tool: &str, arguments: Value) -> engine::ActionOutput {
-        match engine::dispatch::call(self.engine.session(), tool, arguments.clone(), Default::default()).await {
+        match engine::dispatch::call(self.engine.session(), tool, arguments.clone(), Default::default()).await
+        {
             Ok(output) => output,
             Err(e) => panic!("the person's {tool} {arguments} failed: {}", e.message),
         }
@@ -87,7 +88,11 @@ async fn run() {
     let mut agent = serve.ws().await;
     agent.open(&serve.token).await;
     let opened = agent
-        .call("1", "browser_navigate", json!({"url": site.url("/handoff-latency.html")}))
+        .call(
+            "1",
+            "browser_navigate",
+            json!({"url": site.url("/handoff-latency.html")}),
+        )
         .await;
     assert!(opened.get("error").is_none(), "{opened}");
     let centre = agent
@@ -170,10 +175,11 @@ async fn run() {
         shown[shown.len() / 2],
         load()
     );
-    let clicks = agent
-        .call("3", "browser_snapshot", json!({}))
-        .await;
+    let clicks = agent.call("3", "browser_snapshot", json!({})).await;
     let text = clicks.to_string();
-    assert!(text.contains(&format!("Clicks: {rounds}")), "every click landed: {text}");
+    assert!(
+        text.contains(&format!("Clicks: {rounds}")),
+        "every click landed: {text}"
+    );
     person.engine.shutdown().await;
 }

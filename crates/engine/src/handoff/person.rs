@@ -185,9 +185,14 @@ impl Handoff {
                     click_count: clicks.max(u32::from(kind != "mouseMoved")),
                     modifiers,
                 };
-                budget
-                    .cdp("forwarding the person's mouse", session, event)
-                    .await?;
+                let step = "forwarding the person's mouse";
+                if kind == "mouseMoved" {
+                    // Not waited for: the press behind it is not held up by
+                    // its round trip (Chrome takes them in order).
+                    session.post(event).map_err(|e| budget.map_cdp(step, e))?;
+                } else {
+                    budget.cdp(step, session, event).await?;
+                }
             }
             Input::Wheel { x, y, dx, dy } => {
                 if !self.inside(x, y) {
