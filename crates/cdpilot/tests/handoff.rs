@@ -265,8 +265,8 @@ async fn a_person_solves_the_captcha_through_the_handoff_page() {
         person.ok("browser_press_key", json!({"key": key})).await;
     }
     if let Ok(path) = std::env::var("CDPILOT_HANDOFF_PNG") {
-        // Until the checkbox shows checked in the live view.
-        tokio::time::sleep(Duration::from_millis(500)).await;
+        // Until the last key shows in the live view.
+        tokio::time::sleep(Duration::from_millis(2000)).await;
         let shot = person.ok("browser_screenshot", json!({})).await;
         use base64::Engine as _;
         let png = base64::engine::general_purpose::STANDARD
@@ -680,6 +680,7 @@ async fn resizing_the_handoff_page_resizes_the_tab_until_the_end() {
         .ok("2", "browser_evaluate", json!({"expression": record}))
         .await;
     let (before, _) = viewport(&mut agent, "3").await;
+    let robot = centre(&mut agent, "3a", "#robot").await;
     let person = Person::new();
 
     // No emulation of the agent's: the window's own viewport comes back.
@@ -691,14 +692,20 @@ async fn resizing_the_handoff_page_resizes_the_tab_until_the_end() {
         width < 900.0 && height < 640.0,
         "the stage is inside the window: {width}×{height}"
     );
-    // The person's clicks still land: the live view maps onto the new viewport.
-    let robot = person
-        .value("[document.querySelector('[data-cdpilot=live]').getBoundingClientRect().width, cdpilotHandoff.width]")
-        .await;
-    assert_eq!(robot[1].as_f64().unwrap(), width, "{robot}");
+    // The person's clicks still land: the live view maps onto the new
+    // viewport (the checkbox keeps its place: the page is left-aligned).
+    person.click_at(person.on_page(robot).await).await;
     person.ok("browser_click", json!({"selector": "#done"})).await;
     let done = agent.response("h1").await;
     assert_eq!(done["result"]["by"], "person", "{done}");
+    let seen = agent
+        .ok("4a", "browser_evaluate", json!({"expression": "seen.clicks"}))
+        .await;
+    assert_eq!(
+        seen["value"],
+        json!([true]),
+        "the click after the resize landed: {seen}"
+    );
     let (after, sizes) = viewport(&mut agent, "4").await;
     assert!(
         sizes
