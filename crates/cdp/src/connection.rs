@@ -229,6 +229,29 @@ impl Connection {
         rx
     }
 
+    /// Sends one command without waiting for its answer (the reply, when
+    /// it comes, finds no one waiting and is dropped). Commands of one
+    /// session reach Chrome in the order they were sent, awaited or not.
+    pub(crate) fn post_raw(&self, session_id: &str, method: &str, params: Value) -> Result<(), CdpError> {
+        if self.inner.pending.lock().unwrap().closed {
+            return Err(CdpError::Disconnected);
+        }
+        if !session_id.is_empty() && !self.inner.sessions.lock().unwrap().contains_key(session_id) {
+            return Err(CdpError::TargetClosed {
+                session_id: session_id.to_owned(),
+            });
+        }
+        let id = self.inner.next_id.fetch_add(1, Ordering::Relaxed);
+        let mut message = serde_json::json!({ "id": id, "method": method, "params": params });
+        if !session_id.is_empty() {
+            message["sessionId"] = Value::String(session_id.to_owned());
+        }
+        self.inner
+            .outgoing
+            .send(message.to_string())
+            .map_err(|_| CdpError::Disconnected)
+    }
+
     /// Sends one command and waits for its raw result until `deadline`
     /// (the caller's: the wire has no default).
     pub(crate) async fn call_raw(

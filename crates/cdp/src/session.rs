@@ -64,6 +64,17 @@ impl Session {
         })
     }
 
+    /// Sends a typed command without waiting for its answer: for input a
+    /// later event supersedes (a mouse move), so the next one is not held
+    /// up by its round trip. Fails only when it cannot be sent.
+    pub fn post<C: Command>(&self, command: C) -> Result<(), CdpError> {
+        let params = serde_json::to_value(&command).map_err(|e| CdpError::Decode {
+            method: C::METHOD.to_owned(),
+            detail: e.to_string(),
+        })?;
+        self.conn.post_raw(&self.id, C::METHOD, params)
+    }
+
     /// Events of this session only. Subscribe before the command whose
     /// events you are waiting for.
     pub fn events(&self) -> EventStream {

@@ -405,5 +405,17 @@ async fn handoff_prints_the_persons_link_and_waits() {
     assert!(stderr.contains("/handoff/h1#"), "{stderr}");
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(stdout.contains("The until condition holds"), "{stdout}");
+    // The link's token is on the CLI's stderr (for the person) and nowhere
+    // else: not in the result, not in the background server's log.
+    let token = stderr
+        .split("/handoff/h1#")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .expect("the link's token");
+    assert!(token.len() >= 32, "{stderr}");
+    assert!(!stdout.contains(token), "the token in the result: {stdout}");
+    let log = std::fs::read_to_string(cli.runtime_dir().join("serve.log")).unwrap();
+    assert!(log.contains("a person is needed (Let me in)"), "{log}");
+    assert!(!log.contains(token), "the token in serve.log: {log}");
     cli.ok(&["stop", "--all"]).await;
 }

@@ -104,3 +104,6 @@ pub use door::ToolCall;
 pub use engine::Engine;
 pub use error::{ActionError, ErrorCode, Failure};
 pub use session::Session;
+/// A tab's shared screencast, as its viewers (the dashboard, a hand-off
+/// page) read it.
+pub use tab::screencast;

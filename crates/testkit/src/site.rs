@@ -30,6 +30,10 @@ const PAGES: &[(&str, &str)] = &[
     ("article.html", include_str!("../site/article.html")),
     ("captcha.html", include_str!("../site/captcha.html")),
     ("handoff.html", include_str!("../site/handoff.html")),
+    (
+        "handoff-latency.html",
+        include_str!("../site/handoff-latency.html"),
+    ),
     ("login.html", include_str!("../site/login.html")),
     ("leave.html", include_str!("../site/leave.html")),
     ("visibility.html", include_str!("../site/visibility.html")),

@@ -15,6 +15,11 @@ pub struct SetDeviceMetricsOverride {
 }
 command!(SetDeviceMetricsOverride => "Emulation.setDeviceMetricsOverride", Empty);
 
+/// Back to the window's own viewport.
+#[derive(Debug, Default, Serialize)]
+pub struct ClearDeviceMetricsOverride {}
+command!(ClearDeviceMetricsOverride => "Emulation.clearDeviceMetricsOverride", Empty);
+
 /// One CSS media feature (`prefers-color-scheme: dark`).
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct MediaFeature {

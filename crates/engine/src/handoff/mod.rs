@@ -92,16 +92,12 @@ pub struct Handoff {
     answer: Mutex<Option<oneshot::Sender<Answer>>>,
     /// Fires when the hand-off ends: the page's socket closes.
     ended: CancellationToken,
-    /// The tab's viewport in CSS pixels, from the latest screencast frame:
-    /// input outside it is dropped.
-    viewport: Mutex<(f64, f64)>,
     /// The tab's gate mark when the hand-off began: what it refused since
     /// is shown on the page.
     mark: u64,
-    /// The shared screencast's frames, once someone watches (`person.rs`).
-    cast: std::sync::OnceLock<tokio::sync::broadcast::Sender<person::Frame>>,
-    /// The latest frame, for a viewer who joins.
-    last: Mutex<Option<person::Frame>>,
+    /// Whether the person's resizes changed the tab's viewport (undone
+    /// when the hand-off ends); the lock orders a resize and that undoing.
+    resized: tokio::sync::Mutex<bool>,
 }
 
 /// An open hand-off, held by the call that waits for it; dropping it ends
@@ -110,12 +106,33 @@ pub struct Opened {
     handoffs: Arc<Handoffs>,
     /// The hand-off.
     pub handoff: Arc<Handoff>,
+    /// `end` gives the viewport back itself (else dropping does, in a task).
+    restored_here: bool,
+}
+
+impl Opened {
+    /// Ends the hand-off and gives the tab the agent's viewport back (the
+    /// person may have resized it) before the call returns.
+    pub(crate) async fn end(mut self) {
+        self.restored_here = true;
+        let handoff = self.handoff.clone();
+        drop(self);
+        handoff.restore_viewport().await;
+    }
 }
 
 impl Drop for Opened {
     fn drop(&mut self) {
         self.handoffs.open.lock().unwrap().remove(&self.handoff.id);
         self.handoff.ended.cancel();
+        // Dropped without `end` (the call's future dropped): undone soon.
+        if self.restored_here || self.handoff.resized.try_lock().is_ok_and(|r| !*r) {
+            return;
+        }
+        let handoff = self.handoff.clone();
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move { handoff.restore_viewport().await });
+        }
     }
 }
 
@@ -171,15 +188,14 @@ impl Handoffs {
             audit,
             answer: Mutex::new(Some(answer)),
             ended: CancellationToken::new(),
-            viewport: Mutex::new((0.0, 0.0)),
             mark,
-            cast: std::sync::OnceLock::new(),
-            last: Mutex::new(None),
+            resized: tokio::sync::Mutex::new(false),
         });
         open.insert(handoff.id.clone(), handoff.clone());
         let opened = Opened {
             handoffs: self.clone(),
             handoff,
+            restored_here: false,
         };
         Ok((opened, answered))
     }

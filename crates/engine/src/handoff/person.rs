@@ -1,6 +1,7 @@
 //! What the person does on a hand-off page: their mouse, wheel, keys and
-//! pastes reach the handed tab (and only it) as trusted CDP input; Back,
-//! Done and Give up; what the page shows (the live frames, the tab's URL,
+//! pastes reach the handed tab (and only it) as trusted CDP input; a resize
+//! of their view sets the tab's viewport (given back when the hand-off
+//! ends); Back, Done and Give up; what the page shows (the live frames, the tab's URL,
 //! what the URL rules refused while they drove).
 //!
 //! Every click and key is audited (`person: click`, `person: key`) with no
@@ -9,19 +10,20 @@
 
 use std::time::Duration;
 
-use cdp::protocol::input;
+use cdp::protocol::{emulation, input};
 use serde::Deserialize;
 use serde_json::{json, Value};
-use std::sync::Arc;
-
-use tokio::sync::{broadcast, mpsc};
 
 use super::{Answer, Handoff};
 use crate::audit::{self, Record};
+use crate::tab::screencast::Viewer;
 use crate::{ActionError, Budget};
 
-/// Frames waiting for a slow viewer; older ones are dropped.
-const FRAMES_KEPT: usize = 2;
+/// The smallest viewport a resize sets (width, height in CSS pixels).
+pub const VIEWPORT_MIN: (u32, u32) = (200, 150);
+
+/// The largest viewport a resize sets.
+pub const VIEWPORT_MAX: (u32, u32) = (3840, 2160);
 
 /// How long one input event may take to reach the tab.
 const INPUT_BUDGET: Duration = Duration::from_secs(5);
@@ -86,6 +88,16 @@ pub enum Input {
         #[serde(default)]
         modifiers: u32,
     },
+    /// The person's view of the tab was resized: the tab's viewport takes
+    /// that size in CSS pixels (clamped to [`VIEWPORT_MIN`]..[`VIEWPORT_MAX`];
+    /// a size that is not a positive number is dropped) until the
+    /// hand-off ends, when the agent's viewport comes back.
+    Resize {
+        /// The live view's width.
+        width: f64,
+        /// The live view's height.
+        height: f64,
+    },
     /// Text pasted (inserted at the caret).
     Paste {
         /// The text.
@@ -97,17 +109,6 @@ pub enum Input {
     Done,
     /// The Give up button.
     GiveUp,
-}
-
-/// One frame for the page: the JPEG (base64) and the viewport it shows.
-#[derive(Debug, Clone)]
-pub struct Frame {
-    /// JPEG, base64.
-    pub data: String,
-    /// The viewport's width in CSS pixels.
-    pub width: f64,
-    /// The viewport's height in CSS pixels.
-    pub height: f64,
 }
 
 impl Handoff {
@@ -126,42 +127,12 @@ impl Handoff {
         json!({"id": self.id, "reason": self.reason, "url": url, "refused": refused})
     }
 
-    /// The tab's frames: a receiver of the next ones, and the latest one
-    /// (Chrome sends a frame only when the page repaints, so a page that
-    /// joins late sees it at once). The screencast starts with the first
-    /// viewer and runs until the hand-off ends; every viewer shares it
-    /// (Chrome keeps one screencast per tab session).
-    pub fn frames(self: &Arc<Self>) -> (broadcast::Receiver<Frame>, Option<Frame>) {
-        let sender = self.cast.get_or_init(|| {
-            let (sender, _) = broadcast::channel(FRAMES_KEPT);
-            let (handoff, to_viewers) = (self.clone(), sender.clone());
-            tokio::spawn(async move {
-                let (into, mut out) = mpsc::channel::<Frame>(FRAMES_KEPT);
-                let casting =
-                    crate::tab::screencast::cast(&handoff.tab, into, handoff.ended.clone(), |frame| {
-                        let (width, height) = (frame.metadata.device_width, frame.metadata.device_height);
-                        *handoff.viewport.lock().unwrap() = (width, height);
-                        Frame {
-                            data: frame.data,
-                            width,
-                            height,
-                        }
-                    });
-                let forward = async {
-                    while let Some(frame) = out.recv().await {
-                        *handoff.last.lock().unwrap() = Some(frame.clone());
-                        let _ = to_viewers.send(frame);
-                    }
-                };
-                let (cast, ()) = tokio::join!(casting, forward);
-                if let Err(why) = cast {
-                    tracing::debug!("the hand-off's screencast: {why}");
-                }
-            });
-            sender
-        });
-        let frames = sender.subscribe();
-        (frames, self.last.lock().unwrap().clone())
+    /// Joins the tab's screencast (shared with every other viewer of the
+    /// tab: other hand-off pages, the dashboard's live view). While one of
+    /// the page's sockets holds it, input is checked against the viewport
+    /// its frames show.
+    pub fn watch(&self) -> Viewer {
+        self.tab.watch()
     }
 
     /// Applies one event of the person's: input reaches the tab as trusted
@@ -214,9 +185,14 @@ impl Handoff {
                     click_count: clicks.max(u32::from(kind != "mouseMoved")),
                     modifiers,
                 };
-                budget
-                    .cdp("forwarding the person's mouse", session, event)
-                    .await?;
+                let step = "forwarding the person's mouse";
+                if kind == "mouseMoved" {
+                    // Not waited for: the press behind it is not held up by
+                    // its round trip (Chrome takes them in order).
+                    session.post(event).map_err(|e| budget.map_cdp(step, e))?;
+                } else {
+                    budget.cdp(step, session, event).await?;
+                }
             }
             Input::Wheel { x, y, dx, dy } => {
                 if !self.inside(x, y) {
@@ -266,6 +242,7 @@ impl Handoff {
                 };
                 budget.cdp("forwarding the person's key", session, event).await?;
             }
+            Input::Resize { width, height } => return self.resize(width, height, &budget).await,
             Input::Paste { text } => {
                 self.audited("person: key");
                 budget
@@ -296,9 +273,75 @@ impl Handoff {
         Ok(true)
     }
 
+    /// Sets the tab's viewport to the person's view (`Input::Resize`):
+    /// `Ok(false)` for a size that is no positive number, or once the
+    /// hand-off ended.
+    async fn resize(&self, width: f64, height: f64, budget: &Budget) -> Result<bool, ActionError> {
+        if !(width.is_finite() && height.is_finite() && width >= 1.0 && height >= 1.0) {
+            return Ok(false);
+        }
+        let clamp = |v: f64, min: u32, max: u32| (v.round() as u32).clamp(min, max);
+        let (width, height) = (
+            clamp(width, VIEWPORT_MIN.0, VIEWPORT_MAX.0),
+            clamp(height, VIEWPORT_MIN.1, VIEWPORT_MAX.1),
+        );
+        let mut resized = self.resized.lock().await;
+        if self.ended.is_cancelled() {
+            return Ok(false);
+        }
+        // The agent's own scale and mobile mode stay (0: the window's own).
+        let (_, _, scale, mobile) = self
+            .tab
+            .state(|s| s.emulated().metrics())
+            .unwrap_or((0, 0, 0.0, false));
+        // Marked before it is sent: a resize cut short by the end may
+        // still reach Chrome, and is then undone all the same.
+        *resized = true;
+        let set = emulation::SetDeviceMetricsOverride {
+            width,
+            height,
+            device_scale_factor: scale,
+            mobile,
+        };
+        budget
+            .cdp("resizing the tab to the person's view", &self.tab.session, set)
+            .await?;
+        Ok(true)
+    }
+
+    /// Gives the tab the agent's viewport back if the person resized it:
+    /// what `browser_emulate` set, or the window's own. Runs when the
+    /// hand-off ends (after `ended` fired: no resize follows it).
+    pub(crate) async fn restore_viewport(&self) {
+        let mut resized = self.resized.lock().await;
+        if !std::mem::take(&mut *resized) {
+            return;
+        }
+        let budget = Budget::with_timeout(INPUT_BUDGET);
+        let session = &self.tab.session;
+        let restored = match self.tab.state(|s| s.emulated().metrics()) {
+            Some((width, height, device_scale_factor, mobile)) => {
+                let set = emulation::SetDeviceMetricsOverride {
+                    width,
+                    height,
+                    device_scale_factor,
+                    mobile,
+                };
+                budget.cdp("restoring the agent's viewport", session, set).await
+            }
+            None => {
+                let clear = emulation::ClearDeviceMetricsOverride {};
+                budget.cdp("restoring the agent's viewport", session, clear).await
+            }
+        };
+        if let Err(e) = restored {
+            tracing::debug!("after the hand-off {}: {}", self.id, e.message);
+        }
+    }
+
     /// Whether `(x, y)` lies in the tab's viewport as the last frame showed it.
     fn inside(&self, x: f64, y: f64) -> bool {
-        let (width, height) = *self.viewport.lock().unwrap();
+        let (width, height) = self.tab.cast_viewport();
         x.is_finite() && y.is_finite() && x >= 0.0 && y >= 0.0 && x < width && y < height
     }
 

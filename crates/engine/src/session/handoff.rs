@@ -141,8 +141,12 @@ impl Session {
             url: link.clone(),
             reason: args.reason.clone(),
         });
-        // Whoever runs the server sees the link even when no client shows it.
-        tracing::warn!(handoff = %id, "a person is needed ({}): open {link}", args.reason);
+        // Whoever runs the server sees that a person is needed; the link's
+        // token goes only where the person is reached (the offer, the
+        // event, the CLI), and into the log at debug level.
+        let page = link.split('#').next().unwrap_or_default();
+        tracing::warn!(handoff = %id, "a person is needed ({}): the link to {page} went to the client", args.reason);
+        tracing::debug!(handoff = %id, "the hand-off's link: {link}");
         let offer = self.offer.lock().unwrap().clone();
         let message = format!("The browser agent needs you: {}. Open the browser:", args.reason);
         let declined = async {
@@ -184,12 +188,18 @@ impl Session {
             }
         };
         let outcome = budget.run("waiting for the person", waiting).await;
+        // How it ended, for the `handoff_ended` event.
         let by = match &outcome {
             Ok(by) => by,
-            Err(e) if e.code == ErrorCode::HandoffDeclined => "declined",
-            Err(_) => "timeout",
+            Err(e) => match e.code {
+                ErrorCode::HandoffDeclined => "declined",
+                ErrorCode::TabNotFound => "tab_closed",
+                ErrorCode::Canceled => "canceled",
+                ErrorCode::Timeout => "timeout",
+                _ => "error",
+            },
         };
-        drop(opened);
+        opened.end().await;
         self.events().emit(SessionEvent::HandoffEnded {
             tab: name,
             id: id.clone(),

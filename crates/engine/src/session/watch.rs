@@ -11,8 +11,6 @@ use std::sync::Arc;
 use cdp::protocol::page;
 use serde::Serialize;
 use serde_json::Value;
-use tokio::sync::mpsc;
-use tokio_util::sync::CancellationToken;
 
 use super::{Context, Session};
 use crate::tab::Tab;
@@ -20,7 +18,7 @@ use crate::Budget;
 
 /// The width of an audit thumbnail, in pixels.
 const THUMBNAIL_WIDTH: f64 = 240.0;
-/// JPEG quality of thumbnails and screencast frames.
+/// JPEG quality of thumbnails.
 const JPEG_QUALITY: u8 = 50;
 
 /// A session as the supervisors know it now.
@@ -126,19 +124,13 @@ impl Session {
         Some(shot.data)
     }
 
-    /// Streams JPEG frames (base64) of tab `tab` (default the active one)
-    /// into `frames` until `stop` fires, the receiver goes away or the tab
-    /// closes. A frame the receiver has no room for is dropped (the next
-    /// one replaces it). Errors name what was missing.
-    pub async fn screencast(
-        &self,
-        tab: Option<&str>,
-        frames: mpsc::Sender<String>,
-        stop: CancellationToken,
-    ) -> Result<(), String> {
+    /// Joins the screencast of tab `tab` (default the active one): the tab
+    /// keeps one for all its viewers (this and a hand-off page), stopped
+    /// when the last one leaves. Errors name what was missing.
+    pub fn watch(&self, tab: Option<&str>) -> Result<crate::tab::screencast::Viewer, String> {
         let tab = self
             .tab_now(tab)
             .ok_or_else(|| "the session has no such tab (yet)".to_owned())?;
-        crate::tab::screencast::cast(&tab, frames, stop, |frame| frame.data).await
+        Ok(tab.watch())
     }
 }

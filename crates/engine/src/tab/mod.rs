@@ -30,7 +30,7 @@ mod navigation;
 mod probe;
 mod pump;
 pub mod refs;
-pub(crate) mod screencast;
+pub mod screencast;
 mod state;
 mod worlds;
 
@@ -52,6 +52,8 @@ pub struct Tab {
     pump: tokio::task::JoinHandle<()>,
     /// Its renderer crashed since its last navigation.
     pub crash: crash::Crash,
+    /// The tab's one screencast, shared by its viewers.
+    screencast: screencast::Screencast,
 }
 
 impl Drop for Tab {
@@ -166,6 +168,7 @@ impl Tab {
             gate,
             pump,
             crash: Default::default(),
+            screencast: Default::default(),
         };
 
         if tab.state(|s| s.dialogs.is_blocked()) {
@@ -197,6 +200,18 @@ impl Tab {
     /// The tab's dialog book (a handle; see `crate::dialogs`).
     pub fn dialogs(&self) -> crate::dialogs::DialogBook {
         self.state(|s| s.dialogs.clone())
+    }
+
+    /// Joins the tab's screencast (started by its first viewer, stopped
+    /// when the last one leaves).
+    pub fn watch(&self) -> screencast::Viewer {
+        self.screencast.watch(&self.session)
+    }
+
+    /// The tab's viewport in CSS pixels as its screencast's latest frame
+    /// showed it; (0, 0) before one.
+    pub fn cast_viewport(&self) -> (f64, f64) {
+        self.screencast.viewport()
     }
 
     /// The tab's request-stage judge (the URL policy, what it blocked).

@@ -127,7 +127,6 @@ pub async fn run_with(
         connections: TaskTracker::new(),
         thumbnails: Arc::default(),
         asks: Arc::default(),
-        screencasts: Arc::default(),
     });
     dashboard::install(&sessions, &state.thumbnails);
     let idle = Duration::from_secs(engine.config().session.idle_timeout_s);

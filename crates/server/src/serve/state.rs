@@ -12,7 +12,6 @@ use tokio_util::task::TaskTracker;
 
 use crate::serve::auth::Guard;
 use crate::serve::dashboard::asks::DashboardAsks;
-use crate::serve::dashboard::screencast::Screencasts;
 use crate::serve::dashboard::thumbnails::Thumbnails;
 use crate::serve::sessions::Sessions;
 
@@ -33,6 +32,4 @@ pub struct ServeState {
     pub thumbnails: Arc<Thumbnails>,
     /// URL asks waiting for the dashboard.
     pub asks: Arc<DashboardAsks>,
-    /// The dashboard's live views, shared per tab.
-    pub screencasts: Arc<Screencasts>,
 }

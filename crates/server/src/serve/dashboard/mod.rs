@@ -253,8 +253,5 @@ async fn screencast(State(state): State<Arc<ServeState>>, request: Request) -> R
     let tab = query_value(&request, "tab")
         .filter(|t| !t.is_empty())
         .map(str::to_owned);
-    state
-        .screencasts
-        .clone()
-        .watch(request, lease, tab, &state.connections, state.stopping.clone())
+    screencast::watch(request, lease, tab, &state.connections, state.stopping.clone())
 }

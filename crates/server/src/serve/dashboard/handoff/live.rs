@@ -6,18 +6,18 @@
 //! refuses is answered `{"error": "…"}`, one outside the viewport
 //! `{"dropped": true}`.
 //!
-//! Owns one connection; the screencast is the hand-off's, shared by its
-//! viewers.
+//! Owns one connection; the screencast is the tab's, shared by all its
+//! viewers (`engine::tab::screencast`).
 
 use std::sync::Arc;
 
 use axum::extract::{Path, Request, State};
 use axum::response::Response;
-use engine::handoff::person::{Frame, Input};
+use engine::handoff::person::Input;
 use engine::handoff::Handoffs;
+use engine::screencast::Frame;
 use futures_util::{SinkExt, StreamExt};
 use serde_json::json;
-use tokio::sync::broadcast;
 use tokio_tungstenite::tungstenite::Message;
 
 use crate::serve::upgrade::accept;
@@ -35,10 +35,10 @@ pub async fn upgrade(
     };
     accept(request, move |socket| async move {
         let (mut sink, mut incoming) = socket.split();
-        let (mut frames, last) = handoff.frames();
+        let mut viewer = handoff.watch();
         let frame_message = |frame: Frame| {
             json!({
-                "frame": frame.data,
+                "frame": &*frame.data,
                 "width": frame.width,
                 "height": frame.height,
                 "view": handoff.view(),
@@ -47,16 +47,22 @@ pub async fn upgrade(
         };
         let view = json!({"view": handoff.view()}).to_string();
         let _ = sink.send(Message::text(view)).await;
-        if let Some(frame) = last {
+        if let Some(frame) = viewer.latest() {
             let _ = sink.send(Message::text(frame_message(frame))).await;
         }
         let ended = handoff.ended().clone();
+        // Until the screencast ends (the tab closed, or it could not start):
+        // the person's buttons still work then.
+        let mut casting = true;
         loop {
             tokio::select! {
-                frame = frames.recv() => match frame {
+                frame = viewer.next(), if casting => match frame {
                     Ok(frame) => if sink.send(Message::text(frame_message(frame))).await.is_err() { break },
-                    Err(broadcast::error::RecvError::Lagged(_)) => {}
-                    Err(broadcast::error::RecvError::Closed) => break,
+                    Err(why) => {
+                        casting = false;
+                        let why = why.unwrap_or_else(|| "the tab is gone".into());
+                        let _ = sink.send(Message::text(json!({"error": format!("no live view: {why}")}).to_string())).await;
+                    }
                 },
                 message = incoming.next() => match message {
                     Some(Ok(Message::Text(text))) => {
@@ -83,6 +89,7 @@ pub async fn upgrade(
                 }
             }
         }
+        drop(viewer);
         let _ = sink.close().await;
     })
 }

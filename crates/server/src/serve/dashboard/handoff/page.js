@@ -1,11 +1,14 @@
 // The hand-off page: shows the handed tab live and sends the person's
 // mouse, wheel, keys and pastes to it. Points are sent in the tab's
 // viewport CSS pixels: the live image's box maps linearly onto the
-// viewport the frames report (width, height).
+// viewport the frames report (width, height), scaled to fit the stage
+// (what is left of the window). When the person resizes the window, the
+// tab's viewport takes the stage's size.
 (() => {
   const id = location.pathname.split('/')[2];
   const token = location.hash.slice(1) || new URLSearchParams(location.search).get('t') || '';
   const live = document.getElementById('live');
+  const stage = document.getElementById('stage');
   const status = document.getElementById('status');
   const state = { width: 0, height: 0, frames: 0, lastFrameAt: 0, ended: false };
   window.cdpilotHandoff = state;
@@ -26,6 +29,7 @@
     if (data.error) { status.textContent = `Not sent: ${data.error}`; return; }
     if (data.dropped) { status.textContent = 'Outside the page: not sent.'; return; }
     if (data.frame) {
+      state.lastMessageAt = performance.now();
       // The box maps onto the viewport once the image is shown (decoding
       // is asynchronous): the size is taken then.
       shown = { width: data.width, height: data.height };
@@ -40,11 +44,31 @@
   };
   socket.onclose = end;
   let shown = null;
+  // The image keeps the viewport's proportions, as large as the stage allows.
+  const fit = () => {
+    if (!state.width) return;
+    const scale = Math.min(stage.clientWidth / state.width, stage.clientHeight / state.height);
+    live.style.width = `${state.width * scale}px`;
+    live.style.height = `${state.height * scale}px`;
+  };
+  new ResizeObserver(fit).observe(stage);
   live.addEventListener('load', () => {
     if (!shown) return;
+    const sized = state.width !== shown.width || state.height !== shown.height;
     state.width = shown.width; state.height = shown.height;
+    if (sized) fit();
     state.frames += 1; state.lastFrameAt = performance.now();
     status.textContent = 'Click into the page and type as usual. Press Done when finished.';
+  });
+  // A window resize (not the first layout): the tab takes the stage's size.
+  let resizing = null;
+  window.addEventListener('resize', () => {
+    clearTimeout(resizing);
+    resizing = setTimeout(() => {
+      const width = stage.clientWidth, height = stage.clientHeight;
+      state.sent = { width, height };
+      send({ type: 'resize', width, height });
+    }, 100);
   });
 
   const point = (e) => {
