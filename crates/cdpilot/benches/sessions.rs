@@ -265,7 +265,8 @@ enum Server {
 
 /// One client of it, its page open.
 enum Client {
-    Ws(Ws),
+    /// Boxed: a WebSocket client is much larger than the HTTP one.
+    Ws(Box<Ws>),
     Http(McpHttpClient),
 }
 
@@ -346,7 +347,7 @@ impl Server {
 
     async fn open_at(&self, url: &str) -> Client {
         match self {
-            Server::Cdpilot(serve) => Client::Ws(open_at(serve, url).await),
+            Server::Cdpilot(serve) => Client::Ws(Box::new(open_at(serve, url).await)),
             Server::Playwright { authority, .. } => {
                 let mut client = McpHttpClient::new(authority, "");
                 let reply = client.initialize().await;
