@@ -15,7 +15,7 @@ start (a few ms).
 
 Environment:
   PEERS_RUNS=20             samples per row and server (at least 20)
-  PEERS_ROWS=a,b            only these rows (names as printed)
+  PEERS_ROWS="a;b"          only these rows (names as printed; ; between)
   PEERS_SERVERS=a,b         only these servers (cdpilot names included)
   CDPILOT_PEERS_BINS=before=/path,after=/path
                             cdpilot builds to time side by side (default:
@@ -309,7 +309,7 @@ def main():
 
     def row(name, setup, sample, who=None):
         wanted = os.environ.get("PEERS_ROWS")
-        if wanted and name not in wanted.split(","):
+        if wanted and name not in wanted.split(";"):
             return
         group = [s for s in servers if who is None or who(s)]
         before = load()
