@@ -17,8 +17,15 @@
 //! load average is printed before and after each level: compare runs made
 //! back to back.
 //!
+//! Paced as agents are (issue 24): `CDPILOT_LOAD_PACE=500-1500` makes each
+//! session pause a random 0.5–1.5 s (its own sequence) after every call, as
+//! a model's step does, and opens every session at the same moment: the
+//! first navigate of each (its browser context's opening) is reported on a
+//! line of its own, apart from the paced calls. The paced run of the issue:
+//! `CDPILOT_LOAD_PACE=500-1500 CDPILOT_LOAD_LEVELS=64 CDPILOT_LOAD_SECS=180`.
+//!
 //! Not a test: it asserts nothing about speed. A call that fails is counted
-//! and reported, not retried.
+//! and reported (`timeout` answers apart), not retried.
 
 #[path = "../tests/support/serve.rs"]
 #[allow(dead_code)]
@@ -40,6 +47,51 @@ struct Tally {
     latencies: Vec<Duration>,
     /// Calls that answered with an error.
     errors: u64,
+    /// Of those, the ones that answered `timeout`.
+    timeouts: u64,
+}
+
+/// `CDPILOT_LOAD_PACE=MIN-MAX`: the pause after each call, in ms.
+#[derive(Clone, Copy)]
+struct Pace {
+    min: u64,
+    max: u64,
+}
+
+impl Pace {
+    fn from_env() -> Option<Pace> {
+        let v = std::env::var("CDPILOT_LOAD_PACE").ok()?;
+        let (min, max) = v.split_once('-').unwrap_or((&v, &v));
+        let (min, max) = (min.trim().parse().ok()?, max.trim().parse().ok()?);
+        Some(Pace {
+            min,
+            max: u64::max(min, max),
+        })
+    }
+}
+
+/// A session's own pauses: xorshift from its number, so runs repeat and
+/// the sessions drift apart as agents do.
+struct Pauses {
+    pace: Pace,
+    state: u64,
+}
+
+impl Pauses {
+    fn new(pace: Pace, session: usize) -> Pauses {
+        Pauses {
+            pace,
+            state: 0x9E37_79B9_7F4A_7C15 ^ (session as u64 + 1).wrapping_mul(0x2545_F491_4F6C_DD1D),
+        }
+    }
+
+    async fn pause(&mut self) {
+        self.state ^= self.state << 13;
+        self.state ^= self.state >> 7;
+        self.state ^= self.state << 17;
+        let span = self.pace.max - self.pace.min + 1;
+        tokio::time::sleep(Duration::from_millis(self.pace.min + self.state % span)).await;
+    }
 }
 
 fn rss_mib(pid: u32) -> f64 {
@@ -73,31 +125,65 @@ fn ms(d: Duration) -> String {
     format!("{:.1} ms", d.as_secs_f64() * 1000.0)
 }
 
+/// How long the bench waits for any one answer: a burst of 64 contexts
+/// opening on a loaded 2-core machine takes longer than the test client's
+/// 60 s (the bench reports it; the tests' client would panic).
+const PATIENCE: Duration = Duration::from_secs(300);
+
+/// `hello` (acknowledged) without the test client's 60 s limit.
+async fn hello(ws: &mut Ws, token: &str) {
+    ws.send(json!({"type": "hello", "protocol_version": 1, "token": token, "client": "load"}))
+        .await;
+    let ack = ws
+        .next_within(PATIENCE)
+        .await
+        .flatten()
+        .expect("an answer to hello");
+    assert_eq!(ack["type"], "ack", "{ack}");
+}
+
+/// A call and its response, without the test client's 60 s limit.
+async fn call(ws: &mut Ws, id: &str, tool: &str, arguments: Value) -> Value {
+    ws.send(json!({"type": "request", "id": id, "tool": tool, "arguments": arguments}))
+        .await;
+    loop {
+        let message = ws.next_within(PATIENCE).await.flatten().expect("an answer");
+        if message["type"] == "response" && message["id"] == id {
+            return message;
+        }
+    }
+}
+
 /// A session ready for the timed loop: `hello` answered and the page open
 /// (not timed: opening 32 browser contexts at once is not the steady state).
-async fn open_session(mut ws: Ws, token: String, url: String) -> Ws {
-    ws.open(&token).await;
+async fn open_session(mut ws: Ws, token: String, url: String) -> (Ws, Duration) {
+    hello(&mut ws, &token).await;
+    let started = Instant::now();
     // On a Grid the first call waits for a node to start a browser: eight
     // at once on a loaded machine take a while.
-    let nav = ws
-        .call(
-            "nav",
-            "browser_navigate",
-            json!({"url": url, "timeout_ms": 120000}),
-        )
-        .await;
+    let nav = call(
+        &mut ws,
+        "nav",
+        "browser_navigate",
+        json!({"url": url, "timeout_ms": 240000}),
+    )
+    .await;
     assert!(nav.get("error").is_none(), "navigate failed: {nav}");
-    ws
+    (ws, started.elapsed())
 }
 
 /// One session's loop: snapshot → click the button by its ref until
-/// `until`. Every call is timed from send to response.
-async fn session_loop(mut ws: Ws, until: Instant) -> (Ws, Tally) {
+/// `until`, pausing after each call when paced. Every call is timed from
+/// send to response.
+async fn session_loop(mut ws: Ws, until: Instant, mut pauses: Option<Pauses>) -> (Ws, Tally) {
     let mut tally = Tally::default();
     let mut n = 0u64;
     let timed = |tally: &mut Tally, started: Instant, response: &Value| {
-        if response.get("error").is_some() {
+        if let Some(error) = response.get("error") {
             tally.errors += 1;
+            if error["code"] == "timeout" {
+                tally.timeouts += 1;
+            }
         } else {
             tally.latencies.push(started.elapsed());
         }
@@ -105,8 +191,11 @@ async fn session_loop(mut ws: Ws, until: Instant) -> (Ws, Tally) {
     while Instant::now() < until {
         n += 1;
         let started = Instant::now();
-        let snap = ws.call(&format!("s{n}"), "browser_snapshot", json!({})).await;
+        let snap = call(&mut ws, &format!("s{n}"), "browser_snapshot", json!({})).await;
         timed(&mut tally, started, &snap);
+        if let Some(p) = pauses.as_mut() {
+            p.pause().await;
+        }
         let Some(button) = snap["result"]["text"]
             .as_str()
             .and_then(|t| ref_on_line(t, "button \"Trusted click\""))
@@ -114,10 +203,11 @@ async fn session_loop(mut ws: Ws, until: Instant) -> (Ws, Tally) {
             continue;
         };
         let started = Instant::now();
-        let click = ws
-            .call(&format!("c{n}"), "browser_click", json!({"ref": button}))
-            .await;
+        let click = call(&mut ws, &format!("c{n}"), "browser_click", json!({"ref": button})).await;
         timed(&mut tally, started, &click);
+        if let Some(p) = pauses.as_mut() {
+            p.pause().await;
+        }
     }
     (ws, tally)
 }
@@ -174,46 +264,64 @@ async fn main() {
     );
     println!("server RSS at start: {:.1} MiB", rss_mib(pid));
     println!(
-        "{:>8} {:>9} {:>8} {:>10} {:>10} {:>10} {:>10} {:>7} {:>14} {:>12}",
+        "{:>8} {:>9} {:>8} {:>10} {:>10} {:>10} {:>10} {:>14} {:>14} {:>12}",
         "sessions", "open", "actions", "actions/s", "p50", "p95", "p99", "errors", "RSS after", "load avg"
     );
+    let pace = Pace::from_env();
+    if let Some(p) = pace {
+        println!(
+            "paced: each session pauses {}–{} ms after every call; all sessions open at the same moment",
+            p.min, p.max
+        );
+    }
     for &level in &levels {
         let load_before = load_average();
         let setup = Instant::now();
-        let mut opening = Vec::with_capacity(level);
-        for _ in 0..level {
-            let ws = serve.ws().await;
-            opening.push(tokio::spawn(open_session(ws, serve.token.clone(), url.clone())));
-        }
+        // Every socket first, then every hello + first navigate at once.
         let mut sockets = Vec::with_capacity(level);
+        for _ in 0..level {
+            sockets.push(serve.ws().await);
+        }
+        let opening: Vec<_> = sockets
+            .into_iter()
+            .map(|ws| tokio::spawn(open_session(ws, serve.token.clone(), url.clone())))
+            .collect();
+        let mut sockets = Vec::with_capacity(level);
+        let mut openings = Vec::with_capacity(level);
         for task in opening {
-            sockets.push(task.await.expect("session opened"));
+            let (ws, took) = task.await.expect("session opened");
+            sockets.push(ws);
+            openings.push(took);
         }
         let setup = setup.elapsed();
+        openings.sort();
         let started = Instant::now();
         let until = started + Duration::from_secs(secs);
         let tasks: Vec<_> = sockets
             .into_iter()
-            .map(|ws| tokio::spawn(session_loop(ws, until)))
+            .enumerate()
+            .map(|(i, ws)| tokio::spawn(session_loop(ws, until, pace.map(|p| Pauses::new(p, i)))))
             .collect();
         let mut latencies = Vec::new();
-        let mut errors = 0;
+        let (mut errors, mut timeouts) = (0, 0);
         let mut done = Vec::with_capacity(level);
         for task in tasks {
             let (ws, tally) = task.await.expect("session task");
             latencies.extend(tally.latencies);
             errors += tally.errors;
+            timeouts += tally.timeouts;
             done.push(ws);
         }
         let elapsed = started.elapsed();
         latencies.sort();
+        let rss_during = rss_mib(pid);
         // Closing the sockets ends those sessions and their contexts. Give
         // the server a moment to do so before reading its memory (a bench,
         // not a test: the figure is a reading, not an assertion).
         drop(done);
         tokio::time::sleep(Duration::from_secs(2)).await;
         println!(
-            "{:>8} {:>9} {:>8} {:>10.1} {:>10} {:>10} {:>10} {:>7} {:>10.1} MiB {:>12}",
+            "{:>8} {:>9} {:>8} {:>10.1} {:>10} {:>10} {:>10} {:>14} {:>10.1} MiB {:>12}",
             level,
             format!("{:.1?}", setup),
             latencies.len(),
@@ -221,9 +329,17 @@ async fn main() {
             ms(percentile(&latencies, 0.50)),
             ms(percentile(&latencies, 0.95)),
             ms(percentile(&latencies, 0.99)),
-            errors,
+            format!("{errors} ({timeouts} timeout)"),
             rss_mib(pid),
             format!("{load_before} → {}", load_average()),
+        );
+        println!(
+            "         first navigate of each session (its context's opening, not in the figures above): p50 {}, p99 {}, max {}; the slowest call above {:.1} ms; server RSS before the sessions closed {:.1} MiB",
+            ms(percentile(&openings, 0.50)),
+            ms(percentile(&openings, 0.99)),
+            ms(openings.last().copied().unwrap_or_default()),
+            latencies.last().copied().unwrap_or_default().as_secs_f64() * 1000.0,
+            rss_during,
         );
     }
     let mut serve = serve;

@@ -11,12 +11,17 @@
 //!   after every looping session closed. `CDPILOT_HEAP_STATS_S=5` makes
 //!   the server log its heap (live against kept free) every 5 s.
 //! - `cost`: 1, 8, 32, 64 sessions open at once on a light page, then on an
-//!   article; the tree's PSS at each level: the marginal PSS per session
-//!   and sessions per GiB.
+//!   article; the tree's PSS at each level against the tree with one
+//!   session open on the light page: the marginal PSS per session and
+//!   sessions per GiB. `cost playwright` measures Playwright MCP the
+//!   same way: one server over streamable HTTP with `--isolated` (one
+//!   browser it launches, a browser context per MCP client), N clients.
 //!
 //! Run: `cargo bench -p cdpilot --bench sessions -- soak` (or `cost`);
 //! `CDPILOT_SOAK_SECS` (default 480), `CDPILOT_SOAK_SESSIONS` (16),
-//! `CDPILOT_COST_LEVELS` (1,8,32,64). `CDPILOT_MALLOC_TRIM=0` is passed to
+//! `CDPILOT_COST_LEVELS` (1,8,32,64); `CDPILOT_PLAYWRIGHT_MCP`, Playwright
+//! MCP's `cli.js` (default: the 0.0.83 that scripts/bench-widgets.py
+//! installs under ~/.cache/cdpilot). `CDPILOT_MALLOC_TRIM=0` is passed to
 //! the server to measure it without the trim after a session ends.
 //! Loopback only: the browser resolves no other name and the policy
 //! allows only 127.0.0.1. Not a test: it asserts nothing, a failed call is
@@ -34,7 +39,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 use testkit::corpus::{self, CorpusSite};
-use testkit::TestSite;
+use testkit::{McpHttpClient, TestSite};
 
 use serve::{Serve, Ws};
 
@@ -122,7 +127,15 @@ async fn start_serve(max: usize) -> Serve {
 async fn open_at(serve: &Serve, url: &str) -> Ws {
     let mut ws = serve.ws().await;
     ws.open(&serve.token).await;
-    let nav = ws.call("nav", "browser_navigate", json!({"url": url})).await;
+    // Many contexts opening at once on a loaded machine take longer than
+    // a call's default budget: the bench reads memory, not latency.
+    let nav = ws
+        .call(
+            "nav",
+            "browser_navigate",
+            json!({"url": url, "timeout_ms": 120000}),
+        )
+        .await;
     assert!(nav.get("error").is_none(), "navigate failed: {nav}");
     ws
 }
@@ -277,7 +290,146 @@ async fn soak() {
     serve.terminate().await;
 }
 
-async fn cost() {
+/// A server the cost bench measures.
+enum Server {
+    Cdpilot(Serve),
+    /// Playwright MCP over streamable HTTP, `--isolated`: one browser it
+    /// launches at the first client, a context per client.
+    Playwright {
+        child: tokio::process::Child,
+        authority: String,
+        _cwd: tempfile::TempDir,
+    },
+}
+
+/// One client of it, its page open.
+enum Client {
+    /// Boxed: a WebSocket client is much larger than the HTTP one.
+    Ws(Box<Ws>),
+    Http(McpHttpClient),
+}
+
+/// Playwright MCP's `cli.js`.
+fn playwright_cli() -> String {
+    std::env::var("CDPILOT_PLAYWRIGHT_MCP").unwrap_or_else(|_| {
+        let home = std::env::var("HOME").unwrap_or_else(|_| "/root".into());
+        format!("{home}/.cache/cdpilot/playwright-mcp-0.0.83/node_modules/@playwright/mcp/cli.js")
+    })
+}
+
+impl Server {
+    async fn start(playwright: bool) -> Server {
+        if !playwright {
+            return Server::Cdpilot(start_serve(64).await);
+        }
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .expect("a free port")
+            .port();
+        let cwd = tempfile::tempdir().expect("tempdir");
+        // The same Chromium and the same flag keeping it off the network.
+        let config = json!({"browser": {"launchOptions": {"args": corpus::BLOCK_EXTERNAL}}});
+        let config_path = cwd.path().join("playwright.json");
+        std::fs::write(&config_path, config.to_string()).unwrap();
+        let chrome = testkit::chromium::executable();
+        let child = tokio::process::Command::new("node")
+            .arg(playwright_cli())
+            .args([
+                "--headless",
+                "--isolated",
+                "--browser",
+                "chromium",
+                "--host",
+                "127.0.0.1",
+            ])
+            .args([
+                "--allowed-hosts",
+                "*",
+                "--port",
+                &port.to_string(),
+                "--executable-path",
+            ])
+            .arg(chrome)
+            .arg("--config")
+            .arg(&config_path)
+            .current_dir(cwd.path())
+            // Closing it is how it is told to close its browser and exit.
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("spawn Playwright MCP (node)");
+        let authority = format!("127.0.0.1:{port}");
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while tokio::net::TcpStream::connect(&authority).await.is_err() {
+            assert!(
+                Instant::now() < deadline,
+                "Playwright MCP did not listen within 30 s"
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        Server::Playwright {
+            child,
+            authority,
+            _cwd: cwd,
+        }
+    }
+
+    fn pid(&self) -> u32 {
+        match self {
+            Server::Cdpilot(serve) => serve.child.id(),
+            Server::Playwright { child, .. } => child.id(),
+        }
+        .expect("server running")
+    }
+
+    async fn open_at(&self, url: &str) -> Client {
+        match self {
+            Server::Cdpilot(serve) => Client::Ws(Box::new(open_at(serve, url).await)),
+            Server::Playwright { authority, .. } => {
+                let mut client = McpHttpClient::new(authority, "");
+                let reply = client.initialize().await;
+                assert_eq!(reply.status, 200, "Playwright MCP initialize: {reply:?}");
+                let nav = client.call("browser_navigate", json!({"url": url})).await;
+                assert!(nav["isError"] != json!(true), "navigate failed: {nav}");
+                Client::Http(client)
+            }
+        }
+    }
+
+    async fn stop(self) {
+        match self {
+            Server::Cdpilot(mut serve) => {
+                serve.terminate().await;
+            }
+            Server::Playwright { mut child, .. } => {
+                drop(child.stdin.take());
+                if tokio::time::timeout(Duration::from_secs(20), child.wait())
+                    .await
+                    .is_err()
+                {
+                    let _ = child.start_kill();
+                    let _ = child.wait().await;
+                }
+            }
+        }
+    }
+}
+
+impl Client {
+    /// Ends the client's session (a closed socket; an MCP session's DELETE).
+    async fn close(self) {
+        match self {
+            Client::Ws(ws) => drop(ws),
+            Client::Http(mut client) => {
+                client.end().await;
+            }
+        }
+    }
+}
+
+async fn cost(playwright: bool) {
     let levels: Vec<usize> = std::env::var("CDPILOT_COST_LEVELS")
         .ok()
         .map(|v| v.split(',').filter_map(|n| n.trim().parse().ok()).collect())
@@ -295,46 +447,61 @@ async fn cost() {
         (Some(d), Some(c)) => c.url(&corpus::pages(d)[0].name),
         _ => site.url("article.html"),
     };
-    println!("per-session cost; load average {}", load_average());
+    let who = if playwright {
+        "Playwright MCP (--isolated, streamable HTTP)"
+    } else {
+        "cdpilot serve"
+    };
+    println!("per-session cost of {who}; load average {}", load_average());
     println!(
-        "{:>8} {:>8} {:>12} {:>12} {:>12} {:>14} {:>10}",
-        "page", "sessions", "server MiB", "Chromium MiB", "tree MiB", "per session", "per GiB"
+        "{:>8} {:>8} {:>12} {:>12} {:>12} {:>14} {:>10} {:>16}",
+        "page",
+        "sessions",
+        "server MiB",
+        "Chromium MiB",
+        "tree MiB",
+        "per session",
+        "per GiB",
+        "load average"
     );
     for (name, url) in [("light", site.url("index.html")), ("article", article)] {
         for &n in &levels {
             // A fresh server per level: each level's tree is read alone.
-            let serve = start_serve(64).await;
-            let pid = serve.child.id().expect("serve running");
-            // The browser up with no session of a client: one call in a
-            // session that then closes.
-            drop(open_at(&serve, &site.url("index.html")).await);
+            let server = Server::start(playwright).await;
+            let pid = server.pid();
+            // The base: the browser up and one session open on the light
+            // page, kept through the level (Playwright MCP closes its
+            // browser with its last client, so "no session" cannot be read
+            // there; both are read the same way).
+            let anchor = server.open_at(&site.url("index.html")).await;
             settle().await;
-            let (_, _, empty) = tree_mib(pid);
-            let mut opening = Vec::new();
-            for _ in 0..n {
-                let (ws, token, url) = (serve.ws().await, serve.token.clone(), url.clone());
-                opening.push(tokio::spawn(async move {
-                    let mut ws = ws;
-                    ws.open(&token).await;
-                    let _ = ws.call("nav", "browser_navigate", json!({"url": url})).await;
-                    ws
-                }));
-            }
+            let (_, _, base) = tree_mib(pid);
+            let server = std::sync::Arc::new(server);
+            let opening: Vec<_> = (0..n)
+                .map(|_| {
+                    let (server, url) = (server.clone(), url.clone());
+                    tokio::spawn(async move { server.open_at(&url).await })
+                })
+                .collect();
             let mut open = Vec::new();
             for task in opening {
                 open.push(task.await.expect("session opened"));
             }
             tokio::time::sleep(Duration::from_secs(3)).await;
-            let (server, chromium, total) = tree_mib(pid);
-            let per = (total - empty) / n as f64;
+            let (server_mib, chromium, total) = tree_mib(pid);
+            let per = (total - base) / n as f64;
             println!(
-                "{name:>8} {n:>8} {server:>12.1} {chromium:>12.1} {total:>12.1} {:>10.1} MiB {:>10.0}",
+                "{name:>8} {n:>8} {server_mib:>12.1} {chromium:>12.1} {total:>12.1} {:>10.1} MiB {:>10.0} {:>16}",
                 per,
-                1024.0 / per
+                1024.0 / per,
+                load_average()
             );
-            drop(open);
-            let mut serve = serve;
-            serve.terminate().await;
+            for client in open {
+                client.close().await;
+            }
+            anchor.close().await;
+            let server = std::sync::Arc::into_inner(server).expect("no client left");
+            server.stop().await;
         }
     }
 }
@@ -345,8 +512,9 @@ async fn main() {
         .skip(1)
         .find(|a| !a.starts_with('-'))
         .unwrap_or_default();
+    let playwright = std::env::args().any(|a| a == "playwright");
     match mode.as_str() {
-        "cost" => cost().await,
+        "cost" => cost(playwright).await,
         _ => soak().await,
     }
 }

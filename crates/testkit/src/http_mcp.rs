@@ -74,8 +74,21 @@ pub async fn http(
         head += &format!("Content-Length: {}\r\n\r\n", body.len());
         stream.write_all(head.as_bytes()).await.expect("write request");
         stream.write_all(body.as_bytes()).await.expect("write body");
+        // To the end of the connection, or of the body its
+        // Content-Length gives (a server that keeps an HTTP/1.0
+        // connection open after the answer, as Node's does).
         let mut raw = Vec::new();
-        stream.read_to_end(&mut raw).await.expect("read response");
+        let mut chunk = [0u8; 16 * 1024];
+        loop {
+            let n = stream.read(&mut chunk).await.expect("read response");
+            if n == 0 {
+                break;
+            }
+            raw.extend_from_slice(&chunk[..n]);
+            if body_complete(&raw) {
+                break;
+            }
+        }
         raw
     };
     let raw = tokio::time::timeout(Duration::from_secs(60), exchange)
@@ -98,6 +111,20 @@ pub async fn http(
         headers,
         body: body.to_owned(),
     }
+}
+
+/// Whether `raw` holds a head with a Content-Length and that many body
+/// bytes after it.
+fn body_complete(raw: &[u8]) -> bool {
+    let Some(end) = raw.windows(4).position(|w| w == b"\r\n\r\n") else {
+        return false;
+    };
+    let head = String::from_utf8_lossy(&raw[..end]);
+    head.lines()
+        .filter_map(|l| l.split_once(':'))
+        .find(|(n, _)| n.trim().eq_ignore_ascii_case("content-length"))
+        .and_then(|(_, v)| v.trim().parse::<usize>().ok())
+        .is_some_and(|length| raw.len() >= end + 4 + length)
 }
 
 impl McpHttpClient {

@@ -94,12 +94,11 @@ pub async fn run(tab: &Tab, args: &NavigateArgs, budget: &Budget) -> Result<Acti
             "Check the URL and that the site is reachable; it may be down or the address wrong.",
         ));
     }
-    // Two reads of the new document, sent together (one round trip's wait).
-    let (location, obstacle) = tokio::try_join!(
-        crate::timing::timed("navigate.location", location(tab, budget)),
-        crate::timing::timed("navigate.obstacle", tab.obstacle(budget, status)),
-    )?;
-    let (url, title) = location;
+    // One read of the new document: its address, title and obstacle
+    // signals (the renderer answers it after its first layout of the page,
+    // so a second read would wait in line behind it).
+    let (signals, obstacle) = crate::timing::timed("navigate.probe", tab.probe(budget, status)).await?;
+    let (url, title) = (signals.url, signals.title);
     let redirected_from = match (&args.url, &response) {
         (Some(requested), Some(r)) if r.redirected => Some(requested.clone()),
         _ => None,

@@ -14,6 +14,18 @@ impl Tab {
         budget: &Budget,
         status: Option<u16>,
     ) -> Result<Option<Obstacle>, ActionError> {
+        Ok(self.probe(budget, status).await?.1)
+    }
+
+    /// The page's signals (its `location.href` and title among them) and
+    /// the obstacle they show. A navigate reads the new document's address
+    /// from them: one evaluate, which waits behind the renderer's first
+    /// layout of a big page, instead of two.
+    pub async fn probe(
+        &self,
+        budget: &Budget,
+        status: Option<u16>,
+    ) -> Result<(Signals, Option<Obstacle>), ActionError> {
         let value = self
             .evaluate_in_world(budget, "checking for obstacles", SIGNALS, true)
             .await?
@@ -21,6 +33,7 @@ impl Tab {
             .unwrap_or_default();
         let mut signals: Signals = serde_json::from_value(value).unwrap_or_default();
         signals.status = status;
-        Ok(detect(&signals))
+        let obstacle = detect(&signals);
+        Ok((signals, obstacle))
     }
 }
