@@ -92,7 +92,9 @@ pub struct Session {
 }
 
 /// How long opening a session's context (a browser context, its first tab)
-/// may take, whoever waits for it.
+/// may take at least, from its turn; longer when the call that started it
+/// has more of its budget left (a 240 s navigate on a browser busy opening
+/// 64 contexts is not cut at 20 s).
 const OPEN_BUDGET: std::time::Duration = std::time::Duration::from_secs(20);
 
 impl Session {
@@ -370,6 +372,7 @@ impl Session {
         let isolated = self.isolated;
         let state_file = self.config.browser.storage_state.clone();
         let events = self.events().clone();
+        let callers_deadline = budget.deadline();
         let opened = self
             .opening
             .run("opening the session", budget, move || async move {
@@ -378,7 +381,8 @@ impl Session {
                 // caller waits within its own).
                 let queue = browser.clone();
                 let turn = crate::timing::timed("session.queued", queue.opening_turn()).await;
-                let budget = Budget::with_timeout(OPEN_BUDGET);
+                let left = callers_deadline.saturating_duration_since(tokio::time::Instant::now());
+                let budget = Budget::with_timeout(OPEN_BUDGET.max(left));
                 let opening = Context::open(browser, isolated, events, &budget);
                 let context = crate::timing::timed("session.context", opening).await;
                 drop(turn);
