@@ -7,8 +7,8 @@
 //!   pair and object, a result as one JSON object).
 //! - [`door`]: a session and the one way a front end calls into it.
 //! - [`mcp`]: the Model Context Protocol over stdio, with the official SDK.
-//! - [`ask`]: asking the user about an `ask` URL rule (MCP elicitation).
-//! - [`offer`]: offering a hand-off's link (MCP elicitation).
+//! - `ask`: asking the user about an `ask` URL rule (MCP elicitation).
+//! - `offer`: offering a hand-off's link (MCP elicitation).
 //! - [`stdio`]: MCP's line framing on stdin/stdout, answering every line.
 //! - [`serve`]: `cdpilot serve`, many sessions over MCP's streamable HTTP
 //!   and the WebSocket action API.

@@ -7,7 +7,7 @@
 //! shape is answered with an id-less error. Either way the client waits for
 //! its request id until its own timeout (issue 8). Here a line that does not
 //! decode is answered at once: with its request's id when the id can be read
-//! (a lenient scan of the top-level object, see [`Envelope`]), with a parse
+//! (a lenient scan of the top-level object, see `Envelope`), with a parse
 //! error when the line is not JSON at all. Lines that decode go to rmcp
 //! unchanged.
 //!

@@ -4,7 +4,7 @@
 //!
 //! Owns the engine-wide table of open hand-offs (the page's listener finds
 //! one by its id and token), locked for microseconds. A hand-off enters the
-//! table when the call that waits for it opens it ([`Handoffs::open`]) and
+//! table when the call that waits for it opens it (`Handoffs::open`) and
 //! leaves it when that call's [`Opened`] guard drops, however the call
 //! ended: its link then answers "This hand-off has ended". Must not touch
 //! the session's other state: the session's own side (refusing other tools,

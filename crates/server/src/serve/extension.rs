@@ -14,7 +14,7 @@
 //!   context changes (its popup names the client); the extension also says
 //!   `event "session_stopped" {context, reason}` (the user's Stop) and
 //!   `ping` (answered `pong`). The CDP side is plugged into the engine's
-//!   [`Relay`] (`[browser] source = "extension"`).
+//!   `Relay` (`[browser] source = "extension"`).
 //! - `GET /v1/extension/status` (server token): `{paired, connected,
 //!   sessions, enabled}` (`enabled`: sessions run in the paired Chrome).
 //!

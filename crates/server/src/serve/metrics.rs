@@ -5,7 +5,7 @@
 //!
 //! Owns the Prometheus registry. Sessions open and started are counted by
 //! [`super::sessions`]; everything else is the engine's count, read at each
-//! scrape ([`EngineCounts`]): calls by tool and outcome and their one
+//! scrape (`EngineCounts`): calls by tool and outcome and their one
 //! duration histogram from [`engine::metrics::Metrics::tool_calls`] (the
 //! dispatch counts every call once, whichever front end made it, the
 //! dashboard's included), the rest from
