@@ -422,9 +422,12 @@ impl Sessions {
         Ok(lease)
     }
 
-    /// The open session `id`, to join it.
+    /// The open session `id`, to join it: not one stopped (which lingers
+    /// until its last connection has said goodbye, a resume racing that
+    /// goodbye must not join it).
     pub fn get(&self, id: &str) -> Option<Arc<Lease>> {
-        self.open.lock().unwrap().get(id).and_then(Weak::upgrade)
+        let lease = self.open.lock().unwrap().get(id).and_then(Weak::upgrade)?;
+        (!lease.stop.is_cancelled()).then_some(lease)
     }
 
     /// Every open session not stopped, oldest first (a stopped one lingers
