@@ -27,10 +27,14 @@
 //! Not a test: it asserts nothing about speed. A call that fails is counted
 //! and reported (`timeout` answers apart), not retried.
 
+#[path = "shared/readings.rs"]
+mod readings;
+
 #[path = "../tests/support/serve.rs"]
 #[allow(dead_code)]
 mod serve;
 
+use readings::{env_or, load_average, percentile, rss_mib};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
@@ -92,33 +96,6 @@ impl Pauses {
         let span = self.pace.max - self.pace.min + 1;
         tokio::time::sleep(Duration::from_millis(self.pace.min + self.state % span)).await;
     }
-}
-
-fn rss_mib(pid: u32) -> f64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    let kib: u64 = status
-        .lines()
-        .find(|l| l.starts_with("VmRSS:"))
-        .and_then(|l| l.split_whitespace().nth(1))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0);
-    kib as f64 / 1024.0
-}
-
-fn percentile(sorted: &[Duration], p: f64) -> Duration {
-    if sorted.is_empty() {
-        return Duration::ZERO;
-    }
-    let i = ((sorted.len() as f64 * p).ceil() as usize).clamp(1, sorted.len()) - 1;
-    sorted[i]
-}
-
-/// `/proc/loadavg`'s 1-minute figure.
-fn load_average() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .ok()
-        .and_then(|l| l.split_whitespace().next().map(str::to_owned))
-        .unwrap_or_else(|| "?".into())
 }
 
 fn ms(d: Duration) -> String {
@@ -210,13 +187,6 @@ async fn session_loop(mut ws: Ws, until: Instant, mut pauses: Option<Pauses>) ->
         }
     }
     (ws, tally)
-}
-
-fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
 }
 
 #[tokio::main]

@@ -27,6 +27,9 @@
 //! allows only 127.0.0.1. Not a test: it asserts nothing, a failed call is
 //! counted.
 
+#[path = "shared/readings.rs"]
+mod readings;
+
 #[path = "../tests/support/serve.rs"]
 #[allow(dead_code)]
 mod serve;
@@ -35,6 +38,7 @@ mod serve;
 #[allow(dead_code)]
 mod memory;
 
+use readings::{env_or, load_average, percentile, rss_mib};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
@@ -42,24 +46,6 @@ use testkit::corpus::{self, CorpusSite};
 use testkit::{McpHttpClient, TestSite};
 
 use serve::{Serve, Ws};
-
-fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
-
-fn rss_mib(pid: u32) -> f64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    let kib: u64 = status
-        .lines()
-        .find(|l| l.starts_with("VmRSS:"))
-        .and_then(|l| l.split_whitespace().nth(1))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0);
-    kib as f64 / 1024.0
-}
 
 /// The tree's PSS in MiB: (server, Chromium, total).
 fn tree_mib(pid: u32) -> (f64, f64, f64) {
@@ -86,23 +72,6 @@ fn private_mib(pid: u32) -> (f64, String) {
         .map(|(k, kib)| format!("{k} {:.0}", *kib as f64 / 1024.0))
         .collect();
     (total, parts.join(", "))
-}
-
-fn load_average() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .unwrap_or_default()
-        .split_whitespace()
-        .take(3)
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
-fn percentile(sorted: &[Duration], p: f64) -> Duration {
-    if sorted.is_empty() {
-        return Duration::ZERO;
-    }
-    let i = ((sorted.len() as f64 * p).ceil() as usize).clamp(1, sorted.len()) - 1;
-    sorted[i]
 }
 
 /// Lets the server end the sessions whose sockets closed and the browser

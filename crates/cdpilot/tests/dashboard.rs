@@ -7,44 +7,12 @@
 
 mod support;
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use engine::{Config, Engine};
 use serde_json::{json, Value};
+use support::person::{dashboard_screencast, next_frame, PersonsBrowser};
 use support::serve::Serve;
 use testkit::TestSite;
-
-/// The browser that looks at the dashboard, as a person would.
-struct Viewer {
-    engine: Arc<Engine>,
-}
-
-impl Viewer {
-    fn new() -> Viewer {
-        let mut config = Config::default();
-        config.browser.executable = testkit::chromium::executable().display().to_string();
-        Viewer {
-            engine: Arc::new(Engine::new(config)),
-        }
-    }
-
-    async fn call(&self, tool: &str, arguments: Value) -> Result<engine::ActionOutput, engine::ActionError> {
-        engine::dispatch::call(self.engine.session(), tool, arguments, Default::default()).await
-    }
-
-    async fn ok(&self, tool: &str, arguments: Value) -> engine::ActionOutput {
-        match self.call(tool, arguments.clone()).await {
-            Ok(output) => output,
-            Err(e) => panic!("the dashboard's {tool} {arguments} failed: {}", e.message),
-        }
-    }
-
-    async fn wait_text(&self, text: &str) {
-        self.ok("browser_wait", json!({"text": text, "timeout_ms": 20000}))
-            .await;
-    }
-}
 
 /// Runs `tool` on a WebSocket session and returns its result (panics on an error).
 async fn ws_ok(ws: &mut support::serve::Ws, id: &str, tool: &str, arguments: Value) -> Value {
@@ -53,40 +21,9 @@ async fn ws_ok(ws: &mut support::serve::Ws, id: &str, tool: &str, arguments: Val
     response["result"].clone()
 }
 
-type Socket = tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
-
-/// A live-view WebSocket on the active tab of `session`, as the page opens one.
-async fn screencast(serve: &Serve, session: &str) -> Socket {
-    use tokio_tungstenite::tungstenite::client::IntoClientRequest;
-    let url = format!(
-        "ws://{}/v1/dashboard/screencast?session={session}&tab=t1",
-        serve.authority
-    );
-    let mut request = url.into_client_request().unwrap();
-    let bearer = format!("Bearer {}", serve.token).parse().unwrap();
-    request.headers_mut().insert("authorization", bearer);
-    tokio_tungstenite::connect_async(request)
-        .await
-        .expect("the live view's WebSocket")
-        .0
-}
-
-/// The next JPEG frame (base64) of a live view, within 20 s.
-async fn next_frame(socket: &mut Socket) -> Option<String> {
-    use futures_util::StreamExt;
-    let read = async {
-        while let Some(Ok(message)) = socket.next().await {
-            if let tokio_tungstenite::tungstenite::Message::Text(text) = message {
-                assert!(!text.starts_with("error:"), "{text}");
-                return Some(text.as_str().to_owned());
-            }
-        }
-        None
-    };
-    tokio::time::timeout(Duration::from_secs(20), read)
-        .await
-        .ok()
-        .flatten()
+/// Any text message of a live view: a frame.
+fn any(_: &str) -> bool {
+    true
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -115,7 +52,7 @@ async fn the_dashboard_shows_answers_and_stops_sessions() {
     .await;
 
     // The token goes in once; the page keeps it in a cookie and leaves the address bar.
-    let viewer = Viewer::new();
+    let viewer = PersonsBrowser::new("dashboard", |_| {});
     let opened = viewer
         .ok(
             "browser_navigate",
@@ -199,14 +136,14 @@ async fn the_dashboard_shows_answers_and_stops_sessions() {
     // Two more viewers of the same tab (WebSockets of the test's own) share
     // its screencast: one joining gets the latest frame at once, one
     // leaving does not stop the others' frames.
-    let mut first = screencast(&serve, &session).await;
-    let mut second = screencast(&serve, &session).await;
+    let mut first = dashboard_screencast(&serve, &session).await;
+    let mut second = dashboard_screencast(&serve, &session).await;
     assert!(
-        next_frame(&mut first).await.is_some(),
+        next_frame(&mut first, any).await.is_some(),
         "no frame for the first extra viewer"
     );
     assert!(
-        next_frame(&mut second).await.is_some(),
+        next_frame(&mut second, any).await.is_some(),
         "no latest frame for a viewer who joined"
     );
     second.close(None).await.unwrap();
@@ -223,7 +160,7 @@ async fn the_dashboard_shows_answers_and_stops_sessions() {
     // (a cast that stopped sends nothing however often the page paints).
     let mut frame = None;
     for round in 0..3 {
-        frame = next_frame(&mut first).await;
+        frame = next_frame(&mut first, any).await;
         if frame.is_some() {
             break;
         }

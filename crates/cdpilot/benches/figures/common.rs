@@ -79,15 +79,6 @@ pub fn text_of(result: &Value) -> String {
         .to_owned()
 }
 
-pub fn load_average() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .unwrap_or_default()
-        .split_whitespace()
-        .take(3)
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
 /// A deadline for one raw CDP command (raw CDP has none of its own).
 pub fn soon() -> tokio::time::Instant {
     tokio::time::Instant::now() + Duration::from_secs(30)

@@ -19,6 +19,9 @@ mod forms;
 mod memory;
 mod pages;
 mod raw_cdp;
+#[path = "../shared/readings.rs"]
+#[allow(dead_code)]
+mod readings;
 mod screenshot;
 mod startup;
 mod url_rules;

@@ -11,6 +11,7 @@ use serde_json::json;
 use testkit::TestSite;
 
 use crate::common::*;
+use crate::readings::load_average;
 
 pub async fn figures(site: &TestSite) {
     let options = LaunchOptions {

@@ -13,49 +13,32 @@
 mod support;
 mod viewers;
 
-use std::sync::Arc;
 use std::time::Duration;
 
-use engine::{Config, Engine};
 use serde_json::{json, Value};
+use support::person::PersonsBrowser;
 use support::serve::{Serve, Ws};
 use testkit::http_mcp::http;
 use testkit::TestSite;
 
 /// The person's browser: it opens the hand-off page and clicks and types
 /// there with trusted input (`browser_cdp`'s `Input.*`, fenced to its tab).
-struct Person {
-    engine: Arc<Engine>,
+struct Person(PersonsBrowser);
+
+impl std::ops::Deref for Person {
+    type Target = PersonsBrowser;
+    fn deref(&self) -> &PersonsBrowser {
+        &self.0
+    }
 }
 
 impl Person {
     fn new() -> Person {
-        let mut config = Config::default();
-        config.browser.executable = testkit::chromium::executable().display().to_string();
-        config.tools.cdp = engine::config::CdpAccess::Fenced;
-        // browser_emulate: the person resizes their window.
-        config.tools.caps = vec!["emulation".into()];
-        Person {
-            engine: Arc::new(Engine::new(config)),
-        }
-    }
-
-    async fn call(&self, tool: &str, arguments: Value) -> Result<engine::ActionOutput, engine::ActionError> {
-        engine::dispatch::call(self.engine.session(), tool, arguments, Default::default()).await
-    }
-
-    async fn ok(&self, tool: &str, arguments: Value) -> engine::ActionOutput {
-        match self.call(tool, arguments.clone()).await {
-            Ok(output) => output,
-            Err(e) => panic!("the person's {tool} {arguments} failed: {}", e.message),
-        }
-    }
-
-    async fn value(&self, expression: &str) -> Value {
-        self.ok("browser_evaluate", json!({"expression": expression}))
-            .await
-            .data["value"]
-            .clone()
+        Person(PersonsBrowser::new("person", |config| {
+            config.tools.cdp = engine::config::CdpAccess::Fenced;
+            // browser_emulate: the person resizes their window.
+            config.tools.caps = vec!["emulation".into()];
+        }))
     }
 
     /// Opens the link and waits for the first frame of the live view.

@@ -2,12 +2,11 @@
 //! the end, and the dashboard's live view and the hand-off page share the
 //! tab's one screencast.
 
-use std::time::Duration;
-
 use serde_json::{json, Value};
 
 use testkit::TestSite;
 
+use crate::support::person::{dashboard_screencast, next_frame, Socket};
 use crate::support::serve::Serve;
 use crate::{centre, split, Agent, Person};
 
@@ -123,47 +122,11 @@ async fn resizing_the_handoff_page_resizes_the_tab_until_the_end() {
     person.engine.shutdown().await;
 }
 
-type Socket = tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
-
 /// The hand-off page's live socket for `link`.
 async fn live_socket(link: &str, authority: &str) -> Socket {
     let (path, token) = split(link, authority);
     let live = format!("ws://{authority}{path}/live?t={token}");
     tokio_tungstenite::connect_async(live.as_str()).await.unwrap().0
-}
-
-/// The dashboard's live view of `session`'s tab t1.
-async fn dashboard_socket(serve: &Serve, session: &str) -> Socket {
-    use tokio_tungstenite::tungstenite::client::IntoClientRequest;
-    let url = format!(
-        "ws://{}/v1/dashboard/screencast?session={session}&tab=t1",
-        serve.authority
-    );
-    let mut request = url.into_client_request().unwrap();
-    let bearer = format!("Bearer {}", serve.token).parse().unwrap();
-    request.headers_mut().insert("authorization", bearer);
-    tokio_tungstenite::connect_async(request).await.unwrap().0
-}
-
-/// The next text message of `socket` that `is_frame` accepts, within 20 s
-/// (`None`: none came).
-async fn next_frame(socket: &mut Socket, is_frame: impl Fn(&str) -> bool) -> Option<String> {
-    use futures_util::StreamExt;
-    let read = async {
-        while let Some(Ok(message)) = socket.next().await {
-            if let tokio_tungstenite::tungstenite::Message::Text(text) = message {
-                assert!(!text.starts_with("error:"), "{text}");
-                if is_frame(text.as_str()) {
-                    return Some(text.as_str().to_owned());
-                }
-            }
-        }
-        None
-    };
-    tokio::time::timeout(Duration::from_secs(20), read)
-        .await
-        .ok()
-        .flatten()
 }
 
 fn a_handoff_frame(text: &str) -> bool {
@@ -208,7 +171,7 @@ async fn the_dashboard_and_the_handoff_page_share_the_tabs_screencast() {
     // A dashboard viewer joins the same screencast (the latest frame at
     // once) and leaves: the hand-off page's frames go on.
     let session = agent.session.clone();
-    let mut dashboard = dashboard_socket(&serve, &session).await;
+    let mut dashboard = dashboard_screencast(&serve, &session).await;
     next_frame(&mut dashboard, |_| true)
         .await
         .expect("the dashboard's first frame");
@@ -219,7 +182,7 @@ async fn the_dashboard_and_the_handoff_page_share_the_tabs_screencast() {
         .expect("a frame of the click after the dashboard viewer left");
 
     // The hand-off ends: a dashboard viewer's frames go on.
-    let mut dashboard = dashboard_socket(&serve, &session).await;
+    let mut dashboard = dashboard_screencast(&serve, &session).await;
     next_frame(&mut dashboard, |_| true)
         .await
         .expect("the dashboard's first frame");

@@ -9,6 +9,7 @@ use serde_json::Value;
 use testkit::McpClient;
 
 pub mod extension;
+pub mod person;
 pub mod serve;
 
 /// Spawns `cdpilot mcp` with TMPDIR set to a fresh directory: the temporary
