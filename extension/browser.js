@@ -157,6 +157,14 @@ export class Browser {
       // Runtime.terminateExecution instead.
       delete params.timeout;
     }
+    if (method === "Page.bringToFront") {
+      // Chrome's own would also focus the agent's window and take the
+      // user's typing. Being the tab its window shows is what the engine
+      // asks it for: a tab behind another draws nothing and takes no input.
+      await chrome.tabs.update(session.tabId, { active: true });
+      audit(tab.context, method, destination, "ok");
+      return {};
+    }
     const debuggee = session.child ? { tabId: session.tabId, sessionId: session.child } : { tabId: session.tabId };
     if (method === "Runtime.terminateExecution") return this.terminate(debuggee, tab);
     if (method === "Debugger.enable") tab.engineDebugger = true;

@@ -592,3 +592,41 @@ async fn a_pairing_link_to_a_non_loopback_server_is_refused_in_the_browser() {
     assert_eq!(UserChrome::eval(&page, said).await, "ok");
     assert!(connected_within(&serve, Duration::from_secs(10)).await);
 }
+
+/// The agent's second tab opens behind its first, in the agent's window
+/// (`active: false`, unfocused): hidden, it draws nothing, and a click into
+/// its cross-origin frame used to wait out its whole budget. The click
+/// makes it the tab its window shows (`chrome.tabs.update`, not Chrome's
+/// own bringToFront, which would focus the window) and lands.
+#[tokio::test]
+async fn a_click_in_the_agents_tab_behind_another_brings_it_forward_and_lands() {
+    let site = TestSite::start().await;
+    let (serve, _chrome) = paired("").await;
+    let mut mcp = serve.mcp_client();
+    assert_eq!(mcp.initialize().await.status, 200);
+    let nav = mcp
+        .call("browser_navigate", json!({"url": site.url("/index.html")}))
+        .await;
+    assert_eq!(nav["isError"], false, "{nav}");
+    let opened = mcp
+        .call(
+            "browser_tabs",
+            json!({"action": "new", "url": site.url("/frames.html")}),
+        )
+        .await;
+    assert_eq!(opened["isError"], false, "{opened}");
+    let visibility = json!({"expression": "document.visibilityState"});
+    let read = mcp.call("browser_evaluate", visibility.clone()).await;
+    assert_eq!(read["structuredContent"]["value"], "hidden", "{read}");
+
+    let snapshot = text_of(&mcp.call("browser_snapshot", json!({})).await);
+    let child = support::ref_on_line(&snapshot, "Child button");
+    let clicked = mcp
+        .call("browser_click", json!({"ref": child, "timeout_ms": 10_000}))
+        .await;
+    assert_eq!(clicked["isError"], false, "{clicked}");
+    let after = text_of(&mcp.call("browser_snapshot", json!({})).await);
+    assert!(after.contains("Child clicked true"), "{after}");
+    let read = mcp.call("browser_evaluate", visibility).await;
+    assert_eq!(read["structuredContent"]["value"], "visible", "{read}");
+}

@@ -383,3 +383,9 @@ pub struct FileChooserOpened {
     pub backend_node_id: i64,
 }
 crate::event!(FileChooserOpened => "Page.fileChooserOpened");
+
+/// Makes the tab the one its window shows (its document becomes visible:
+/// animation frames run, input is handled).
+#[derive(Debug, Default, Serialize)]
+pub struct BringToFront {}
+command!(BringToFront => "Page.bringToFront", Empty);

@@ -5,7 +5,7 @@ use cdp::protocol::runtime;
 use serde_json::json;
 
 use crate::action::{ClickArgs, WaitUntil};
-use crate::actions::{download, element, input};
+use crate::actions::{download, element, front, input};
 use crate::error::Failure;
 use crate::tab::Tab;
 use crate::timing;
@@ -42,6 +42,7 @@ pub(crate) fn check(a: &ClickArgs) -> Result<(), ActionError> {
 
 /// Runs the tool in the call's tab.
 pub(crate) async fn perform(call: &TabCall<'_>, args: &ClickArgs) -> Result<ActionOutput, ActionError> {
+    front::ensure(call.tab, call.budget).await?;
     run(call.tab, args, call.budget).await
 }
 

@@ -11,7 +11,7 @@ use cdp::protocol::input::{DispatchDragEvent, DragIntercepted, SetInterceptDrags
 use serde_json::{json, Value};
 
 use crate::action::DragArgs;
-use crate::actions::{element, input};
+use crate::actions::{element, front, input};
 use crate::tab::Tab;
 use crate::tool::{Declaration, DefaultBudget, Group, Scope, TabCall};
 use crate::validate;
@@ -49,6 +49,7 @@ pub(crate) fn check(a: &DragArgs) -> Result<(), ActionError> {
 
 /// Runs the tool in the call's tab.
 pub(crate) async fn perform(call: &TabCall<'_>, args: &DragArgs) -> Result<ActionOutput, ActionError> {
+    front::ensure(call.tab, call.budget).await?;
     run(call.tab, args, call.budget).await
 }
 

@@ -18,7 +18,9 @@ use crate::{ActionError, Budget, ErrorCode};
 /// Resolves `null` once the element is attached, visible, enabled and has
 /// not moved for one animation frame, else the reason after `ms`. The fast
 /// path (already actionable, no animation running) answers without waiting
-/// for a frame.
+/// for a frame. A window that draws no frames (hidden, minimized) is not
+/// waited on past `ms` either: a timer answers then, and an element no
+/// frame was drawn for is not called moving.
 const WAIT_ACTIONABLE: &str = r#"function (ms) {
   const el = this;
   const disabled = () => el.disabled === true || el.getAttribute('aria-disabled') === 'true' || !!el.closest('fieldset[disabled]');
@@ -28,7 +30,10 @@ const WAIT_ACTIONABLE: &str = r#"function (ms) {
   return new Promise((resolve) => {
     const end = performance.now() + ms;
     let last = null;
+    let frames = 0;
+    setTimeout(() => resolve(problem() || (frames > 1 ? 'moving' : null)), ms + 100);
     const tick = () => {
+      frames++;
       const p = problem();
       const r = el.isConnected ? el.getBoundingClientRect() : null;
       const key = r && [r.x, r.y, r.width, r.height].join();
@@ -45,8 +50,9 @@ const WAIT_ACTIONABLE: &str = r#"function (ms) {
 /// reported (covers that are animations pass within it).
 const COVER_PATIENCE: std::time::Duration = std::time::Duration::from_secs(1);
 
-/// Resolves after the element's window drew two more frames.
-const NEXT_FRAME: &str = "function () { const w = this.ownerDocument.defaultView; return new Promise((r) => w.requestAnimationFrame(() => w.requestAnimationFrame(() => r(null)))); }";
+/// Resolves after the element's window drew two more frames, or after
+/// 200 ms when it draws none (hidden).
+const NEXT_FRAME: &str = "function () { const w = this.ownerDocument.defaultView; return new Promise((r) => { w.setTimeout(() => r(null), 200); w.requestAnimationFrame(() => w.requestAnimationFrame(() => r(null))); }); }";
 
 /// With `pointer`, arms `__cdpilotMoved` (resolves when the window sees a
 /// trusted `mousemove`); then resolves `true` after the element's window
@@ -473,14 +479,19 @@ impl Element {
     /// the frame's process on another channel, possibly much later on a
     /// loaded machine: this waits for the event [`Element::watch_input`]
     /// watched (at most 5 s: a loaded machine's frame process can be that late; the hit test already showed the input lands there), then one frame, so what the caller reads
-    /// next reflects the input. A frame that navigated meanwhile is settled.
+    /// next reflects the input (at most 500 ms: a window that draws no
+    /// frames, hidden or minimized, is not waited on for the budget). A
+    /// frame that navigated meanwhile is settled.
     pub async fn settle(&self, budget: &Budget) -> Result<(), ActionError> {
         let settled = "function () {
   const w = this.ownerDocument.defaultView;
   const seen = w.__cdpilotInput || Promise.resolve(true);
   delete w.__cdpilotInput;
   const late = new Promise((resolve) => w.setTimeout(() => resolve(false), 5000));
-  return Promise.race([seen, late]).then(() => new Promise((resolve) => w.requestAnimationFrame(() => resolve(true))));
+  return Promise.race([seen, late]).then(() => new Promise((resolve) => {
+    w.requestAnimationFrame(() => resolve(true));
+    w.setTimeout(() => resolve(true), 500);
+  }));
 }";
         match self
             .call_awaiting(budget, "letting the frame handle the input", settled, vec![])

@@ -13,7 +13,7 @@ use serde_json::{json, Value};
 
 use crate::action::{FillFormArgs, FormField, MouseButton};
 use crate::actions::element::{self, Element};
-use crate::actions::{input, select_option, slider, type_text};
+use crate::actions::{front, input, select_option, slider, type_text};
 use crate::tab::Tab;
 use crate::tool::{Declaration, DefaultBudget, Group, Scope, TabCall};
 use crate::validate;
@@ -51,6 +51,7 @@ pub(crate) fn check(a: &FillFormArgs) -> Result<(), ActionError> {
 
 /// Runs the tool in the call's tab.
 pub(crate) async fn perform(call: &TabCall<'_>, args: &FillFormArgs) -> Result<ActionOutput, ActionError> {
+    front::ensure(call.tab, call.budget).await?;
     let mut args = args.clone();
     for field in &mut args.fields {
         if field.value.contains("{{secret:") {

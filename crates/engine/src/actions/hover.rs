@@ -3,7 +3,7 @@
 use serde_json::json;
 
 use crate::action::HoverArgs;
-use crate::actions::{element, input};
+use crate::actions::{element, front, input};
 use crate::tab::Tab;
 use crate::tool::{Declaration, DefaultBudget, Group, Scope, TabCall};
 use crate::validate;
@@ -29,6 +29,7 @@ pub(crate) fn check(a: &HoverArgs) -> Result<(), ActionError> {
 
 /// Runs the tool in the call's tab.
 pub(crate) async fn perform(call: &TabCall<'_>, args: &HoverArgs) -> Result<ActionOutput, ActionError> {
+    front::ensure(call.tab, call.budget).await?;
     run(call.tab, args, call.budget).await
 }
 

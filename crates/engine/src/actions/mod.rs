@@ -18,6 +18,7 @@ pub mod emulate;
 pub mod evaluate;
 pub mod extract;
 pub mod fill_form;
+pub mod front;
 pub mod geometry;
 pub mod hover;
 pub mod input;

@@ -3,7 +3,7 @@
 use serde_json::json;
 
 use crate::action::PressKeyArgs;
-use crate::actions::{input, keys};
+use crate::actions::{front, input, keys};
 use crate::tab::Tab;
 use crate::tool::{Declaration, DefaultBudget, Group, Scope, TabCall};
 use crate::{ActionError, ActionOutput, Budget};
@@ -28,6 +28,7 @@ pub(crate) fn check(a: &PressKeyArgs) -> Result<(), ActionError> {
 
 /// Runs the tool in the call's tab.
 pub(crate) async fn perform(call: &TabCall<'_>, args: &PressKeyArgs) -> Result<ActionOutput, ActionError> {
+    front::ensure(call.tab, call.budget).await?;
     run(call.tab, args, call.budget).await
 }
 

@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 
 use crate::action::{ScrollArgs, ScrollDirection};
 use crate::actions::element::{self, Element};
-use crate::actions::input;
+use crate::actions::{front, input};
 use crate::tab::Tab;
 use crate::tool::{Declaration, DefaultBudget, Group, Scope, TabCall};
 use crate::validate;
@@ -51,6 +51,7 @@ pub(crate) fn check(a: &ScrollArgs) -> Result<(), ActionError> {
 
 /// Runs the tool in the call's tab.
 pub(crate) async fn perform(call: &TabCall<'_>, args: &ScrollArgs) -> Result<ActionOutput, ActionError> {
+    front::ensure(call.tab, call.budget).await?;
     run(call.tab, args, call.budget).await
 }
 

@@ -6,7 +6,7 @@
 use serde_json::{json, Value};
 
 use crate::action::SelectOptionArgs;
-use crate::actions::{combobox, element, selection};
+use crate::actions::{combobox, element, front, selection};
 use crate::tab::Tab;
 use crate::tool::{Declaration, DefaultBudget, Group, Scope, TabCall};
 use crate::validate;
@@ -54,6 +54,7 @@ pub(crate) async fn perform(
     call: &TabCall<'_>,
     args: &SelectOptionArgs,
 ) -> Result<ActionOutput, ActionError> {
+    front::ensure(call.tab, call.budget).await?;
     run(call.tab, args, call.budget).await
 }
 

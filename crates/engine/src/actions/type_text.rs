@@ -6,7 +6,7 @@
 use serde_json::{json, Value};
 
 use crate::action::TypeArgs;
-use crate::actions::{element, fill_form, input, keys};
+use crate::actions::{element, fill_form, front, input, keys};
 use crate::tab::Tab;
 use crate::tool::{Declaration, DefaultBudget, Group, Scope, TabCall};
 use crate::validate;
@@ -32,6 +32,7 @@ pub(crate) fn check(a: &TypeArgs) -> Result<(), ActionError> {
 
 /// Runs the tool in the call's tab.
 pub(crate) async fn perform(call: &TabCall<'_>, args: &TypeArgs) -> Result<ActionOutput, ActionError> {
+    front::ensure(call.tab, call.budget).await?;
     if args.text.contains("{{secret:") {
         // A secret is typed only into a field of the origin it is bound to.
         let origin = element::origin(call.tab, &args.target, call.budget).await?;
