@@ -54,6 +54,8 @@ pub struct Tab {
     pub crash: crash::Crash,
     /// The tab's one screencast, shared by its viewers.
     screencast: screencast::Screencast,
+    /// cdpilot's world being made in a frame: one flight per frame.
+    worlds: worlds::Making,
 }
 
 impl Drop for Tab {
@@ -169,6 +171,7 @@ impl Tab {
             pump,
             crash: Default::default(),
             screencast: Default::default(),
+            worlds: Default::default(),
         };
 
         if tab.state(|s| s.dialogs.is_blocked()) {

@@ -9,7 +9,15 @@
 //! forgotten when the frame's document goes (the event reader sees its
 //! context destroyed). An evaluate that finds its world gone retries once in
 //! the new document's world; one whose frame moved to another session
-//! retries there.
+//! retries there. Callers that find a frame's world unknown at once (the
+//! event reader has not seen it made yet) share one
+//! `Page.createIsolatedWorld` ([`Making`]): Chrome answers every one with
+//! the same world (it keeps one per frame and name), so more would only
+//! be round trips each caller waits for.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
 use cdp::protocol::{page, runtime};
 use cdp::{CdpError, Command, ProtocolErrorKind, Session};
@@ -17,7 +25,18 @@ use serde_json::Value;
 
 use super::{Tab, WORLD};
 use crate::frames::Owner;
+use crate::single_flight::SingleFlight;
 use crate::{ActionError, Budget, ErrorCode};
+
+/// cdpilot's world being made, per frame (keyed by the session that owns
+/// the frame and its id): one flight while it is under way, dropped when
+/// it lands, so the map holds only frames being reached right now.
+#[derive(Default)]
+pub(crate) struct Making {
+    flights: Arc<Mutex<HashMap<String, Arc<SingleFlight<i64>>>>>,
+    /// How many times Chrome was asked to make the world (tests read it).
+    asked: Arc<AtomicUsize>,
+}
 
 /// One frame of the tab as it is now: the main frame (`number: None`) or a
 /// subframe, with the session that owns its document at resolution time.
@@ -90,6 +109,44 @@ impl FrameRef {
             })
             .await
     }
+}
+
+/// Makes cdpilot's world in `frame` unless it is known by now (a flight
+/// that ended just before this one began made it, or the event reader saw
+/// it), and records it if the document is still `document`.
+async fn make_world(
+    frame: &FrameRef,
+    state: &Mutex<super::TabState>,
+    document: u64,
+    asked: &AtomicUsize,
+    budget: &Budget,
+) -> Result<i64, ActionError> {
+    let known = state
+        .lock()
+        .unwrap()
+        .frames
+        .world(&frame.frame_id, frame.session_key());
+    if let Some(id) = known {
+        return Ok(id);
+    }
+    asked.fetch_add(1, Ordering::Relaxed);
+    let created = frame
+        .cdp(
+            budget,
+            "creating cdpilot's isolated world",
+            page::CreateIsolatedWorld {
+                frame_id: frame.frame_id.clone(),
+                world_name: WORLD.into(),
+                grant_univeral_access: true,
+            },
+        )
+        .await?;
+    let id = created.execution_context_id;
+    let mut s = state.lock().unwrap();
+    if s.document == document {
+        s.frames.set_world(&frame.frame_id, frame.session_key(), id);
+    }
+    Ok(id)
 }
 
 impl Tab {
@@ -202,31 +259,39 @@ impl Tab {
         self.world_of(&self.main_frame(), budget).await
     }
 
-    /// The execution context of cdpilot's world in `frame`, made on first use.
+    /// The execution context of cdpilot's world in `frame`, made on first
+    /// use (once for all the callers that ask at once).
     pub async fn world_of(&self, frame: &FrameRef, budget: &Budget) -> Result<i64, ActionError> {
         let (known, document) =
             self.state(|s| (s.frames.world(&frame.frame_id, frame.session_key()), s.document));
         if let Some(id) = known {
             return Ok(id);
         }
-        let created = frame
-            .cdp(
-                budget,
-                "creating cdpilot's isolated world",
-                page::CreateIsolatedWorld {
-                    frame_id: frame.frame_id.clone(),
-                    world_name: WORLD.into(),
-                    grant_univeral_access: true,
-                },
-            )
-            .await?;
-        let id = created.execution_context_id;
-        self.state(|s| {
-            if s.document == document {
-                s.frames.set_world(&frame.frame_id, frame.session_key(), id);
+        let key = format!("{}/{}", frame.session.id(), frame.frame_id);
+        let flight = {
+            let mut flights = self.worlds.flights.lock().unwrap();
+            flights.entry(key.clone()).or_default().clone()
+        };
+        let work = || {
+            let (frame, state) = (frame.clone(), self.state.clone());
+            let (flights, asked) = (self.worlds.flights.clone(), self.worlds.asked.clone());
+            // The flight outlives a caller whose budget ends: it keeps the
+            // first caller's time, not its cancellation.
+            let budget = Budget::with_timeout(budget.remaining());
+            async move {
+                let made = make_world(&frame, &state, document, &asked, &budget).await;
+                flights.lock().unwrap().remove(&key);
+                made
             }
-        });
-        Ok(id)
+        };
+        flight
+            .run("creating cdpilot's isolated world", budget, work)
+            .await
+    }
+
+    /// How many times Chrome was asked to make cdpilot's world in this tab.
+    pub fn worlds_asked(&self) -> usize {
+        self.worlds.asked.load(Ordering::Relaxed)
     }
 
     fn forget_world(&self, frame: &FrameRef, context: i64) {
@@ -321,5 +386,99 @@ impl Tab {
             retried = true;
             frame = self.current(&frame)?;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use cdp::protocol::target;
+    use cdp::Connection;
+    use serde_json::json;
+
+    use super::*;
+
+    /// Six callers that find the main frame's world unknown at once (the
+    /// records lost it, as when a call races the event that says it was
+    /// made) get the same world from one `Page.createIsolatedWorld`, and
+    /// the page holds one world of cdpilot's, as a second session's
+    /// `Runtime.enable` reports its contexts.
+    #[tokio::test]
+    async fn concurrent_callers_make_a_frames_world_once() {
+        let options = cdp::launch::LaunchOptions {
+            executable: Some(testkit::chromium::executable()),
+            headless: true,
+            args: testkit::chromium::TEST_FLAGS
+                .iter()
+                .map(|s| s.to_string())
+                .collect(),
+            ..Default::default()
+        };
+        let process = cdp::launch::launch(&options, Duration::from_secs(30))
+            .await
+            .unwrap();
+        let conn = Connection::open(process.transport()).await.unwrap();
+        let budget = Budget::with_timeout(Duration::from_secs(20));
+        let url = "data:text/html,<p>fresh</p>";
+        let opening = target::CreateTarget {
+            url: url.into(),
+            browser_context_id: None,
+        };
+        let created = budget
+            .cdp("opening a tab", &conn.browser(), opening)
+            .await
+            .unwrap();
+        let tab = Tab::attach(&conn, &created.target_id, Arc::default(), &budget)
+            .await
+            .unwrap();
+        let world = tab.world(&budget).await.unwrap();
+        let main = tab.main_frame();
+        tab.forget_world(&main, world);
+        let asked = tab.worlds_asked();
+
+        let calls = (0..6).map(|_| tab.world(&budget));
+        let worlds = futures_util::future::try_join_all(calls).await.unwrap();
+        assert!(worlds.iter().all(|&w| w == worlds[0]), "{worlds:?}");
+        assert_eq!(
+            tab.worlds_asked() - asked,
+            1,
+            "one createIsolatedWorld for six callers"
+        );
+        assert_eq!(
+            tab.world(&budget).await.unwrap(),
+            worlds[0],
+            "recorded for the next caller"
+        );
+        let read = tab
+            .evaluate_in_world(&budget, "reading", "document.body.textContent", true)
+            .await
+            .unwrap();
+        assert_eq!(read.value, Some(json!("fresh")));
+
+        // What the page holds: the contexts a second session is told of.
+        let attaching = json!({"targetId": created.target_id, "flatten": true});
+        let deadline = budget.deadline();
+        let attached = conn
+            .browser()
+            .send("Target.attachToTarget", attaching, deadline)
+            .await
+            .unwrap();
+        let other = attached["sessionId"].as_str().unwrap().to_owned();
+        let mut events = conn.events(Some(&other));
+        let session = conn.session(other.as_str());
+        session.send("Runtime.enable", json!({}), deadline).await.unwrap();
+        let mut ours = 0;
+        while let Ok(event) = events.try_recv() {
+            if let Some(created) = event.decode::<runtime::ExecutionContextCreated>() {
+                let context = created.context;
+                if context.name == WORLD && context.aux_data.frame_id == main.frame_id {
+                    ours += 1;
+                }
+            }
+        }
+        assert_eq!(ours, 1, "one world of cdpilot's in the page");
+        conn.close();
+        process.shutdown(Duration::from_secs(5)).await;
     }
 }
