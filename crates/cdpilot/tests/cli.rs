@@ -17,6 +17,9 @@ use testkit::TestSite;
 /// line names the first, its Chromium's the second, both under `root`.
 struct Cli {
     root: tempfile::TempDir,
+    /// More environment for every command (and so for the background
+    /// server the first one starts).
+    env: Vec<(&'static str, String)>,
 }
 
 impl Cli {
@@ -26,25 +29,34 @@ impl Cli {
             .tempdir()
             .expect("tempdir");
         std::fs::create_dir(root.path().join("tmp")).unwrap();
-        Cli { root }
+        Cli {
+            root,
+            env: Vec::new(),
+        }
     }
 
     fn runtime_dir(&self) -> PathBuf {
         self.root.path().join("run")
     }
 
-    async fn run(&self, args: &[&str]) -> Output {
-        let output = tokio::process::Command::new(env!("CARGO_BIN_EXE_cdpilot"))
+    fn command(&self, args: &[&str]) -> tokio::process::Command {
+        let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_cdpilot"));
+        command
             .args(args)
             .env("CDPILOT_RUNTIME_DIR", self.runtime_dir())
             .env("TMPDIR", self.root.path().join("tmp"))
             .env("CDPILOT_CHROME", testkit::chromium::executable())
             .env("CDPILOT_CONFIG", "")
             .env("CDPILOT_FILES_OUTPUT_DIR", self.root.path().join("out"))
+            .envs(self.env.iter().map(|(k, v)| (k, v)))
             .env_remove("CDPILOT_SESSION")
             .env_remove("CDPILOT_SERVE_TOKEN")
-            .kill_on_drop(true)
-            .output();
+            .kill_on_drop(true);
+        command
+    }
+
+    async fn run(&self, args: &[&str]) -> Output {
+        let output = self.command(args).output();
         let output = tokio::time::timeout(Duration::from_secs(90), output)
             .await
             .expect("a CLI call took over 90 s")
@@ -417,5 +429,66 @@ async fn handoff_prints_the_persons_link_and_waits() {
     let log = std::fs::read_to_string(cli.runtime_dir().join("serve.log")).unwrap();
     assert!(log.contains("a person is needed (Let me in)"), "{log}");
     assert!(!log.contains(token), "the token in serve.log: {log}");
+    cli.ok(&["stop", "--all"]).await;
+}
+
+/// Issue 24's bad input through the CLI: calls of one kept session beyond
+/// the 12 it admits (4 running, 8 waiting their turn) answer `busy` at
+/// once, with exit code 16 (a temporary failure: try again later). 16
+/// calls that never end by themselves are sent at once, so exactly 12 are
+/// admitted whatever order they arrive in, and 4 are refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn calls_beyond_a_sessions_line_exit_busy_at_once() {
+    use futures_util::stream::{FuturesUnordered, StreamExt};
+
+    let site = TestSite::start().await;
+    let cli = Cli::new();
+    cli.ok(&["open", &site.url("/index.html")]).await;
+    let held = ["eval", "new Promise(() => {})", "--timeout", "120000"];
+    let mut calls: FuturesUnordered<_> = (0..16)
+        .map(|_| {
+            let mut command = cli.command(&held);
+            command.stdout(std::process::Stdio::piped());
+            command.stderr(std::process::Stdio::piped());
+            command.spawn().expect("spawn cdpilot").wait_with_output()
+        })
+        .collect();
+    for _ in 0..4 {
+        let refused = tokio::time::timeout(Duration::from_secs(90), calls.next())
+            .await
+            .expect("a call beyond the line answers at once")
+            .unwrap()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&refused.stderr);
+        assert_eq!(refused.status.code(), Some(16), "{stderr}");
+        assert!(stderr.starts_with("busy: "), "{stderr}");
+    }
+    // The 12 admitted are still held (none of them can end by itself).
+    let early = tokio::time::timeout(Duration::from_millis(500), calls.next()).await;
+    assert!(early.is_err(), "an admitted call ended: {early:?}");
+    cli.ok(&["stop", "--all"]).await;
+}
+
+/// A page that allocates without end crashes its tab (the background
+/// server's `[browser] tab_memory_mb` set small through its environment):
+/// the call and every later one in that tab exit 17 (`tab_crashed`) until
+/// `open` loads a page in it again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crashed_tab_exits_tab_crashed_until_opened_again() {
+    let site = TestSite::start().await;
+    let mut cli = Cli::new();
+    cli.env.push(("CDPILOT_BROWSER_TAB_MEMORY_MB", "64".into()));
+    let url = site.url("/index.html");
+    cli.ok(&["open", &url]).await;
+    let grow = "(() => { const kept = []; for (;;) kept.push('x'.repeat(1000) + Math.random()); })()";
+    let crashed = cli.run(&["eval", grow, "--timeout", "600000"]).await;
+    let stderr = String::from_utf8_lossy(&crashed.stderr);
+    assert_eq!(crashed.status.code(), Some(17), "{stderr}");
+    assert!(stderr.starts_with("tab_crashed: "), "{stderr}");
+    let next = cli.run(&["snapshot"]).await;
+    assert_eq!(next.status.code(), Some(17), "every call in the tab says so");
+    cli.ok(&["open", &url]).await;
+    let value = cli.ok(&["eval", "6 * 7"]).await;
+    assert!(value.contains("\n42\n"), "{value}");
     cli.ok(&["stop", "--all"]).await;
 }

@@ -26,7 +26,7 @@ use server::Unreachable;
 /// Exit code when no server could be reached or started.
 pub const EXIT_UNREACHABLE: u8 = 15;
 
-/// The exit code of a tool error code: one per class (README, "Exit codes").
+/// The exit code of a tool error code: one per class (docs/src/cli.md).
 pub fn exit_code(code: &str) -> u8 {
     match code {
         "invalid_argument" => 3,
@@ -41,6 +41,9 @@ pub fn exit_code(code: &str) -> u8 {
         "canceled" => 12,
         "evaluate_error" => 13,
         "browser_disconnected" => 14,
+        // 15 is EXIT_UNREACHABLE.
+        "busy" => 16,
+        "tab_crashed" => 17,
         _ => 1,
     }
 }
@@ -402,6 +405,8 @@ mod tests {
             "evaluate_error",
             "browser_disconnected",
             "internal_error",
+            "busy",
+            "tab_crashed",
         ];
         for code in codes {
             let exit = exit_code(code);
@@ -412,6 +417,6 @@ mod tests {
         }
         assert_ne!(exit_code("element_stale"), exit_code("timeout"));
         let classes: std::collections::HashSet<u8> = codes.iter().map(|c| exit_code(c)).collect();
-        assert_eq!(classes.len(), 13, "one exit code per class");
+        assert_eq!(classes.len(), 15, "one exit code per class");
     }
 }
