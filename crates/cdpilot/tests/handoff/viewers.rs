@@ -203,3 +203,50 @@ async fn the_dashboard_and_the_handoff_page_share_the_tabs_screencast() {
         .await
         .expect("a frame of the agent's click after the hand-off page left");
 }
+
+/// A tab behind another tab of its window draws nothing, and its
+/// screencast sends no frame: handing it off brings it to the front, so
+/// the person sees it and their click lands.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tab_behind_another_is_brought_to_the_front_for_the_person() {
+    let site = TestSite::start().await;
+    let serve = Serve::start("", &[]).await;
+    let mut agent = Agent::open(&serve).await;
+    agent
+        .ok("1", "browser_navigate", json!({"url": site.url("/handoff.html")}))
+        .await;
+    let robot = centre(&mut agent, "2", "#robot").await;
+    let opened = json!({"action": "new", "url": site.url("/index.html")});
+    let tabs = agent.ok("3", "browser_tabs", opened).await;
+    let first = tabs["tabs"][0]["id"].as_str().unwrap().to_owned();
+    let visibility = json!({"tab": first, "expression": "document.visibilityState"});
+    let hidden = agent.ok("4", "browser_evaluate", visibility.clone()).await;
+    assert_eq!(hidden["value"], "hidden", "{hidden}");
+
+    let handoff = agent
+        .hand_off("h", json!({"reason": "Behind", "tab": first}))
+        .await;
+    let link = handoff["url"].as_str().unwrap().to_owned();
+    let mut page = live_socket(&link, &serve.authority).await;
+    next_frame(&mut page, a_handoff_frame)
+        .await
+        .expect("a frame of the tab that was behind another");
+    click_through(&mut page, robot).await;
+    next_frame(&mut page, a_handoff_frame)
+        .await
+        .expect("a frame of the person's click");
+    {
+        use futures_util::SinkExt;
+        let done = json!({"type": "done"}).to_string();
+        page.send(tokio_tungstenite::tungstenite::Message::text(done))
+            .await
+            .unwrap();
+    }
+    let done = agent.response("h").await;
+    assert_eq!(done["result"]["by"], "person", "{done}");
+    let seen = json!({"tab": first, "expression": "seen.clicks"});
+    let seen = agent.ok("5", "browser_evaluate", seen).await;
+    assert_eq!(seen["value"], json!([true]), "the person's click landed: {seen}");
+    let visible = agent.ok("6", "browser_evaluate", visibility).await;
+    assert_eq!(visible["value"], "visible", "{visible}");
+}

@@ -9,7 +9,9 @@
 //! wait out the call's whole budget. Only the tool's own tab is brought to
 //! the front; the session's active tab (`browser_tabs`) does not change.
 //! A tab that stays hidden (its window is minimized) answers
-//! `element_not_interactable` at once, naming what to do.
+//! `element_not_interactable` at once, naming what to do. A hand-off
+//! brings its tab to the front too: a hidden tab's screencast sends no
+//! frame, so the person would see nothing.
 
 use cdp::protocol::page;
 
@@ -22,8 +24,22 @@ const VISIBILITY: &str = "document.visibilityState";
 /// Brings `tab` to the front when its document is hidden; an error when it
 /// stays hidden.
 pub async fn ensure(tab: &Tab, budget: &Budget) -> Result<(), ActionError> {
-    if visible(tab, budget).await? {
+    if bring(tab, budget).await? {
         return Ok(());
+    }
+    Err(ActionError::new(
+        ErrorCode::ElementNotInteractable,
+        "the tab is hidden and stayed hidden when brought to the front (its window is minimized), so it would not receive input",
+        "Restore the browser window, or open the page in a new tab (browser_tabs with action new) and act there.",
+    ))
+}
+
+/// Brings `tab` to the front when its document is hidden; whether it is
+/// visible now. A hand-off uses it as it is: a tab that draws nothing
+/// shows the person nothing, and a person can restore their own window.
+pub async fn bring(tab: &Tab, budget: &Budget) -> Result<bool, ActionError> {
+    if visible(tab, budget).await? {
+        return Ok(true);
     }
     budget
         .cdp(
@@ -32,15 +48,9 @@ pub async fn ensure(tab: &Tab, budget: &Budget) -> Result<(), ActionError> {
             page::BringToFront {},
         )
         .await?;
-    if visible(tab, budget).await? {
-        tracing::debug!("the tab was hidden: brought to the front for input");
-        return Ok(());
-    }
-    Err(ActionError::new(
-        ErrorCode::ElementNotInteractable,
-        "the tab is hidden and stayed hidden when brought to the front (its window is minimized), so it would not receive input",
-        "Restore the browser window, or open the page in a new tab (browser_tabs with action new) and act there.",
-    ))
+    let now = visible(tab, budget).await?;
+    tracing::debug!(visible = now, "the tab was hidden: brought to the front");
+    Ok(now)
 }
 
 async fn visible(tab: &Tab, budget: &Budget) -> Result<bool, ActionError> {

@@ -110,6 +110,8 @@ impl Session {
         budget: &Budget,
     ) -> Result<ActionOutput, ActionError> {
         let tab = context.tab(args.common.tab.as_deref(), budget).await?;
+        // A tab behind another sends no frame to the person's view.
+        actions::front::bring(&tab, budget).await?;
         let name = context
             .tabs_now()
             .into_iter()
