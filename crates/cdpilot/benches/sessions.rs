@@ -16,10 +16,19 @@
 //!   sessions per GiB. `cost playwright` measures Playwright MCP the
 //!   same way: one server over streamable HTTP with `--isolated` (one
 //!   browser it launches, a browser context per MCP client), N clients.
+//!   Each level also prints the split of its cost: the change of each
+//!   process kind's private memory per session.
+//! - `infra`: Chromium's own accounting (memory-infra dumps) by process
+//!   kind and allocator with one session on a light page, with N more on
+//!   corpus pages, after those close (their contexts and renderers awaited
+//!   back) and after a memory-pressure signal; serve attaches to a
+//!   Chromium the bench launches with cdpilot's flags and a DevTools port.
 //!
 //! Run: `cargo bench -p cdpilot --bench sessions -- soak` (or `cost`);
 //! `CDPILOT_SOAK_SECS` (default 480), `CDPILOT_SOAK_SESSIONS` (16),
-//! `CDPILOT_COST_LEVELS` (1,8,32,64); `CDPILOT_PLAYWRIGHT_MCP`, Playwright
+//! `CDPILOT_COST_LEVELS` (1,8,32,64), `CDPILOT_COST_PAGES` (light,article),
+//! `CDPILOT_COST_ARGS` (browser flags added, `;`-separated: one
+//! measurement of a flag); `CDPILOT_PLAYWRIGHT_MCP`, Playwright
 //! MCP's `cli.js` (default: the 0.0.83 that scripts/bench-widgets.py
 //! installs under ~/.cache/cdpilot). `CDPILOT_MALLOC_TRIM=0` is passed to
 //! the server to measure it without the trim after a session ends.
@@ -475,7 +484,12 @@ async fn cost(playwright: bool) {
         "per GiB",
         "load average"
     );
+    // `CDPILOT_COST_PAGES`: `light`, `article` or both (the default).
+    let pages = std::env::var("CDPILOT_COST_PAGES").unwrap_or_default();
     for (name, url) in [("light", site.url("index.html")), ("article", article)] {
+        if !pages.is_empty() && !pages.split(',').any(|p| p.trim() == name) {
+            continue;
+        }
         for &n in &levels {
             // A fresh server per level: each level's tree is read alone.
             let server = Server::start(playwright).await;
