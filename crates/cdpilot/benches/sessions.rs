@@ -566,6 +566,7 @@ async fn context_count(conn: &cdp::Connection) -> usize {
 /// serve` attaches to it (`cdp_url`).
 async fn infra() {
     let sessions: usize = env_or("CDPILOT_SOAK_SESSIONS", 16).clamp(1, 64);
+    let reads: usize = env_or("CDPILOT_INFRA_PAGES", 1).clamp(1, 100);
     let dir = corpus::dir().expect("the reading corpus (tests/corpus/reading)");
     let corpus_site = CorpusSite::start(&dir).await;
     let pages: Vec<String> = corpus::pages(&dir)
@@ -594,7 +595,7 @@ async fn infra() {
     let mut serve = Serve::start(&config, &[]).await;
     let conn = cdp::Connection::connect(process.ws_url()).await.expect("connect");
     println!(
-        "infra: Chromium's own accounting (deterministic detailed dumps); flags {:?}; load average {}",
+        "infra: Chromium's own accounting (deterministic detailed dumps); {reads} page(s) a session; flags {:?}; load average {}",
         extra_args(),
         load_average()
     );
@@ -612,6 +613,7 @@ async fn infra() {
     let opening: Vec<_> = (0..sessions)
         .map(|i| {
             let (serve_ws, token, url) = (serve.ws(), serve.token.clone(), pages[i % pages.len()].clone());
+            let pages_of = pages.clone();
             async move {
                 let mut ws = serve_ws.await;
                 ws.open(&token).await;
@@ -622,6 +624,14 @@ async fn infra() {
                         json!({"url": url, "timeout_ms": 120000}),
                     )
                     .await;
+                // More pages in turn (`CDPILOT_INFRA_PAGES`, default 1):
+                // what a session that read many pages leaves behind.
+                for k in 1..reads {
+                    let next = &pages_of[(i * 7 + k) % pages_of.len()];
+                    let nav = json!({"url": next, "timeout_ms": 120000});
+                    let _ = ws.call(&format!("nav{k}"), "browser_navigate", nav).await;
+                    let _ = ws.call(&format!("snap{k}"), "browser_snapshot", json!({})).await;
+                }
                 ws
             }
         })
