@@ -578,7 +578,7 @@ async fn infra() {
     args.push("--js-flags=--max-old-space-size=1024".into());
     args.extend(extra_args());
     let options = cdp::launch::LaunchOptions {
-        executable: Some(testkit::chromium::executable().into()),
+        executable: Some(testkit::chromium::executable()),
         headless: true,
         args,
         debugging: cdp::launch::Debugging::Port,

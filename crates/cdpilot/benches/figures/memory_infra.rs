@@ -252,7 +252,7 @@ pub fn print_change(label: &str, a: &Summary, b: &Summary, per: usize) {
                 let d = *kb.2.get(n).unwrap_or(&0) as f64 - *ka.2.get(n).unwrap_or(&0) as f64;
                 (n.clone(), d / per / (1024.0 * 1024.0))
             })
-            .filter(|(_, d)| d.abs() >= 0.5 / per.max(1.0).min(8.0))
+            .filter(|(_, d)| d.abs() >= 0.5 / per.clamp(1.0, 8.0))
             .collect();
         moved.sort_by(|x, y| y.1.abs().total_cmp(&x.1.abs()));
         let moved: Vec<String> = moved.iter().map(|(n, d)| format!("{n} {d:+.1}")).collect();
