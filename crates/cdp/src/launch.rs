@@ -51,10 +51,47 @@ pub const BASE_FLAGS: &[&str] = &[
     // A desktop-sized viewport (headless defaults to 800x600); a later
     // --window-size in the configured args wins.
     "--window-size=1280,720",
+];
+
+/// Features every launch turns off, in one `--disable-features` with the
+/// ones the configured flags name ([`command_flags`]).
+pub const DISABLED_FEATURES: &[&str] = &[
     // Back/forward restores from the cache fire no load event; agents want
     // every history step to be an ordinary, awaitable navigation.
-    "--disable-features=BackForwardCache",
+    "BackForwardCache",
+    // Each browser context gets a (headless) window whose omnibox preloads
+    // its popup as WebUI pages (chrome://omnibox-popup.top-chrome/ and its
+    // AI-mode page): two renderer processes per context that nobody ever
+    // sees, about 40 MiB of memory per session (issue 24; the figure is in
+    // docs/src/scaling.md). With them off the omnibox uses its views popup.
+    "WebUIOmniboxPopup",
+    "WebUIOmniboxAimPopup",
+    "WebUIOmniboxFullPopup",
 ];
+
+/// The flags after the program: [`BASE_FLAGS`], then `args` with their
+/// `--disable-features` lists taken out and joined to
+/// [`DISABLED_FEATURES`] in one flag at the end (Chromium reads only the
+/// last of a repeated switch, so a configured list would otherwise undo
+/// ours, and ours the configured one).
+pub fn command_flags(args: &[String]) -> Vec<String> {
+    let mut disabled: Vec<String> = DISABLED_FEATURES.iter().map(|f| f.to_string()).collect();
+    let mut flags: Vec<String> = BASE_FLAGS.iter().map(|f| f.to_string()).collect();
+    for arg in args {
+        match arg.strip_prefix("--disable-features=") {
+            Some(list) => {
+                for feature in list.split(',').map(str::trim).filter(|f| !f.is_empty()) {
+                    if !disabled.iter().any(|d| d == feature) {
+                        disabled.push(feature.to_owned());
+                    }
+                }
+            }
+            None => flags.push(arg.clone()),
+        }
+    }
+    flags.push(format!("--disable-features={}", disabled.join(",")));
+    flags
+}
 
 /// How the launched browser is driven.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -269,7 +306,8 @@ pub async fn launch(options: &LaunchOptions, timeout: Duration) -> Result<Browse
         command.args([setpriv.as_str(), "--pdeathsig", "KILL", "--"]);
     }
     command.arg(&executable);
-    command.args(BASE_FLAGS);
+    let mut flags = command_flags(&options.args).into_iter();
+    command.args(flags.by_ref().take(BASE_FLAGS.len()));
     if options.headless {
         command.arg("--headless");
     }
@@ -278,7 +316,7 @@ pub async fn launch(options: &LaunchOptions, timeout: Duration) -> Result<Browse
         Debugging::Pipe => "--remote-debugging-pipe",
         Debugging::Port => "--remote-debugging-port=0",
     });
-    command.args(&options.args);
+    command.args(flags);
     command.arg("about:blank");
     command
         .stdin(Stdio::piped())
@@ -449,4 +487,33 @@ fn give_pipe(command: &mut Command) -> Result<BrowserEnds, CdpError> {
         _browser_reads: browser_reads,
         _browser_writes: browser_writes,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn configured_disabled_features_join_ours_in_one_last_flag() {
+        let args = [
+            "--mute-audio".to_owned(),
+            "--disable-features=Translate, BackForwardCache".to_owned(),
+            "--disable-features=MediaRouter".to_owned(),
+        ];
+        let flags = command_flags(&args);
+        assert_eq!(&flags[..BASE_FLAGS.len()], BASE_FLAGS);
+        assert_eq!(flags[BASE_FLAGS.len()], "--mute-audio");
+        let disable: Vec<&String> = flags
+            .iter()
+            .filter(|f| f.starts_with("--disable-features="))
+            .collect();
+        assert_eq!(disable.len(), 1, "{flags:?}");
+        assert_eq!(
+            flags.last().unwrap(),
+            &format!(
+                "--disable-features={},Translate,MediaRouter",
+                DISABLED_FEATURES.join(",")
+            )
+        );
+    }
 }

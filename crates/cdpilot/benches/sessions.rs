@@ -16,10 +16,19 @@
 //!   sessions per GiB. `cost playwright` measures Playwright MCP the
 //!   same way: one server over streamable HTTP with `--isolated` (one
 //!   browser it launches, a browser context per MCP client), N clients.
+//!   Each level also prints the split of its cost: the change of each
+//!   process kind's private memory per session.
+//! - `infra`: Chromium's own accounting (memory-infra dumps) by process
+//!   kind and allocator with one session on a light page, with N more on
+//!   corpus pages, after those close (their contexts and renderers awaited
+//!   back) and after a memory-pressure signal; serve attaches to a
+//!   Chromium the bench launches with cdpilot's flags and a DevTools port.
 //!
 //! Run: `cargo bench -p cdpilot --bench sessions -- soak` (or `cost`);
 //! `CDPILOT_SOAK_SECS` (default 480), `CDPILOT_SOAK_SESSIONS` (16),
-//! `CDPILOT_COST_LEVELS` (1,8,32,64); `CDPILOT_PLAYWRIGHT_MCP`, Playwright
+//! `CDPILOT_COST_LEVELS` (1,8,32,64), `CDPILOT_COST_PAGES` (light,article),
+//! `CDPILOT_COST_ARGS` (browser flags added, `;`-separated: one
+//! measurement of a flag); `CDPILOT_PLAYWRIGHT_MCP`, Playwright
 //! MCP's `cli.js` (default: the 0.0.83 that scripts/bench-widgets.py
 //! installs under ~/.cache/cdpilot). `CDPILOT_MALLOC_TRIM=0` is passed to
 //! the server to measure it without the trim after a session ends.
@@ -37,6 +46,9 @@ mod serve;
 #[path = "figures/memory.rs"]
 #[allow(dead_code)]
 mod memory;
+
+#[path = "figures/memory_infra.rs"]
+mod memory_infra;
 
 use readings::{env_or, load_average, percentile, rss_mib};
 use std::time::{Duration, Instant};
@@ -74,6 +86,42 @@ fn private_mib(pid: u32) -> (f64, String) {
     (total, parts.join(", "))
 }
 
+/// The tree's private memory in KiB by kind (summed per kind).
+fn private_kinds(pid: u32) -> Vec<(String, u64)> {
+    let mut kinds: Vec<(String, u64)> = Vec::new();
+    for (kind, kib) in memory::tree_private_kib(pid) {
+        match kinds.iter_mut().find(|(k, _)| *k == kind) {
+            Some(entry) => entry.1 += kib,
+            None => kinds.push((kind, kib)),
+        }
+    }
+    kinds
+}
+
+/// The change per session of each kind's private memory from `base` to
+/// `now`, in MiB, largest first (the split of a level's cost: renderers,
+/// Chromium's browser process, its network service, the server).
+fn split(base: &[(String, u64)], now: &[(String, u64)], n: usize) -> String {
+    let of = |list: &[(String, u64)], kind: &str| list.iter().find(|k| k.0 == kind).map_or(0, |k| k.1);
+    let mut kinds: Vec<&String> = base.iter().chain(now).map(|k| &k.0).collect();
+    kinds.sort();
+    kinds.dedup();
+    let mut parts: Vec<(String, f64)> = kinds
+        .into_iter()
+        .map(|k| {
+            (
+                k.clone(),
+                (of(now, k) as f64 - of(base, k) as f64) / 1024.0 / n as f64,
+            )
+        })
+        .filter(|(_, d)| d.abs() >= 0.05)
+        .collect();
+    parts.sort_by(|a, b| b.1.abs().total_cmp(&a.1.abs()));
+    let total: f64 = parts.iter().map(|p| p.1).sum();
+    let parts: Vec<String> = parts.iter().map(|(k, d)| format!("{k} {d:+.1}")).collect();
+    format!("{total:.1} MiB ({})", parts.join(", "))
+}
+
 /// Lets the server end the sessions whose sockets closed and the browser
 /// close their contexts before a reading (a bench reading, not an
 /// assertion: no event tells a client that a renderer exited).
@@ -84,6 +132,8 @@ async fn settle() {
 async fn start_serve(max: usize) -> Serve {
     let flags: Vec<String> = corpus::BLOCK_EXTERNAL
         .iter()
+        .map(|f| f.to_string())
+        .chain(extra_args())
         .map(|f| format!("\"{f}\""))
         .collect();
     let config = format!(
@@ -289,7 +339,8 @@ fn playwright_cli() -> String {
 impl Server {
     async fn start(playwright: bool) -> Server {
         if !playwright {
-            return Server::Cdpilot(start_serve(64).await);
+            // Level 64 with the anchor session is 65 seats.
+            return Server::Cdpilot(start_serve(80).await);
         }
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .and_then(|l| l.local_addr())
@@ -433,7 +484,12 @@ async fn cost(playwright: bool) {
         "per GiB",
         "load average"
     );
+    // `CDPILOT_COST_PAGES`: `light`, `article` or both (the default).
+    let pages = std::env::var("CDPILOT_COST_PAGES").unwrap_or_default();
     for (name, url) in [("light", site.url("index.html")), ("article", article)] {
+        if !pages.is_empty() && !pages.split(',').any(|p| p.trim() == name) {
+            continue;
+        }
         for &n in &levels {
             // A fresh server per level: each level's tree is read alone.
             let server = Server::start(playwright).await;
@@ -445,6 +501,7 @@ async fn cost(playwright: bool) {
             let anchor = server.open_at(&site.url("index.html")).await;
             settle().await;
             let (_, _, base) = tree_mib(pid);
+            let kinds_base = private_kinds(pid);
             let server = std::sync::Arc::new(server);
             let opening: Vec<_> = (0..n)
                 .map(|_| {
@@ -465,6 +522,12 @@ async fn cost(playwright: bool) {
                 1024.0 / per,
                 load_average()
             );
+            println!(
+                "{:>8} {:>8} private per session: {}",
+                "",
+                "",
+                split(&kinds_base, &private_kinds(pid), n)
+            );
             for client in open {
                 client.close().await;
             }
@@ -473,6 +536,190 @@ async fn cost(playwright: bool) {
             server.stop().await;
         }
     }
+}
+
+/// Chromium's renderer processes under the launch guard `guard`.
+fn renderer_count(guard: u32) -> usize {
+    memory::tree_private_kib(guard)
+        .iter()
+        .filter(|(kind, _)| kind == "renderer")
+        .count()
+}
+
+/// The browser contexts Chromium lists (`Target.getBrowserContexts`).
+async fn context_count(conn: &cdp::Connection) -> usize {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    let listed = conn
+        .browser()
+        .send("Target.getBrowserContexts", json!({}), deadline)
+        .await
+        .expect("Target.getBrowserContexts");
+    listed["browserContextIds"].as_array().map_or(0, Vec::len)
+}
+
+/// `infra`: what Chromium holds by process and allocator (its own
+/// memory-infra accounting) with one session on a light page, with N more
+/// (16) on the corpus's real pages, and after those N closed; then after a
+/// critical memory-pressure signal. Chromium is launched here with the
+/// flags cdpilot launches it with (a DevTools port instead of the pipe, so
+/// the bench holds a browser-level connection of its own) and `cdpilot
+/// serve` attaches to it (`cdp_url`).
+async fn infra() {
+    let sessions: usize = env_or("CDPILOT_SOAK_SESSIONS", 16).clamp(1, 64);
+    let reads: usize = env_or("CDPILOT_INFRA_PAGES", 1).clamp(1, 100);
+    let dir = corpus::dir().expect("the reading corpus (tests/corpus/reading)");
+    let corpus_site = CorpusSite::start(&dir).await;
+    let pages: Vec<String> = corpus::pages(&dir)
+        .iter()
+        .map(|p| corpus_site.url(&p.name))
+        .collect();
+    let site = TestSite::start().await;
+    let mut args: Vec<String> = corpus::BLOCK_EXTERNAL.iter().map(|f| f.to_string()).collect();
+    args.push("--js-flags=--max-old-space-size=1024".into());
+    args.extend(extra_args());
+    let options = cdp::launch::LaunchOptions {
+        executable: Some(testkit::chromium::executable()),
+        headless: true,
+        args,
+        debugging: cdp::launch::Debugging::Port,
+        ..Default::default()
+    };
+    let process = cdp::launch::launch(&options, Duration::from_secs(60))
+        .await
+        .expect("launch Chromium");
+    let guard = process.guard_pid().expect("guard");
+    let config = format!(
+        "[serve]\nmax_sessions = 80\n[session]\nidle_timeout_s = 0\n[browser]\ncdp_url = \"{}\"\n[policy]\ndefault = \"deny\"\n[[policy.rules]]\npattern = \"http://127.0.0.1:*/*\"\naction = \"allow\"\n",
+        process.ws_url()
+    );
+    let mut serve = Serve::start(&config, &[]).await;
+    let conn = cdp::Connection::connect(process.ws_url()).await.expect("connect");
+    println!(
+        "infra: Chromium's own accounting (deterministic detailed dumps); {reads} page(s) a session; flags {:?}; load average {}",
+        extra_args(),
+        load_average()
+    );
+    let _baseline = open_at(&serve, &site.url("index.html")).await;
+    settle().await;
+    let (contexts_one, renderers_one) = (context_count(&conn).await, renderer_count(guard));
+    let one = memory_infra::summarize(&memory_infra::dump(&conn).await);
+    memory_infra::print(
+        &format!(
+            "one session on a light page ({contexts_one} contexts, {renderers_one} renderers; load {})",
+            load_average()
+        ),
+        &one,
+    );
+    let opening: Vec<_> = (0..sessions)
+        .map(|i| {
+            let (serve_ws, token, url) = (serve.ws(), serve.token.clone(), pages[i % pages.len()].clone());
+            let pages_of = pages.clone();
+            async move {
+                let mut ws = serve_ws.await;
+                ws.open(&token).await;
+                let _ = ws
+                    .call(
+                        "nav",
+                        "browser_navigate",
+                        json!({"url": url, "timeout_ms": 120000}),
+                    )
+                    .await;
+                // More pages in turn (`CDPILOT_INFRA_PAGES`, default 1):
+                // what a session that read many pages leaves behind.
+                for k in 1..reads {
+                    let next = &pages_of[(i * 7 + k) % pages_of.len()];
+                    let nav = json!({"url": next, "timeout_ms": 120000});
+                    let _ = ws.call(&format!("nav{k}"), "browser_navigate", nav).await;
+                    let _ = ws.call(&format!("snap{k}"), "browser_snapshot", json!({})).await;
+                }
+                ws
+            }
+        })
+        .collect();
+    let mut open = Vec::new();
+    for task in opening {
+        open.push(task.await);
+    }
+    settle().await;
+    let (contexts_live, renderers_live) = (context_count(&conn).await, renderer_count(guard));
+    if std::env::var_os("CDPILOT_INFRA_LABELS").is_some() {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+        let targets = conn
+            .browser()
+            .send("Target.getTargets", json!({}), deadline)
+            .await
+            .expect("targets");
+        for t in targets["targetInfos"].as_array().into_iter().flatten() {
+            println!("    target {} {} {}", t["type"], t["browserContextId"], t["url"]);
+        }
+        for (kind, kib) in memory::tree_private_kib(guard) {
+            println!("    process {kind} {} MiB", kib / 1024);
+        }
+    }
+    let live = memory_infra::summarize(&memory_infra::dump(&conn).await);
+    memory_infra::print(
+        &format!(
+            "{sessions} more on corpus pages ({contexts_live} contexts, {renderers_live} renderers; load {})",
+            load_average()
+        ),
+        &live,
+    );
+    memory_infra::print_change(&format!("per session of the {sessions}"), &one, &live, sessions);
+    drop(open);
+    // Awaited, with a deadline: Chromium's contexts, then its renderers,
+    // back to what one session had.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while context_count(&conn).await > contexts_one && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let contexts_back = context_count(&conn).await;
+    let renderers_back = testkit::processes::wait_until(deadline - Instant::now(), || {
+        renderer_count(guard) <= renderers_one
+    })
+    .await;
+    println!(
+        "after close: {contexts_back} contexts (one session: {contexts_one}), {} renderers (one session: {renderers_one}; back: {renderers_back})",
+        renderer_count(guard)
+    );
+    settle().await;
+    let after = memory_infra::summarize(&memory_infra::dump(&conn).await);
+    memory_infra::print(
+        &format!("after the {sessions} closed (load {})", load_average()),
+        &after,
+    );
+    memory_infra::print_change("kept after close, against one session", &one, &after, 1);
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    let _ = conn
+        .browser()
+        .send(
+            "Memory.simulatePressureNotification",
+            json!({"level": "critical"}),
+            deadline,
+        )
+        .await;
+    settle().await;
+    let pressed = memory_infra::summarize(&memory_infra::dump(&conn).await);
+    memory_infra::print_change(
+        "kept after a critical pressure signal, against one session",
+        &one,
+        &pressed,
+        1,
+    );
+    serve.terminate().await;
+    conn.close();
+    process.shutdown(Duration::from_secs(10)).await;
+}
+
+/// Extra browser flags for a measurement (`CDPILOT_COST_ARGS`, separated
+/// by `;`), after the configured ones.
+fn extra_args() -> Vec<String> {
+    std::env::var("CDPILOT_COST_ARGS")
+        .unwrap_or_default()
+        .split(';')
+        .map(str::trim)
+        .filter(|a| !a.is_empty())
+        .map(str::to_owned)
+        .collect()
 }
 
 #[tokio::main]
@@ -484,6 +731,7 @@ async fn main() {
     let playwright = std::env::args().any(|a| a == "playwright");
     match mode.as_str() {
         "cost" => cost(playwright).await,
+        "infra" => infra().await,
         _ => soak().await,
     }
 }

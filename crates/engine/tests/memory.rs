@@ -108,6 +108,36 @@ async fn closed_sessions_give_back_their_tabs_contexts_doors_and_renderers() {
     engine.shutdown().await;
 }
 
+/// Issue 24: each browser context of headless Chromium got a window whose
+/// omnibox preloaded its popup as two WebUI renderers
+/// (`chrome://omnibox-popup.top-chrome/`, about 40 MiB a session that no
+/// one sees). A session on a light page now costs its own renderer only:
+/// four sessions add at most four (and the one Chromium may keep spare),
+/// where the popups made twelve.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_on_a_light_page_adds_its_renderer_and_no_omnibox_popups() {
+    let site = testkit::TestSite::start().await;
+    let engine = common::engine();
+    let url = site.url("index.html");
+    ok(&engine, "browser_navigate", json!({"url": url})).await;
+    let guard = engine.current_browser_guard_pid().await.expect("we launched it");
+    let chromium = testkit::processes::children_of(guard)[0];
+    let before = renderers(chromium);
+    let sessions: Vec<engine::Session> = (0..4).map(|_| engine.new_session()).collect();
+    for session in &sessions {
+        ok_in(session, "browser_navigate", json!({"url": url})).await;
+        // A round trip through the page after its load: the context's
+        // window and what it preloads were made before its first tab.
+        ok_in(session, "browser_snapshot", json!({})).await;
+    }
+    let during = renderers(chromium);
+    assert!(
+        during >= before + 4 && during <= before + 5,
+        "{during} renderers with 4 light-page sessions, {before} before"
+    );
+    engine.shutdown().await;
+}
+
 /// Issue 24: a page logging without end. 10,000 messages of 5,000
 /// characters leave the tab's console at its 200 most recent, each cut.
 #[tokio::test]

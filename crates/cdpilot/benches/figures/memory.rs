@@ -101,10 +101,17 @@ fn process_kind(pid: u32) -> String {
     match flag("--type=") {
         Some("utility") => flag("--utility-sub-type=").unwrap_or("utility").to_owned(),
         Some(kind) => kind.to_owned(),
-        None if args.first().is_some_and(|a| a.contains("chrom")) => "browser".to_owned(),
-        None => args
-            .first()
-            .map(|a| a.rsplit('/').next().unwrap_or(a).to_owned())
-            .unwrap_or_default(),
+        // The program's name, not its path: a checkout under a directory
+        // named after Chromium would count the server as the browser.
+        None => {
+            let program = args
+                .first()
+                .map(|a| a.rsplit('/').next().unwrap_or(a))
+                .unwrap_or_default();
+            match program.contains("chrom") {
+                true => "browser".to_owned(),
+                false => program.to_owned(),
+            }
+        }
     }
 }
