@@ -9,7 +9,12 @@
 //!   process kind: it does not move with other Chromiums sharing the code
 //!   pages on a shared machine) are read before, at N live sessions, and
 //!   after every looping session closed. `CDPILOT_HEAP_STATS_S=5` makes
-//!   the server log its heap (live against kept free) every 5 s.
+//!   the server log its heap (live against kept free) every 5 s; the bench
+//!   reads those lines and prints, by third and after close, the server's
+//!   RSS split into anonymous and file-backed memory beside glibc's live
+//!   heap. Built with `--features dhat-heap` (and `CDPILOT_DHAT_FILE`),
+//!   the server writes a dhat heap profile when it exits; with
+//!   `--features mimalloc` it runs on mimalloc (docs/src/figures.md).
 //! - `cost`: 1, 8, 32, 64 sessions open at once on a light page, then on an
 //!   article; the tree's PSS at each level against the tree with one
 //!   session open on the light page: the marginal PSS per session and
