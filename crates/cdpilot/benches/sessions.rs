@@ -9,7 +9,12 @@
 //!   process kind: it does not move with other Chromiums sharing the code
 //!   pages on a shared machine) are read before, at N live sessions, and
 //!   after every looping session closed. `CDPILOT_HEAP_STATS_S=5` makes
-//!   the server log its heap (live against kept free) every 5 s.
+//!   the server log its heap (live against kept free) every 5 s; the bench
+//!   reads those lines and prints, by third and after close, the server's
+//!   RSS split into anonymous and file-backed memory beside glibc's live
+//!   heap. Built with `--features dhat-heap` (and `CDPILOT_DHAT_FILE`),
+//!   the server writes a dhat heap profile when it exits; with
+//!   `--features mimalloc` it runs on mimalloc (docs/src/figures.md).
 //! - `cost`: 1, 8, 32, 64 sessions open at once on a light page, then on an
 //!   article; the tree's PSS at each level against the tree with one
 //!   session open on the light page: the marginal PSS per session and
@@ -50,7 +55,7 @@ mod memory;
 #[path = "figures/memory_infra.rs"]
 mod memory_infra;
 
-use readings::{env_or, load_average, percentile, rss_mib};
+use readings::{env_or, load_average, percentile, rss_mib, rss_parts_mib};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
@@ -120,6 +125,77 @@ fn split(base: &[(String, u64)], now: &[(String, u64)], n: usize) -> String {
     let total: f64 = parts.iter().map(|p| p.1).sum();
     let parts: Vec<String> = parts.iter().map(|(k, d)| format!("{k} {d:+.1}")).collect();
     format!("{total:.1} MiB ({})", parts.join(", "))
+}
+
+/// The server's latest heap line (`CDPILOT_HEAP_STATS_S`): glibc's live
+/// bytes and the free bytes it keeps, in MiB (None without the setting).
+fn heap_mib(serve: &Serve) -> Option<(f64, f64)> {
+    let log = serve.log.lock().unwrap();
+    let line = log.iter().rev().find(|l| l.starts_with("heap: live "))?;
+    let number = |after: &str| -> Option<f64> {
+        let rest = &line[line.find(after)? + after.len()..];
+        rest.split_whitespace().next()?.parse().ok()
+    };
+    Some((number("heap: live ")?, number("by the allocator ")?))
+}
+
+/// The server's threads now (each with its stack in RSS).
+fn threads(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .unwrap_or_default()
+        .lines()
+        .find(|l| l.starts_with("Threads:"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
+}
+
+/// One reading of the server: RSS, its anonymous and file-backed parts,
+/// glibc's live heap and kept free bytes (0 without heap lines), in MiB.
+#[derive(Clone, Copy, Default)]
+struct Reading {
+    rss: f64,
+    anon: f64,
+    file: f64,
+    live: f64,
+    free: f64,
+}
+
+impl Reading {
+    fn now(serve: &Serve, pid: u32) -> Reading {
+        let (anon, file) = rss_parts_mib(pid);
+        let (live, free) = heap_mib(serve).unwrap_or_default();
+        Reading {
+            rss: rss_mib(pid),
+            anon,
+            file,
+            live,
+            free,
+        }
+    }
+
+    /// The mean of `readings` (zero when empty).
+    fn mean(readings: &[Reading]) -> Reading {
+        let n = readings.len().max(1) as f64;
+        let sum = |f: fn(&Reading) -> f64| readings.iter().map(f).sum::<f64>() / n;
+        Reading {
+            rss: sum(|r| r.rss),
+            anon: sum(|r| r.anon),
+            file: sum(|r| r.file),
+            live: sum(|r| r.live),
+            free: sum(|r| r.free),
+        }
+    }
+}
+
+impl std::fmt::Display for Reading {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "RSS {:.1} (anon {:.1}, file {:.1}); heap live {:.1}, free kept {:.1}",
+            self.rss, self.anon, self.file, self.live, self.free
+        )
+    }
 }
 
 /// Lets the server end the sessions whose sockets closed and the browser
@@ -206,8 +282,10 @@ async fn soak() {
         load_average()
     );
     let _baseline = open_at(&serve, &site.url("index.html")).await;
-    tokio::time::sleep(Duration::from_secs(2)).await;
+    // Past one heap line (`CDPILOT_HEAP_STATS_S=5`).
+    tokio::time::sleep(Duration::from_secs(6)).await;
     let before = (rss_mib(pid), tree_mib(pid));
+    let server_before = Reading::now(&serve, pid);
     let private_before = private_mib(pid);
     println!(
         "browser up, one session on a light page: private {:.1} MiB ({})",
@@ -242,12 +320,12 @@ async fn soak() {
         .map(|(i, ws)| tokio::spawn(soak_loop(ws, pages.clone(), i * 7, until)))
         .collect();
     // Sample the server's RSS every second; the tree at two thirds.
-    let mut samples: Vec<(f64, f64)> = Vec::new();
+    let mut samples: Vec<(f64, Reading)> = Vec::new();
     let mut during = None;
     while Instant::now() < until {
         tokio::time::sleep(Duration::from_secs(1)).await;
         let t = started.elapsed().as_secs_f64() / secs as f64;
-        samples.push((t, rss_mib(pid)));
+        samples.push((t, Reading::now(&serve, pid)));
         if during.is_none() && t >= 0.66 {
             during = Some(tree_mib(pid));
             let private = private_mib(pid);
@@ -264,15 +342,16 @@ async fn soak() {
         errors += e;
     }
     let third = |k: f64| {
-        let v: Vec<f64> = samples
+        let v: Vec<Reading> = samples
             .iter()
             .filter(|(t, _)| *t >= k / 3.0 && *t < (k + 1.0) / 3.0)
             .map(|s| s.1)
             .collect();
-        v.iter().sum::<f64>() / v.len().max(1) as f64
+        Reading::mean(&v)
     };
     latencies.sort();
-    let (t1, t2, t3) = (third(0.0), third(1.0), third(2.0));
+    let thirds = [third(0.0), third(1.0), third(2.0)];
+    let (t1, t2, t3) = (thirds[0].rss, thirds[1].rss, thirds[2].rss);
     println!(
         "{} calls, {errors} errors, p50 {:.0} ms, p99 {:.0} ms; load average {}",
         latencies.len(),
@@ -284,6 +363,13 @@ async fn soak() {
         "server RSS by third: {t1:.1} / {t2:.1} / {t3:.1} MiB ({:+.0}% first → last)",
         (t3 / t1 - 1.0) * 100.0
     );
+    println!(
+        "server before the soak (one session on a light page): {server_before}; {} threads",
+        threads(pid)
+    );
+    for (i, r) in thirds.iter().enumerate() {
+        println!("server, third {}: {r}", i + 1);
+    }
     if let Some((s, c, t)) = during {
         println!("at {sessions} live sessions: PSS server {s:.1} + Chromium {c:.1} = {t:.1} MiB");
     }
@@ -304,6 +390,22 @@ async fn soak() {
         after.1 .1,
         after.1 .2,
         (after.1 .2 / before.1 .2 - 1.0) * 100.0
+    );
+    let closed = Reading::now(&serve, pid);
+    println!(
+        "server after the {sessions} closed (5 s): {closed}; {} threads; RSS {:+.0}% against before the soak ({:.1})",
+        threads(pid),
+        (closed.rss / server_before.rss - 1.0) * 100.0,
+        server_before.rss
+    );
+    tokio::time::sleep(Duration::from_secs(15)).await;
+    let later = Reading::now(&serve, pid);
+    println!(
+        "server after the {sessions} closed (20 s): {later}; {} threads; RSS {:+.0}% against the first third, {:+.0}% against before the soak; load average {}",
+        threads(pid),
+        (later.rss / t1 - 1.0) * 100.0,
+        (later.rss / server_before.rss - 1.0) * 100.0,
+        load_average()
     );
     let mut serve = serve;
     serve.terminate().await;

@@ -26,6 +26,18 @@ use tokio_util::sync::CancellationToken;
 mod timings;
 mod tools_page;
 
+/// `--features dhat-heap`: dhat-rs counts every allocation by its stack
+/// (the soak bench's "what grows", docs/src/figures.md).
+#[cfg(feature = "dhat-heap")]
+#[global_allocator]
+static ALLOC: dhat::Alloc = dhat::Alloc;
+
+/// `--features mimalloc`: mimalloc instead of the system allocator, to
+/// measure one against the other.
+#[cfg(all(feature = "mimalloc", not(feature = "dhat-heap")))]
+#[global_allocator]
+static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[derive(Parser)]
 #[command(
     name = "cdpilot",
@@ -222,6 +234,12 @@ impl BrowserArgs {
 }
 
 fn main() -> ExitCode {
+    // Written when main returns (serve and mcp return after SIGTERM).
+    #[cfg(feature = "dhat-heap")]
+    let _profiler = dhat::Profiler::builder()
+        .file_name(std::env::var("CDPILOT_DHAT_FILE").unwrap_or_else(|_| "dhat-heap.json".into()))
+        .trim_backtraces(Some(12))
+        .build();
     if std::env::args_os().len() == 1 {
         first_contact::list_subcommands();
         return ExitCode::SUCCESS;

@@ -11,7 +11,13 @@ use serde_json::Value;
 
 use crate::timing::now;
 
+/// How many messages a tab's console keeps, the newest last (issue 24).
 pub const CAPACITY: usize = 200;
+
+/// The longest text or URL kept whole, in bytes; a longer one is cut on a
+/// character boundary and ends with `…` (3 bytes). With [`CAPACITY`], the
+/// ring's text is at most 200 × 2 × 2,003 B ≈ 800 KB.
+pub const TEXT_KEPT: usize = 2000;
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct ConsoleMessage {
@@ -103,8 +109,8 @@ fn remote_object_text(object: &runtime::RemoteObject) -> String {
 }
 
 fn clip(mut text: String) -> String {
-    if text.len() > 2000 {
-        let mut end = 2000;
+    if text.len() > TEXT_KEPT {
+        let mut end = TEXT_KEPT;
         while !text.is_char_boundary(end) {
             end -= 1;
         }
@@ -150,5 +156,32 @@ mod tests {
         }
         assert_eq!(c.messages.len(), CAPACITY);
         assert_eq!(c.messages.back().unwrap().text, "249");
+    }
+
+    /// Issue 24: a page logging long messages from a long script URL
+    /// keeps the ring at [`CAPACITY`] messages, each text and URL cut at
+    /// [`TEXT_KEPT`] bytes on a character boundary, the newest kept.
+    #[test]
+    fn long_messages_keep_the_ring_within_its_count_and_bytes() {
+        let mut c = Console::default();
+        let long = "é".repeat(5000);
+        let url = format!("http://x/{}", "a".repeat(5000));
+        for i in 0..CAPACITY + 50 {
+            c.record(&event(
+                "Runtime.consoleAPICalled",
+                json!({"type": "log",
+                       "args": [{"type": "string", "value": format!("m{i} {long}")}],
+                       "stackTrace": {"callFrames": [{"functionName": "", "scriptId": "1", "url": url, "lineNumber": 0, "columnNumber": 0}]}}),
+            ));
+        }
+        assert_eq!(c.messages.len(), CAPACITY);
+        assert!(c.messages.front().unwrap().text.starts_with("m50 "));
+        assert!(c.messages.back().unwrap().text.starts_with("m249 "));
+        let bytes: usize = c.messages.iter().map(|m| m.text.len() + m.url.len()).sum();
+        assert!(bytes <= CAPACITY * 2 * (TEXT_KEPT + 3), "{bytes} bytes held");
+        for m in &c.messages {
+            assert!(m.text.len() <= TEXT_KEPT + 3 && m.text.ends_with('…'));
+            assert!(m.url.len() <= TEXT_KEPT + 3 && m.url.ends_with('…'));
+        }
     }
 }

@@ -5,6 +5,8 @@
 //! Owns only bookkeeping, fed by the tab's event reader through
 //! `TabState::apply_from` and unit-tested without a browser. Bodies are not
 //! kept here: `browser_network get` asks the session that saw the request.
+//! Bounded in count ([`KEPT`]) and bytes ([`BYTES_KEPT`]); headers are kept
+//! as text ([`Headers`]).
 
 use std::collections::{BTreeSet, VecDeque};
 
@@ -27,6 +29,65 @@ pub const BODY_KEPT: usize = 8192;
 /// save` visits); later ones are not added.
 pub const ORIGINS_KEPT: usize = 1000;
 
+/// The most bytes of one request's or response's headers kept (as JSON
+/// text); the headers past it are dropped, each value is cut at
+/// [`URL_KEPT`] bytes (issue 24).
+pub const HEADERS_KEPT: usize = 16 * 1024;
+
+/// The most bytes a tab's request log holds (each request's
+/// [`Request::size`]): a page of requests with long URLs, bodies or
+/// headers pushes out older requests rather than pinning 500 × their
+/// size. The newest request is always kept (issue 24).
+pub const BYTES_KEPT: usize = 2 << 20;
+
+/// A request's or response's headers, kept as one JSON object text: in a
+/// soak over real news pages, 500 requests' headers as `Map`s of `String`s
+/// were about 1.6 MiB per tab, several times their text (issue 24). Read
+/// back with [`Headers::map`] (only `browser_network get` does).
+#[derive(Debug, Clone, Default)]
+pub struct Headers(Box<str>);
+
+impl Headers {
+    /// Keeps `map`, each value cut at [`URL_KEPT`] bytes, the headers in
+    /// order until [`HEADERS_KEPT`] bytes.
+    pub fn new(map: &Map<String, Value>) -> Headers {
+        let mut kept = Map::new();
+        let mut size = 2;
+        for (name, value) in map {
+            let value = match value {
+                Value::String(text) if text.len() > URL_KEPT => Value::String(clip_url(text.clone())),
+                other => other.clone(),
+            };
+            // Name, value, quotes, colon and comma.
+            let entry = name.len() + value.to_string().len() + 4;
+            if size + entry > HEADERS_KEPT {
+                break;
+            }
+            size += entry;
+            kept.insert(name.clone(), value);
+        }
+        if kept.is_empty() {
+            return Headers::default();
+        }
+        Headers(Value::Object(kept).to_string().into_boxed_str())
+    }
+
+    /// The headers as a map (empty when none were kept).
+    pub fn map(&self) -> Map<String, Value> {
+        serde_json::from_str(&self.0).unwrap_or_default()
+    }
+
+    /// Their size as kept, in bytes.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// No header was kept.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
 /// One request as the tab saw it.
 #[derive(Debug, Clone, Default)]
 pub struct Request {
@@ -47,16 +108,33 @@ pub struct Request {
     ended: Option<f64>,
     /// Bytes received, once finished.
     pub bytes: Option<u64>,
-    pub request_headers: Map<String, Value>,
+    pub request_headers: Headers,
     /// The body as the request event carried it (absent when large).
     pub post_data: Option<String>,
     /// The request has a body, even when `post_data` does not hold it.
     pub has_post_data: bool,
-    pub response_headers: Map<String, Value>,
+    pub response_headers: Headers,
     pub mime_type: String,
 }
 
 impl Request {
+    /// What it holds, in bytes: its strings and headers and the record
+    /// itself (what [`BYTES_KEPT`] counts).
+    pub fn size(&self) -> usize {
+        std::mem::size_of::<Request>()
+            + self.id.len()
+            + self.cdp_id.len()
+            + self.session.len()
+            + self.method.len()
+            + self.url.len()
+            + self.kind.len()
+            + self.failed.as_ref().map_or(0, String::len)
+            + self.request_headers.len()
+            + self.post_data.as_ref().map_or(0, String::len)
+            + self.response_headers.len()
+            + self.mime_type.len()
+    }
+
     /// Milliseconds from sending to the end (or the response), if known.
     pub fn ms(&self) -> Option<u64> {
         let end = self.ended?;
@@ -64,10 +142,12 @@ impl Request {
     }
 }
 
-/// The tab's last [`KEPT`] requests, oldest first.
+/// The tab's last [`KEPT`] requests (at most [`BYTES_KEPT`]), oldest first.
 #[derive(Debug, Default)]
 pub struct Requests {
     ring: VecDeque<Request>,
+    /// The ring's [`Request::size`]s added up.
+    bytes: usize,
     /// Numbers `r1`, `r2`, …
     issued: u64,
     /// Origins (`http://host:port`) of documents the tab or its frames loaded.
@@ -80,15 +160,15 @@ impl Requests {
         let session = event.session_id.as_str();
         if let Some(sent) = event.decode::<network::RequestWillBeSent>() {
             if let Some(redirect) = &sent.redirect_response {
-                if let Some(hop) = self.find_mut(session, &sent.request_id) {
+                self.change(session, &sent.request_id, |hop| {
                     hop.status = Some(redirect.status);
-                    hop.response_headers = redirect.headers.clone();
+                    hop.response_headers = Headers::new(&redirect.headers);
                     hop.ended = Some(sent.timestamp);
-                }
+                });
             }
             self.issued += 1;
             let request = sent.request;
-            self.ring.push_back(Request {
+            let kept = Request {
                 id: format!("r{}", self.issued),
                 cdp_id: sent.request_id,
                 session: session.to_owned(),
@@ -96,14 +176,14 @@ impl Requests {
                 url: clip_url(request.url),
                 kind: sent.kind.to_ascii_lowercase(),
                 started: sent.timestamp,
-                request_headers: request.headers,
+                request_headers: Headers::new(&request.headers),
                 post_data: request.post_data.filter(|body| body.len() <= BODY_KEPT),
                 has_post_data: request.has_post_data,
                 ..Default::default()
-            });
-            if self.ring.len() > KEPT {
-                self.ring.pop_front();
-            }
+            };
+            self.bytes += kept.size();
+            self.ring.push_back(kept);
+            self.keep_within_bounds();
         } else if let Some(received) = event.decode::<network::ResponseReceived>() {
             if received.kind == "Document" {
                 if let Some(origin) = web_origin(&received.response.url) {
@@ -112,34 +192,59 @@ impl Requests {
                     }
                 }
             }
-            if let Some(r) = self.find_mut(session, &received.request_id) {
-                r.status = Some(received.response.status);
-                r.response_headers = received.response.headers;
-                r.mime_type = received.response.mime_type;
-            }
+            let response = received.response;
+            self.change(session, &received.request_id, |r| {
+                r.status = Some(response.status);
+                r.response_headers = Headers::new(&response.headers);
+                r.mime_type = response.mime_type;
+            });
         } else if let Some(finished) = event.decode::<network::LoadingFinished>() {
-            if let Some(r) = self.find_mut(session, &finished.request_id) {
+            self.change(session, &finished.request_id, |r| {
                 r.ended = Some(finished.timestamp);
                 r.bytes = Some(finished.encoded_data_length.max(0.0) as u64);
-            }
+            });
         } else if let Some(failed) = event.decode::<network::LoadingFailed>() {
-            if let Some(r) = self.find_mut(session, &failed.request_id) {
+            self.change(session, &failed.request_id, |r| {
                 r.ended = Some(failed.timestamp);
                 r.failed = Some(match (failed.canceled, failed.blocked_reason) {
                     (_, Some(reason)) => format!("blocked ({reason})"),
                     (true, None) => "canceled".to_owned(),
                     (false, None) => failed.error_text,
                 });
+            });
+        }
+    }
+
+    /// Changes the latest hop of request `cdp_id` of `session` (if kept),
+    /// counting what it holds again.
+    fn change(&mut self, session: &str, cdp_id: &str, edit: impl FnOnce(&mut Request)) {
+        let Some(r) = self
+            .ring
+            .iter_mut()
+            .rev()
+            .find(|r| r.cdp_id == cdp_id && r.session == session)
+        else {
+            return;
+        };
+        let before = r.size();
+        edit(r);
+        self.bytes = self.bytes + r.size() - before;
+        self.keep_within_bounds();
+    }
+
+    /// Drops the oldest requests beyond [`KEPT`] or [`BYTES_KEPT`] (never
+    /// the newest).
+    fn keep_within_bounds(&mut self) {
+        while self.ring.len() > KEPT || (self.bytes > BYTES_KEPT && self.ring.len() > 1) {
+            if let Some(old) = self.ring.pop_front() {
+                self.bytes -= old.size();
             }
         }
     }
 
-    /// The latest hop of request `cdp_id` of `session`.
-    fn find_mut(&mut self, session: &str, cdp_id: &str) -> Option<&mut Request> {
-        self.ring
-            .iter_mut()
-            .rev()
-            .find(|r| r.cdp_id == cdp_id && r.session == session)
+    /// What the log holds: (requests, bytes as [`Request::size`] counts).
+    pub fn held(&self) -> (usize, usize) {
+        (self.ring.len(), self.bytes)
     }
 
     /// Every kept request, oldest first.
@@ -263,7 +368,12 @@ mod tests {
             params["request"]["hasPostData"] = json!(true);
             log.record(&event("", "Network.requestWillBeSent", params));
         }
-        assert_eq!(log.list().count(), KEPT);
+        // 4 KiB URLs: the bytes bound keeps fewer than 500.
+        let (count, bytes) = log.held();
+        assert!(
+            count < KEPT && bytes <= BYTES_KEPT,
+            "{count} requests, {bytes} bytes"
+        );
         let held: usize = log
             .list()
             .map(|r| r.url.len() + r.post_data.as_ref().map_or(0, String::len))
@@ -271,5 +381,61 @@ mod tests {
         assert!(held <= KEPT * (URL_KEPT + 3), "{held} bytes of URLs and bodies");
         let last = log.list().last().unwrap();
         assert!(last.url.ends_with('…') && last.has_post_data && last.post_data.is_none());
+    }
+
+    /// Issue 24: headers are kept as text and read back whole; a header
+    /// value over [`URL_KEPT`] is cut, and headers past [`HEADERS_KEPT`]
+    /// bytes are dropped.
+    #[test]
+    fn headers_are_kept_as_text_and_bounded() {
+        let mut map = Map::new();
+        map.insert("Accept".into(), json!("text/html"));
+        map.insert("Cookie".into(), json!("c".repeat(10_000)));
+        let kept = Headers::new(&map);
+        let back = kept.map();
+        assert_eq!(back["Accept"], "text/html");
+        let cookie = back["Cookie"].as_str().unwrap();
+        assert!(cookie.len() <= URL_KEPT + 3 && cookie.ends_with('…'));
+        let many: Map<String, Value> = (0..100)
+            .map(|i| (format!("X-H{i:03}"), json!("v".repeat(1000))))
+            .collect();
+        let kept = Headers::new(&many);
+        assert!(kept.len() <= HEADERS_KEPT, "{} bytes", kept.len());
+        let back = kept.map();
+        assert!(back.contains_key("X-H000") && !back.contains_key("X-H099"));
+        assert!(Headers::new(&Map::new()).map().is_empty());
+    }
+
+    /// Issue 24: requests with large headers push older requests out: the
+    /// log stays under [`BYTES_KEPT`], its count under [`KEPT`], the
+    /// newest kept and its bytes counted as its response arrives.
+    #[test]
+    fn the_log_stays_under_its_bytes_and_keeps_the_newest() {
+        let mut log = Requests::default();
+        let headers: Map<String, Value> = (0..15)
+            .map(|i| (format!("X-Header-{i}"), json!("v".repeat(1000))))
+            .collect();
+        for i in 0..KEPT {
+            log.record(&event(
+                "",
+                "Network.requestWillBeSent",
+                json!({"requestId": format!("z{i}"), "type": "Script", "timestamp": 1.0,
+                       "request": {"url": format!("http://a.test/{i}"), "method": "GET", "headers": headers}}),
+            ));
+            log.record(&event(
+                "",
+                "Network.responseReceived",
+                json!({"requestId": format!("z{i}"), "type": "Script",
+                       "response": {"status": 200, "url": format!("http://a.test/{i}"), "headers": headers, "mimeType": "text/javascript"}}),
+            ));
+        }
+        let (count, bytes) = log.held();
+        assert!(count < KEPT, "{count} requests of 30 KB each");
+        assert!(bytes <= BYTES_KEPT, "{bytes} bytes held");
+        assert_eq!(bytes, log.list().map(Request::size).sum::<usize>());
+        let newest = log.list().last().unwrap();
+        assert_eq!(newest.url, format!("http://a.test/{}", KEPT - 1));
+        assert_eq!(newest.status, Some(200));
+        assert_eq!(newest.response_headers.map().len(), 15);
     }
 }

@@ -138,6 +138,63 @@ async fn a_session_on_a_light_page_adds_its_renderer_and_no_omnibox_popups() {
     engine.shutdown().await;
 }
 
+/// Issue 24: what a session's tabs hold (each tab's console ring, request
+/// log with headers, main-frame documents, last snapshot tree, extract
+/// cache) goes with the session. A session fills all of it in two tabs,
+/// closes, and nothing holds its tabs or its context any more: every such
+/// structure lives in its tab's state, so it was freed with them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_closed_sessions_tabs_and_everything_they_held_are_freed() {
+    let site = testkit::TestSite::start().await;
+    let engine = common::engine();
+    let session = engine.new_session();
+    for page in ["article.html", "console-error.html"] {
+        ok_in(&session, "browser_navigate", json!({"url": site.url(page)})).await;
+        ok_in(&session, "browser_snapshot", json!({})).await;
+        ok_in(&session, "browser_extract", json!({})).await;
+        ok_in(
+            &session,
+            "browser_evaluate",
+            json!({"expression": "console.log('x'.repeat(3000)); fetch('/index.html').then(r => r.status)"}),
+        )
+        .await;
+        ok_in(&session, "browser_snapshot", json!({"diff": true})).await;
+    }
+    ok_in(&session, "browser_tabs", json!({"action": "new"})).await;
+    ok_in(
+        &session,
+        "browser_navigate",
+        json!({"url": site.url("frames.html")}),
+    )
+    .await;
+    let console = ok_in(&session, "browser_console", json!({})).await;
+    assert!(!console.text.is_empty());
+
+    let (context, _) = session.context(&common::budget()).await.expect("its context");
+    let tabs: Vec<_> = context.tabs().iter().map(std::sync::Arc::downgrade).collect();
+    assert_eq!(tabs.len(), 2, "two tabs open");
+    let held = std::sync::Arc::downgrade(&context);
+    drop(context);
+    let context = held;
+    session.close(&common::budget()).await;
+    drop(session);
+    let freed = testkit::processes::wait_until(Duration::from_secs(10), || {
+        context.upgrade().is_none() && tabs.iter().all(|t| t.upgrade().is_none())
+    })
+    .await;
+    assert!(
+        freed,
+        "after close: the context is {}, {} of 2 tabs still held",
+        if context.upgrade().is_some() {
+            "held"
+        } else {
+            "freed"
+        },
+        tabs.iter().filter(|t| t.upgrade().is_some()).count()
+    );
+    engine.shutdown().await;
+}
+
 /// Issue 24: a page logging without end. 10,000 messages of 5,000
 /// characters leave the tab's console at its 200 most recent, each cut.
 #[tokio::test]

@@ -42,3 +42,20 @@ pub fn percentile(sorted: &[Duration], p: f64) -> Duration {
     let i = ((sorted.len() as f64 * p).ceil() as usize).clamp(1, sorted.len()) - 1;
     sorted[i]
 }
+
+/// Process `pid`'s resident memory by kind in MiB: (anonymous — the heap,
+/// thread stacks —, file-backed — the binary's code pages it touched), from
+/// `/proc/PID/status` (0 when it is gone).
+pub fn rss_parts_mib(pid: u32) -> (f64, f64) {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let field = |name: &str| -> f64 {
+        status
+            .lines()
+            .find(|l| l.starts_with(name))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|v| v.parse::<u64>().ok())
+            .unwrap_or(0) as f64
+            / 1024.0
+    };
+    (field("RssAnon:"), field("RssFile:"))
+}

@@ -150,12 +150,12 @@ async fn get(tab: &Tab, args: &NetworkArgs, budget: &Budget) -> Result<ActionOut
             .ok()
             .map(|p| p.post_data);
     }
-    let mut request = json!({ "method": r.method, "url": r.url, "headers": r.request_headers });
+    let mut request = json!({ "method": r.method, "url": r.url, "headers": r.request_headers.map() });
     if let Some(data) = &post_data {
         request["post_data"] = json!(data);
     }
     let mut response = json!({
-        "status": r.status, "headers": r.response_headers, "body_truncated": false,
+        "status": r.status, "headers": r.response_headers.map(), "body_truncated": false,
     });
     let mut text = format!(
         "{} {} {}\nrequest headers:{}",
@@ -164,12 +164,12 @@ async fn get(tab: &Tab, args: &NetworkArgs, budget: &Budget) -> Result<ActionOut
         r.status
             .map(|s| s.to_string())
             .unwrap_or_else(|| "(no response)".into()),
-        headers_text(&r.request_headers)
+        headers_text(&r.request_headers.map())
     );
     if let Some(data) = &post_data {
         text += &format!("\npost_data: {}", crate::content::page(cut(data, BODY_MAX).0));
     }
-    text += &format!("\nresponse headers:{}", headers_text(&r.response_headers));
+    text += &format!("\nresponse headers:{}", headers_text(&r.response_headers.map()));
     if args.body == Some(true) {
         let asked = network::GetResponseBody {
             request_id: r.cdp_id.clone(),
@@ -183,7 +183,7 @@ async fn get(tab: &Tab, args: &NetworkArgs, budget: &Budget) -> Result<ActionOut
                 response["body_bytes"] = json!(size);
                 text += &format!("\nbody: binary, {size} bytes ({})", r.mime_type);
             }
-            Ok(body) if body.body.is_empty() && declared_length(&r.response_headers) > 0 => {
+            Ok(body) if body.body.is_empty() && declared_length(&r.response_headers.map()) > 0 => {
                 // Chrome answers "" for a body the page read as a stream or
                 // a blob: it kept no copy.
                 let why = "the browser kept no copy of this body (the page read it as a stream or blob)";

@@ -327,3 +327,36 @@ impl Refusals {
         std::mem::take(&mut state.pending)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn refused(host: &str) -> Refusal {
+        Refusal {
+            url: host.into(),
+            host: host.into(),
+            rule: "default deny".into(),
+            blocked: Blocked::Connection,
+        }
+    }
+
+    /// Issue 24: a page trying thousands of hosts leaves at most 50
+    /// refusals waiting for the next result, each host once; taking them
+    /// empties the record.
+    #[test]
+    fn refusals_wait_once_per_host_and_at_most_fifty() {
+        let refusals = Refusals::default();
+        refusals.record(refused("a.test:443"));
+        refusals.record(refused("a.test:443"));
+        for i in 0..1000 {
+            refusals.record(refused(&format!("h{i}.test:443")));
+        }
+        let taken = refusals.take();
+        assert_eq!(taken.len(), KEPT);
+        assert_eq!(taken[0].host, "a.test:443");
+        assert_eq!(taken.iter().filter(|r| r.host == "a.test:443").count(), 1);
+        assert!(refusals.state.lock().unwrap().hosts.is_empty());
+        assert!(refusals.take().is_empty());
+    }
+}

@@ -1,7 +1,7 @@
 //! The Markdown of the documents `browser_extract` read in this tab, by the
 //! reader's key (a random id per document world + its mutation count +
 //! selector + links), so a later `start_char` page of an unchanged document
-//! costs only the slice. Bounded ([`KEPT`] documents) and dropped with the
+//! costs only the slice. Bounded ([`KEPT`] documents, [`BYTES_KEPT`]) and dropped with the
 //! tab. Its own lock, held for microseconds; `actions/extract.rs` fills it.
 
 use std::collections::VecDeque;
@@ -9,6 +9,11 @@ use std::sync::{Arc, Mutex};
 
 /// How many documents' Markdown a tab keeps.
 pub const KEPT: usize = 8;
+
+/// How many bytes of Markdown a tab keeps at most: a document's Markdown
+/// can be megabytes (from up to 2,000,000 chars of HTML), so 8 of them are
+/// not pinned; older ones go first, the newest is always kept (issue 24).
+pub const BYTES_KEPT: usize = 4 << 20;
 
 /// One document's Markdown, as the cache holds it.
 #[derive(Debug)]
@@ -40,12 +45,16 @@ impl Extracts {
         self.kept.lock().unwrap().iter().map(|(k, _)| k.clone()).collect()
     }
 
-    /// Keeps `converted` under `key`, dropping the oldest beyond [`KEPT`].
+    /// Keeps `converted` under `key`, dropping the oldest beyond [`KEPT`]
+    /// documents or [`BYTES_KEPT`] bytes.
     pub fn keep(&self, key: String, converted: Arc<Converted>) {
         let mut kept = self.kept.lock().unwrap();
         kept.retain(|(k, _)| *k != key);
         kept.push_back((key, converted));
-        while kept.len() > KEPT {
+        let bytes = |kept: &VecDeque<(String, Arc<Converted>)>| -> usize {
+            kept.iter().map(|(k, c)| k.len() + c.markdown.len()).sum()
+        };
+        while kept.len() > KEPT || (kept.len() > 1 && bytes(&kept) > BYTES_KEPT) {
             kept.pop_front();
         }
     }
@@ -73,5 +82,27 @@ mod tests {
         extracts.keep("k3".into(), converted("again"));
         assert_eq!(extracts.keys().last().map(String::as_str), Some("k3"));
         assert_eq!(extracts.get("k3").unwrap().markdown, "again");
+    }
+
+    /// Issue 24: documents of megabytes push older ones out: the cache
+    /// stays under [`BYTES_KEPT`] and keeps the newest, even alone.
+    #[test]
+    fn large_documents_keep_the_cache_under_its_bytes() {
+        let extracts = Extracts::default();
+        let converted = |size: usize| {
+            Arc::new(Converted {
+                markdown: "m".repeat(size),
+                input_truncated: false,
+                fallback: false,
+            })
+        };
+        for i in 0..KEPT {
+            extracts.keep(format!("k{i}"), converted(1 << 20));
+        }
+        let keys = extracts.keys();
+        assert_eq!(keys.len(), 3, "{keys:?}");
+        assert_eq!(keys.last().map(String::as_str), Some("k7"));
+        extracts.keep("huge".into(), converted(BYTES_KEPT + 1));
+        assert_eq!(extracts.keys(), ["huge"]);
     }
 }

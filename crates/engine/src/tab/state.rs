@@ -11,6 +11,10 @@ use cdp::Event;
 
 use super::WORLD;
 
+/// How many main-frame documents' responses a tab keeps (status, redirect,
+/// gate error: about 100 B each), the newest last (issue 24).
+pub const DOCUMENTS_KEPT: usize = 16;
+
 /// What the event reader knows about the tab's document. Its fields are
 /// the tab's own (`tab/` reads and writes them); everyone else reads them
 /// through the accessors below and changes them only through its named
@@ -39,7 +43,8 @@ pub struct TabState {
     /// Native dialogs: pending and recently closed. A handle on the book,
     /// which the event reader feeds directly (it has its own lock).
     pub(super) dialogs: crate::dialogs::DialogBook,
-    /// Responses of recent main-frame documents, newest last.
+    /// Responses of recent main-frame documents, newest last; at most
+    /// [`DOCUMENTS_KEPT`].
     documents: VecDeque<DocumentResponse>,
     /// The last 500 requests of the tab and its frames (`browser_network`).
     pub(super) network: crate::network::Requests,
@@ -297,7 +302,7 @@ impl TabState {
         if let Some(i) = self.documents.iter().position(|d| d.loader_id == loader_id) {
             return &mut self.documents[i];
         }
-        if self.documents.len() >= 16 {
+        if self.documents.len() >= DOCUMENTS_KEPT {
             self.documents.pop_front();
         }
         self.documents.push_back(DocumentResponse {
@@ -435,5 +440,29 @@ mod tests {
         assert!(!s.document_response("L1").unwrap().redirected);
         assert!(s.document_response("L2").unwrap().redirected);
         assert!(s.document_response("L3").is_none());
+    }
+
+    /// Issue 24: a tab that navigates without end keeps the responses of
+    /// its last [`DOCUMENTS_KEPT`] documents, the newest among them.
+    #[test]
+    fn a_tab_keeps_its_last_sixteen_documents() {
+        let mut s = TabState {
+            main_frame_id: "F1".into(),
+            ..Default::default()
+        };
+        for i in 0..DOCUMENTS_KEPT + 10 {
+            s.apply(&event(
+                "Network.responseReceived",
+                json!({"type": "Document", "frameId": "F1", "loaderId": format!("L{i}"), "response": {"status": 200 + i}}),
+            ));
+        }
+        assert_eq!(s.documents.len(), DOCUMENTS_KEPT);
+        let newest = format!("L{}", DOCUMENTS_KEPT + 9);
+        assert_eq!(
+            s.document_response(&newest).unwrap().status,
+            Some(209 + DOCUMENTS_KEPT as u16)
+        );
+        assert!(s.document_response("L9").is_none(), "the oldest went first");
+        assert!(s.document_response("L10").is_some());
     }
 }

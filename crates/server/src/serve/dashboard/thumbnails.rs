@@ -14,8 +14,13 @@ use serde_json::{json, Value};
 
 use crate::serve::sessions::Lease;
 
-/// How many thumbnails the ring keeps.
+/// How many thumbnails the ring keeps (issue 24): a 240 px wide JPEG of
+/// quality 50 is 3–15 KB, so about 1–3 MB in all.
 const THUMBNAILS_KEPT: usize = 200;
+/// How many bytes of JPEG the ring keeps at most: a page of noise makes
+/// larger thumbnails, which push out older ones rather than pinning 200 ×
+/// their size. The newest is always kept.
+const THUMBNAIL_BYTES_KEPT: usize = 4 << 20;
 /// Thumbnails are taken only while a dashboard polled this recently.
 const WATCHED_WITHIN: Duration = Duration::from_secs(60);
 /// How long taking one thumbnail may take.
@@ -30,8 +35,9 @@ fn changes_page(tool: &str) -> bool {
 /// A bounded ring of small JPEGs, one per page action, each tied to its
 /// audit record (session + start time), and what taking them cost.
 pub struct Thumbnails {
-    /// The last [`THUMBNAILS_KEPT`] thumbnails, oldest first.
-    ring: Mutex<VecDeque<Thumbnail>>,
+    /// The last [`THUMBNAILS_KEPT`] thumbnails (at most
+    /// [`THUMBNAIL_BYTES_KEPT`] of JPEG), oldest first.
+    ring: Mutex<Ring>,
     /// The number the next thumbnail gets (its URL names it).
     next: AtomicU64,
     /// When a dashboard last polled the state (`None`: never).
@@ -40,6 +46,28 @@ pub struct Thumbnails {
     taken: AtomicU64,
     micros: AtomicU64,
     bytes: AtomicU64,
+}
+
+/// The kept thumbnails and their JPEGs' total size.
+#[derive(Default)]
+struct Ring {
+    kept: VecDeque<Thumbnail>,
+    bytes: usize,
+}
+
+impl Ring {
+    /// Keeps `thumbnail`, dropping the oldest beyond the ring's count and
+    /// bytes (never the one just kept).
+    fn push(&mut self, thumbnail: Thumbnail) {
+        self.bytes += thumbnail.jpeg.len();
+        self.kept.push_back(thumbnail);
+        while self.kept.len() > THUMBNAILS_KEPT || (self.bytes > THUMBNAIL_BYTES_KEPT && self.kept.len() > 1)
+        {
+            if let Some(old) = self.kept.pop_front() {
+                self.bytes -= old.jpeg.len();
+            }
+        }
+    }
 }
 
 struct Thumbnail {
@@ -52,7 +80,7 @@ struct Thumbnail {
 impl Default for Thumbnails {
     fn default() -> Self {
         Thumbnails {
-            ring: Mutex::new(VecDeque::with_capacity(THUMBNAILS_KEPT)),
+            ring: Mutex::default(),
             next: AtomicU64::new(1),
             watched: Mutex::new(None),
             taken: AtomicU64::new(0),
@@ -104,11 +132,7 @@ impl Thumbnails {
                 .fetch_add(started.elapsed().as_micros() as u64, Ordering::Relaxed);
             this.bytes.fetch_add(jpeg.len() as u64, Ordering::Relaxed);
             let n = this.next.fetch_add(1, Ordering::Relaxed);
-            let mut ring = this.ring.lock().unwrap();
-            if ring.len() == THUMBNAILS_KEPT {
-                ring.pop_front();
-            }
-            ring.push_back(Thumbnail { n, key, jpeg });
+            this.ring.lock().unwrap().push(Thumbnail { n, key, jpeg });
         });
     }
 
@@ -116,6 +140,7 @@ impl Thumbnails {
         self.ring
             .lock()
             .unwrap()
+            .kept
             .iter()
             .find(|t| t.key == key)
             .map(|t| t.n)
@@ -125,6 +150,7 @@ impl Thumbnails {
         self.ring
             .lock()
             .unwrap()
+            .kept
             .iter()
             .find(|t| t.n == n)
             .map(|t| t.jpeg.clone())
@@ -137,7 +163,7 @@ impl Thumbnails {
             "taken": taken,
             "avg_ms": per(self.micros.load(Ordering::Relaxed)) as f64 / 1000.0,
             "avg_bytes": per(self.bytes.load(Ordering::Relaxed)),
-            "kept": self.ring.lock().unwrap().len(),
+            "kept": self.ring.lock().unwrap().kept.len(),
         })
     }
 }
@@ -173,7 +199,45 @@ fn base64_decode(text: &str) -> Result<Vec<u8>, ()> {
 
 #[cfg(test)]
 mod tests {
-    use super::base64_decode;
+    use super::*;
+
+    fn thumbnail(n: u64, size: usize) -> Thumbnail {
+        Thumbnail {
+            n,
+            key: format!("s|{n}"),
+            jpeg: vec![0; size],
+        }
+    }
+
+    /// Issue 24: the ring keeps the last 200 thumbnails, the newest among
+    /// them.
+    #[test]
+    fn the_ring_keeps_the_last_two_hundred() {
+        let mut ring = Ring::default();
+        for n in 0..THUMBNAILS_KEPT as u64 + 50 {
+            ring.push(thumbnail(n, 10_000));
+        }
+        assert_eq!(ring.kept.len(), THUMBNAILS_KEPT);
+        assert_eq!(ring.kept.front().unwrap().n, 50);
+        assert_eq!(ring.kept.back().unwrap().n, THUMBNAILS_KEPT as u64 + 49);
+        assert_eq!(ring.bytes, THUMBNAILS_KEPT * 10_000);
+    }
+
+    /// Issue 24: large thumbnails push out older ones: the ring stays under
+    /// its bytes, and a thumbnail larger than the bound alone is kept.
+    #[test]
+    fn large_thumbnails_keep_the_ring_under_its_bytes() {
+        let mut ring = Ring::default();
+        for n in 0..100 {
+            ring.push(thumbnail(n, 200_000));
+        }
+        assert!(ring.bytes <= THUMBNAIL_BYTES_KEPT, "{} bytes", ring.bytes);
+        assert_eq!(ring.kept.len(), THUMBNAIL_BYTES_KEPT / 200_000);
+        assert_eq!(ring.kept.back().unwrap().n, 99);
+        ring.push(thumbnail(100, THUMBNAIL_BYTES_KEPT + 1));
+        assert_eq!(ring.kept.len(), 1);
+        assert_eq!(ring.bytes, THUMBNAIL_BYTES_KEPT + 1);
+    }
 
     #[test]
     fn base64_decodes_padded_and_unpadded() {
