@@ -353,17 +353,17 @@ impl Browser {
     /// its own (on a launched, attached or fleet browser alike).
     pub async fn create_context(&self, budget: &Budget) -> Result<(String, Arc<Door>), ActionError> {
         let door = self.egress.new_door().map_err(gate_failed)?;
-        let created = budget
-            .cdp(
-                "creating the session's browser context",
-                &self.connection().browser(),
-                target::CreateBrowserContext {
-                    dispose_on_detach: true,
-                    proxy_server: Some(door.proxy_server()),
-                    proxy_bypass_list: Some(egress::BYPASS_NOTHING.into()),
-                },
-            )
-            .await?;
+        let root = self.connection().browser();
+        let creating = budget.cdp(
+            "creating the session's browser context",
+            &root,
+            target::CreateBrowserContext {
+                dispose_on_detach: true,
+                proxy_server: Some(door.proxy_server()),
+                proxy_bypass_list: Some(egress::BYPASS_NOTHING.into()),
+            },
+        );
+        let created = timing::timed("context.create", creating).await?;
         self.doors.add(created.browser_context_id.clone(), &door);
         Ok((created.browser_context_id, door))
     }

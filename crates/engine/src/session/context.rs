@@ -179,16 +179,16 @@ impl Context {
     /// returns its id.
     pub async fn open_tab(&self, budget: &Budget) -> Result<(String, Arc<Tab>), ActionError> {
         let link = self.browser.link();
-        let created = budget
-            .cdp(
-                "opening a tab",
-                &link.targets.connection().browser(),
-                target::CreateTarget {
-                    url: "about:blank".into(),
-                    browser_context_id: self.id.clone(),
-                },
-            )
-            .await?;
+        let root = link.targets.connection().browser();
+        let creating = budget.cdp(
+            "opening a tab",
+            &root,
+            target::CreateTarget {
+                url: "about:blank".into(),
+                browser_context_id: self.id.clone(),
+            },
+        );
+        let created = crate::timing::timed("tab.create", creating).await?;
         link.targets.note_created(TargetInfo {
             target_id: created.target_id.clone(),
             kind: "page".into(),
