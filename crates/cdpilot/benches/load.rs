@@ -223,16 +223,23 @@ fn steps_since(timings: &std::path::Path, from: usize) -> String {
 fn print_opening_phases(steps: &str) {
     let mut times: BTreeMap<&str, Vec<Duration>> = BTreeMap::new();
     for line in steps.lines() {
-        let Ok(step) = serde_json::from_str::<Value>(line) else { continue };
+        let Ok(step) = serde_json::from_str::<Value>(line) else {
+            continue;
+        };
         let (Some(name), Some(ms)) = (step["step"].as_str(), step["ms"].as_f64()) else {
             continue;
         };
         if let Some(known) = OPENING_STEPS.iter().find(|s| **s == name) {
-            times.entry(known).or_default().push(Duration::from_secs_f64(ms / 1000.0));
+            times
+                .entry(known)
+                .or_default()
+                .push(Duration::from_secs_f64(ms / 1000.0));
         }
     }
     for name in OPENING_STEPS {
-        let Some(times) = times.get_mut(name) else { continue };
+        let Some(times) = times.get_mut(name) else {
+            continue;
+        };
         times.sort();
         println!(
             "         opening step {name:<18} p50 {:>10}  p99 {:>10}  max {:>10}  ({} times)",
