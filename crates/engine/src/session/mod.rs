@@ -366,6 +366,7 @@ impl Session {
         let isolated = self.isolated;
         let state_file = self.config.browser.storage_state.clone();
         let events = self.events().clone();
+        let downloads = self.config.files.output_dir();
         let callers_deadline = budget.deadline();
         // At least the floor, from its turn; longer when the call that
         // started it has more of its budget left (a 240 s navigate on a
@@ -389,7 +390,7 @@ impl Session {
                 let turn = crate::timing::timed("session.queued", queue.opening_turn()).await;
                 let left = callers_deadline.saturating_duration_since(tokio::time::Instant::now());
                 let budget = Budget::with_timeout(floor.max(left));
-                let opening = Context::open(browser, isolated, events, &budget);
+                let opening = Context::open(browser, isolated, events, &downloads, &budget);
                 let context = crate::timing::timed("session.context", opening).await;
                 drop(turn);
                 let context = context?;
