@@ -24,6 +24,15 @@
 //! line of its own, apart from the paced calls. The paced run of the issue:
 //! `CDPILOT_LOAD_PACE=500-1500 CDPILOT_LOAD_LEVELS=64 CDPILOT_LOAD_SECS=180`.
 //!
+//! Where an opening's time goes: the server writes its step timings
+//! (`CDPILOT_TIMINGS`, a file in the bench's temporary directory) and the
+//! bench prints, after each level's openings, every opening step's p50,
+//! p99 and max: waiting for its turn (`session.queued`), the browser
+//! context (`context.create`), its first tab (`tab.create`, `tab.attach`,
+//! `tab.enable`), the whole context (`session.context`), where downloads
+//! go (`session.downloads`) and the first navigate's own work
+//! (`session.action`).
+//!
 //! Not a test: it asserts nothing about speed. A call that fails is counted
 //! and reported (`timeout` answers apart), not retried.
 
@@ -35,6 +44,7 @@ mod readings;
 mod serve;
 
 use readings::{env_or, load_average, percentile, rss_mib};
+use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
@@ -189,8 +199,66 @@ async fn session_loop(mut ws: Ws, until: Instant, mut pauses: Option<Pauses>) ->
     (ws, tally)
 }
 
+/// The steps of a session's opening, in the order they happen.
+const OPENING_STEPS: [&str; 8] = [
+    "session.queued",
+    "context.create",
+    "tab.create",
+    "tab.attach",
+    "tab.enable",
+    "session.context",
+    "session.downloads",
+    "session.action",
+];
+
+/// The server's step timings written since byte `from` of `timings`.
+fn steps_since(timings: &std::path::Path, from: usize) -> String {
+    let text = std::fs::read_to_string(timings).unwrap_or_default();
+    text.get(from..).unwrap_or_default().to_owned()
+}
+
+/// One line per opening step in `steps` (the server's step timings of a
+/// level's openings: the first calls are the only calls by then) with its
+/// p50, p99, max and count.
+fn print_opening_phases(steps: &str) {
+    let mut times: BTreeMap<&str, Vec<Duration>> = BTreeMap::new();
+    for line in steps.lines() {
+        let Ok(step) = serde_json::from_str::<Value>(line) else {
+            continue;
+        };
+        let (Some(name), Some(ms)) = (step["step"].as_str(), step["ms"].as_f64()) else {
+            continue;
+        };
+        if let Some(known) = OPENING_STEPS.iter().find(|s| **s == name) {
+            times
+                .entry(known)
+                .or_default()
+                .push(Duration::from_secs_f64(ms / 1000.0));
+        }
+    }
+    for name in OPENING_STEPS {
+        let Some(times) = times.get_mut(name) else {
+            continue;
+        };
+        times.sort();
+        println!(
+            "         opening step {name:<18} p50 {:>10}  p99 {:>10}  max {:>10}  ({} times)",
+            ms(percentile(times, 0.50)),
+            ms(percentile(times, 0.99)),
+            ms(times.last().copied().unwrap_or_default()),
+            times.len(),
+        );
+    }
+}
+
 #[tokio::main]
 async fn main() {
+    // The server's step timings (the openings' phases), in a file of the
+    // bench's own; the spawned server inherits the variable.
+    let scratch = tempfile::tempdir().expect("tempdir");
+    let timings = scratch.path().join("timings.jsonl");
+    std::env::set_var("CDPILOT_TIMINGS", &timings);
+    let mut timings_read = 0;
     let secs: u64 = env_or("CDPILOT_LOAD_SECS", 20).clamp(1, 600);
     let levels: Vec<usize> = std::env::var("CDPILOT_LOAD_LEVELS")
         .ok()
@@ -265,6 +333,8 @@ async fn main() {
         }
         let setup = setup.elapsed();
         openings.sort();
+        let opening_steps = steps_since(&timings, timings_read);
+        timings_read += opening_steps.len();
         let started = Instant::now();
         let until = started + Duration::from_secs(secs);
         let tasks: Vec<_> = sockets
@@ -311,6 +381,9 @@ async fn main() {
             latencies.last().copied().unwrap_or_default().as_secs_f64() * 1000.0,
             rss_during,
         );
+        print_opening_phases(&opening_steps);
+        // The loop's own steps are not openings.
+        timings_read += steps_since(&timings, timings_read).len();
     }
     let mut serve = serve;
     let status = serve.terminate().await;

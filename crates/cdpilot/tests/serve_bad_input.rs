@@ -1,9 +1,11 @@
 //! Bad input to `cdpilot serve` (issue 24), each bounded without another
 //! session noticing: a client that sends calls faster than they are served
 //! (its session's line: a few run, a few wait in order, the rest are `busy`
-//! at once), and a client that says hello and never calls (its session ends
-//! at the idle timeout and gives its slot back). Asserted by order and
-//! events, never by time.
+//! at once), a client that says hello and never calls (its session ends
+//! at the idle timeout and gives its slot back), and a session whose page
+//! never finishes loading or never stops running a script (no other
+//! session's call waits for it). Asserted by order and events, never by
+//! time.
 
 mod support;
 
@@ -151,4 +153,70 @@ async fn a_client_that_says_hello_and_never_calls_gives_its_seat_back_at_the_idl
         tokio::time::sleep(Duration::from_millis(100)).await;
     };
     assert_eq!(served["result"]["value"], 2, "{served}");
+}
+
+/// What the dashboard says of session `id`: its calls running now.
+async fn running(serve: &Serve, id: &str) -> Option<u64> {
+    let state = serve.get("/v1/dashboard/state").await;
+    let state: Value = serde_json::from_str(&state).ok()?;
+    let sessions = state["sessions"].as_array()?;
+    let session = sessions.iter().find(|s| s["id"] == id)?;
+    session["running"].as_u64()
+}
+
+/// Issue 24: one session's slow page never delays another's call. Session
+/// A navigates to a document that never ends (its load never comes) and
+/// session C runs a script that never yields; while both calls still run,
+/// session B opens (its browser context, its tab) and navigates, reads
+/// and clicks. Asserted by events: A's and C's calls are still running
+/// when B's last call has answered.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_whose_page_never_loads_or_never_yields_delays_no_other_sessions_calls() {
+    let site = TestSite::start().await;
+    let serve = Serve::start("", &[]).await;
+    let mut a = serve.ws().await;
+    let a_id = a.open(&serve.token).await;
+    a.send(
+        json!({"type": "request", "id": "never", "tool": "browser_navigate",
+        "arguments": {"url": site.url("never"), "timeout_ms": 120_000}}),
+    )
+    .await;
+    let mut c = serve.ws().await;
+    let c_id = c.open(&serve.token).await;
+    let nav = c
+        .call("nav", "browser_navigate", json!({"url": site.url("index.html")}))
+        .await;
+    assert!(nav["result"].is_object(), "{nav}");
+    c.send(
+        json!({"type": "request", "id": "spin", "tool": "browser_evaluate",
+        "arguments": {"expression": "while (true) {}", "timeout_ms": 120_000}}),
+    )
+    .await;
+    let both_running = || async {
+        site.a_received("/never")
+            && running(&serve, &a_id).await == Some(1)
+            && running(&serve, &c_id).await == Some(1)
+    };
+    assert!(
+        support::eventually(Duration::from_secs(60), both_running).await,
+        "A's load or C's script never started"
+    );
+
+    let mut b = serve.ws().await;
+    b.open(&serve.token).await;
+    let nav = b
+        .call("nav", "browser_navigate", json!({"url": site.url("index.html")}))
+        .await;
+    assert!(nav["result"].is_object(), "{nav}");
+    let snap = b.snapshot("snap").await;
+    let button = testkit::snapshot::find_ref(&snap, "button \"Trusted click\"").expect("the button's ref");
+    let click = b.call("click", "browser_click", json!({"ref": button})).await;
+    assert!(click["result"].is_object(), "{click}");
+
+    assert_eq!(
+        running(&serve, &a_id).await,
+        Some(1),
+        "A's navigate still waits for its load"
+    );
+    assert_eq!(running(&serve, &c_id).await, Some(1), "C's script still runs");
 }

@@ -112,3 +112,71 @@ async fn a_client_that_disconnects_mid_call_has_its_call_canceled_and_its_sessio
     let none_left = || async { sessions_open(&serve).await == Some(0) };
     assert!(eventually(limit, none_left).await, "the session was not ended");
 }
+
+/// What the dashboard says of session `id`: its calls running now.
+async fn running(serve: &Serve, id: &str) -> Option<u64> {
+    let state = serve.get("/v1/dashboard/state").await;
+    let state: serde_json::Value = serde_json::from_str(&state).ok()?;
+    let sessions = state["sessions"].as_array()?;
+    let session = sessions.iter().find(|s| s["id"] == id)?;
+    session["running"].as_u64()
+}
+
+/// Issue 24: admission beyond `[serve] max_sessions` is a refusal at once,
+/// never a wait. 64 hellos at the same moment on a server of 8 seats: 8
+/// are seated and 56 refused `too_many_sessions`; a hello while every seat
+/// is taken and a call runs (one that never ends on its own) is refused
+/// without waiting for that call; a seat given back goes to the next hello.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sixty_four_hellos_at_once_on_eight_seats_seat_eight_and_refuse_the_rest_at_once() {
+    let serve = Serve::start("[serve]\nmax_sessions = 8\n", &[]).await;
+    let mut sockets = Vec::new();
+    for _ in 0..64 {
+        sockets.push(serve.ws().await);
+    }
+    let token = serve.token.clone();
+    let hellos = sockets.iter_mut().map(|ws| ws.hello(&token));
+    let answers = futures_util::future::join_all(hellos).await;
+    let seated: Vec<_> = answers.iter().filter(|a| a["type"] == "ack").collect();
+    let refused: Vec<_> = answers.iter().filter(|a| a["type"] == "reject").collect();
+    assert_eq!((seated.len(), refused.len()), (8, 56), "{answers:?}");
+    for refusal in &refused {
+        assert_eq!(refusal["reason"], "too_many_sessions", "{refusal}");
+    }
+    let first = seated[0]["session"].as_str().unwrap().to_owned();
+    let mut seated: Vec<_> = sockets
+        .into_iter()
+        .zip(&answers)
+        .filter(|(_, a)| a["type"] == "ack")
+        .map(|(ws, _)| ws)
+        .collect();
+
+    // Every seat taken, and a call running that only its budget ends.
+    seated[0]
+        .send(
+            json!({"type": "request", "id": "hang", "tool": "browser_evaluate",
+            "arguments": {"expression": "new Promise(() => {})", "timeout_ms": 120_000}}),
+        )
+        .await;
+    let limit = Duration::from_secs(60);
+    assert!(
+        eventually(limit, || async { running(&serve, &first).await == Some(1) }).await,
+        "the call never started"
+    );
+    let mut late = serve.ws().await;
+    let answer = late.hello(&token).await;
+    assert_eq!(answer["reason"], "too_many_sessions", "{answer}");
+    assert_eq!(
+        running(&serve, &first).await,
+        Some(1),
+        "the refusal waited for nothing: the call still runs"
+    );
+
+    // A seat given back (a client leaves) is the next hello's.
+    drop(seated.pop());
+    let seven = || async { sessions_open(&serve).await == Some(7) };
+    assert!(eventually(Duration::from_secs(30), seven).await);
+    let mut next = serve.ws().await;
+    let answer = next.hello(&token).await;
+    assert_eq!(answer["type"], "ack", "{answer}");
+}

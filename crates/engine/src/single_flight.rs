@@ -38,6 +38,14 @@ impl<T: Clone + Send + Sync + 'static> SingleFlight<T> {
         }
     }
 
+    /// The result of the last flight, once it finished (kept until
+    /// forgotten): what callers that ran out of time left behind. A flight
+    /// whose callers all gave up finishes unwatched; it is looked at here.
+    pub fn finished(&self) -> Option<Result<T, ActionError>> {
+        let flight = self.slot.lock().unwrap().clone()?;
+        flight.now_or_never()
+    }
+
     /// Joins the flight under way, or starts `work` as a new one, and waits
     /// for it within `budget`. A finished flight is never joined: each call
     /// after one has finished starts afresh (callers check for a usable

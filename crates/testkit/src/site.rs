@@ -1,7 +1,7 @@
 //! The two-origin test site. Pages live in `site/*.html`; `{{A}}` and
 //! `{{B}}` in them become the two origins, so a page on one origin can frame
 //! or link the other. A few dynamic routes produce redirects, statuses, a
-//! slow answer and a download.
+//! slow answer, an answer that never ends and a download.
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -232,6 +232,7 @@ fn router(origins: Origins) -> Router {
         .route("/status/{code}", get(status))
         .route("/controls/{count}", get(controls))
         .route("/slow", get(slow))
+        .route("/never", get(never))
         .route("/download", get(download))
         .route("/", get(|s: State<Origins>| page(s, Path("index.html".into()))))
         .route("/{*path}", get(page))
@@ -297,6 +298,17 @@ async fn slow(Query(q): Query<HashMap<String, String>>) -> Response {
     let ms = q.get("ms").and_then(|ms| ms.parse().ok()).unwrap_or(15_000);
     tokio::time::sleep(Duration::from_millis(ms).min(SLOWEST)).await;
     let body = "<!doctype html><title>Slow</title><h1>Finally here</h1>";
+    ([(header::CONTENT_TYPE, "text/html")], body).into_response()
+}
+
+/// `/never`: the start of a page (its title and heading) and then nothing,
+/// never the end: a document whose load never finishes (one session's
+/// slow page while the others are served).
+async fn never() -> Response {
+    use futures_util::StreamExt;
+    let start = "<!doctype html><title>Never</title><h1>Still loading</h1>";
+    let start = futures_util::stream::once(async move { Ok::<_, std::io::Error>(start) });
+    let body = axum::body::Body::from_stream(start.chain(futures_util::stream::pending()));
     ([(header::CONTENT_TYPE, "text/html")], body).into_response()
 }
 

@@ -32,8 +32,10 @@ use crate::single_flight::SingleFlight;
 use crate::tab::{Tab, TabSetup};
 use crate::{ActionError, Budget};
 
-/// How long one attach (attach, enable the domains, disguise) may take. It
-/// runs as its own task: callers wait within their own budgets.
+/// How long one attach (attach, enable the domains, disguise) may take at
+/// least; longer when the caller that started it has more of its budget
+/// left (a session's first tab on a browser busy opening 64 contexts). It
+/// runs as its own flight: callers wait within their own budgets.
 const ATTACH_BUDGET: Duration = Duration::from_secs(20);
 
 pub struct TargetManager {
@@ -221,6 +223,7 @@ impl TargetManager {
             .entry(target_id.to_owned())
             .or_default()
             .clone();
+        let attach_budget = ATTACH_BUDGET.max(budget.remaining());
         let (conn, setup, tabs, id) = (
             self.conn.clone(),
             self.setup.clone(),
@@ -233,7 +236,7 @@ impl TargetManager {
                 // it): the paused session is adopted exactly once.
                 let paused = self.take_waiting(target_id);
                 async move {
-                    let budget = Budget::with_timeout(ATTACH_BUDGET);
+                    let budget = Budget::with_timeout(attach_budget);
                     let tab = match (previous, paused) {
                         (Some(old), _) => Tab::reattach(&conn, &old, setup, &budget).await?,
                         (None, Some(session)) => Tab::adopt(&conn, &id, &session, setup, &budget).await?,

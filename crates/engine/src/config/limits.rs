@@ -34,11 +34,26 @@ impl Default for Limits {
 pub struct SessionConfig {
     /// A session with no call for this long is ended; 0: never.
     pub idle_timeout_s: u64,
+    /// How long opening a session's browser context and first tab may take
+    /// at least, from its turn (longer when the call that started it has
+    /// more of its budget left): the opening goes on for a caller with
+    /// less time, so its next call joins it rather than starting again.
+    /// Not a key of the file: 20 s, changed only by library users (the
+    /// tests shorten it).
+    #[serde(skip_deserializing, default = "opening_floor")]
+    pub opening_floor: std::time::Duration,
+}
+
+fn opening_floor() -> std::time::Duration {
+    std::time::Duration::from_secs(20)
 }
 
 impl Default for SessionConfig {
     fn default() -> Self {
-        SessionConfig { idle_timeout_s: 900 }
+        SessionConfig {
+            idle_timeout_s: 900,
+            opening_floor: opening_floor(),
+        }
     }
 }
 

@@ -37,7 +37,8 @@ impl Context {
             events_enabled: true,
         };
         let browser = self.browser.connection().browser();
-        match budget.cdp("setting where downloads go", &browser, behavior).await {
+        let telling = budget.cdp("setting where downloads go", &browser, behavior);
+        match crate::timing::timed("session.downloads", telling).await {
             Ok(_) => {}
             // The call's own trouble (its budget, the connection) is the
             // call's to report; the next call tries again.

@@ -91,12 +91,6 @@ pub struct Session {
     client: Mutex<String>,
 }
 
-/// How long opening a session's context (a browser context, its first tab)
-/// may take at least, from its turn; longer when the call that started it
-/// has more of its budget left (a 240 s navigate on a browser busy opening
-/// 64 contexts is not cut at 20 s).
-const OPEN_BUDGET: std::time::Duration = std::time::Duration::from_secs(20);
-
 impl Session {
     /// A session on `browsers`: with a browser context of its own
     /// (`isolated`) or the default one. Library users call
@@ -372,8 +366,21 @@ impl Session {
         let isolated = self.isolated;
         let state_file = self.config.browser.storage_state.clone();
         let events = self.events().clone();
+        let downloads = self.config.files.output_dir();
         let callers_deadline = budget.deadline();
-        let opened = self
+        // At least the floor, from its turn; longer when the call that
+        // started it has more of its budget left (a 240 s navigate on a
+        // browser busy opening 64 contexts is not cut at 20 s).
+        let floor = self.config.session.opening_floor;
+        // An opening whose caller ran out of time finished meanwhile: it
+        // is this session's context (another opening would leave that one,
+        // with its tab, in the browser).
+        let left_behind = self
+            .opening
+            .finished()
+            .and_then(Result::ok)
+            .filter(|c| Arc::ptr_eq(&c.browser, &browser));
+        let opening = self
             .opening
             .run("opening the session", budget, move || async move {
                 // A few contexts open at once on one browser, first come first
@@ -382,8 +389,8 @@ impl Session {
                 let queue = browser.clone();
                 let turn = crate::timing::timed("session.queued", queue.opening_turn()).await;
                 let left = callers_deadline.saturating_duration_since(tokio::time::Instant::now());
-                let budget = Budget::with_timeout(OPEN_BUDGET.max(left));
-                let opening = Context::open(browser, isolated, events, &budget);
+                let budget = Budget::with_timeout(floor.max(left));
+                let opening = Context::open(browser, isolated, events, &downloads, &budget);
                 let context = crate::timing::timed("session.context", opening).await;
                 drop(turn);
                 let context = context?;
@@ -399,8 +406,11 @@ impl Session {
                     }
                 }
                 Ok(Arc::new(context))
-            })
-            .await?;
+            });
+        let opened = match left_behind {
+            Some(context) => context,
+            None => opening.await?,
+        };
         self.lifecycle.began();
         let replaced = current.is_some_and(|c| !Arc::ptr_eq(&c.browser, &opened.browser));
         let mut slot = self.context.lock().unwrap();
@@ -534,13 +544,26 @@ impl Session {
     /// Ends the session: its tabs' tasks stop and a context of its own is
     /// closed with its tabs. The browser stays for other sessions.
     pub async fn close(&self, budget: &Budget) {
-        // The finished opening holds the context too: let it go, so the
-        // context (its tabs, its egress door) drops once disposed.
-        self.opening.forget_finished();
-        let context = self.context.lock().unwrap().take();
-        if let Some(context) = context {
+        for context in self.take_contexts() {
             context.dispose(budget).await;
         }
+    }
+
+    /// Takes the session's context, and an opening no call took (its
+    /// caller ran out of time): the finished opening holds its context
+    /// too, let go here so the context (its tabs, its egress door) drops
+    /// once disposed.
+    fn take_contexts(&self) -> Vec<Arc<Context>> {
+        let left_behind = self.opening.finished().and_then(Result::ok);
+        self.opening.forget_finished();
+        let context = self.context.lock().unwrap().take();
+        let mut contexts: Vec<Arc<Context>> = context.into_iter().collect();
+        if let Some(left) = left_behind {
+            if !contexts.iter().any(|c| Arc::ptr_eq(c, &left)) {
+                contexts.push(left);
+            }
+        }
+        contexts
     }
 }
 
@@ -595,13 +618,17 @@ impl Drop for Session {
     /// A session dropped without [`Session::close`] still closes its own
     /// browser context (in the background), so its tabs do not outlive it.
     fn drop(&mut self) {
-        let context = self.context.lock().unwrap().take();
-        let Some(context) = context else { return };
+        let contexts = self.take_contexts();
+        if contexts.is_empty() {
+            return;
+        }
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             return;
         };
         runtime.spawn(async move {
-            context.dispose(&Budget::with_timeout(DROP_CLOSE_BUDGET)).await;
+            for context in contexts {
+                context.dispose(&Budget::with_timeout(DROP_CLOSE_BUDGET)).await;
+            }
         });
     }
 }
