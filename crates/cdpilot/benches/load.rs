@@ -37,6 +37,7 @@
 //! and reported (`timeout` answers apart), not retried.
 
 #[path = "shared/readings.rs"]
+#[allow(dead_code)]
 mod readings;
 
 #[path = "../tests/support/serve.rs"]
