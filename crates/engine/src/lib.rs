@@ -87,6 +87,8 @@ mod snapshot;
 pub mod startup;
 mod tab;
 mod tabs;
+#[cfg(test)]
+mod test_browser;
 pub mod timing;
 pub mod tool;
 pub mod tools;

@@ -664,7 +664,6 @@ mod hidden {
     use std::time::Duration;
 
     use cdp::protocol::target;
-    use cdp::Connection;
 
     use crate::tab::Tab;
     use crate::Budget;
@@ -674,19 +673,7 @@ mod hidden {
     /// budget. It answers after its own wait (3 s) now, within a 20 s budget.
     #[tokio::test]
     async fn an_animated_element_in_a_hidden_tab_is_actionable_within_the_budget() {
-        let options = cdp::launch::LaunchOptions {
-            executable: Some(testkit::chromium::executable()),
-            headless: true,
-            args: testkit::chromium::TEST_FLAGS
-                .iter()
-                .map(|s| s.to_string())
-                .collect(),
-            ..Default::default()
-        };
-        let process = cdp::launch::launch(&options, Duration::from_secs(30))
-            .await
-            .unwrap();
-        let conn = Connection::open(process.transport()).await.unwrap();
+        let (process, conn) = crate::test_browser::launch().await;
         let budget = Budget::with_timeout(Duration::from_secs(20));
         let page = "data:text/html,<style>@keyframes glow { to { color: red } }</style>\
 <button id=b style='animation: glow 1s infinite alternate'>Glow</button>";
@@ -712,6 +699,21 @@ mod hidden {
             .unwrap();
         assert_eq!(state.value, Some(serde_json::json!("hidden")));
 
+        // `createTarget` answers before the page's document is in: wait
+        // for the button (a condition, polled within the budget).
+        loop {
+            let found = tab
+                .evaluate_in_world(&budget, "reading", "!!document.getElementById('b')", true)
+                .await;
+            if matches!(found, Ok(ref r) if r.value == Some(serde_json::json!(true))) {
+                break;
+            }
+            assert!(
+                !budget.remaining().is_zero(),
+                "the test page never showed its button"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
         let element = super::by_selector(&tab, "#b", &budget).await.unwrap();
         let point = element.actionable_point(&tab, &budget).await;
         assert!(point.is_ok(), "{:?}", point.err().map(|e| e.to_string()));

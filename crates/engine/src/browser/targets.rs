@@ -323,19 +323,7 @@ mod tests {
     /// tab and Chrome reports one attachment.
     #[tokio::test]
     async fn concurrent_callers_attach_a_new_target_once() {
-        let options = cdp::launch::LaunchOptions {
-            executable: Some(testkit::chromium::executable()),
-            headless: true,
-            args: testkit::chromium::TEST_FLAGS
-                .iter()
-                .map(|s| s.to_string())
-                .collect(),
-            ..Default::default()
-        };
-        let process = cdp::launch::launch(&options, std::time::Duration::from_secs(30))
-            .await
-            .unwrap();
-        let conn = Connection::open(process.transport()).await.unwrap();
+        let (process, conn) = crate::test_browser::launch().await;
         let budget = Budget::with_timeout(std::time::Duration::from_secs(20));
         let targets = TargetManager::start(conn.clone(), Arc::default(), &budget)
             .await

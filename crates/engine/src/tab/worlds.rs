@@ -394,7 +394,6 @@ mod tests {
     use std::time::Duration;
 
     use cdp::protocol::target;
-    use cdp::Connection;
     use serde_json::json;
 
     use super::*;
@@ -406,19 +405,7 @@ mod tests {
     /// `Runtime.enable` reports its contexts.
     #[tokio::test]
     async fn concurrent_callers_make_a_frames_world_once() {
-        let options = cdp::launch::LaunchOptions {
-            executable: Some(testkit::chromium::executable()),
-            headless: true,
-            args: testkit::chromium::TEST_FLAGS
-                .iter()
-                .map(|s| s.to_string())
-                .collect(),
-            ..Default::default()
-        };
-        let process = cdp::launch::launch(&options, Duration::from_secs(30))
-            .await
-            .unwrap();
-        let conn = Connection::open(process.transport()).await.unwrap();
+        let (process, conn) = crate::test_browser::launch().await;
         let budget = Budget::with_timeout(Duration::from_secs(20));
         let url = "data:text/html,<p>fresh</p>";
         let opening = target::CreateTarget {
