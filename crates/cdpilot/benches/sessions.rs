@@ -55,6 +55,9 @@ mod memory;
 #[path = "figures/memory_infra.rs"]
 mod memory_infra;
 
+#[path = "sessions/infra.rs"]
+mod infra;
+
 use readings::{env_or, load_average, percentile, rss_mib, rss_parts_mib};
 use std::time::{Duration, Instant};
 
@@ -640,178 +643,6 @@ async fn cost(playwright: bool) {
     }
 }
 
-/// Chromium's renderer processes under the launch guard `guard`.
-fn renderer_count(guard: u32) -> usize {
-    memory::tree_private_kib(guard)
-        .iter()
-        .filter(|(kind, _)| kind == "renderer")
-        .count()
-}
-
-/// The browser contexts Chromium lists (`Target.getBrowserContexts`).
-async fn context_count(conn: &cdp::Connection) -> usize {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
-    let listed = conn
-        .browser()
-        .send("Target.getBrowserContexts", json!({}), deadline)
-        .await
-        .expect("Target.getBrowserContexts");
-    listed["browserContextIds"].as_array().map_or(0, Vec::len)
-}
-
-/// `infra`: what Chromium holds by process and allocator (its own
-/// memory-infra accounting) with one session on a light page, with N more
-/// (16) on the corpus's real pages, and after those N closed; then after a
-/// critical memory-pressure signal. Chromium is launched here with the
-/// flags cdpilot launches it with (a DevTools port instead of the pipe, so
-/// the bench holds a browser-level connection of its own) and `cdpilot
-/// serve` attaches to it (`cdp_url`).
-async fn infra() {
-    let sessions: usize = env_or("CDPILOT_SOAK_SESSIONS", 16).clamp(1, 64);
-    let reads: usize = env_or("CDPILOT_INFRA_PAGES", 1).clamp(1, 100);
-    let dir = corpus::dir().expect("the reading corpus (tests/corpus/reading)");
-    let corpus_site = CorpusSite::start(&dir).await;
-    let pages: Vec<String> = corpus::pages(&dir)
-        .iter()
-        .map(|p| corpus_site.url(&p.name))
-        .collect();
-    let site = TestSite::start().await;
-    let mut args: Vec<String> = corpus::BLOCK_EXTERNAL.iter().map(|f| f.to_string()).collect();
-    args.push("--js-flags=--max-old-space-size=1024".into());
-    args.extend(extra_args());
-    let options = cdp::launch::LaunchOptions {
-        executable: Some(testkit::chromium::executable()),
-        headless: true,
-        args,
-        debugging: cdp::launch::Debugging::Port,
-        ..Default::default()
-    };
-    let process = cdp::launch::launch(&options, Duration::from_secs(60))
-        .await
-        .expect("launch Chromium");
-    let guard = process.guard_pid().expect("guard");
-    let config = format!(
-        "[serve]\nmax_sessions = 80\n[session]\nidle_timeout_s = 0\n[browser]\ncdp_url = \"{}\"\n[policy]\ndefault = \"deny\"\n[[policy.rules]]\npattern = \"http://127.0.0.1:*/*\"\naction = \"allow\"\n",
-        process.ws_url()
-    );
-    let mut serve = Serve::start(&config, &[]).await;
-    let conn = cdp::Connection::connect(process.ws_url()).await.expect("connect");
-    println!(
-        "infra: Chromium's own accounting (deterministic detailed dumps); {reads} page(s) a session; flags {:?}; load average {}",
-        extra_args(),
-        load_average()
-    );
-    let _baseline = open_at(&serve, &site.url("index.html")).await;
-    settle().await;
-    let (contexts_one, renderers_one) = (context_count(&conn).await, renderer_count(guard));
-    let one = memory_infra::summarize(&memory_infra::dump(&conn).await);
-    memory_infra::print(
-        &format!(
-            "one session on a light page ({contexts_one} contexts, {renderers_one} renderers; load {})",
-            load_average()
-        ),
-        &one,
-    );
-    let opening: Vec<_> = (0..sessions)
-        .map(|i| {
-            let (serve_ws, token, url) = (serve.ws(), serve.token.clone(), pages[i % pages.len()].clone());
-            let pages_of = pages.clone();
-            async move {
-                let mut ws = serve_ws.await;
-                ws.open(&token).await;
-                let _ = ws
-                    .call(
-                        "nav",
-                        "browser_navigate",
-                        json!({"url": url, "timeout_ms": 120000}),
-                    )
-                    .await;
-                // More pages in turn (`CDPILOT_INFRA_PAGES`, default 1):
-                // what a session that read many pages leaves behind.
-                for k in 1..reads {
-                    let next = &pages_of[(i * 7 + k) % pages_of.len()];
-                    let nav = json!({"url": next, "timeout_ms": 120000});
-                    let _ = ws.call(&format!("nav{k}"), "browser_navigate", nav).await;
-                    let _ = ws.call(&format!("snap{k}"), "browser_snapshot", json!({})).await;
-                }
-                ws
-            }
-        })
-        .collect();
-    let mut open = Vec::new();
-    for task in opening {
-        open.push(task.await);
-    }
-    settle().await;
-    let (contexts_live, renderers_live) = (context_count(&conn).await, renderer_count(guard));
-    if std::env::var_os("CDPILOT_INFRA_LABELS").is_some() {
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
-        let targets = conn
-            .browser()
-            .send("Target.getTargets", json!({}), deadline)
-            .await
-            .expect("targets");
-        for t in targets["targetInfos"].as_array().into_iter().flatten() {
-            println!("    target {} {} {}", t["type"], t["browserContextId"], t["url"]);
-        }
-        for (kind, kib) in memory::tree_private_kib(guard) {
-            println!("    process {kind} {} MiB", kib / 1024);
-        }
-    }
-    let live = memory_infra::summarize(&memory_infra::dump(&conn).await);
-    memory_infra::print(
-        &format!(
-            "{sessions} more on corpus pages ({contexts_live} contexts, {renderers_live} renderers; load {})",
-            load_average()
-        ),
-        &live,
-    );
-    memory_infra::print_change(&format!("per session of the {sessions}"), &one, &live, sessions);
-    drop(open);
-    // Awaited, with a deadline: Chromium's contexts, then its renderers,
-    // back to what one session had.
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while context_count(&conn).await > contexts_one && Instant::now() < deadline {
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
-    let contexts_back = context_count(&conn).await;
-    let renderers_back = testkit::processes::wait_until(deadline - Instant::now(), || {
-        renderer_count(guard) <= renderers_one
-    })
-    .await;
-    println!(
-        "after close: {contexts_back} contexts (one session: {contexts_one}), {} renderers (one session: {renderers_one}; back: {renderers_back})",
-        renderer_count(guard)
-    );
-    settle().await;
-    let after = memory_infra::summarize(&memory_infra::dump(&conn).await);
-    memory_infra::print(
-        &format!("after the {sessions} closed (load {})", load_average()),
-        &after,
-    );
-    memory_infra::print_change("kept after close, against one session", &one, &after, 1);
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
-    let _ = conn
-        .browser()
-        .send(
-            "Memory.simulatePressureNotification",
-            json!({"level": "critical"}),
-            deadline,
-        )
-        .await;
-    settle().await;
-    let pressed = memory_infra::summarize(&memory_infra::dump(&conn).await);
-    memory_infra::print_change(
-        "kept after a critical pressure signal, against one session",
-        &one,
-        &pressed,
-        1,
-    );
-    serve.terminate().await;
-    conn.close();
-    process.shutdown(Duration::from_secs(10)).await;
-}
-
 /// Extra browser flags for a measurement (`CDPILOT_COST_ARGS`, separated
 /// by `;`), after the configured ones.
 fn extra_args() -> Vec<String> {
@@ -833,7 +664,7 @@ async fn main() {
     let playwright = std::env::args().any(|a| a == "playwright");
     match mode.as_str() {
         "cost" => cost(playwright).await,
-        "infra" => infra().await,
+        "infra" => infra::infra().await,
         _ => soak().await,
     }
 }
