@@ -267,15 +267,19 @@ async fn soak_loop(mut ws: Ws, pages: Vec<String>, offset: usize, until: Instant
     (latencies, errors)
 }
 
+/// The reading corpus served on loopback and its pages' URLs (keep the
+/// site for as long as the pages are read).
+async fn corpus_pages() -> (CorpusSite, Vec<String>) {
+    let dir = corpus::dir().expect("the reading corpus (tests/corpus/reading)");
+    let site = CorpusSite::start(&dir).await;
+    let pages = corpus::pages(&dir).iter().map(|p| site.url(&p.name)).collect();
+    (site, pages)
+}
+
 async fn soak() {
     let secs: u64 = env_or("CDPILOT_SOAK_SECS", 480).clamp(10, 3600);
     let sessions: usize = env_or("CDPILOT_SOAK_SESSIONS", 16).clamp(1, 64);
-    let dir = corpus::dir().expect("the reading corpus (tests/corpus/reading)");
-    let corpus_site = CorpusSite::start(&dir).await;
-    let pages: Vec<String> = corpus::pages(&dir)
-        .iter()
-        .map(|p| corpus_site.url(&p.name))
-        .collect();
+    let (_corpus_site, pages) = corpus_pages().await;
     let site = TestSite::start().await;
     let serve = start_serve(64).await;
     let pid = serve.child.id().expect("serve running");

@@ -32,12 +32,7 @@ async fn context_count(conn: &cdp::Connection) -> usize {
 pub(crate) async fn infra() {
     let sessions: usize = env_or("CDPILOT_SOAK_SESSIONS", 16).clamp(1, 64);
     let reads: usize = env_or("CDPILOT_INFRA_PAGES", 1).clamp(1, 100);
-    let dir = corpus::dir().expect("the reading corpus (tests/corpus/reading)");
-    let corpus_site = CorpusSite::start(&dir).await;
-    let pages: Vec<String> = corpus::pages(&dir)
-        .iter()
-        .map(|p| corpus_site.url(&p.name))
-        .collect();
+    let (_corpus_site, pages) = corpus_pages().await;
     let site = TestSite::start().await;
     let mut args: Vec<String> = corpus::BLOCK_EXTERNAL.iter().map(|f| f.to_string()).collect();
     args.push("--js-flags=--max-old-space-size=1024".into());
