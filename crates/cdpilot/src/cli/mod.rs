@@ -44,6 +44,7 @@ pub fn exit_code(code: &str) -> u8 {
         // 15 is EXIT_UNREACHABLE.
         "busy" => 16,
         "tab_crashed" => 17,
+        "handoff_declined" | "handoff_pending" | "tab_in_handoff" => 18,
         _ => 1,
     }
 }
@@ -407,6 +408,9 @@ mod tests {
             "internal_error",
             "busy",
             "tab_crashed",
+            "handoff_declined",
+            "handoff_pending",
+            "tab_in_handoff",
         ];
         for code in codes {
             let exit = exit_code(code);
@@ -417,6 +421,6 @@ mod tests {
         }
         assert_ne!(exit_code("element_stale"), exit_code("timeout"));
         let classes: std::collections::HashSet<u8> = codes.iter().map(|c| exit_code(c)).collect();
-        assert_eq!(classes.len(), 15, "one exit code per class");
+        assert_eq!(classes.len(), 16, "one exit code per class");
     }
 }
