@@ -130,6 +130,34 @@ fn split(base: &[(String, u64)], now: &[(String, u64)], n: usize) -> String {
     format!("{total:.1} MiB ({})", parts.join(", "))
 }
 
+/// Chromium's renderer processes in the tree under `root` (the server, or
+/// a launch guard).
+fn renderer_count(root: u32) -> usize {
+    memory::tree_kinds(root)
+        .iter()
+        .filter(|kind| *kind == "renderer")
+        .count()
+}
+
+/// Waits, up to `limit`, until the tree under `root` has no more renderer
+/// processes than `renderers` (the closed sessions' renderers exited:
+/// Chromium sends no event a serve client could read for that, so the
+/// tree is polled every 250 ms, reading command lines only). Returns how
+/// long it took and whether the count came back.
+async fn renderers_back(root: u32, renderers: usize, limit: Duration) -> (Duration, bool) {
+    let started = Instant::now();
+    let mut tick = tokio::time::interval(Duration::from_millis(250));
+    loop {
+        tick.tick().await;
+        if renderer_count(root) <= renderers {
+            return (started.elapsed(), true);
+        }
+        if started.elapsed() >= limit {
+            return (started.elapsed(), false);
+        }
+    }
+}
+
 /// The server's latest heap line (`CDPILOT_HEAP_STATS_S`): glibc's live
 /// bytes and the free bytes it keeps, in MiB (None without the setting).
 fn heap_mib(serve: &Serve) -> Option<(f64, f64)> {
@@ -294,6 +322,7 @@ async fn soak() {
     let before = (rss_mib(pid), tree_mib(pid));
     let server_before = Reading::now(&serve, pid);
     let private_before = private_mib(pid);
+    let renderers_before = renderer_count(pid);
     println!(
         "browser up, one session on a light page: private {:.1} MiB ({})",
         private_before.0, private_before.1
@@ -380,9 +409,22 @@ async fn soak() {
     if let Some((s, c, t)) = during {
         println!("at {sessions} live sessions: PSS server {s:.1} + Chromium {c:.1} = {t:.1} MiB");
     }
-    settle().await;
+    // Every looping session's socket is closed now (each loop's `Ws` is
+    // dropped as its task ends). The server is read 5 s and 20 s after;
+    // the tree once the closed sessions' renderers exited (bounded).
+    let closed_at = Instant::now();
+    tokio::time::sleep_until((closed_at + Duration::from_secs(5)).into()).await;
+    let closed = Reading::now(&serve, pid);
+    let closed_threads = threads(pid);
+    let (waited, back) = renderers_back(pid, renderers_before, Duration::from_secs(30)).await;
+    let waited = waited.max(closed_at.elapsed());
     let after = (rss_mib(pid), tree_mib(pid));
     let private_after = private_mib(pid);
+    println!(
+        "after the {sessions} closed: renderers {} (one session: {renderers_before}; back: {back}) {:.1} s after close",
+        renderer_count(pid),
+        waited.as_secs_f64()
+    );
     println!(
         "after the {sessions} closed: private {:.1} MiB ({:+.0}% against one session; {})",
         private_after.0,
@@ -390,25 +432,25 @@ async fn soak() {
         private_after.1
     );
     println!(
-        "after the {sessions} closed: server RSS {:.1} MiB ({:+.0}% against before the soak's first third: {t1:.1}); PSS server {:.1} + Chromium {:.1} = {:.1} MiB ({:+.0}% against one session)",
+        "after the {sessions} closed: server RSS {:.1} MiB ({:+.0}% against before the soak's first third: {t1:.1}); PSS server {:.1} + Chromium {:.1} = {:.1} MiB ({:+.0}% against one session); load average {}",
         after.0,
         (after.0 / t1 - 1.0) * 100.0,
         after.1 .0,
         after.1 .1,
         after.1 .2,
-        (after.1 .2 / before.1 .2 - 1.0) * 100.0
+        (after.1 .2 / before.1 .2 - 1.0) * 100.0,
+        load_average()
     );
-    let closed = Reading::now(&serve, pid);
     println!(
-        "server after the {sessions} closed (5 s): {closed}; {} threads; RSS {:+.0}% against before the soak ({:.1})",
-        threads(pid),
+        "server after the {sessions} closed (5 s): {closed}; {closed_threads} threads; RSS {:+.0}% against before the soak ({:.1})",
         (closed.rss / server_before.rss - 1.0) * 100.0,
         server_before.rss
     );
-    tokio::time::sleep(Duration::from_secs(15)).await;
+    tokio::time::sleep_until((closed_at + Duration::from_secs(20)).into()).await;
     let later = Reading::now(&serve, pid);
     println!(
-        "server after the {sessions} closed (20 s): {later}; {} threads; RSS {:+.0}% against the first third, {:+.0}% against before the soak; load average {}",
+        "server after the {sessions} closed ({:.0} s): {later}; {} threads; RSS {:+.0}% against the first third, {:+.0}% against before the soak; load average {}",
+        closed_at.elapsed().as_secs_f64(),
         threads(pid),
         (later.rss / t1 - 1.0) * 100.0,
         (later.rss / server_before.rss - 1.0) * 100.0,

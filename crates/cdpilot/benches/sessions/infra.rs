@@ -3,14 +3,6 @@
 
 use super::*;
 
-/// Chromium's renderer processes under the launch guard `guard`.
-fn renderer_count(guard: u32) -> usize {
-    memory::tree_private_kib(guard)
-        .iter()
-        .filter(|(kind, _)| kind == "renderer")
-        .count()
-}
-
 /// The browser contexts Chromium lists (`Target.getBrowserContexts`).
 async fn context_count(conn: &cdp::Connection) -> usize {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
