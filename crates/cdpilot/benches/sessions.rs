@@ -456,8 +456,48 @@ async fn soak() {
         (later.rss / server_before.rss - 1.0) * 100.0,
         load_average()
     );
+    after_all_closed(&serve, pid, _baseline, &site, before.1 .2).await;
     let mut serve = serve;
     serve.terminate().await;
+}
+
+/// The last session (`baseline`) closed too: serve closes the browser
+/// after `[serve] browser_idle_restart_s` (`CDPILOT_SERVE_BROWSER_IDLE_RESTART_S`
+/// reaches it through the environment); awaited (a bound of that period
+/// and 60 s), then the tree is read with the next session on the light
+/// page, on the browser it launches, against `one` (the tree's PSS with
+/// one session before the soak).
+async fn after_all_closed(serve: &Serve, pid: u32, baseline: Ws, site: &TestSite, one: f64) {
+    let idle: u64 = env_or("CDPILOT_SERVE_BROWSER_IDLE_RESTART_S", 60);
+    if idle == 0 {
+        return;
+    }
+    drop(baseline);
+    let closed_at = Instant::now();
+    let browsers = || memory::tree_kinds(pid).iter().filter(|k| *k == "browser").count();
+    let limit = Duration::from_secs(idle + 60);
+    let gone = testkit::processes::wait_until(limit, || browsers() == 0).await;
+    let (server, _, total) = tree_mib(pid);
+    println!(
+        "every session closed: browser exited {:.1} s after the last session closed ({gone}); PSS server {server:.1} MiB, tree {total:.1} MiB; load average {}",
+        closed_at.elapsed().as_secs_f64(),
+        load_average()
+    );
+    let started = Instant::now();
+    let _next = open_at(serve, &site.url("index.html")).await;
+    let opened = started.elapsed();
+    // As the baseline was read: past one heap line.
+    tokio::time::sleep(Duration::from_secs(6)).await;
+    let (s, c, t) = tree_mib(pid);
+    let private = private_mib(pid);
+    println!(
+        "the next session on a light page (a new browser, opened in {:.0} ms): PSS server {s:.1} + Chromium {c:.1} = {t:.1} MiB ({:+.0}% against one session before the soak); private {:.1} MiB ({}); load average {}",
+        opened.as_secs_f64() * 1000.0,
+        (t / one - 1.0) * 100.0,
+        private.0,
+        private.1,
+        load_average()
+    );
 }
 
 /// A server the cost bench measures.

@@ -117,6 +117,37 @@ pub(crate) async fn infra() {
         &live,
     );
     memory_infra::print_change(&format!("per session of the {sessions}"), &one, &live, sessions);
+    if std::env::var_os("CDPILOT_INFRA_CLOSE_TARGETS").is_some() {
+        // One reading: the sessions' pages closed (`Target.closeTarget`)
+        // before serve disposes their contexts, as their sockets close.
+        let deadline = || tokio::time::Instant::now() + Duration::from_secs(30);
+        let listed = conn
+            .browser()
+            .send("Target.getTargets", json!({}), deadline())
+            .await
+            .expect("Target.getTargets");
+        let baseline_context = listed["targetInfos"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|t| t["url"].as_str().is_some_and(|u| u.ends_with("/index.html")))
+            .map(|t| t["browserContextId"].clone());
+        let mut closed = 0;
+        for t in listed["targetInfos"].as_array().into_iter().flatten() {
+            if t["type"] == "page" && Some(&t["browserContextId"]) != baseline_context.as_ref() {
+                let close = json!({"targetId": t["targetId"]});
+                if conn
+                    .browser()
+                    .send("Target.closeTarget", close, deadline())
+                    .await
+                    .is_ok()
+                {
+                    closed += 1;
+                }
+            }
+        }
+        println!("closed {closed} pages of the {sessions} sessions before their contexts");
+    }
     drop(open);
     // Awaited, with a deadline: Chromium's contexts, then its renderers,
     // back to what one session had.
@@ -140,6 +171,22 @@ pub(crate) async fn infra() {
         &after,
     );
     memory_infra::print_change("kept after close, against one session", &one, &after, 1);
+    let later: u64 = env_or("CDPILOT_INFRA_LATER_S", 0);
+    if later > 0 {
+        // Whether time alone gives more back (PartitionAlloc's periodic
+        // reclaim, the thread caches' purge).
+        tokio::time::sleep(Duration::from_secs(later)).await;
+        let waited = memory_infra::summarize(&memory_infra::dump(&conn).await);
+        memory_infra::print_change(
+            &format!(
+                "kept {later} s later, against one session (load {})",
+                load_average()
+            ),
+            &one,
+            &waited,
+            1,
+        );
+    }
     let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
     let _ = conn
         .browser()
