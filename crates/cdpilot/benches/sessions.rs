@@ -7,8 +7,14 @@
 //!   averaged per third of the run; the server's RSS and the process tree's
 //!   PSS (server + Chromium, shared pages split) and private memory (by
 //!   process kind: it does not move with other Chromiums sharing the code
-//!   pages on a shared machine) are read before, at N live sessions, and
-//!   after every looping session closed. `CDPILOT_HEAP_STATS_S=5` makes
+//!   pages on a shared machine) are read before, at N live sessions,
+//!   after every looping session closed (once their renderers exited,
+//!   polled for at most 30 s) and a minute after; then the parked session
+//!   closes too, serve closes the idle browser (`[serve]
+//!   browser_idle_restart_s`, `CDPILOT_SERVE_BROWSER_IDLE_RESTART_S`
+//!   through the environment, default 60; 0 skips this part), and the
+//!   tree is read with the next session on the light page, on the new
+//!   browser it launched. `CDPILOT_HEAP_STATS_S=5` makes
 //!   the server log its heap (live against kept free) every 5 s; the bench
 //!   reads those lines and prints, by third and after close, the server's
 //!   RSS split into anonymous and file-backed memory beside glibc's live
@@ -26,8 +32,11 @@
 //! - `infra`: Chromium's own accounting (memory-infra dumps) by process
 //!   kind and allocator with one session on a light page, with N more on
 //!   corpus pages, after those close (their contexts and renderers awaited
-//!   back) and after a memory-pressure signal; serve attaches to a
-//!   Chromium the bench launches with cdpilot's flags and a DevTools port.
+//!   back), `CDPILOT_INFRA_LATER_S` seconds after that (0: not read), and
+//!   after a memory-pressure signal; serve attaches to a Chromium the
+//!   bench launches with cdpilot's flags and a DevTools port.
+//!   `CDPILOT_INFRA_CLOSE_TARGETS=1` closes the N sessions' pages
+//!   (`Target.closeTarget`) before serve disposes their contexts.
 //!
 //! Run: `cargo bench -p cdpilot --bench sessions -- soak` (or `cost`);
 //! `CDPILOT_SOAK_SECS` (default 480), `CDPILOT_SOAK_SESSIONS` (16),
@@ -454,6 +463,22 @@ async fn soak() {
         threads(pid),
         (later.rss / t1 - 1.0) * 100.0,
         (later.rss / server_before.rss - 1.0) * 100.0,
+        load_average()
+    );
+    // A minute on: what Chromium's periodic reclaim gave back meanwhile.
+    tokio::time::sleep_until((closed_at + Duration::from_secs(60)).into()).await;
+    let minute = tree_mib(pid);
+    let private_minute = private_mib(pid);
+    println!(
+        "after the {sessions} closed ({:.0} s): PSS server {:.1} + Chromium {:.1} = {:.1} MiB ({:+.0}% against one session); private {:.1} MiB ({:+.0}%; {}); load average {}",
+        closed_at.elapsed().as_secs_f64(),
+        minute.0,
+        minute.1,
+        minute.2,
+        (minute.2 / before.1 .2 - 1.0) * 100.0,
+        private_minute.0,
+        (private_minute.0 / private_before.0 - 1.0) * 100.0,
+        private_minute.1,
         load_average()
     );
     after_all_closed(&serve, pid, _baseline, &site, before.1 .2).await;

@@ -132,9 +132,22 @@ pub(crate) async fn infra() {
             .flatten()
             .find(|t| t["url"].as_str().is_some_and(|u| u.ends_with("/index.html")))
             .map(|t| t["browserContextId"].clone());
+        // Only the contexts sessions created (not the default one's blank
+        // page, not the baseline session's).
+        let created = conn
+            .browser()
+            .send("Target.getBrowserContexts", json!({}), deadline())
+            .await
+            .expect("Target.getBrowserContexts");
+        let created: Vec<Value> = created["browserContextIds"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
         let mut closed = 0;
         for t in listed["targetInfos"].as_array().into_iter().flatten() {
-            if t["type"] == "page" && Some(&t["browserContextId"]) != baseline_context.as_ref() {
+            let context = &t["browserContextId"];
+            if t["type"] == "page" && created.contains(context) && Some(context) != baseline_context.as_ref()
+            {
                 let close = json!({"targetId": t["targetId"]});
                 if conn
                     .browser()
