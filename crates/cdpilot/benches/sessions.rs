@@ -7,8 +7,14 @@
 //!   averaged per third of the run; the server's RSS and the process tree's
 //!   PSS (server + Chromium, shared pages split) and private memory (by
 //!   process kind: it does not move with other Chromiums sharing the code
-//!   pages on a shared machine) are read before, at N live sessions, and
-//!   after every looping session closed. `CDPILOT_HEAP_STATS_S=5` makes
+//!   pages on a shared machine) are read before, at N live sessions,
+//!   after every looping session closed (once their renderers exited,
+//!   polled for at most 30 s) and a minute after; then the parked session
+//!   closes too, serve closes the idle browser (`[serve]
+//!   browser_idle_restart_s`, `CDPILOT_SERVE_BROWSER_IDLE_RESTART_S`
+//!   through the environment, default 60; 0 skips this part), and the
+//!   tree is read with the next session on the light page, on the new
+//!   browser it launched. `CDPILOT_HEAP_STATS_S=5` makes
 //!   the server log its heap (live against kept free) every 5 s; the bench
 //!   reads those lines and prints, by third and after close, the server's
 //!   RSS split into anonymous and file-backed memory beside glibc's live
@@ -26,8 +32,11 @@
 //! - `infra`: Chromium's own accounting (memory-infra dumps) by process
 //!   kind and allocator with one session on a light page, with N more on
 //!   corpus pages, after those close (their contexts and renderers awaited
-//!   back) and after a memory-pressure signal; serve attaches to a
-//!   Chromium the bench launches with cdpilot's flags and a DevTools port.
+//!   back), `CDPILOT_INFRA_LATER_S` seconds after that (0: not read), and
+//!   after a memory-pressure signal; serve attaches to a Chromium the
+//!   bench launches with cdpilot's flags and a DevTools port.
+//!   `CDPILOT_INFRA_CLOSE_TARGETS=1` closes the N sessions' pages
+//!   (`Target.closeTarget`) before serve disposes their contexts.
 //!
 //! Run: `cargo bench -p cdpilot --bench sessions -- soak` (or `cost`);
 //! `CDPILOT_SOAK_SECS` (default 480), `CDPILOT_SOAK_SESSIONS` (16),
@@ -128,6 +137,34 @@ fn split(base: &[(String, u64)], now: &[(String, u64)], n: usize) -> String {
     let total: f64 = parts.iter().map(|p| p.1).sum();
     let parts: Vec<String> = parts.iter().map(|(k, d)| format!("{k} {d:+.1}")).collect();
     format!("{total:.1} MiB ({})", parts.join(", "))
+}
+
+/// Chromium's renderer processes in the tree under `root` (the server, or
+/// a launch guard).
+fn renderer_count(root: u32) -> usize {
+    memory::tree_kinds(root)
+        .iter()
+        .filter(|kind| *kind == "renderer")
+        .count()
+}
+
+/// Waits, up to `limit`, until the tree under `root` has no more renderer
+/// processes than `renderers` (the closed sessions' renderers exited:
+/// Chromium sends no event a serve client could read for that, so the
+/// tree is polled every 250 ms, reading command lines only). Returns how
+/// long it took and whether the count came back.
+async fn renderers_back(root: u32, renderers: usize, limit: Duration) -> (Duration, bool) {
+    let started = Instant::now();
+    let mut tick = tokio::time::interval(Duration::from_millis(250));
+    loop {
+        tick.tick().await;
+        if renderer_count(root) <= renderers {
+            return (started.elapsed(), true);
+        }
+        if started.elapsed() >= limit {
+            return (started.elapsed(), false);
+        }
+    }
 }
 
 /// The server's latest heap line (`CDPILOT_HEAP_STATS_S`): glibc's live
@@ -294,6 +331,7 @@ async fn soak() {
     let before = (rss_mib(pid), tree_mib(pid));
     let server_before = Reading::now(&serve, pid);
     let private_before = private_mib(pid);
+    let renderers_before = renderer_count(pid);
     println!(
         "browser up, one session on a light page: private {:.1} MiB ({})",
         private_before.0, private_before.1
@@ -380,9 +418,22 @@ async fn soak() {
     if let Some((s, c, t)) = during {
         println!("at {sessions} live sessions: PSS server {s:.1} + Chromium {c:.1} = {t:.1} MiB");
     }
-    settle().await;
+    // Every looping session's socket is closed now (each loop's `Ws` is
+    // dropped as its task ends). The server is read 5 s and 20 s after;
+    // the tree once the closed sessions' renderers exited (bounded).
+    let closed_at = Instant::now();
+    tokio::time::sleep_until((closed_at + Duration::from_secs(5)).into()).await;
+    let closed = Reading::now(&serve, pid);
+    let closed_threads = threads(pid);
+    let (waited, back) = renderers_back(pid, renderers_before, Duration::from_secs(30)).await;
+    let waited = waited.max(closed_at.elapsed());
     let after = (rss_mib(pid), tree_mib(pid));
     let private_after = private_mib(pid);
+    println!(
+        "after the {sessions} closed: renderers {} (one session: {renderers_before}; back: {back}) {:.1} s after close",
+        renderer_count(pid),
+        waited.as_secs_f64()
+    );
     println!(
         "after the {sessions} closed: private {:.1} MiB ({:+.0}% against one session; {})",
         private_after.0,
@@ -390,32 +441,88 @@ async fn soak() {
         private_after.1
     );
     println!(
-        "after the {sessions} closed: server RSS {:.1} MiB ({:+.0}% against before the soak's first third: {t1:.1}); PSS server {:.1} + Chromium {:.1} = {:.1} MiB ({:+.0}% against one session)",
+        "after the {sessions} closed: server RSS {:.1} MiB ({:+.0}% against before the soak's first third: {t1:.1}); PSS server {:.1} + Chromium {:.1} = {:.1} MiB ({:+.0}% against one session); load average {}",
         after.0,
         (after.0 / t1 - 1.0) * 100.0,
         after.1 .0,
         after.1 .1,
         after.1 .2,
-        (after.1 .2 / before.1 .2 - 1.0) * 100.0
+        (after.1 .2 / before.1 .2 - 1.0) * 100.0,
+        load_average()
     );
-    let closed = Reading::now(&serve, pid);
     println!(
-        "server after the {sessions} closed (5 s): {closed}; {} threads; RSS {:+.0}% against before the soak ({:.1})",
-        threads(pid),
+        "server after the {sessions} closed (5 s): {closed}; {closed_threads} threads; RSS {:+.0}% against before the soak ({:.1})",
         (closed.rss / server_before.rss - 1.0) * 100.0,
         server_before.rss
     );
-    tokio::time::sleep(Duration::from_secs(15)).await;
+    tokio::time::sleep_until((closed_at + Duration::from_secs(20)).into()).await;
     let later = Reading::now(&serve, pid);
     println!(
-        "server after the {sessions} closed (20 s): {later}; {} threads; RSS {:+.0}% against the first third, {:+.0}% against before the soak; load average {}",
+        "server after the {sessions} closed ({:.0} s): {later}; {} threads; RSS {:+.0}% against the first third, {:+.0}% against before the soak; load average {}",
+        closed_at.elapsed().as_secs_f64(),
         threads(pid),
         (later.rss / t1 - 1.0) * 100.0,
         (later.rss / server_before.rss - 1.0) * 100.0,
         load_average()
     );
+    // A minute on: what Chromium's periodic reclaim gave back meanwhile.
+    tokio::time::sleep_until((closed_at + Duration::from_secs(60)).into()).await;
+    let minute = tree_mib(pid);
+    let private_minute = private_mib(pid);
+    println!(
+        "after the {sessions} closed ({:.0} s): PSS server {:.1} + Chromium {:.1} = {:.1} MiB ({:+.0}% against one session); private {:.1} MiB ({:+.0}%; {}); load average {}",
+        closed_at.elapsed().as_secs_f64(),
+        minute.0,
+        minute.1,
+        minute.2,
+        (minute.2 / before.1 .2 - 1.0) * 100.0,
+        private_minute.0,
+        (private_minute.0 / private_before.0 - 1.0) * 100.0,
+        private_minute.1,
+        load_average()
+    );
+    after_all_closed(&serve, pid, _baseline, &site, before.1 .2).await;
     let mut serve = serve;
     serve.terminate().await;
+}
+
+/// The last session (`baseline`) closed too: serve closes the browser
+/// after `[serve] browser_idle_restart_s` (`CDPILOT_SERVE_BROWSER_IDLE_RESTART_S`
+/// reaches it through the environment); awaited (a bound of that period
+/// and 60 s), then the tree is read with the next session on the light
+/// page, on the browser it launches, against `one` (the tree's PSS with
+/// one session before the soak).
+async fn after_all_closed(serve: &Serve, pid: u32, baseline: Ws, site: &TestSite, one: f64) {
+    let idle: u64 = env_or("CDPILOT_SERVE_BROWSER_IDLE_RESTART_S", 60);
+    if idle == 0 {
+        return;
+    }
+    drop(baseline);
+    let closed_at = Instant::now();
+    let browsers = || memory::tree_kinds(pid).iter().filter(|k| *k == "browser").count();
+    let limit = Duration::from_secs(idle + 60);
+    let gone = testkit::processes::wait_until(limit, || browsers() == 0).await;
+    let (server, _, total) = tree_mib(pid);
+    println!(
+        "every session closed: browser exited {:.1} s after the last session closed ({gone}); PSS server {server:.1} MiB, tree {total:.1} MiB; load average {}",
+        closed_at.elapsed().as_secs_f64(),
+        load_average()
+    );
+    let started = Instant::now();
+    let _next = open_at(serve, &site.url("index.html")).await;
+    let opened = started.elapsed();
+    // As the baseline was read: past one heap line.
+    tokio::time::sleep(Duration::from_secs(6)).await;
+    let (s, c, t) = tree_mib(pid);
+    let private = private_mib(pid);
+    println!(
+        "the next session on a light page (a new browser, opened in {:.0} ms): PSS server {s:.1} + Chromium {c:.1} = {t:.1} MiB ({:+.0}% against one session before the soak); private {:.1} MiB ({}); load average {}",
+        opened.as_secs_f64() * 1000.0,
+        (t / one - 1.0) * 100.0,
+        private.0,
+        private.1,
+        load_average()
+    );
 }
 
 /// A server the cost bench measures.

@@ -114,6 +114,14 @@ impl Engine {
         self.slot.relay()
     }
 
+    /// Closes the browser launched here (never one attached to) once no
+    /// session has held it for `idle` (`Duration::ZERO`: never); the next
+    /// session launches a new one. `cdpilot serve` sets it from `[serve]
+    /// browser_idle_restart_s`; it applies to browsers launched after.
+    pub fn close_idle_browser_after(&self, idle: std::time::Duration) {
+        self.slot.close_when_idle(idle);
+    }
+
     /// The configuration it runs with.
     pub fn config(&self) -> &Config {
         &self.config

@@ -43,6 +43,9 @@ pub struct Counters {
     pub reconnects: u64,
     /// Browsers started again after one died.
     pub browser_restarts: u64,
+    /// Launched browsers closed after no session held them for `[serve]
+    /// browser_idle_restart_s`.
+    pub browser_idle_closes: u64,
     /// URL verdicts by action (`allow`, `ask`, `deny`).
     pub policy_verdicts: Vec<(String, u64)>,
     /// Sessions whose pages ended, by reason (`idle`, `browser_lost`, …).
@@ -59,6 +62,8 @@ struct Totals {
     cancellations: u64,
     /// Browsers started again after the previous one died.
     browser_restarts: u64,
+    /// Launched browsers closed after no session held them for a while.
+    browser_idle_closes: u64,
     /// Connections to a live browser opened again after one dropped.
     reconnects: u64,
     /// Audit records that could not be written to `[audit] file` (they are
@@ -158,6 +163,7 @@ impl Metrics {
             evaluate_terminations: totals.terminate_execution,
             reconnects: totals.reconnects,
             browser_restarts: totals.browser_restarts,
+            browser_idle_closes: totals.browser_idle_closes,
             policy_verdicts: totals
                 .policy_verdicts
                 .iter()
@@ -224,6 +230,12 @@ impl Metrics {
     /// Counts a browser started again after the previous one died.
     pub fn browser_restarted(&self) {
         self.count(|totals| totals.browser_restarts += 1);
+    }
+
+    /// Counts a launched browser closed because no session held it for
+    /// `[serve] browser_idle_restart_s`.
+    pub fn browser_idle_closed(&self) {
+        self.count(|totals| totals.browser_idle_closes += 1);
     }
 
     /// The totals as JSON.

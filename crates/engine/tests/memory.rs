@@ -271,3 +271,51 @@ async fn a_page_that_allocates_without_end_crashes_only_its_own_tab_and_says_tab
     let value = ok_in(&greedy, "browser_evaluate", json!({"expression": "6 * 7"})).await;
     assert_eq!(value.data["value"], 42, "{value:?}");
 }
+
+/// Issue 24: a browser nobody holds is closed for idleness (here after
+/// 1 ms, so every gap between sessions closes it) while the next sessions
+/// open and the last ones close, all at once, and after gaps: every
+/// session's navigate and snapshot run, each on a live browser; none lands
+/// on the browser being closed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sessions_opening_while_the_idle_browser_closes_all_run() {
+    let site = testkit::TestSite::start().await;
+    let engine = common::engine();
+    engine.close_idle_browser_after(Duration::from_millis(1));
+    let url = site.url("index.html");
+    let open = |n: usize| {
+        let sessions: Vec<engine::Session> = (0..n).map(|_| engine.new_session()).collect();
+        let url = url.clone();
+        async move {
+            let calls = sessions.iter().map(|s| async {
+                ok_in(s, "browser_navigate", json!({"url": url})).await;
+                let snapshot = ok_in(s, "browser_snapshot", json!({})).await;
+                assert!(snapshot.text.contains("link"), "{}", snapshot.text);
+            });
+            futures_util::future::join_all(calls).await;
+            sessions
+        }
+    };
+    let close = |sessions: Vec<engine::Session>| async move {
+        let budget = common::budget();
+        futures_util::future::join_all(sessions.iter().map(|s| s.close(&budget))).await;
+    };
+    let closes = || engine.metrics().counters().browser_idle_closes;
+    let mut open_now = open(2).await;
+    for gap in 1..=3 {
+        // The next sessions open as the last ones close...
+        let (next, ()) = tokio::join!(open(2), close(open_now));
+        // ...and after a gap in which nobody held the browser: it is
+        // closed, and the next sessions open as it closes.
+        close(next).await;
+        let closed = testkit::processes::wait_until(Duration::from_secs(30), || closes() >= gap).await;
+        assert!(
+            closed,
+            "gap {gap}: the idle browser was closed {} times",
+            closes()
+        );
+        open_now = open(2).await;
+    }
+    close(open_now).await;
+    engine.shutdown().await;
+}

@@ -53,9 +53,34 @@ pub fn tree_private_kib(root: u32) -> Vec<(String, u64)> {
     tree_kib(root, &["Private_Clean:", "Private_Dirty:"])
 }
 
+/// The kind of `root` and of each of its descendants, read from their
+/// command lines only (cheap enough to poll: no `smaps_rollup`). (The
+/// sessions bench's; not the figures'.)
+#[allow(dead_code)]
+pub fn tree_kinds(root: u32) -> Vec<String> {
+    tree_pids(root).into_iter().map(process_kind).collect()
+}
+
 /// The sum of `fields` of `smaps_rollup` (KiB) for `root` and each of its
 /// descendants, named by kind.
 fn tree_kib(root: u32, fields: &[&str]) -> Vec<(String, u64)> {
+    tree_pids(root)
+        .iter()
+        .map(|pid| {
+            let kib = std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup"))
+                .unwrap_or_default()
+                .lines()
+                .filter(|l| fields.iter().any(|f| l.starts_with(f)))
+                .filter_map(|l| l.split_whitespace().nth(1))
+                .filter_map(|v| v.parse::<u64>().ok())
+                .sum();
+            (process_kind(*pid), kib)
+        })
+        .collect()
+}
+
+/// `root` and its descendants, parents first.
+fn tree_pids(root: u32) -> Vec<u32> {
     let mut parents = Vec::new();
     for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
         let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
@@ -78,18 +103,7 @@ fn tree_kib(root: u32, fields: &[&str]) -> Vec<(String, u64)> {
         tree.extend(parents.iter().filter(|(_, p)| *p == parent).map(|(c, _)| *c));
         i += 1;
     }
-    tree.iter()
-        .map(|pid| {
-            let kib = std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup"))
-                .unwrap_or_default()
-                .lines()
-                .filter(|l| fields.iter().any(|f| l.starts_with(f)))
-                .filter_map(|l| l.split_whitespace().nth(1))
-                .filter_map(|v| v.parse::<u64>().ok())
-                .sum();
-            (process_kind(*pid), kib)
-        })
-        .collect()
+    tree
 }
 
 /// What a process of the tree is: Chromium's `--type=` (a utility's

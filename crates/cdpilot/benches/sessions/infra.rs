@@ -3,14 +3,6 @@
 
 use super::*;
 
-/// Chromium's renderer processes under the launch guard `guard`.
-fn renderer_count(guard: u32) -> usize {
-    memory::tree_private_kib(guard)
-        .iter()
-        .filter(|(kind, _)| kind == "renderer")
-        .count()
-}
-
 /// The browser contexts Chromium lists (`Target.getBrowserContexts`).
 async fn context_count(conn: &cdp::Connection) -> usize {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
@@ -125,6 +117,50 @@ pub(crate) async fn infra() {
         &live,
     );
     memory_infra::print_change(&format!("per session of the {sessions}"), &one, &live, sessions);
+    if std::env::var_os("CDPILOT_INFRA_CLOSE_TARGETS").is_some() {
+        // One reading: the sessions' pages closed (`Target.closeTarget`)
+        // before serve disposes their contexts, as their sockets close.
+        let deadline = || tokio::time::Instant::now() + Duration::from_secs(30);
+        let listed = conn
+            .browser()
+            .send("Target.getTargets", json!({}), deadline())
+            .await
+            .expect("Target.getTargets");
+        let baseline_context = listed["targetInfos"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|t| t["url"].as_str().is_some_and(|u| u.ends_with("/index.html")))
+            .map(|t| t["browserContextId"].clone());
+        // Only the contexts sessions created (not the default one's blank
+        // page, not the baseline session's).
+        let created = conn
+            .browser()
+            .send("Target.getBrowserContexts", json!({}), deadline())
+            .await
+            .expect("Target.getBrowserContexts");
+        let created: Vec<Value> = created["browserContextIds"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        let mut closed = 0;
+        for t in listed["targetInfos"].as_array().into_iter().flatten() {
+            let context = &t["browserContextId"];
+            if t["type"] == "page" && created.contains(context) && Some(context) != baseline_context.as_ref()
+            {
+                let close = json!({"targetId": t["targetId"]});
+                if conn
+                    .browser()
+                    .send("Target.closeTarget", close, deadline())
+                    .await
+                    .is_ok()
+                {
+                    closed += 1;
+                }
+            }
+        }
+        println!("closed {closed} pages of the {sessions} sessions before their contexts");
+    }
     drop(open);
     // Awaited, with a deadline: Chromium's contexts, then its renderers,
     // back to what one session had.
@@ -148,6 +184,22 @@ pub(crate) async fn infra() {
         &after,
     );
     memory_infra::print_change("kept after close, against one session", &one, &after, 1);
+    let later: u64 = env_or("CDPILOT_INFRA_LATER_S", 0);
+    if later > 0 {
+        // Whether time alone gives more back (PartitionAlloc's periodic
+        // reclaim, the thread caches' purge).
+        tokio::time::sleep(Duration::from_secs(later)).await;
+        let waited = memory_infra::summarize(&memory_infra::dump(&conn).await);
+        memory_infra::print_change(
+            &format!(
+                "kept {later} s later, against one session (load {})",
+                load_average()
+            ),
+            &one,
+            &waited,
+            1,
+        );
+    }
     let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
     let _ = conn
         .browser()

@@ -1,9 +1,11 @@
 //! `cdpilot serve` end to end (issue 10), over real HTTP and WebSockets on
 //! loopback against real Chromium: isolated sessions over MCP's streamable
 //! HTTP, the WebSocket action API (PROTOCOL.md) and shutdown here; the
-//! guards (`guards`) and what is counted (`metrics`) beside.
+//! guards (`guards`), what is counted (`metrics`) and the idle browser's
+//! close (`idle`) beside.
 
 mod guards;
+mod idle;
 mod metrics;
 #[path = "../support/mod.rs"]
 mod support;

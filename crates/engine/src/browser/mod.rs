@@ -18,6 +18,7 @@ pub mod grid;
 mod popups;
 pub mod slot;
 mod targets;
+pub mod tenancy;
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -89,6 +90,10 @@ pub struct Browser {
     /// browser-wide `Fetch`); sessions' contexts are gated by their egress
     /// doors and their tabs' own request stages.
     shared: bool,
+    /// The sessions' contexts (and openings) on it now: the slot closes a
+    /// launched browser nobody held for a while (`[serve]
+    /// browser_idle_restart_s`), retiring it here first.
+    tenants: Arc<tenancy::Tenants>,
 }
 
 /// How many sessions' contexts open at once on one browser: eight per
@@ -244,7 +249,14 @@ impl Browser {
             egress,
             openings: tokio::sync::Semaphore::new(openings_at_once()),
             shared,
+            tenants: Arc::default(),
         })
+    }
+
+    /// Its users now: a session takes a tenancy before it opens a context
+    /// here ([`tenancy::Tenants::enter`]: none once the browser is retired).
+    pub fn tenants(&self) -> &Arc<tenancy::Tenants> {
+        &self.tenants
     }
 
     /// The launched browser's door (its default context's refusals).

@@ -42,6 +42,11 @@ pub struct BrowserSlot {
     /// `[browser] source = "extension"`: the browser is the paired Chrome,
     /// reached through this relay instead of launched.
     relay: Option<Arc<Relay>>,
+    /// Close a browser launched here once no session has held it for this
+    /// long (`[serve] browser_idle_restart_s`, set by serve); `None`: never.
+    idle_close: Mutex<Option<Duration>>,
+    /// The task waiting for the current browser to be idle that long.
+    idle_watch: Mutex<Option<tokio::task::AbortHandle>>,
 }
 
 impl BrowserSlot {
@@ -59,7 +64,16 @@ impl BrowserSlot {
             starting: SingleFlight::default(),
             metrics,
             egress,
+            idle_close: Mutex::new(None),
+            idle_watch: Mutex::new(None),
         }
+    }
+
+    /// Closes each browser launched here (never one attached to) once no
+    /// session has held it for `idle` (`Duration::ZERO`: never); the next
+    /// session launches a new one. Applies to browsers launched after.
+    pub fn close_when_idle(&self, idle: Duration) {
+        *self.idle_close.lock().unwrap() = (!idle.is_zero()).then_some(idle);
     }
 
     /// The extension relay, when sessions run in the paired Chrome.
@@ -91,9 +105,14 @@ impl BrowserSlot {
         &self.policy
     }
 
-    /// The current browser when its connection is up.
+    /// The current browser when its connection is up and it is not being
+    /// closed for idleness.
     pub fn live(&self) -> Option<Arc<Browser>> {
-        self.current.lock().unwrap().clone().filter(|b| b.is_alive())
+        self.current
+            .lock()
+            .unwrap()
+            .clone()
+            .filter(|b| b.is_alive() && !b.tenants().is_retired())
     }
 
     /// A browser was started and its connection is gone (a reconnect has
@@ -108,9 +127,23 @@ impl BrowserSlot {
 
     /// Runs as the single flight: reconnect to the browser we had, or
     /// start one.
-    async fn recover(&self, time: Duration) -> Result<Arc<Browser>, ActionError> {
+    async fn recover(self: &Arc<Self>, time: Duration) -> Result<Arc<Browser>, ActionError> {
         if let Some(browser) = self.live() {
             return Ok(browser);
+        }
+        // Retired for idleness: whoever takes it out of the slot closes it
+        // (the idle watcher, or this start if it comes first), and the
+        // session asking now does not wait for that.
+        let retired = {
+            let mut current = self.current.lock().unwrap();
+            match current.as_ref().is_some_and(|b| b.tenants().is_retired()) {
+                true => current.take(),
+                false => None,
+            }
+        };
+        if let Some(retired) = retired {
+            self.metrics.browser_idle_closed();
+            tokio::spawn(async move { retired.shutdown().await });
         }
         let old = self.current.lock().unwrap().clone();
         if let Some(old) = old {
@@ -156,12 +189,58 @@ impl BrowserSlot {
             .await?,
         );
         *self.current.lock().unwrap() = Some(browser.clone());
+        self.watch_idle(&browser);
         Ok(browser)
+    }
+
+    /// With `close_when_idle` set, and for a browser launched here: waits
+    /// until no session has held it for that long, then closes it.
+    fn watch_idle(self: &Arc<Self>, browser: &Arc<Browser>) {
+        let idle = *self.idle_close.lock().unwrap();
+        let Some(idle) = idle.filter(|_| browser.launched()) else {
+            return;
+        };
+        let (slot, tenants) = (Arc::downgrade(self), browser.tenants().clone());
+        let watched = Arc::downgrade(browser);
+        let task = tokio::spawn(async move {
+            tenants.retire_when_idle(idle).await;
+            let (Some(slot), Some(browser)) = (slot.upgrade(), watched.upgrade()) else {
+                return;
+            };
+            slot.close_retired(&browser, idle).await;
+        });
+        let previous = self.idle_watch.lock().unwrap().replace(task.abort_handle());
+        if let Some(previous) = previous {
+            previous.abort();
+        }
+    }
+
+    /// Closes `browser`, retired for idleness, if it is still the slot's
+    /// (a session's start may have taken it out and closed it first).
+    async fn close_retired(&self, browser: &Arc<Browser>, idle: Duration) {
+        let taken = {
+            let mut current = self.current.lock().unwrap();
+            match current.as_ref().is_some_and(|b| Arc::ptr_eq(b, browser)) {
+                true => current.take(),
+                false => None,
+            }
+        };
+        if let Some(browser) = taken {
+            tracing::info!(
+                "no session for {} s: closing the browser (the next session launches a new one)",
+                idle.as_secs()
+            );
+            self.metrics.browser_idle_closed();
+            browser.shutdown().await;
+        }
     }
 
     /// Closes the browser, waiting for a start under way to finish first so
     /// it cannot leave a browser behind.
     pub async fn shutdown(&self) {
+        if let Some(watch) = self.idle_watch.lock().unwrap().take() {
+            watch.abort();
+        }
         if let Some(starting) = self.starting.in_flight() {
             let _ = starting.await;
         }
@@ -181,5 +260,53 @@ pub fn dialog_rules(config: &Config) -> DialogRules {
     DialogRules {
         policy: config.dialogs.policy,
         timeout: Duration::from_secs(config.dialogs.timeout_s),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn slot() -> Arc<BrowserSlot> {
+        let mut config = Config::default();
+        config.browser.executable = testkit::chromium::executable().display().to_string();
+        config.browser.args = testkit::chromium::TEST_FLAGS
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let config = Arc::new(config);
+        let egress = Arc::new(Egress::start(&config).expect("the egress gate listens"));
+        Arc::new(BrowserSlot::new(config, Arc::default(), egress))
+    }
+
+    /// The race an idle close must not lose: a session got the browser
+    /// from the slot, and before it took its tenancy the browser was
+    /// retired (nobody held it for the idle period). It gets no tenancy
+    /// there, asks the slot again, and gets a new browser; the retired one
+    /// exits.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_session_that_got_the_browser_as_it_was_retired_gets_the_next_one() {
+        let slot = slot();
+        // A period the test never reaches: the retirement below is the race.
+        slot.close_when_idle(Duration::from_secs(3600));
+        let budget = Budget::with_timeout(Duration::from_secs(30));
+        let first = slot.get(&budget).await.expect("a browser");
+        // An earlier session came and went.
+        drop(first.tenants().enter().expect("a tenancy"));
+        // The next one got the browser from the slot; then it was retired.
+        let first = slot.get(&budget).await.expect("the same browser");
+        let guard = first.guard_pid().expect("launched here");
+        assert!(first.tenants().retire_if_idle(Duration::ZERO), "nobody held it");
+        assert!(first.tenants().enter().is_none(), "retired: no tenancy");
+        let second = slot.get(&budget).await.expect("the next browser");
+        assert!(!Arc::ptr_eq(&first, &second), "a new browser");
+        assert!(second.tenants().enter().is_some());
+        assert_ne!(second.guard_pid(), Some(guard));
+        assert!(
+            testkit::processes::wait_until(Duration::from_secs(30), || testkit::processes::exited(guard))
+                .await,
+            "the retired browser's launch guard exited"
+        );
+        slot.shutdown().await;
     }
 }

@@ -109,6 +109,9 @@ impl Config {
         if let Some(v) = get("CDPILOT_SERVE_ALLOWED_ORIGINS") {
             self.serve.allowed_origins = list(v);
         }
+        if let Some(v) = get("CDPILOT_SERVE_BROWSER_IDLE_RESTART_S") {
+            self.serve.browser_idle_restart_s = number("CDPILOT_SERVE_BROWSER_IDLE_RESTART_S", v)?;
+        }
         if let Some(v) = get("CDPILOT_FILES_UPLOAD_ROOTS") {
             self.files.upload_roots = list(v);
         }

@@ -69,6 +69,11 @@ pub struct ServeConfig {
     pub max_sessions: usize,
     /// Origin headers accepted besides the server's own (DNS-rebinding guard).
     pub allowed_origins: Vec<String>,
+    /// A browser serve launched that no session has used for this long is
+    /// closed, and the next session launches a new one (Chromium keeps much
+    /// of what its closed sessions used); 0: never. Never for a browser
+    /// attached to (`cdp_url`, endpoints, Grid, extension, auto-connect).
+    pub browser_idle_restart_s: u64,
 }
 
 impl Default for ServeConfig {
@@ -78,6 +83,7 @@ impl Default for ServeConfig {
             token: String::new(),
             max_sessions: 16,
             allowed_origins: Vec::new(),
+            browser_idle_restart_s: 60,
         }
     }
 }

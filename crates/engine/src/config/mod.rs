@@ -257,6 +257,18 @@ mod tests {
     }
 
     #[test]
+    fn the_idle_browser_closes_after_60_s_unless_the_file_or_the_environment_says_otherwise() {
+        assert_eq!(Config::default().serve.browser_idle_restart_s, 60);
+        let mut c = Config::parse("[serve]\nbrowser_idle_restart_s = 0\n").unwrap();
+        assert_eq!(c.serve.browser_idle_restart_s, 0);
+        c.apply_env(|n| (n == "CDPILOT_SERVE_BROWSER_IDLE_RESTART_S").then(|| "300".to_owned()))
+            .unwrap();
+        assert_eq!(c.serve.browser_idle_restart_s, 300);
+        let e = Config::parse("[serve]\nbrowser_idle_restart_s = -1\n").unwrap_err();
+        assert!(e.contains("browser_idle_restart_s"), "{e}");
+    }
+
+    #[test]
     fn an_audit_file_is_accepted() {
         let c = Config::parse("[audit]\nfile = \"audit.jsonl\"\n").unwrap();
         assert_eq!(c.audit.file, "audit.jsonl");

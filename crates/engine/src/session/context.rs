@@ -12,6 +12,7 @@ use std::sync::{Arc, Mutex};
 
 use cdp::protocol::target::{self, TargetInfo};
 
+use crate::browser::tenancy::Tenancy;
 use crate::browser::Browser;
 use crate::egress::{Door, Refusal};
 use crate::error::Failure;
@@ -41,6 +42,9 @@ pub struct Context {
     /// refused goes in the session's next result. `None`: the default
     /// context of an attached browser, which cdpilot cannot gate.
     door: Option<Arc<Door>>,
+    /// Holds the browser while the context lives: a browser nobody holds
+    /// may be closed for idleness (`[serve] browser_idle_restart_s`).
+    _tenancy: Tenancy,
 }
 
 impl Context {
@@ -50,6 +54,7 @@ impl Context {
     /// (one round trip fewer on the way of the session's first call).
     pub async fn open(
         browser: Arc<Browser>,
+        tenancy: Tenancy,
         isolated: bool,
         events: Events,
         downloads: &std::path::Path,
@@ -70,6 +75,7 @@ impl Context {
             events,
             downloads_for: AtomicU64::new(0),
             door,
+            _tenancy: tenancy,
         };
         let first_tab = async {
             context.sync(budget).await?;

@@ -355,7 +355,14 @@ impl Session {
     /// concurrent callers) when there is none or the browser was replaced.
     /// The flag says a context on an earlier browser was lost.
     pub async fn context(&self, budget: &Budget) -> Result<(Arc<Context>, bool), ActionError> {
-        let browser = crate::timing::timed("session.browser", self.browser(budget)).await?;
+        // A tenancy first: a browser being closed for idleness gives out
+        // none, and the next one the slot gives is a new browser.
+        let (browser, tenancy) = loop {
+            let browser = crate::timing::timed("session.browser", self.browser(budget)).await?;
+            if let Some(tenancy) = browser.tenants().enter() {
+                break (browser, tenancy);
+            }
+        };
         let current = self.context.lock().unwrap().clone();
         if let Some(context) = &current {
             if Arc::ptr_eq(&context.browser, &browser) {
@@ -390,7 +397,7 @@ impl Session {
                 let turn = crate::timing::timed("session.queued", queue.opening_turn()).await;
                 let left = callers_deadline.saturating_duration_since(tokio::time::Instant::now());
                 let budget = Budget::with_timeout(floor.max(left));
-                let opening = Context::open(browser, isolated, events, &downloads, &budget);
+                let opening = Context::open(browser, tenancy, isolated, events, &downloads, &budget);
                 let context = crate::timing::timed("session.context", opening).await;
                 drop(turn);
                 let context = context?;

@@ -102,6 +102,7 @@ struct EngineMetrics {
     terminations: IntCounter,
     reconnects: IntCounter,
     restarts: IntCounter,
+    idle_closes: IntCounter,
     verdicts: IntCounterVec,
     sessions_ended: IntCounterVec,
     endpoints_up: IntGauge,
@@ -148,6 +149,10 @@ impl EngineMetrics {
                 "cdpilot_browser_restarts_total",
                 "Browsers launched again after the previous one died.",
             ),
+            idle_closes: counter(
+                "cdpilot_browser_idle_closes_total",
+                "Launched browsers closed after no session held them for [serve] browser_idle_restart_s.",
+            ),
             verdicts: counters(
                 "cdpilot_policy_verdicts_total",
                 "URL policy verdicts by action (allow, ask, deny).",
@@ -175,13 +180,14 @@ impl EngineMetrics {
     }
 
     /// Every metric made by incrementing (not the duration histogram).
-    fn collectors(&self) -> [&dyn Collector; 10] {
+    fn collectors(&self) -> [&dyn Collector; 11] {
         [
             &self.calls,
             &self.timeouts,
             &self.terminations,
             &self.reconnects,
             &self.restarts,
+            &self.idle_closes,
             &self.verdicts,
             &self.sessions_ended,
             &self.endpoints_up,
@@ -223,6 +229,7 @@ impl Collector for EngineCounts {
         now.terminations.inc_by(counters.evaluate_terminations);
         now.reconnects.inc_by(counters.reconnects);
         now.restarts.inc_by(counters.browser_restarts);
+        now.idle_closes.inc_by(counters.browser_idle_closes);
         for (action, n) in &counters.policy_verdicts {
             now.verdicts.with_label_values(&[action]).inc_by(*n);
         }

@@ -118,6 +118,8 @@ pub async fn run_with(
     let guard = Arc::new(Guard::new(token.clone(), local, config.allowed_origins.clone()));
     let metrics = Arc::new(metrics::ServeMetrics::new(engine.clone()));
     let sessions = Sessions::new(engine.clone(), config.max_sessions, metrics.clone());
+    // A launched browser nobody used for a while gives all its memory back.
+    engine.close_idle_browser_after(Duration::from_secs(config.browser_idle_restart_s));
     let stopping = CancellationToken::new();
     let state = Arc::new(ServeState {
         engine: engine.clone(),
