@@ -29,11 +29,16 @@ use crate::transport::{self, Outgoing, Transport, WebSocket};
 use crate::{CdpError, Session};
 
 /// A CDP event as it arrived. `session_id` is `""` for the browser session.
+/// Its params stay the JSON text Chrome sent (a few times smaller than the
+/// parsed tree of a `Network` event's headers and initiator stack) until a
+/// reader decodes the kind it wants ([`Event::decode`]); an event no one
+/// decodes is never parsed.
 #[derive(Debug)]
 pub struct Event {
     pub session_id: String,
     pub method: String,
-    pub params: Value,
+    /// `None`: sent without params.
+    params: Option<Box<RawValue>>,
 }
 
 /// A typed event: its method name and the shape of its params.
@@ -42,17 +47,31 @@ pub trait EventKind: serde::de::DeserializeOwned {
 }
 
 impl Event {
+    /// An event with these params (tests, and what a relay hands on).
+    pub fn new(session_id: impl Into<String>, method: impl Into<String>, params: &Value) -> Event {
+        let params = match params {
+            Value::Null => None,
+            params => serde_json::value::to_raw_value(params).ok(),
+        };
+        Event {
+            session_id: session_id.into(),
+            method: method.into(),
+            params,
+        }
+    }
+
+    /// The params as JSON text (`{}` for an event sent without).
+    pub fn params(&self) -> &str {
+        self.params.as_deref().map_or("{}", RawValue::get)
+    }
+
     /// The event as `E`, when it is one (lenient: missing fields default).
+    /// The method is compared first: only the kind asked for is parsed.
     pub fn decode<E: EventKind>(&self) -> Option<E> {
         if self.method != E::METHOD {
             return None;
         }
-        // Deserialized from a borrow: the params are not copied. An event
-        // sent without params is one with none.
-        match &self.params {
-            Value::Null => E::deserialize(&Value::Object(Default::default())).ok(),
-            params => E::deserialize(params).ok(),
-        }
+        serde_json::from_str(self.params()).ok()
     }
 
     /// Whether this is an `E` (without decoding it).
@@ -150,8 +169,9 @@ pub struct Connection {
 struct Incoming {
     id: Option<u64>,
     method: Option<String>,
+    /// An event's params, kept as text (see [`Event`]).
     #[serde(default)]
-    params: Value,
+    params: Option<Box<RawValue>>,
     result: Option<Box<RawValue>>,
     error: Option<ErrorBody>,
     #[serde(rename = "sessionId", default)]
@@ -458,7 +478,7 @@ fn route(inner: &Inner, incoming: Incoming) {
     let Some(method) = incoming.method else {
         return;
     };
-    track_sessions(inner, &incoming.session_id, &method, &incoming.params);
+    track_sessions(inner, &incoming.session_id, &method, incoming.params.as_deref());
     let event = Arc::new(Event {
         session_id: incoming.session_id,
         method,
@@ -504,20 +524,35 @@ fn ancestors(inner: &Inner, session_id: &str) -> Vec<String> {
 /// sees `Target.attachedToTarget` the session is usable (and in its parent's
 /// tree), and commands still waiting on a detached session fail at once.
 /// `on` is the session the event arrived on: an attached child's parent.
-fn track_sessions(inner: &Inner, on: &str, method: &str, params: &Value) {
+/// Only these two events' params are parsed here, and only their
+/// `sessionId`.
+fn track_sessions(inner: &Inner, on: &str, method: &str, params: Option<&RawValue>) {
+    /// What attach and detach events name: the child's session.
+    #[derive(Deserialize)]
+    struct Named {
+        #[serde(rename = "sessionId")]
+        session_id: String,
+    }
+    let named = || {
+        let params = params?;
+        serde_json::from_str::<Named>(params.get())
+            .ok()
+            .map(|n| n.session_id)
+    };
     match method {
         "Target.attachedToTarget" => {
-            if let Some(id) = params["sessionId"].as_str() {
+            if let Some(id) = named() {
                 let attached = Attached {
                     parent: on.to_owned(),
                 };
-                inner.sessions.lock().unwrap().insert(id.to_owned(), attached);
+                inner.sessions.lock().unwrap().insert(id, attached);
             }
         }
         "Target.detachedFromTarget" => {
-            let Some(id) = params["sessionId"].as_str() else {
+            let Some(id) = named() else {
                 return;
             };
+            let id = id.as_str();
             {
                 let mut sessions = inner.sessions.lock().unwrap();
                 if let Some(gone) = sessions.remove(id) {
@@ -684,6 +719,65 @@ mod tests {
         seen.iter()
             .filter_map(|(s, _, n)| n.map(|n| (s.as_str(), n)))
             .collect()
+    }
+
+    /// An event whose params are optional.
+    #[derive(Deserialize)]
+    struct Optional {
+        #[serde(default)]
+        n: Option<u64>,
+    }
+
+    impl EventKind for Optional {
+        const METHOD: &'static str = "Test.optional";
+    }
+
+    #[test]
+    fn an_event_decodes_as_its_own_kind_only_with_or_without_params() {
+        let with = Event::new("S", "Test.numbered", &serde_json::json!({"n": 7, "more": [1, 2]}));
+        assert_eq!(with.decode::<Numbered>().map(|e| e.n), Some(7));
+        assert_eq!(with.params(), r#"{"more":[1,2],"n":7}"#);
+        assert!(with.is::<Numbered>() && !with.is::<Optional>());
+        // Same shape, another method: not this kind.
+        let other = Event::new("S", "Test.optional", &serde_json::json!({"n": 7}));
+        assert!(other.decode::<Numbered>().is_none());
+        assert_eq!(other.decode::<Optional>().and_then(|e| e.n), Some(7));
+        // Without params: an event with none, so only a kind whose fields
+        // all have defaults decodes.
+        let bare = Event::new("S", "Test.optional", &Value::Null);
+        assert_eq!(bare.params(), "{}");
+        assert!(bare.decode::<Optional>().is_some_and(|e| e.n.is_none()));
+        let bare = Event::new("S", "Test.numbered", &Value::Null);
+        assert!(bare.decode::<Numbered>().is_none(), "n is required");
+        // Params of the wrong shape decode as nothing, not a panic.
+        let wrong = Event::new("S", "Test.numbered", &serde_json::json!({"n": "seven"}));
+        assert!(wrong.decode::<Numbered>().is_none());
+    }
+
+    #[tokio::test]
+    async fn events_from_the_wire_keep_their_params_as_text_until_decoded() {
+        let script = vec![
+            r#"{"method":"Test.optional","sessionId":"S"}"#.to_owned(),
+            r#"{"method":"Test.optional","sessionId":"S","params":null}"#.to_owned(),
+            r#"{"method":"Test.optional","sessionId":"S","params":{"n": 3, "text": "a\"b"}}"#.to_owned(),
+        ];
+        let url = fake_peer::scripted_peer(script).await;
+        let conn = Connection::connect(&url).await.unwrap();
+        let mut all = conn.events(None);
+        conn.post_raw("", "Test.start", Value::Null).unwrap();
+        let mut got = Vec::new();
+        for _ in 0..3 {
+            got.push(all.recv().await.expect("an event"));
+        }
+        assert_eq!(got[0].params(), "{}");
+        assert_eq!(got[1].params(), "{}");
+        // The text as Chrome sent it, spacing and escapes included.
+        assert_eq!(got[2].params(), r#"{"n": 3, "text": "a\"b"}"#);
+        let n: Vec<Option<u64>> = got
+            .iter()
+            .map(|e| e.decode::<Optional>().and_then(|e| e.n))
+            .collect();
+        assert_eq!(n, [None, None, Some(3)]);
     }
 
     // Issue 24: every tab's reader subscribed to all sessions' events, so
