@@ -41,6 +41,55 @@ pub struct Event {
     params: Option<Box<RawValue>>,
 }
 
+/// The events held in this process now (routed from a connection and not
+/// yet dropped by every subscriber they were queued for: what readers have
+/// not read yet, and what they are reading), their params' bytes, and the
+/// peak of each since the process started. A diagnostic (the soak bench
+/// reads it from serve's heap lines): two atomic additions per event.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct HeldEvents {
+    pub now: u64,
+    pub now_bytes: u64,
+    pub peak: u64,
+    pub peak_bytes: u64,
+}
+
+/// [`HeldEvents`]' counters: process-wide because an event outlives the
+/// connection that routed it in the queues of its subscribers.
+static HELD: AtomicU64 = AtomicU64::new(0);
+static HELD_BYTES: AtomicU64 = AtomicU64::new(0);
+static HELD_PEAK: AtomicU64 = AtomicU64::new(0);
+static HELD_PEAK_BYTES: AtomicU64 = AtomicU64::new(0);
+
+/// How many events are held now and at the peak ([`HeldEvents`]).
+pub fn held_events() -> HeldEvents {
+    HeldEvents {
+        now: HELD.load(Ordering::Relaxed),
+        now_bytes: HELD_BYTES.load(Ordering::Relaxed),
+        peak: HELD_PEAK.load(Ordering::Relaxed),
+        peak_bytes: HELD_PEAK_BYTES.load(Ordering::Relaxed),
+    }
+}
+
+impl Event {
+    /// Counts the event in [`held_events`] (undone when it drops).
+    fn held(self) -> Event {
+        let bytes = self.params().len() as u64;
+        let now = HELD.fetch_add(1, Ordering::Relaxed) + 1;
+        let now_bytes = HELD_BYTES.fetch_add(bytes, Ordering::Relaxed) + bytes;
+        HELD_PEAK.fetch_max(now, Ordering::Relaxed);
+        HELD_PEAK_BYTES.fetch_max(now_bytes, Ordering::Relaxed);
+        self
+    }
+}
+
+impl Drop for Event {
+    fn drop(&mut self) {
+        HELD.fetch_sub(1, Ordering::Relaxed);
+        HELD_BYTES.fetch_sub(self.params().len() as u64, Ordering::Relaxed);
+    }
+}
+
 /// A typed event: its method name and the shape of its params.
 pub trait EventKind: serde::de::DeserializeOwned {
     const METHOD: &'static str;
@@ -58,6 +107,7 @@ impl Event {
             method: method.into(),
             params,
         }
+        .held()
     }
 
     /// The params as JSON text (`{}` for an event sent without).
@@ -479,11 +529,14 @@ fn route(inner: &Inner, incoming: Incoming) {
         return;
     };
     track_sessions(inner, &incoming.session_id, &method, incoming.params.as_deref());
-    let event = Arc::new(Event {
-        session_id: incoming.session_id,
-        method,
-        params: incoming.params,
-    });
+    let event = Arc::new(
+        Event {
+            session_id: incoming.session_id,
+            method,
+            params: incoming.params,
+        }
+        .held(),
+    );
     // The event's session and its ancestors, read once for all tree
     // subscribers (and only when there is one).
     let mut lineage: Option<Vec<String>> = None;
@@ -752,6 +805,20 @@ mod tests {
         // Params of the wrong shape decode as nothing, not a panic.
         let wrong = Event::new("S", "Test.numbered", &serde_json::json!({"n": "seven"}));
         assert!(wrong.decode::<Numbered>().is_none());
+    }
+
+    #[test]
+    fn the_events_held_are_counted_until_dropped_and_their_peak_kept() {
+        // Process-wide counters other tests move too: only what a large
+        // event alone decides is asserted.
+        let big = "x".repeat(8 << 20);
+        let event = Event::new("S", "Test.big", &serde_json::json!({ "text": big }));
+        let held = held_events();
+        assert!(held.now >= 1 && held.now_bytes >= 8 << 20, "{held:?}");
+        drop(event);
+        let after = held_events();
+        assert!(after.now_bytes < 8 << 20, "given back when dropped: {after:?}");
+        assert!(after.peak_bytes >= 8 << 20, "the peak stays: {after:?}");
     }
 
     #[tokio::test]
