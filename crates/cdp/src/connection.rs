@@ -5,7 +5,10 @@
 //! Owns: the table of commands awaiting a response, the list of event
 //! subscribers, and the bookkeeping of attached sessions (done before an
 //! event is routed, as Puppeteer's `Connection` does, so a command on a
-//! detached session fails at once instead of hanging).
+//! detached session fails at once instead of hanging). The session table
+//! also records which session each one was attached on (its parent), so a
+//! subscriber can follow one session and everything attached beneath it
+//! (a tab's iframes and workers) and hear nothing of the others.
 //!
 //! The reader never awaits a CDP reply: it only completes oneshots and pushes
 //! into unbounded channels, so a handler that waits on a response cannot
@@ -26,11 +29,65 @@ use crate::transport::{self, Outgoing, Transport, WebSocket};
 use crate::{CdpError, Session};
 
 /// A CDP event as it arrived. `session_id` is `""` for the browser session.
+/// Its params stay the JSON text Chrome sent (a few times smaller than the
+/// parsed tree of a `Network` event's headers and initiator stack) until a
+/// reader decodes the kind it wants ([`Event::decode`]); an event no one
+/// decodes is never parsed.
 #[derive(Debug)]
 pub struct Event {
     pub session_id: String,
     pub method: String,
-    pub params: Value,
+    /// `None`: sent without params.
+    params: Option<Box<RawValue>>,
+}
+
+/// The events held in this process now (routed from a connection and not
+/// yet dropped by every subscriber they were queued for: what readers have
+/// not read yet, and what they are reading), their params' bytes, and the
+/// peak of each since the process started. A diagnostic (the soak bench
+/// reads it from serve's heap lines): two atomic additions per event.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct HeldEvents {
+    pub now: u64,
+    pub now_bytes: u64,
+    pub peak: u64,
+    pub peak_bytes: u64,
+}
+
+/// [`HeldEvents`]' counters: process-wide because an event outlives the
+/// connection that routed it in the queues of its subscribers.
+static HELD: AtomicU64 = AtomicU64::new(0);
+static HELD_BYTES: AtomicU64 = AtomicU64::new(0);
+static HELD_PEAK: AtomicU64 = AtomicU64::new(0);
+static HELD_PEAK_BYTES: AtomicU64 = AtomicU64::new(0);
+
+/// How many events are held now and at the peak ([`HeldEvents`]).
+pub fn held_events() -> HeldEvents {
+    HeldEvents {
+        now: HELD.load(Ordering::Relaxed),
+        now_bytes: HELD_BYTES.load(Ordering::Relaxed),
+        peak: HELD_PEAK.load(Ordering::Relaxed),
+        peak_bytes: HELD_PEAK_BYTES.load(Ordering::Relaxed),
+    }
+}
+
+impl Event {
+    /// Counts the event in [`held_events`] (undone when it drops).
+    fn held(self) -> Event {
+        let bytes = self.params().len() as u64;
+        let now = HELD.fetch_add(1, Ordering::Relaxed) + 1;
+        let now_bytes = HELD_BYTES.fetch_add(bytes, Ordering::Relaxed) + bytes;
+        HELD_PEAK.fetch_max(now, Ordering::Relaxed);
+        HELD_PEAK_BYTES.fetch_max(now_bytes, Ordering::Relaxed);
+        self
+    }
+}
+
+impl Drop for Event {
+    fn drop(&mut self) {
+        HELD.fetch_sub(1, Ordering::Relaxed);
+        HELD_BYTES.fetch_sub(self.params().len() as u64, Ordering::Relaxed);
+    }
 }
 
 /// A typed event: its method name and the shape of its params.
@@ -39,17 +96,32 @@ pub trait EventKind: serde::de::DeserializeOwned {
 }
 
 impl Event {
+    /// An event with these params (tests, and what a relay hands on).
+    pub fn new(session_id: impl Into<String>, method: impl Into<String>, params: &Value) -> Event {
+        let params = match params {
+            Value::Null => None,
+            params => serde_json::value::to_raw_value(params).ok(),
+        };
+        Event {
+            session_id: session_id.into(),
+            method: method.into(),
+            params,
+        }
+        .held()
+    }
+
+    /// The params as JSON text (`{}` for an event sent without).
+    pub fn params(&self) -> &str {
+        self.params.as_deref().map_or("{}", RawValue::get)
+    }
+
     /// The event as `E`, when it is one (lenient: missing fields default).
+    /// The method is compared first: only the kind asked for is parsed.
     pub fn decode<E: EventKind>(&self) -> Option<E> {
         if self.method != E::METHOD {
             return None;
         }
-        // Deserialized from a borrow: the params are not copied. An event
-        // sent without params is one with none.
-        match &self.params {
-            Value::Null => E::deserialize(&Value::Object(Default::default())).ok(),
-            params => E::deserialize(params).ok(),
-        }
+        serde_json::from_str(self.params()).ok()
     }
 
     /// Whether this is an `E` (without decoding it).
@@ -58,8 +130,8 @@ impl Event {
     }
 }
 
-/// A stream of events for one session (or all sessions). It ends when the
-/// connection closes.
+/// A stream of events for one session, one session's tree, or all
+/// sessions. It ends when the connection closes.
 pub type EventStream = mpsc::UnboundedReceiver<Arc<Event>>;
 
 type Reply = Result<Box<RawValue>, CdpError>;
@@ -79,11 +151,34 @@ struct PendingTable {
     by_id: HashMap<u64, Pending>,
 }
 
+/// Which events a subscriber receives.
+enum Scope {
+    /// Every session's.
+    All,
+    /// One session's (`""` is the browser session).
+    Session(String),
+    /// One session's and those of every session attached beneath it, at
+    /// any depth (the parent links of the session table).
+    Tree(String),
+}
+
 struct Subscriber {
-    /// `None` receives events of every session.
-    session_id: Option<String>,
+    scope: Scope,
     tx: mpsc::UnboundedSender<Arc<Event>>,
 }
+
+/// One attached flattened session, as the session table records it.
+struct Attached {
+    /// The session its `Target.attachedToTarget` arrived on (`""`: the
+    /// browser session): what a tree subscription walks up.
+    parent: String,
+}
+
+/// How far up the parent links routing looks: deeper than any frame
+/// nesting a page makes in practice (each level is a cross-origin frame
+/// inside a cross-origin frame), and a bound that a table corrupted into a
+/// cycle cannot turn into an endless walk.
+const MAX_NESTING: usize = 32;
 
 pub(crate) struct Inner {
     /// Serialized commands for the writer task, which owns the pipe's sink.
@@ -96,9 +191,11 @@ pub(crate) struct Inner {
     pending: Mutex<PendingTable>,
     /// Who wants events. Closed receivers are pruned as events are routed.
     subscribers: Mutex<Vec<Subscriber>>,
-    /// Attached flattened sessions: session id → target type ("page",
-    /// "iframe", …). Updated by the reader before the event is routed.
-    sessions: Mutex<HashMap<String, String>>,
+    /// Attached flattened sessions: session id → the session it was
+    /// attached on. Updated by the reader before the event
+    /// is routed. The one record of the session tree: tree subscriptions
+    /// are routed by walking it.
+    sessions: Mutex<HashMap<String, Attached>>,
     /// Cancelled when the socket is gone (or the last handle dropped), so
     /// the reader and writer stop and waiters notice.
     closed: CancellationToken,
@@ -122,8 +219,9 @@ pub struct Connection {
 struct Incoming {
     id: Option<u64>,
     method: Option<String>,
+    /// An event's params, kept as text (see [`Event`]).
     #[serde(default)]
-    params: Value,
+    params: Option<Box<RawValue>>,
     result: Option<Box<RawValue>>,
     error: Option<ErrorBody>,
     #[serde(rename = "sessionId", default)]
@@ -214,6 +312,24 @@ impl Connection {
     /// session) or of all sessions (`None`). Subscribe before sending the
     /// command whose events you wait for, so none is missed.
     pub fn events(&self, session_id: Option<&str>) -> EventStream {
+        self.subscribe(match session_id {
+            Some(id) => Scope::Session(id.to_owned()),
+            None => Scope::All,
+        })
+    }
+
+    /// Subscribes to the events of `root` and of every session attached
+    /// beneath it, at any depth (a page's cross-origin iframes, its
+    /// workers, their nested frames): what arrives on a session whose
+    /// chain of parents reaches `root`. A child is in the tree from the
+    /// `Target.attachedToTarget` that announced it (which `root`'s tree
+    /// hears itself); a session that detaches leaves its own children to
+    /// its parent, so they stay in the tree until they detach too.
+    pub fn tree_events(&self, root: &str) -> EventStream {
+        self.subscribe(Scope::Tree(root.to_owned()))
+    }
+
+    fn subscribe(&self, scope: Scope) -> EventStream {
         let (tx, rx) = mpsc::unbounded_channel();
         if !self.is_closed() {
             let mut subscribers = self.inner.subscribers.lock().unwrap();
@@ -221,12 +337,16 @@ impl Connection {
             // routing never prunes it: prune every closed one here, which
             // bounds the list by the live subscribers (issue 24).
             subscribers.retain(|s| !s.tx.is_closed());
-            subscribers.push(Subscriber {
-                session_id: session_id.map(str::to_owned),
-                tx,
-            });
+            subscribers.push(Subscriber { scope, tx });
         }
         rx
+    }
+
+    /// The session `session_id` was attached on (`Some("")`: the browser
+    /// session), while it is attached.
+    pub fn parent_of(&self, session_id: &str) -> Option<String> {
+        let sessions = self.inner.sessions.lock().unwrap();
+        sessions.get(session_id).map(|a| a.parent.clone())
     }
 
     /// Sends one command without waiting for its answer (the reply, when
@@ -408,35 +528,96 @@ fn route(inner: &Inner, incoming: Incoming) {
     let Some(method) = incoming.method else {
         return;
     };
-    track_sessions(inner, &method, &incoming.params);
-    let event = Arc::new(Event {
-        session_id: incoming.session_id,
-        method,
-        params: incoming.params,
-    });
+    track_sessions(inner, &incoming.session_id, &method, incoming.params.as_deref());
+    let event = Arc::new(
+        Event {
+            session_id: incoming.session_id,
+            method,
+            params: incoming.params,
+        }
+        .held(),
+    );
+    // The event's session and its ancestors, read once for all tree
+    // subscribers (and only when there is one).
+    let mut lineage: Option<Vec<String>> = None;
     let mut subscribers = inner.subscribers.lock().unwrap();
     subscribers.retain(|s| {
-        let wanted = s.session_id.as_deref().is_none_or(|id| id == event.session_id);
+        let wanted = match &s.scope {
+            Scope::All => true,
+            Scope::Session(id) => *id == event.session_id,
+            Scope::Tree(root) if *root == event.session_id => true,
+            Scope::Tree(root) => lineage
+                .get_or_insert_with(|| ancestors(inner, &event.session_id))
+                .contains(root),
+        };
         !wanted || s.tx.send(event.clone()).is_ok()
     });
 }
 
+/// The sessions `session_id` was attached beneath, nearest first, up to
+/// the browser session (`""`) or the first one no longer attached.
+fn ancestors(inner: &Inner, session_id: &str) -> Vec<String> {
+    let sessions = inner.sessions.lock().unwrap();
+    let mut chain = Vec::new();
+    let mut at = session_id;
+    while let Some(attached) = sessions.get(at) {
+        if chain.len() == MAX_NESTING {
+            break;
+        }
+        chain.push(attached.parent.clone());
+        if attached.parent.is_empty() {
+            break;
+        }
+        at = &attached.parent;
+    }
+    chain
+}
+
 /// Attach/detach bookkeeping, done before routing so that by the time anyone
-/// sees `Target.attachedToTarget` the session is usable, and commands still
-/// waiting on a detached session fail at once.
-fn track_sessions(inner: &Inner, method: &str, params: &Value) {
+/// sees `Target.attachedToTarget` the session is usable (and in its parent's
+/// tree), and commands still waiting on a detached session fail at once.
+/// `on` is the session the event arrived on: an attached child's parent.
+/// Only these two events' params are parsed here, and only their
+/// `sessionId`.
+fn track_sessions(inner: &Inner, on: &str, method: &str, params: Option<&RawValue>) {
+    /// What attach and detach events name: the child's session.
+    #[derive(Deserialize)]
+    struct Named {
+        #[serde(rename = "sessionId")]
+        session_id: String,
+    }
+    let named = || {
+        let params = params?;
+        serde_json::from_str::<Named>(params.get())
+            .ok()
+            .map(|n| n.session_id)
+    };
     match method {
         "Target.attachedToTarget" => {
-            if let Some(id) = params["sessionId"].as_str() {
-                let kind = params["targetInfo"]["type"].as_str().unwrap_or("").to_owned();
-                inner.sessions.lock().unwrap().insert(id.to_owned(), kind);
+            if let Some(id) = named() {
+                let attached = Attached {
+                    parent: on.to_owned(),
+                };
+                inner.sessions.lock().unwrap().insert(id, attached);
             }
         }
         "Target.detachedFromTarget" => {
-            let Some(id) = params["sessionId"].as_str() else {
+            let Some(id) = named() else {
                 return;
             };
-            inner.sessions.lock().unwrap().remove(id);
+            let id = id.as_str();
+            {
+                let mut sessions = inner.sessions.lock().unwrap();
+                if let Some(gone) = sessions.remove(id) {
+                    // Its children (if Chrome detaches them after it) stay
+                    // in the tree it was in.
+                    for attached in sessions.values_mut() {
+                        if attached.parent == id {
+                            attached.parent = gone.parent.clone();
+                        }
+                    }
+                }
+            }
             let orphaned: Vec<Pending> = {
                 let mut table = inner.pending.lock().unwrap();
                 let ids: Vec<u64> = table
@@ -482,6 +663,26 @@ pub(crate) mod fake_peer {
         });
         format!("ws://{addr}/devtools/browser/fake")
     }
+
+    /// Serves one WebSocket client: once it has sent its first message,
+    /// sends `script` (raw CDP messages, in order) and then stays open.
+    pub async fn scripted_peer(script: Vec<String>) -> String {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move {
+            let (tcp, _) = listener.accept().await.unwrap();
+            let mut ws = tokio_tungstenite::accept_async(tcp).await.unwrap();
+            if let Some(Ok(_)) = ws.next().await {
+                for message in script {
+                    ws.send(tokio_tungstenite::tungstenite::Message::text(message))
+                        .await
+                        .unwrap();
+                }
+            }
+            while let Some(Ok(_)) = ws.next().await {}
+        });
+        format!("ws://{addr}/devtools/browser/fake")
+    }
 }
 
 #[cfg(test)]
@@ -524,6 +725,204 @@ mod tests {
             .await;
         assert!(matches!(result, Err(CdpError::Timeout { .. })), "{result:?}");
         assert!(conn.inner.pending.lock().unwrap().by_id.is_empty());
+    }
+
+    fn attached(on: &str, child: &str, kind: &str) -> String {
+        let mut message = serde_json::json!({
+            "method": "Target.attachedToTarget",
+            "params": {"sessionId": child, "targetInfo": {"targetId": child, "type": kind}, "waitingForDebugger": false},
+        });
+        if !on.is_empty() {
+            message["sessionId"] = on.into();
+        }
+        message.to_string()
+    }
+
+    fn detached(on: &str, child: &str) -> String {
+        serde_json::json!({"method": "Target.detachedFromTarget", "sessionId": on, "params": {"sessionId": child}})
+            .to_string()
+    }
+
+    /// A numbered event on a session.
+    #[derive(Deserialize)]
+    struct Numbered {
+        n: u64,
+    }
+
+    impl EventKind for Numbered {
+        const METHOD: &'static str = "Test.numbered";
+    }
+
+    fn numbered(on: &str, n: u64) -> String {
+        serde_json::json!({"method": "Test.numbered", "sessionId": on, "params": {"n": n}}).to_string()
+    }
+
+    /// What a stream holds now: (session, method, number of a numbered event).
+    fn drain(stream: &mut EventStream) -> Vec<(String, String, Option<u64>)> {
+        let mut seen = Vec::new();
+        while let Ok(event) = stream.try_recv() {
+            let n = event.decode::<Numbered>().map(|e| e.n);
+            seen.push((event.session_id.clone(), event.method.clone(), n));
+        }
+        seen
+    }
+
+    /// The numbered events of `seen`: (session, number).
+    fn numbers(seen: &[(String, String, Option<u64>)]) -> Vec<(&str, u64)> {
+        seen.iter()
+            .filter_map(|(s, _, n)| n.map(|n| (s.as_str(), n)))
+            .collect()
+    }
+
+    /// An event whose params are optional.
+    #[derive(Deserialize)]
+    struct Optional {
+        #[serde(default)]
+        n: Option<u64>,
+    }
+
+    impl EventKind for Optional {
+        const METHOD: &'static str = "Test.optional";
+    }
+
+    #[test]
+    fn an_event_decodes_as_its_own_kind_only_with_or_without_params() {
+        let with = Event::new("S", "Test.numbered", &serde_json::json!({"n": 7, "more": [1, 2]}));
+        assert_eq!(with.decode::<Numbered>().map(|e| e.n), Some(7));
+        assert_eq!(with.params(), r#"{"more":[1,2],"n":7}"#);
+        assert!(with.is::<Numbered>() && !with.is::<Optional>());
+        // Same shape, another method: not this kind.
+        let other = Event::new("S", "Test.optional", &serde_json::json!({"n": 7}));
+        assert!(other.decode::<Numbered>().is_none());
+        assert_eq!(other.decode::<Optional>().and_then(|e| e.n), Some(7));
+        // Without params: an event with none, so only a kind whose fields
+        // all have defaults decodes.
+        let bare = Event::new("S", "Test.optional", &Value::Null);
+        assert_eq!(bare.params(), "{}");
+        assert!(bare.decode::<Optional>().is_some_and(|e| e.n.is_none()));
+        let bare = Event::new("S", "Test.numbered", &Value::Null);
+        assert!(bare.decode::<Numbered>().is_none(), "n is required");
+        // Params of the wrong shape decode as nothing, not a panic.
+        let wrong = Event::new("S", "Test.numbered", &serde_json::json!({"n": "seven"}));
+        assert!(wrong.decode::<Numbered>().is_none());
+    }
+
+    #[test]
+    fn the_events_held_are_counted_until_dropped_and_their_peak_kept() {
+        // Process-wide counters other tests move too: only what a large
+        // event alone decides is asserted.
+        let big = "x".repeat(8 << 20);
+        let event = Event::new("S", "Test.big", &serde_json::json!({ "text": big }));
+        let held = held_events();
+        assert!(held.now >= 1 && held.now_bytes >= 8 << 20, "{held:?}");
+        drop(event);
+        let after = held_events();
+        assert!(after.now_bytes < 8 << 20, "given back when dropped: {after:?}");
+        assert!(after.peak_bytes >= 8 << 20, "the peak stays: {after:?}");
+    }
+
+    #[tokio::test]
+    async fn events_from_the_wire_keep_their_params_as_text_until_decoded() {
+        let script = vec![
+            r#"{"method":"Test.optional","sessionId":"S"}"#.to_owned(),
+            r#"{"method":"Test.optional","sessionId":"S","params":null}"#.to_owned(),
+            r#"{"method":"Test.optional","sessionId":"S","params":{"n": 3, "text": "a\"b"}}"#.to_owned(),
+        ];
+        let url = fake_peer::scripted_peer(script).await;
+        let conn = Connection::connect(&url).await.unwrap();
+        let mut all = conn.events(None);
+        conn.post_raw("", "Test.start", Value::Null).unwrap();
+        let mut got = Vec::new();
+        for _ in 0..3 {
+            got.push(all.recv().await.expect("an event"));
+        }
+        assert_eq!(got[0].params(), "{}");
+        assert_eq!(got[1].params(), "{}");
+        // The text as Chrome sent it, spacing and escapes included.
+        assert_eq!(got[2].params(), r#"{"n": 3, "text": "a\"b"}"#);
+        let n: Vec<Option<u64>> = got
+            .iter()
+            .map(|e| e.decode::<Optional>().and_then(|e| e.n))
+            .collect();
+        assert_eq!(n, [None, None, Some(3)]);
+    }
+
+    // Issue 24: every tab's reader subscribed to all sessions' events, so
+    // with 16 tabs on one connection each event was queued 16 times.
+    #[tokio::test]
+    async fn a_tree_subscription_hears_its_session_and_those_beneath_it_and_no_other() {
+        let script = vec![
+            attached("", "A", "page"),
+            attached("", "B", "page"),
+            attached("A", "A1", "iframe"),
+            attached("A1", "A11", "iframe"),
+            attached("A11", "A11w", "worker"),
+            attached("B", "B1", "iframe"),
+            numbered("A", 1),
+            numbered("A1", 2),
+            numbered("A11w", 3),
+            numbered("B", 4),
+            numbered("B1", 5),
+            // The middle frame goes before its worker: the worker stays in
+            // the trees it was in.
+            detached("A1", "A11"),
+            numbered("A11w", 6),
+            r#"{"method":"Test.end","params":{}}"#.to_owned(),
+        ];
+        let url = fake_peer::scripted_peer(script).await;
+        let conn = Connection::connect(&url).await.unwrap();
+        let mut a = conn.tree_events("A");
+        let mut a1 = conn.tree_events("A1");
+        let mut b = conn.tree_events("B");
+        let mut everything = conn.tree_events("");
+        let mut browser = conn.events(Some(""));
+        conn.post_raw("", "Test.start", Value::Null).unwrap();
+        // The reader routes each message before reading the next, so when
+        // the browser session's `Test.end` is heard every stream holds all
+        // it will get.
+        loop {
+            let event = browser.recv().await.expect("the script's end");
+            if event.method == "Test.end" {
+                break;
+            }
+        }
+        assert_eq!(conn.parent_of("A1").as_deref(), Some("A"));
+        assert_eq!(conn.parent_of("A11"), None, "detached");
+        assert_eq!(
+            conn.parent_of("A11w").as_deref(),
+            Some("A1"),
+            "its parent's parent"
+        );
+
+        let a_seen = drain(&mut a);
+        assert_eq!(
+            numbers(&a_seen),
+            [("A", 1), ("A1", 2), ("A11w", 3), ("A11w", 6)],
+            "{a_seen:?}"
+        );
+        // It heard its frames' and worker's attaches and the detach, each
+        // on the session it arrived on.
+        let targets: Vec<&str> = a_seen
+            .iter()
+            .filter(|(_, m, _)| m.starts_with("Target."))
+            .map(|(s, _, _)| s.as_str())
+            .collect();
+        assert_eq!(targets, ["A", "A1", "A11", "A1"], "{a_seen:?}");
+        let b_seen = drain(&mut b);
+        assert_eq!(numbers(&b_seen), [("B", 4), ("B1", 5)], "{b_seen:?}");
+        assert_eq!(
+            b_seen.len(),
+            3,
+            "its frame's attach and its two events: {b_seen:?}"
+        );
+        let a1_seen = drain(&mut a1);
+        assert_eq!(
+            numbers(&a1_seen),
+            [("A1", 2), ("A11w", 3), ("A11w", 6)],
+            "{a1_seen:?}"
+        );
+        // The browser session's tree is every session's.
+        assert_eq!(numbers(&drain(&mut everything)).len(), 6);
     }
 
     #[tokio::test]

@@ -23,7 +23,7 @@ pub mod protocol;
 mod session;
 pub mod transport;
 
-pub use connection::{Connection, Event, EventKind, EventStream};
+pub use connection::{held_events, Connection, Event, EventKind, EventStream, HeldEvents};
 pub use error::{CdpError, ProtocolErrorKind};
 pub use session::{Command, Session};
 pub use transport::{Capabilities, Transport, WebSocket};

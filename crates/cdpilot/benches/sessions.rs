@@ -1,7 +1,10 @@
 //! Many sessions on one `cdpilot serve`, for memory (issue 24). Two runs:
 //!
 //! - `soak`: one session parked on a light page (the baseline: browser up,
-//!   one session), then N sessions (16) looping navigate → snapshot →
+//!   one session; the server's "cold" reading), then a warm-up session
+//!   that runs the soak's five calls on one corpus page and closes (the
+//!   server's "warm" reading, after its trim: the code pages those calls
+//!   touch are in its RSS, as after the soak), then N sessions (16) looping navigate → snapshot →
 //!   extract → evaluate → snapshot diff over the reading corpus's real
 //!   pages for S seconds. The server's RSS is sampled every second and
 //!   averaged per third of the run; the server's RSS and the process tree's
@@ -18,7 +21,9 @@
 //!   the server log its heap (live against kept free) every 5 s; the bench
 //!   reads those lines and prints, by third and after close, the server's
 //!   RSS split into anonymous and file-backed memory beside glibc's live
-//!   heap. Built with `--features dhat-heap` (and `CDPILOT_DHAT_FILE`),
+//!   heap, and the CDP events the server holds for its tabs' readers (now,
+//!   and the peak since it started) at the warm reading and at the soak's
+//!   end. Built with `--features dhat-heap` (and `CDPILOT_DHAT_FILE`),
 //!   the server writes a dhat heap profile when it exits; with
 //!   `--features mimalloc` it runs on mimalloc (docs/src/figures.md).
 //! - `cost`: 1, 8, 32, 64 sessions open at once on a light page, then on an
@@ -275,6 +280,29 @@ async fn open_at(serve: &Serve, url: &str) -> Ws {
     ws
 }
 
+/// The soak's five calls on one page.
+fn soak_calls(url: &str) -> [(&'static str, Value); 5] {
+    [
+        ("browser_navigate", json!({"url": url})),
+        ("browser_snapshot", json!({})),
+        ("browser_extract", json!({"max_chars": 4000})),
+        (
+            "browser_evaluate",
+            json!({"expression": "document.querySelectorAll('a').length"}),
+        ),
+        ("browser_snapshot", json!({"diff": true})),
+    ]
+}
+
+/// The server's latest line on the CDP events it holds
+/// (`CDPILOT_HEAP_STATS_S`): held now and at the peak, each with its
+/// params' MiB.
+fn held_events(serve: &Serve) -> Option<String> {
+    let log = serve.log.lock().unwrap();
+    let line = log.iter().rev().find(|l| l.starts_with("cdp events: "))?;
+    Some(line["cdp events: ".len()..].to_owned())
+}
+
 /// One soak session: the corpus's pages in turn, from its own offset.
 async fn soak_loop(mut ws: Ws, pages: Vec<String>, offset: usize, until: Instant) -> (Vec<Duration>, u64) {
     let (mut latencies, mut errors) = (Vec::new(), 0u64);
@@ -282,17 +310,7 @@ async fn soak_loop(mut ws: Ws, pages: Vec<String>, offset: usize, until: Instant
     while Instant::now() < until {
         let url = &pages[n % pages.len()];
         n += 1;
-        let calls: [(&str, Value); 5] = [
-            ("browser_navigate", json!({"url": url})),
-            ("browser_snapshot", json!({})),
-            ("browser_extract", json!({"max_chars": 4000})),
-            (
-                "browser_evaluate",
-                json!({"expression": "document.querySelectorAll('a').length"}),
-            ),
-            ("browser_snapshot", json!({"diff": true})),
-        ];
-        for (i, (tool, args)) in calls.into_iter().enumerate() {
+        for (i, (tool, args)) in soak_calls(url).into_iter().enumerate() {
             let started = Instant::now();
             let answer = ws.call(&format!("c{n}-{i}"), tool, args).await;
             match answer.get("error") {
@@ -339,6 +357,25 @@ async fn soak() {
     println!(
         "browser up, one session on a light page: server RSS {:.1} MiB; PSS server {:.1} + Chromium {:.1} = {:.1} MiB",
         before.0, before.1 .0, before.1 .1, before.1 .2
+    );
+    // The warm baseline: the cold reading has not yet touched the code
+    // pages (file-backed RSS) snapshot, extract and diff run, so the soak's
+    // after-close reading is also compared with one taken after a session
+    // ran the soak's calls on a corpus page, closed, and was trimmed.
+    let mut warm_up = open_at(&serve, &pages[0]).await;
+    for (i, (tool, args)) in soak_calls(&pages[0]).into_iter().enumerate() {
+        let answer = warm_up.call(&format!("w{i}"), tool, args).await;
+        assert!(answer.get("error").is_none(), "warm-up {tool}: {answer}");
+    }
+    let _ = warm_up.socket.close(None).await;
+    drop(warm_up);
+    // The session's end is trimmed at once, the periodic trim follows
+    // within 10 s, and a heap line within 5 s after that.
+    tokio::time::sleep(Duration::from_secs(16)).await;
+    let server_warm = Reading::now(&serve, pid);
+    println!(
+        "server before the soak, warm (a session ran the soak's calls on one corpus page and closed): {server_warm}; CDP events {}",
+        held_events(&serve).unwrap_or_default()
     );
 
     let mut opening = Vec::new();
@@ -407,6 +444,10 @@ async fn soak() {
     println!(
         "server RSS by third: {t1:.1} / {t2:.1} / {t3:.1} MiB ({:+.0}% first → last)",
         (t3 / t1 - 1.0) * 100.0
+    );
+    println!(
+        "CDP events held by the server at the soak's end: {}",
+        held_events(&serve).unwrap_or_else(|| "(set CDPILOT_HEAP_STATS_S)".into())
     );
     println!(
         "server before the soak (one session on a light page): {server_before}; {} threads",

@@ -126,11 +126,7 @@ mod tests {
     use serde_json::json;
 
     fn event(method: &str, params: Value) -> cdp::Event {
-        cdp::Event {
-            session_id: "S".into(),
-            method: method.into(),
-            params,
-        }
+        cdp::Event::new("S", method, &params)
     }
 
     #[test]

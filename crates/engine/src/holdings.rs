@@ -12,6 +12,11 @@
 
 use serde::Serialize;
 
+/// The CDP events held in the process (queued for readers, or being read)
+/// and their peak: the one structure of the event path no constant bounds
+/// (a reader never makes the socket wait), counted where events are made.
+pub use cdp::{held_events, HeldEvents};
+
 /// The engine's holdings at one moment.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct Holdings {

@@ -288,11 +288,7 @@ mod tests {
     use serde_json::json;
 
     fn event(session: &str, method: &str, params: Value) -> Event {
-        Event {
-            session_id: session.into(),
-            method: method.into(),
-            params,
-        }
+        Event::new(session, method, &params)
     }
 
     #[test]

@@ -304,3 +304,37 @@ async fn a_ref_into_a_frame_whose_session_went_away_is_not_the_tab_going_away() 
     assert_eq!(e.code, ErrorCode::FrameNotFound, "{e}");
     engine.shutdown().await;
 }
+
+/// The URLs of the console messages `tab` kept.
+async fn console_urls(engine: &engine::Engine, tab: &str) -> Vec<String> {
+    let console = ok(engine, "browser_console", json!({"tab": tab})).await;
+    console.data["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|m| m["url"].as_str().map(str::to_owned))
+        .collect()
+}
+
+// Issue 24: each tab's reader now hears only its own session's tree
+// (`Connection::tree_events`), not every session's events filtered.
+#[tokio::test]
+async fn a_tabs_reader_hears_its_own_cross_origin_frames_at_any_depth_and_not_another_tabs() {
+    let (site, engine) = open("/frames.html").await;
+    // t2: A → an OOPIF on B → a nested OOPIF back on A (`?deep`).
+    ok(
+        &engine,
+        "browser_tabs",
+        json!({"action": "new", "url": site.url("/outer.html")}),
+    )
+    .await;
+    let oopif = format!("{}/child.html", site.b);
+    let deep = format!("{}/child.html?deep", site.a);
+    let one = console_urls(&engine, "t1").await;
+    let two = console_urls(&engine, "t2").await;
+    assert!(one.contains(&oopif), "t1 heard its OOPIF: {one:?}");
+    assert!(!one.contains(&deep), "t1 heard t2's nested frame: {one:?}");
+    assert!(two.contains(&deep), "t2 heard its nested OOPIF: {two:?}");
+    assert!(!two.contains(&oopif), "t2 heard t1's frame: {two:?}");
+    engine.shutdown().await;
+}

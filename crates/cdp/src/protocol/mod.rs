@@ -51,11 +51,7 @@ mod tests {
     use crate::Event;
 
     fn event(method: &str, params: Value) -> Event {
-        Event {
-            session_id: "S".into(),
-            method: method.into(),
-            params,
-        }
+        Event::new("S", method, &params)
     }
 
     #[test]

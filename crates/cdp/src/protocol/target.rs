@@ -144,6 +144,14 @@ pub struct TargetDestroyed {
 }
 crate::event!(TargetDestroyed => "Target.targetDestroyed");
 
+/// A target's renderer died (crashed, or killed past its memory ceiling).
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct TargetCrashed {
+    pub target_id: String,
+}
+crate::event!(TargetCrashed => "Target.targetCrashed");
+
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct AttachedToTarget {

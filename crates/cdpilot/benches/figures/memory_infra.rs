@@ -79,7 +79,8 @@ pub async fn dump(conn: &Connection) -> Vec<ProcessDump> {
             .expect("Tracing.tracingComplete within 60 s")
             .expect("connection open");
         if event.method == "Tracing.tracingComplete" {
-            break event.params["stream"].as_str().unwrap_or_default().to_owned();
+            let params: Value = serde_json::from_str(event.params()).unwrap_or_default();
+            break params["stream"].as_str().unwrap_or_default().to_owned();
         }
     };
     let mut text = Vec::new();

@@ -24,7 +24,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use cdp::protocol::target::{
-    self, AttachedToTarget, DetachedFromTarget, TargetCreated, TargetDestroyed, TargetInfo, TargetInfoChanged,
+    self, AttachedToTarget, DetachedFromTarget, TargetCrashed, TargetCreated, TargetDestroyed, TargetInfo,
+    TargetInfoChanged,
 };
 use cdp::Connection;
 
@@ -104,10 +105,10 @@ impl Known {
                 }
             } else if let Some(detached) = event.decode::<DetachedFromTarget>() {
                 self.waiting.retain(|_, session| *session != detached.session_id);
-            } else if event.method == "Target.targetCrashed" {
+            } else if let Some(crashed) = event.decode::<TargetCrashed>() {
                 // Its renderer died (out of memory under the tab ceiling):
                 // the calls waiting on it stop, the next ones say so.
-                let id = event.params["targetId"].as_str().unwrap_or_default();
+                let id = crashed.target_id.as_str();
                 if let Some(tab) = tabs.lock().unwrap().get(id) {
                     tracing::info!(target = id, "a tab's renderer crashed");
                     tab.crash.mark();

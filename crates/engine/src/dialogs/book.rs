@@ -394,11 +394,7 @@ mod tests {
     use serde_json::{json, Value};
 
     fn event(session: &str, method: &str, params: Value) -> cdp::Event {
-        cdp::Event {
-            session_id: session.into(),
-            method: method.into(),
-            params,
-        }
+        cdp::Event::new(session, method, &params)
     }
 
     fn open(book: &DialogBook, session: &str, params: Value) -> Dialog {

@@ -110,13 +110,9 @@ mod tests {
     use super::*;
 
     fn paused(params: serde_json::Value) -> fetch::RequestPaused {
-        cdp::Event {
-            session_id: "S".into(),
-            method: "Fetch.requestPaused".into(),
-            params,
-        }
-        .decode()
-        .expect("a Fetch.requestPaused")
+        cdp::Event::new("S", "Fetch.requestPaused", &params)
+            .decode()
+            .expect("a Fetch.requestPaused")
     }
 
     #[test]

@@ -122,11 +122,11 @@ mod tests {
 
     fn book_with_alert() -> (DialogBook, Dialog) {
         let book = DialogBook::default();
-        let event = cdp::Event {
-            session_id: "S".into(),
-            method: "Page.javascriptDialogOpening".into(),
-            params: json!({"type": "alert", "message": "hi"}),
-        };
+        let event = cdp::Event::new(
+            "S",
+            "Page.javascriptDialogOpening",
+            &json!({"type": "alert", "message": "hi"}),
+        );
         let dialog = book.apply(&event).expect("opened");
         (book, dialog)
     }
@@ -146,11 +146,11 @@ mod tests {
         let (book, seen) = (book.clone(), answers.clone());
         let answer = move |dialog: Dialog, accept| {
             seen.lock().unwrap().push(accept);
-            book.apply(&cdp::Event {
-                session_id: dialog.session,
-                method: "Page.javascriptDialogClosed".into(),
-                params: json!({}),
-            });
+            book.apply(&cdp::Event::new(
+                dialog.session,
+                "Page.javascriptDialogClosed",
+                &json!({}),
+            ));
             std::future::ready(Ok(()))
         };
         (answers, answer)

@@ -359,4 +359,33 @@ mod tests {
         assert!(refusals.state.lock().unwrap().hosts.is_empty());
         assert!(refusals.take().is_empty());
     }
+
+    /// Issue 24: the browser's idle keep-alive connections were held open
+    /// for hyper's default 30 s (854 at a soak's peak, about 20 KB each).
+    #[tokio::test]
+    async fn an_idle_browser_connection_is_closed_by_the_gate_after_its_idle_bound() {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let egress = Egress::start(&Config::default()).expect("the gate starts");
+        let door = egress.new_door().expect("a door");
+        let address = door.proxy_server().trim_start_matches("http://").to_owned();
+        let mut browser = tokio::net::TcpStream::connect(&address).await.expect("connect");
+        // A request the gate answers itself (no upstream): it stays open
+        // for the next one, as keep-alive.
+        browser
+            .write_all(b"GET / HTTP/1.1\r\nHost: gate\r\n\r\n")
+            .await
+            .unwrap();
+        let mut head = [0u8; 12];
+        browser.read_exact(&mut head).await.expect("an answer");
+        assert_eq!(&head, b"HTTP/1.1 400");
+        let opened = std::time::Instant::now();
+        // Then it idles: the gate closes it (EOF) well before hyper's 30 s.
+        let mut rest = Vec::new();
+        let closed = tokio::time::timeout(proxy::IDLE_KEPT * 3, browser.read_to_end(&mut rest)).await;
+        assert!(
+            matches!(closed, Ok(Ok(_))),
+            "still open {:?} after its answer: {closed:?}",
+            opened.elapsed()
+        );
+    }
 }

@@ -35,6 +35,19 @@ type Body = BoxBody<Bytes, hyper::Error>;
 /// How long connecting to one address may take.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// How long a browser connection may wait for its next request (or the
+/// whole head of its first) before the gate closes it (issue 24). Chromium
+/// keeps idle proxy sockets for minutes and opens dozens per browser
+/// context; each one the gate holds open costs about 20 KB (hyper's read and
+/// write buffers, the connection's task, the upstream connection kept for
+/// it), and 854 were open at the peak of a 16-session soak, most of them
+/// idle, under hyper's default of 30 s. Reconnecting on loopback costs the
+/// browser a fraction of a millisecond, and a request Chromium sends on a
+/// socket the gate is closing is retried on a new one (as for any
+/// keep-alive server). A connection in the middle of a request, a response
+/// or a tunnel is not idle and is never cut.
+pub(super) const IDLE_KEPT: Duration = Duration::from_secs(5);
+
 /// The upstream connection of a browser connection's last plain-http
 /// request, kept for its next request to the same host and port.
 struct Kept {
@@ -55,6 +68,7 @@ pub(super) async fn serve(stream: TcpStream, shared: Arc<Shared>) {
     });
     let served = hyper::server::conn::http1::Builder::new()
         .timer(TokioTimer::new())
+        .header_read_timeout(IDLE_KEPT)
         .serve_connection(TokioIo::new(stream), service)
         .with_upgrades()
         .await;

@@ -162,11 +162,7 @@ mod tests {
     use super::*;
 
     fn event(method: &str, params: Value) -> Event {
-        Event {
-            session_id: String::new(),
-            method: method.to_owned(),
-            params,
-        }
+        Event::new("", method, &params)
     }
 
     fn document(loader: &str, headers: Value) -> Event {

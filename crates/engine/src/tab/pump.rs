@@ -12,7 +12,6 @@
 //! script sees the prepared environment. The reader itself never awaits a
 //! CDP reply.
 
-use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 
 use cdp::protocol::fetch::{self, RequestPaused};
@@ -128,7 +127,10 @@ pub(super) fn spawn(
     setup: Arc<TabSetup>,
     gate: Arc<Gate>,
 ) -> tokio::task::JoinHandle<()> {
-    let mut events = conn.events(None);
+    // The tab's session and every session attached beneath it (routed by
+    // the connection's session table): another tab's events are never
+    // queued here, nor decoded.
+    let mut events = conn.tree_events(&tab_session);
     let book = state.lock().unwrap().dialogs.clone();
     tokio::spawn(async move {
         // Dropped with this task (the tab aborts it), ending the policy tasks.
@@ -136,16 +138,10 @@ pub(super) fn spawn(
         // Children being prepared: owned here, so they end with the reader
         // (a tab that stops leaves no task behind).
         let mut preparing = tokio::task::JoinSet::new();
-        // The tab's session and every session attached beneath it.
-        let mut ours: HashSet<String> = HashSet::from([tab_session.clone()]);
         while let Some(event) = events.recv().await {
-            if !ours.contains(&event.session_id) {
-                continue;
-            }
             if let Some(attached) = event.decode::<target::AttachedToTarget>() {
                 let child = attached.session_id;
                 let info = attached.target_info;
-                ours.insert(child.clone());
                 if info.kind == "iframe" {
                     let mut state = state.lock().unwrap();
                     state.frames.oopif_attached(
@@ -162,7 +158,6 @@ pub(super) fn spawn(
             } else if let Some(detached) = event.decode::<target::DetachedFromTarget>() {
                 let child = detached.session_id;
                 if !child.is_empty() {
-                    ours.remove(&child);
                     let mut state = state.lock().unwrap();
                     state.frames.oopif_detached(&child);
                 }

@@ -319,11 +319,7 @@ mod tests {
     use serde_json::{json, Value};
 
     fn event(method: &str, params: Value) -> Event {
-        Event {
-            session_id: "S".into(),
-            method: method.into(),
-            params,
-        }
+        Event::new("S", method, &params)
     }
 
     /// A tab on a page whose main frame is `main` (as attaching finds it).
@@ -348,11 +344,11 @@ mod tests {
             json!({"frameId": "O", "parentFrameId": "F1"}),
         ));
         s.frames.oopif_attached("O", Some("F1"), "http://b/", "OS");
-        let created = Event {
-            session_id: "OS".into(),
-            method: "Runtime.executionContextCreated".into(),
-            params: json!({"context": {"id": 3, "name": WORLD, "auxData": {"frameId": "O"}}}),
-        };
+        let created = Event::new(
+            "OS",
+            "Runtime.executionContextCreated",
+            &json!({"context": {"id": 3, "name": WORLD, "auxData": {"frameId": "O"}}}),
+        );
         s.apply_from(&created, false);
         assert_eq!(s.frames.world("O", Some("OS")), Some(3));
         // The tab's context 3 is another one: destroying it keeps O's.
@@ -362,11 +358,7 @@ mod tests {
         ));
         assert_eq!(s.frames.world("O", Some("OS")), Some(3));
         s.apply_from(
-            &Event {
-                session_id: "OS".into(),
-                method: "Runtime.executionContextsCleared".into(),
-                params: json!({}),
-            },
+            &Event::new("OS", "Runtime.executionContextsCleared", &json!({})),
             false,
         );
         assert_eq!(s.frames.world("O", Some("OS")), None);

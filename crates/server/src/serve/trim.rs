@@ -18,7 +18,9 @@
 //! `CDPILOT_HEAP_STATS_S=N` logs glibc's own heap statistics (`mallinfo2`)
 //! every N seconds: the bytes the program holds in live allocations against
 //! the free bytes the allocator keeps, which tells a structure that grows
-//! from memory the allocator holds on to (the soak bench's question).
+//! from memory the allocator holds on to (the soak bench's question), and
+//! the CDP events held in queues for the tabs' readers, now and at the peak
+//! (`engine::holdings::held_events`).
 //!
 //! Owns only the flag saying a trim is scheduled.
 
@@ -127,5 +129,13 @@ pub async fn report_heap(stop: tokio_util::sync::CancellationToken) {
                 mib(free)
             );
         }
+        let events = engine::holdings::held_events();
+        eprintln!(
+            "cdp events: held {} ({:.1} MiB of params), peak {} ({:.1} MiB)",
+            events.now,
+            mib(events.now_bytes),
+            events.peak,
+            mib(events.peak_bytes)
+        );
     }
 }
