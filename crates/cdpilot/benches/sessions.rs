@@ -499,11 +499,12 @@ async fn soak() {
     tokio::time::sleep_until((closed_at + Duration::from_secs(20)).into()).await;
     let later = Reading::now(&serve, pid);
     println!(
-        "server after the {sessions} closed ({:.0} s): {later}; {} threads; RSS {:+.0}% against the first third, {:+.0}% against before the soak; load average {}",
+        "server after the {sessions} closed ({:.0} s): {later}; {} threads; RSS {:+.0}% against the first third, {:+.0}% against before the soak, {:+.0}% against before the soak warm; load average {}",
         closed_at.elapsed().as_secs_f64(),
         threads(pid),
         (later.rss / t1 - 1.0) * 100.0,
         (later.rss / server_before.rss - 1.0) * 100.0,
+        (later.rss / server_warm.rss - 1.0) * 100.0,
         load_average()
     );
     // A minute on: what Chromium's periodic reclaim gave back meanwhile.
