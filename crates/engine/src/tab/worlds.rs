@@ -419,6 +419,19 @@ mod tests {
         let tab = Tab::attach(&conn, &created.target_id, Arc::default(), &budget)
             .await
             .unwrap();
+        // `createTarget` answers before the page's document is in: wait
+        // for its text (a condition, polled within the budget), so the
+        // world below is the document's own, not the blank one's before.
+        loop {
+            let read = tab
+                .evaluate_in_world(&budget, "reading", "document.body?.textContent", true)
+                .await;
+            if matches!(read, Ok(ref r) if r.value == Some(json!("fresh"))) {
+                break;
+            }
+            assert!(!budget.remaining().is_zero(), "the test page never loaded");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
         let world = tab.world(&budget).await.unwrap();
         let main = tab.main_frame();
         tab.forget_world(&main, world);
