@@ -571,8 +571,12 @@ async fn page_content_is_enclosed_in_markers_a_page_cannot_forge() {
         let (theirs, opened) = blocks(&out.text);
         assert_eq!(theirs, nonce, "{}", out.text);
         assert!(opened >= 1, "{}", out.text);
-        assert!(
-            !out.text.contains("<</page-content nonce=0"),
+        // Every closing marker is the real one (the page's own forgeries
+        // start with 0, 1, 3; a real nonce may start with 0 too).
+        let real = format!("<</page-content nonce={nonce}>>");
+        assert_eq!(
+            out.text.matches("<</page-content nonce=").count(),
+            out.text.matches(real.as_str()).count(),
             "a forged marker unescaped:\n{}",
             out.text
         );
