@@ -233,13 +233,39 @@ impl BrowserArgs {
     }
 }
 
+/// The dhat profiler (`--features dhat-heap`), written when main returns,
+/// or earlier once a file named like the profile plus `.now` appears (the
+/// soak bench's "what is live after every session closed").
+#[cfg(feature = "dhat-heap")]
+fn dhat_profile() -> impl Drop {
+    use std::sync::{Arc, Mutex};
+    let file = std::env::var("CDPILOT_DHAT_FILE").unwrap_or_else(|_| "dhat-heap.json".into());
+    let profiler = dhat::Profiler::builder()
+        .file_name(&file)
+        .trim_backtraces(Some(16))
+        .build();
+    let held = Arc::new(Mutex::new(Some(profiler)));
+    let watcher = held.clone();
+    std::thread::spawn(move || loop {
+        std::thread::sleep(std::time::Duration::from_millis(500));
+        if std::path::Path::new(&format!("{file}.now")).exists() {
+            drop(watcher.lock().unwrap().take());
+            return;
+        }
+    });
+    struct Written(Arc<Mutex<Option<dhat::Profiler>>>);
+    impl Drop for Written {
+        fn drop(&mut self) {
+            drop(self.0.lock().unwrap().take());
+        }
+    }
+    Written(held)
+}
+
 fn main() -> ExitCode {
     // Written when main returns (serve and mcp return after SIGTERM).
     #[cfg(feature = "dhat-heap")]
-    let _profiler = dhat::Profiler::builder()
-        .file_name(std::env::var("CDPILOT_DHAT_FILE").unwrap_or_else(|_| "dhat-heap.json".into()))
-        .trim_backtraces(Some(12))
-        .build();
+    let _profiler = dhat_profile();
     if std::env::args_os().len() == 1 {
         first_contact::list_subcommands();
         return ExitCode::SUCCESS;

@@ -143,7 +143,7 @@ pub async fn run_with(
         }
     };
 
-    tokio::spawn(trim::report_heap(stopping.clone()));
+    tokio::spawn(trim::report_heap(engine.clone(), stopping.clone()));
     tokio::spawn(trim::every(stopping.clone()));
     // Idle sessions give their seats back (a client that said hello and
     // never called included), so they never hold `max_sessions`.

@@ -107,7 +107,7 @@ pub fn heap() -> Option<(u64, u64, u64)> {
 
 /// With `CDPILOT_HEAP_STATS_S=N`, logs [`heap`] every N seconds until
 /// `stop` (the soak bench reads the lines from serve's stderr).
-pub async fn report_heap(stop: tokio_util::sync::CancellationToken) {
+pub async fn report_heap(engine: std::sync::Arc<engine::Engine>, stop: tokio_util::sync::CancellationToken) {
     let Some(every) = std::env::var("CDPILOT_HEAP_STATS_S")
         .ok()
         .and_then(|v| v.parse::<u64>().ok())
@@ -129,6 +129,12 @@ pub async fn report_heap(stop: tokio_util::sync::CancellationToken) {
                 mib(free)
             );
         }
+        let held = engine.holdings();
+        eprintln!(
+            "audit ring: {} records, {:.1} MiB",
+            held.audit_records,
+            mib(held.audit_bytes as u64)
+        );
         let events = engine::holdings::held_events();
         eprintln!(
             "cdp events: held {} ({:.1} MiB of params), peak {} ({:.1} MiB)",

@@ -121,9 +121,8 @@ async fn state(State(state): State<Arc<ServeState>>) -> Response {
 /// Everything the dashboard shows, as JSON.
 pub fn snapshot(state: &ServeState) -> Value {
     let sessions: Vec<Value> = state.sessions.list().iter().map(|l| l.view()).collect();
-    let records = state.engine.audit().records();
-    let tail = records.len().saturating_sub(AUDIT_TAIL);
-    let audit: Vec<Value> = records[tail..]
+    let records = state.engine.audit().recent(AUDIT_TAIL);
+    let audit: Vec<Value> = records
         .iter()
         .rev()
         .map(|record| {

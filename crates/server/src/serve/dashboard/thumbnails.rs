@@ -109,10 +109,7 @@ impl Thumbnails {
         let session = lease.session();
         let Some(record) = session
             .audit()
-            .records()
-            .into_iter()
-            .rev()
-            .find(|r| r.session == session.id() && r.tool == tool)
+            .newest(|r| r.session == session.id() && r.tool == tool)
         else {
             return;
         };
