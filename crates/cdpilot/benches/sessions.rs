@@ -23,9 +23,15 @@
 //!   RSS split into anonymous and file-backed memory beside glibc's live
 //!   heap, and the CDP events the server holds for its tabs' readers (now,
 //!   and the peak since it started) at the warm reading and at the soak's
-//!   end. Built with `--features dhat-heap` (and `CDPILOT_DHAT_FILE`),
-//!   the server writes a dhat heap profile when it exits; with
-//!   `--features mimalloc` it runs on mimalloc (docs/src/figures.md).
+//!   end. After close it also prints the audit ring's records and bytes
+//!   and the server's anonymous memory by mapping (glibc's arenas, the
+//!   threads' stacks), largest first. Built with `--features dhat-heap`
+//!   (and `CDPILOT_DHAT_FILE`), the server writes a dhat heap profile of
+//!   what is live 20 s after the sessions closed (the bench creates the
+//!   file's name plus `.now` then; the profile is written at exit
+//!   otherwise); with `--features mimalloc` it runs on mimalloc;
+//!   `CDPILOT_MALLOC_TCACHE=1` keeps glibc's thread caches
+//!   (docs/src/figures.md).
 //! - `cost`: 1, 8, 32, 64 sessions open at once on a light page, then on an
 //!   article; the tree's PSS at each level against the tree with one
 //!   session open on the light page: the marginal PSS per session and

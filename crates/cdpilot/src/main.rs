@@ -12,6 +12,7 @@
 mod cli;
 mod first_contact;
 mod log_redact;
+mod thread_caches;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -321,6 +322,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         }
         Command::Pair(args) => runtime()?.block_on(cli::pair::run(args.server, args.token)),
         Command::Serve(args) => {
+            thread_caches::off();
             init_logging();
             let config = args.config()?;
             let options = server::serve::Options {

@@ -1,12 +1,14 @@
 //! `cdpilot serve` end to end (issue 10), over real HTTP and WebSockets on
 //! loopback against real Chromium: isolated sessions over MCP's streamable
 //! HTTP, the WebSocket action API (PROTOCOL.md) and shutdown here; the
-//! guards (`guards`), what is counted (`metrics`) and the idle browser's
-//! close (`idle`) beside.
+//! guards (`guards`), what is counted (`metrics`), the idle browser's
+//! close (`idle`) and the allocator's thread caches (`thread_caches`)
+//! beside.
 
 mod guards;
 mod idle;
 mod metrics;
+mod thread_caches;
 #[path = "../support/mod.rs"]
 mod support;
 

@@ -35,7 +35,17 @@ impl Serve {
             .prefix("cdpilot-serve-test-")
             .tempdir()
             .expect("tempdir");
-        Serve::start_in(tmp, "127.0.0.1:0", config, flags).await
+        Serve::start_in(tmp, "127.0.0.1:0", config, flags, &[]).await
+    }
+
+    /// [`Serve::start`] with `env` added to serve's environment.
+    #[allow(dead_code)] // not every test binary sets one
+    pub async fn start_with_env(config: &str, flags: &[&str], env: &[(&str, &str)]) -> Serve {
+        let tmp = tempfile::Builder::new()
+            .prefix("cdpilot-serve-test-")
+            .tempdir()
+            .expect("tempdir");
+        Serve::start_in(tmp, "127.0.0.1:0", config, flags, env).await
     }
 
     /// Stops this serve (SIGTERM) and starts it again on the same address,
@@ -44,10 +54,16 @@ impl Serve {
     pub async fn restart(mut self, config: &str, flags: &[&str]) -> Serve {
         self.terminate().await;
         let Serve { tmp, authority, .. } = self;
-        Serve::start_in(tmp, &authority, config, flags).await
+        Serve::start_in(tmp, &authority, config, flags, &[]).await
     }
 
-    async fn start_in(tmp: tempfile::TempDir, listen: &str, config: &str, flags: &[&str]) -> Serve {
+    async fn start_in(
+        tmp: tempfile::TempDir,
+        listen: &str,
+        config: &str,
+        flags: &[&str],
+        env: &[(&str, &str)],
+    ) -> Serve {
         let config_dir = tempfile::tempdir().expect("tempdir");
         let config_path = config_dir.path().join("cdpilot.toml");
         std::fs::write(&config_path, config).unwrap();
@@ -61,6 +77,7 @@ impl Serve {
             .env("CDPILOT_STATE_DIR", tmp.path().join("state"))
             .env("CDPILOT_CHROME", chrome)
             .env_remove("CDPILOT_SERVE_TOKEN")
+            .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())

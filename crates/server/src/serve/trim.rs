@@ -15,12 +15,16 @@
 //! with the free memory its arenas kept (10 → 22 MiB over a release soak of
 //! 16 sessions, issue 24) although its live heap had stopped growing.
 //!
+//! The trim cannot return a page that a block in a thread's cache of freed
+//! blocks (glibc's tcache) sits in: those count as in use. The binary turns
+//! the caches off for serve when it starts (`cdpilot`'s `thread_caches`).
+//!
 //! `CDPILOT_HEAP_STATS_S=N` logs glibc's own heap statistics (`mallinfo2`)
 //! every N seconds: the bytes the program holds in live allocations against
 //! the free bytes the allocator keeps, which tells a structure that grows
 //! from memory the allocator holds on to (the soak bench's question), and
 //! the CDP events held in queues for the tabs' readers, now and at the peak
-//! (`engine::holdings::held_events`).
+//! (`engine::holdings::held_events`), and the audit ring's records and bytes.
 //!
 //! Owns only the flag saying a trim is scheduled.
 
