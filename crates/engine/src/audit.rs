@@ -199,7 +199,8 @@ impl Ring {
             .back()
             .is_some_and(|b| b.capacity() - b.len() >= line.len());
         if !fits {
-            self.blocks.push_back(String::with_capacity(line.len().max(BLOCK)));
+            self.blocks
+                .push_back(String::with_capacity(line.len().max(BLOCK)));
         }
         let number = self.dropped + self.blocks.len() - 1;
         let block = self.blocks.back_mut().expect("a block was just made");
@@ -331,7 +332,11 @@ mod tests {
         let ring = audit.ring.lock().unwrap();
         let text: usize = ring.bytes;
         assert_eq!(ring.index.len(), KEPT);
-        assert!(ring.block_bytes() <= text + 2 * BLOCK, "{} bytes of blocks for {text}", ring.block_bytes());
+        assert!(
+            ring.block_bytes() <= text + 2 * BLOCK,
+            "{} bytes of blocks for {text}",
+            ring.block_bytes()
+        );
         assert!(ring.dropped > 0, "no block was let go");
         drop(ring);
         let records = audit.records();
@@ -343,7 +348,10 @@ mod tests {
         let newest = audit.newest(|r| r.tool.ends_with('7')).unwrap();
         assert_eq!(newest.tool, format!("t{}", 5 * KEPT - 3));
         assert_eq!(
-            audit.to_json(Some("default"))["records"].as_array().unwrap().len(),
+            audit.to_json(Some("default"))["records"]
+                .as_array()
+                .unwrap()
+                .len(),
             KEPT
         );
         assert_eq!(audit.to_json(Some("another"))["records"], serde_json::json!([]));
@@ -361,7 +369,10 @@ mod tests {
         let records = audit.records();
         let tools: Vec<&str> = records.iter().map(|r| r.tool.as_str()).collect();
         assert_eq!(tools, ["small", "big", "after"]);
-        assert_eq!(records[1].arguments["text"].as_str().unwrap().chars().count(), BLOCK);
+        assert_eq!(
+            records[1].arguments["text"].as_str().unwrap().chars().count(),
+            BLOCK
+        );
     }
 
     #[test]

@@ -21,7 +21,11 @@ fn heap_mib(serve: &Serve) -> Option<(f64, f64)> {
 /// The server's latest line starting with `prefix` (its heap lines).
 fn last_line(serve: &Serve, prefix: &str) -> String {
     let log = serve.log.lock().unwrap();
-    log.iter().rev().find(|l| l.starts_with(prefix)).cloned().unwrap_or_default()
+    log.iter()
+        .rev()
+        .find(|l| l.starts_with(prefix))
+        .cloned()
+        .unwrap_or_default()
 }
 
 /// The server's anonymous memory by mapping, largest first (the top
@@ -36,7 +40,8 @@ fn anonymous_maps(pid: u32, n: usize) -> String {
         let first = words.next().unwrap_or("");
         if first.contains('-') && !first.ends_with(':') {
             let (start, end) = first.split_once('-').unwrap_or(("0", "0"));
-            let size = u64::from_str_radix(end, 16).unwrap_or(0) - u64::from_str_radix(start, 16).unwrap_or(0);
+            let size =
+                u64::from_str_radix(end, 16).unwrap_or(0) - u64::from_str_radix(start, 16).unwrap_or(0);
             let name = words.nth(4).unwrap_or("").to_owned();
             current = (name.is_empty() || name == "[heap]" || name == "[stack]")
                 .then(|| (if name.is_empty() { "anon".into() } else { name }, size >> 10));
@@ -51,7 +56,11 @@ fn anonymous_maps(pid: u32, n: usize) -> String {
     }
     maps.sort_by(|a, b| b.0.cmp(&a.0));
     let total: u64 = maps.iter().map(|m| m.0).sum();
-    let top: Vec<String> = maps.iter().take(n).map(|(rss, name)| format!("{name}: {rss} kB")).collect();
+    let top: Vec<String> = maps
+        .iter()
+        .take(n)
+        .map(|(rss, name)| format!("{name}: {rss} kB"))
+        .collect();
     format!("{} mappings, {total} kB: {}", maps.len(), top.join("; "))
 }
 
@@ -199,7 +208,10 @@ pub async fn soak() {
     // within 10 s, and a heap line within 5 s after that.
     tokio::time::sleep(Duration::from_secs(16)).await;
     let server_warm = Reading::now(&serve, pid);
-    println!("server before the soak, warm, anonymous: {}", anonymous_maps(pid, 10));
+    println!(
+        "server before the soak, warm, anonymous: {}",
+        anonymous_maps(pid, 10)
+    );
     println!(
         "server before the soak, warm (a session ran the soak's calls on one corpus page and closed): {server_warm}; CDP events {}",
         held_events(&serve).unwrap_or_default()
@@ -334,12 +346,18 @@ pub async fn soak() {
         (later.rss / server_warm.rss - 1.0) * 100.0,
         load_average()
     );
-    println!("server after the {sessions} closed: {}", last_line(&serve, "audit ring: "));
+    println!(
+        "server after the {sessions} closed: {}",
+        last_line(&serve, "audit ring: ")
+    );
     // `--features dhat-heap`: what is live now, with its stacks.
     if let Ok(file) = std::env::var("CDPILOT_DHAT_FILE") {
         let _ = std::fs::write(format!("{file}.now"), "");
     }
-    println!("server after the {sessions} closed, anonymous: {}", anonymous_maps(pid, 10));
+    println!(
+        "server after the {sessions} closed, anonymous: {}",
+        anonymous_maps(pid, 10)
+    );
     // A minute on: what Chromium's periodic reclaim gave back meanwhile.
     tokio::time::sleep_until((closed_at + Duration::from_secs(60)).into()).await;
     let minute = tree_mib(pid);

@@ -8,9 +8,9 @@
 mod guards;
 mod idle;
 mod metrics;
-mod thread_caches;
 #[path = "../support/mod.rs"]
 mod support;
+mod thread_caches;
 
 use std::time::Duration;
 

@@ -53,10 +53,17 @@ async fn serve_turns_glibcs_thread_caches_off_and_its_browser_does_not_inherit_t
         "serve's process (the same pid, started again) runs with the caches off: {own:?}"
     );
     let cmdline = std::fs::read_to_string(format!("/proc/{pid}/cmdline")).unwrap();
-    assert!(cmdline.contains("serve\0--listen\0"), "its arguments kept: {cmdline:?}");
+    assert!(
+        cmdline.contains("serve\0--listen\0"),
+        "its arguments kept: {cmdline:?}"
+    );
     let child = environment(browser);
     assert!(!child.is_empty(), "the browser's environment was read");
-    assert_eq!(tunables(&child), None, "the browser inherited the tunable: {child:?}");
+    assert_eq!(
+        tunables(&child),
+        None,
+        "the browser inherited the tunable: {child:?}"
+    );
     assert!(
         !child.iter().any(|v| v.starts_with("CDPILOT_THREAD_CACHES_OFF")),
         "the browser inherited serve's marker: {child:?}"
@@ -75,7 +82,10 @@ async fn the_users_own_tunables_and_the_opt_out_are_left_as_they_are() {
     let (pid, browser) = serve_and_browser(&serve, &site).await;
     let own = environment(pid);
     assert_eq!(tunables(&own), Some(users), "{own:?}");
-    assert!(!own.iter().any(|v| v.starts_with("CDPILOT_THREAD_CACHES_OFF")), "{own:?}");
+    assert!(
+        !own.iter().any(|v| v.starts_with("CDPILOT_THREAD_CACHES_OFF")),
+        "{own:?}"
+    );
     assert_eq!(tunables(&environment(browser)), Some(users), "passed on as given");
     drop(serve);
 
@@ -83,6 +93,10 @@ async fn the_users_own_tunables_and_the_opt_out_are_left_as_they_are() {
     let pid = kept.child.id().expect("serve running");
     let own = environment(pid);
     if std::env::var_os("GLIBC_TUNABLES").is_none() {
-        assert_eq!(tunables(&own), None, "CDPILOT_MALLOC_TCACHE=1 keeps glibc's caches: {own:?}");
+        assert_eq!(
+            tunables(&own),
+            None,
+            "CDPILOT_MALLOC_TCACHE=1 keeps glibc's caches: {own:?}"
+        );
     }
 }
