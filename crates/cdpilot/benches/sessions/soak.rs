@@ -54,7 +54,7 @@ fn anonymous_maps(pid: u32, n: usize) -> String {
             }
         }
     }
-    maps.sort_by(|a, b| b.0.cmp(&a.0));
+    maps.sort_by_key(|m| std::cmp::Reverse(m.0));
     let total: u64 = maps.iter().map(|m| m.0).sum();
     let top: Vec<String> = maps
         .iter()
