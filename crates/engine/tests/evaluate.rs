@@ -94,6 +94,38 @@ async fn a_never_settling_promise_times_out_and_the_tab_stays_usable() {
     engine.shutdown().await;
 }
 
+/// A call that was only awaiting a promise leaves nothing running when it
+/// times out: nothing is terminated, and another call's awaited promise on
+/// the same tab still settles with its value.
+#[tokio::test]
+async fn a_promise_timing_out_terminates_nothing_and_another_calls_promise_settles() {
+    let (_site, engine) = open("/").await;
+    let other = call(
+        &engine,
+        "browser_evaluate",
+        json!({
+            "expression": "new Promise(r => setTimeout(() => r('other done'), 2500))",
+            "timeout_ms": 9000
+        }),
+    );
+    let stuck = async {
+        call(
+            &engine,
+            "browser_evaluate",
+            json!({"expression": "new Promise(() => {})", "timeout_ms": 1000}),
+        )
+        .await
+        .unwrap_err()
+    };
+    let (other, stuck) = tokio::join!(other, stuck);
+    assert_eq!(stuck.code, ErrorCode::Timeout, "{stuck}");
+    let other = other.unwrap_or_else(|e| panic!("the other call failed: {e}"));
+    assert_eq!(other.data["value"], "other done");
+    let metrics = engine.metrics().to_json();
+    assert_eq!(metrics["terminate_execution"], 0, "{metrics}");
+    engine.shutdown().await;
+}
+
 #[tokio::test]
 async fn values_types_truncation_errors_and_elements() {
     let (_site, engine) = open("/").await;

@@ -7,11 +7,15 @@
 //! attached browser). A call takes a warm lane or opens
 //! one, so concurrent calls on one tab never share a lane, and gives it back
 //! after a call whose command was answered. A call that runs past its budget
-//! (or is cancelled) sends `Runtime.terminateExecution` through the main
-//! session, which Chrome answers even while the script spins, and discards
-//! only its own lane. The termination ends whatever the page's main thread
-//! runs; a call that was only awaiting a promise leaves nothing running, and
-//! another call's promise on the tab goes on (tests/evaluate.rs checks both). (A script that opens a dialog returns at once with
+//! (or is cancelled) discards only its own lane and, if the page's main
+//! thread does not answer a probe within [`IDLE_PROBE`] (a script is still
+//! running), sends `Runtime.terminateExecution` through the main session,
+//! which Chrome answers even while the script spins. The termination ends
+//! whatever the main thread runs; a call that was only awaiting a promise
+//! leaves nothing running, so nothing is terminated, and another call's
+//! promise on the tab goes on (terminating an idle page made Chrome fail
+//! another call's awaited promise with an internal error, seen once under
+//! load; tests/evaluate.rs checks both cases). (A script that opens a dialog returns at once with
 //! `dialog_opened`: the engine does that for every action.)
 
 use std::time::Duration;
@@ -89,6 +93,12 @@ pub(crate) async fn perform(call: &TabCall<'_>, args: &EvaluateArgs) -> Result<A
 
 /// Values whose JSON is longer than this come back as a preview.
 pub const MAX_VALUE_CHARS: usize = 8 * 1024;
+
+/// How long the page's main thread has to answer a probe after a call ran
+/// out of budget or was cancelled: an answer means no script is running
+/// (the call was awaiting a promise), and nothing is terminated; none, and
+/// the script still running is terminated.
+const IDLE_PROBE: Duration = Duration::from_millis(250);
 
 /// The cleanup budget of `Runtime.terminateExecution`, sent after the
 /// call's own budget has run out (Chrome answers it even while the script
@@ -267,7 +277,7 @@ async fn evaluate(
             // The lane is discarded (dropped unreturned); other calls keep theirs.
             drop(lane);
             // Out of budget or cancelled: the script may still be running.
-            if budget.remaining().is_zero() || budget.is_canceled() {
+            if (budget.remaining().is_zero() || budget.is_canceled()) && still_running(tab).await {
                 terminate(tab).await;
                 metrics.script_terminated();
             }
@@ -401,6 +411,25 @@ async fn open_lane(tab: &Tab, budget: &Budget) -> Result<Lane, ActionError> {
 
 /// Stops whatever the page's main thread is running (the timed-out call's
 /// lane is already discarded by its caller).
+/// Whether the page's main thread is busy: it does not evaluate `0` within
+/// [`IDLE_PROBE`] (a spinning script holds it; an awaited promise does not).
+async fn still_running(tab: &Tab) -> bool {
+    let probe = tab
+        .session
+        .call(
+            runtime::Evaluate {
+                expression: "0".into(),
+                context_id: None,
+                return_by_value: true,
+                await_promise: false,
+                user_gesture: false,
+            },
+            tokio::time::Instant::now() + IDLE_PROBE,
+        )
+        .await;
+    probe.is_err()
+}
+
 async fn terminate(tab: &Tab) {
     let sent = tab
         .session
