@@ -14,7 +14,7 @@ use crate::support::{browser_main_processes, chromium_processes, eventually, wai
 const IDLE_1S: &str = "[serve]\nbrowser_idle_restart_s = 1\n";
 
 /// A session on `serve` whose tab has loaded the test site's index page.
-async fn session_on(serve: &Serve, site: &TestSite) -> Ws {
+pub(crate) async fn session_on(serve: &Serve, site: &TestSite) -> Ws {
     let mut ws = serve.ws().await;
     ws.open(&serve.token).await;
     let nav = ws

@@ -4,7 +4,6 @@
 //! `CDPILOT_MALLOC_TCACHE=1` are respected, and the browser gets the
 //! environment serve was given.
 
-use serde_json::json;
 use testkit::TestSite;
 
 use crate::support::browser_main_processes;
@@ -26,12 +25,7 @@ fn tunables(env: &[String]) -> Option<&str> {
 
 /// serve with a session on a page: serve's pid and its browser's.
 async fn serve_and_browser(serve: &Serve, site: &TestSite) -> (u32, u32) {
-    let mut ws = serve.ws().await;
-    ws.open(&serve.token).await;
-    let nav = ws
-        .call("nav", "browser_navigate", json!({"url": site.url("/index.html")}))
-        .await;
-    assert!(nav.get("error").is_none(), "navigate: {nav}");
+    let _session = crate::idle::session_on(serve, site).await;
     let browsers = browser_main_processes(serve.tmp.path());
     assert_eq!(browsers.len(), 1, "one browser: {browsers:?}");
     (serve.child.id().expect("serve running"), browsers[0])
