@@ -1,5 +1,5 @@
 //! The audit trail: exactly one record per tool call, whatever its outcome
-//! (`shared/spec/TOOLS.md`, Audit). The last [`KEPT`] are kept in memory for
+//! (`docs/src/spec/tools.md`, Audit). The last [`KEPT`] are kept in memory for
 //! the MCP resource `cdpilot://audit`; with `[audit] file` set, each record
 //! is also appended to that file as one JSON line and flushed at once.
 //!

@@ -13,7 +13,7 @@ use std::time::Duration;
 use cdp::{CdpError, ProtocolErrorKind};
 use serde::Serialize;
 
-/// The error codes of `shared/spec/TOOLS.md`. Callers branch on these.
+/// The error codes of `docs/src/spec/tools.md`. Callers branch on these.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorCode {

@@ -1,4 +1,4 @@
-//! Secrets the model never sees (`shared/spec/TOOLS.md`, Secrets): values
+//! Secrets the model never sees (`docs/src/spec/tools.md`, Secrets): values
 //! read from environment variables at start-up (`[secrets]`), typed where a
 //! `browser_type` text says `{{secret:NAME}}`, and replaced by that
 //! placeholder in every text that goes back to a client.

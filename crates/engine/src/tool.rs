@@ -15,7 +15,7 @@ use crate::secrets::Secrets;
 use crate::tab::Tab;
 use crate::Budget;
 
-/// Tool groups (`../shared/spec/TOOLS.md`, v2): `core` is always offered;
+/// Tool groups (`docs/src/spec/tools.md`, v2): `core` is always offered;
 /// `[tools] caps` turns on the others.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Group {

@@ -1,4 +1,4 @@
-//! cdpilot's configuration file (`shared/spec/CONFIG.md`): keys, defaults,
+//! cdpilot's configuration file (`docs/src/spec/config.md`): keys, defaults,
 //! and the checks that make a bad file a clear start-up error.
 //!
 //! Unknown keys are errors naming the key and the file. Settings of features

@@ -56,7 +56,7 @@ impl EndReason {
     }
 }
 
-/// One event of a session, as `shared/spec/PROTOCOL.md` names them.
+/// One event of a session, as `docs/src/spec/protocol.md` names them.
 #[derive(Debug, Clone)]
 pub enum SessionEvent {
     /// A dialog opened in tab `tab` (or one of its frames).

@@ -1,5 +1,5 @@
 //! `/v1/extension`: the cdpilot extension's relay socket, its pairing and
-//! its status (`shared/spec/PROTOCOL.md`, "Pairing").
+//! its status (`docs/src/spec/protocol.md`, "Pairing").
 //!
 //! - `POST /v1/extension/pair` (server token): a one-time code and the
 //!   link that carries it, `chrome-extension://<id>/pair.html#server=…&code=…`;

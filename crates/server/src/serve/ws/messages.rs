@@ -1,4 +1,4 @@
-//! The messages of the WebSocket action API (`shared/spec/PROTOCOL.md`),
+//! The messages of the WebSocket action API (`docs/src/spec/protocol.md`),
 //! as types: serde reads and writes them, schemars derives the JSON Schema
 //! served at `/v1/schema`. One type per direction; `type` tags each one.
 //! Both directions serialize and deserialize: the server reads

@@ -1,4 +1,4 @@
-//! The WebSocket action API (`shared/spec/PROTOCOL.md`): `/v1/ws` and the
+//! The WebSocket action API (`docs/src/spec/protocol.md`): `/v1/ws` and the
 //! schema of its messages at `/v1/schema`. Calls go through the engine's one
 //! dispatch, as MCP's do.
 
