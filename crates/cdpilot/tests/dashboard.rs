@@ -3,7 +3,7 @@
 //! library): it shows a session driven by another client, answers a
 //! pending prompt (the page under test sees the answer), shows the live
 //! view and audit thumbnails, and its Stop all ends a running 20 s
-//! `browser_wait` at once.
+//! `browser_wait` at once. Its token stays in its tab (no cookie: issue 34).
 
 mod support;
 
@@ -51,7 +51,7 @@ async fn the_dashboard_shows_answers_and_stops_sessions() {
     )
     .await;
 
-    // The token goes in once; the page keeps it in a cookie and leaves the address bar.
+    // The token goes in once; the page keeps it in its tab and leaves the address bar.
     let viewer = PersonsBrowser::new("dashboard", |_| {});
     let opened = viewer
         .ok(
@@ -67,6 +67,28 @@ async fn the_dashboard_shows_answers_and_stops_sessions() {
     );
     viewer.wait_text(&site.url("/ask.html")).await;
     viewer.wait_text(&site.url("/index.html")).await;
+    viewer.wait_text(&session).await;
+
+    // Issue 34, finding 8: the token is kept in this tab's sessionStorage
+    // (this port's alone), in no cookie; a wrong cookie set by a page on
+    // another port of the host (cookies ignore ports) locks nobody out.
+    let kept = viewer
+        .value("[sessionStorage.getItem('cdpilot_token'), document.cookie]")
+        .await;
+    assert_eq!(kept, json!([serve.token, ""]), "where the token is kept");
+    viewer
+        .ok("browser_navigate", json!({"url": site.url("/index.html")}))
+        .await;
+    let planted = viewer
+        .value("document.cookie = 'cdpilot_token=planted-by-another-port; path=/'; document.cookie")
+        .await;
+    assert_eq!(planted, "cdpilot_token=planted-by-another-port");
+    viewer
+        .ok(
+            "browser_navigate",
+            json!({"url": format!("http://{}/", serve.authority)}),
+        )
+        .await;
     viewer.wait_text(&session).await;
 
     // The live view shows frames of the selected session's tab.

@@ -240,10 +240,14 @@ impl ServerHandler for McpServer {
         let asker = crate::ask::Elicitation::for_client(&context.peer);
         let asker = asker.map(|a| Arc::new(a) as Arc<dyn engine::policy::Asker>);
         self.session().consent().install(asker);
-        // A hand-off's link is offered through this client, if it can elicit.
-        if let Some(offer) = crate::offer::ElicitedLink::for_client(&context.peer) {
-            self.session().offer_handoffs_through(Arc::new(offer));
-        }
+        // A hand-off's link is offered through this client if it can
+        // elicit; else it goes back to the caller in the result.
+        let offer: Arc<dyn engine::handoff::Offer> =
+            match crate::offer::ElicitedLink::for_client(&context.peer) {
+                Some(offer) => Arc::new(offer),
+                None => Arc::new(crate::offer::ToCaller),
+            };
+        self.session().offer_handoffs_through(offer);
         Ok(self.call(&name, arguments, context.ct).await.into())
     }
 }

@@ -2,7 +2,10 @@
 //! URL mode when the client declared it (the client opens the link), else
 //! form mode with the link in the message and nothing to fill in. Declining
 //! ends the hand-off as `handoff_declined`; accepting or cancelling leaves
-//! it waiting for the person.
+//! it waiting for the person. A client that declared no elicitation can
+//! show no link to a person: [`ToCaller`] hands the link to the caller in
+//! the call's result at once (the model then holds it and passes it on),
+//! rather than the call waiting out its budget for a person nobody told.
 
 use std::time::Duration;
 
@@ -67,5 +70,15 @@ impl Offer for ElicitedLink {
                 }
             }
         })
+    }
+}
+
+/// The offer for an MCP client that cannot elicit: the link goes to the
+/// caller in the result (`Offered::ToCaller`).
+pub struct ToCaller;
+
+impl Offer for ToCaller {
+    fn offer<'a>(&'a self, _message: &'a str, _url: &'a str, _id: &'a str) -> Pending<'a, Offered> {
+        Box::pin(async { Offered::ToCaller })
     }
 }

@@ -297,7 +297,7 @@ async fn sessions(json: bool) -> Result<u8, Unreachable> {
             }
         ));
     }
-    out(&format!("Dashboard: {}/?token={}", server.url, server.token));
+    out(&format!("Dashboard: {}/#token={}", server.url, server.token));
     Ok(0)
 }
 

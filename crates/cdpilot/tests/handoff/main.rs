@@ -7,8 +7,11 @@
 //! answering 410 afterwards, `tab_in_handoff`, `handoff_pending`, a tab
 //! closing mid-way, input outside the viewport, and over MCP stdio the
 //! link offered through elicitation (its listener started on demand).
-//! Resizing and the shared screencast: `viewers`.
+//! Resizing and the shared screencast: `viewers`; the hand-off's doors
+//! (redaction, the guard, ids, the refusal shown, no elicitation, a
+//! neighbour): `doors`.
 
+mod doors;
 #[path = "../support/mod.rs"]
 mod support;
 mod viewers;

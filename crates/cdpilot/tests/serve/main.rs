@@ -5,6 +5,7 @@
 //! close (`idle`) and the allocator's thread caches (`thread_caches`)
 //! beside.
 
+mod doors;
 mod guards;
 mod idle;
 mod metrics;

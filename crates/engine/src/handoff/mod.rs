@@ -15,13 +15,13 @@ pub mod person;
 use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
 use crate::audit::Audit;
+use crate::secrets::Secrets;
 use crate::tab::Tab;
 use crate::{ActionError, ErrorCode};
 
@@ -50,6 +50,10 @@ pub enum Offered {
     Shown,
     /// They declined: the hand-off ends as `handoff_declined`.
     Declined,
+    /// The client cannot show a link to a person (an MCP client that
+    /// declared no elicitation): the call returns the link to its caller
+    /// at once, and the hand-off waits for a call to wait for it.
+    ToCaller,
 }
 
 /// What the person answered on the hand-off page.
@@ -68,14 +72,24 @@ pub struct Handoffs {
     open: Mutex<HashMap<String, Arc<Handoff>>>,
     /// Where the pages are served; none: no transport can show one.
     host: Mutex<Option<Arc<dyn PageHost>>>,
-    /// Numbers hand-off ids (`h1`, `h2`, …).
-    next: AtomicU64,
+    /// Hand-offs whose link went to the caller (its client could not show
+    /// it to a person), open until a call waits for them or their time
+    /// runs out; by the handed tab's target id.
+    parked: Mutex<HashMap<String, Parked>>,
+}
+
+/// An open hand-off no call waits for yet (its link went to the caller).
+pub(crate) struct Parked {
+    pub(crate) opened: Opened,
+    pub(crate) answered: oneshot::Receiver<Answer>,
 }
 
 /// One open hand-off: a tab a person holds until they press Done or Give
 /// up, or the waiting call ends.
 pub struct Handoff {
-    /// `h1`, `h2`, …: names it in the link and the events (not a secret).
+    /// `h` and 128 random bits: names it in the link and the events. Not
+    /// guessable, so the page's listener answers nothing to someone who
+    /// holds no link (ids that counted up told a neighbour which to try).
     pub id: String,
     /// The link's one-time token (128 random bits): the only credential
     /// the page and its socket need.
@@ -88,6 +102,10 @@ pub struct Handoff {
     /// The session's id, for the person's audit records.
     session: String,
     audit: Arc<Audit>,
+    /// The session's secrets: the page's view of the tab's URL and the
+    /// person's audit records are redacted through them (a secret the
+    /// agent typed into a GET form is in the tab's URL).
+    pub(crate) secrets: Arc<Secrets>,
     /// The person's answer, taken once.
     answer: Mutex<Option<oneshot::Sender<Answer>>>,
     /// Fires when the hand-off ends: the page's socket closes.
@@ -166,6 +184,7 @@ impl Handoffs {
         reason: String,
         session: String,
         audit: Arc<Audit>,
+        secrets: Arc<Secrets>,
     ) -> Result<(Opened, oneshot::Receiver<Answer>), ActionError> {
         let mut open = self.open.lock().unwrap();
         if let Some(other) = open.values().find(|h| h.tab.target_id == tab.target_id) {
@@ -176,16 +195,16 @@ impl Handoffs {
             ));
         }
         let (answer, answered) = oneshot::channel();
-        let n = self.next.fetch_add(1, Ordering::Relaxed) + 1;
         let mark = tab.gate().mark();
         let handoff = Arc::new(Handoff {
-            id: format!("h{n}"),
+            id: format!("h{}", crate::content::nonce()),
             token: crate::content::nonce(),
             reason,
             tab_name,
             tab,
             session,
             audit,
+            secrets,
             answer: Mutex::new(Some(answer)),
             ended: CancellationToken::new(),
             mark,
@@ -220,6 +239,35 @@ impl Handoffs {
         let (a, b) = (token.as_bytes(), handoff.token.as_bytes());
         let same = a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0;
         same.then_some(handoff)
+    }
+
+    /// Keeps `parked` open with no call waiting for it, until
+    /// [`Handoffs::unpark`] takes it or [`Handoffs::expire`] ends it.
+    pub(crate) fn park(&self, parked: Parked) {
+        let target = parked.opened.handoff.tab.target_id.clone();
+        self.parked.lock().unwrap().insert(target, parked);
+    }
+
+    /// The parked hand-off of tab `target_id`, for the call that now waits for it.
+    pub(crate) fn unpark(&self, target_id: &str) -> Option<Parked> {
+        self.parked.lock().unwrap().remove(target_id)
+    }
+
+    /// Ends parked hand-off `id` if no call took it (its time ran out);
+    /// whether it did.
+    pub(crate) fn expire(&self, id: &str) -> bool {
+        let mut parked = self.parked.lock().unwrap();
+        let Some(target) = parked
+            .iter()
+            .find(|(_, p)| p.opened.handoff.id == id)
+            .map(|(t, _)| t.clone())
+        else {
+            return false;
+        };
+        let gone = parked.remove(&target);
+        drop(parked);
+        drop(gone);
+        true
     }
 
     /// Whether hand-off `id` is open (the page itself is served for an

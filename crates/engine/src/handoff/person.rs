@@ -113,7 +113,9 @@ pub enum Input {
 
 impl Handoff {
     /// What the page shows besides the frames: the reason, the tab's URL,
-    /// the top-level documents the URL rules refused since it began.
+    /// the top-level documents the URL rules refused since it began; every
+    /// URL redacted through the session's secrets (whoever holds the link
+    /// reads it, and the agent may have typed a secret into a GET form).
     pub fn view(&self) -> Value {
         let url = self.tab.state(|s| s.url().to_owned());
         let refused: Vec<Value> = self
@@ -124,7 +126,14 @@ impl Handoff {
             .filter(|b| b.main_frame)
             .map(|b| json!({"url": b.verdict.url, "rule": b.verdict.rule}))
             .collect();
-        json!({"id": self.id, "reason": self.reason, "url": url, "refused": refused})
+        self.secrets
+            .redact_value(json!({"id": self.id, "reason": self.reason, "url": url, "refused": refused}))
+    }
+
+    /// Hears each refusal of the URL rules in the tab (the page then shows
+    /// the view again: a refused navigation brings no frame).
+    pub fn refusals(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.tab.gate().refusals()
     }
 
     /// Joins the tab's screencast (shared with every other viewer of the
@@ -345,14 +354,15 @@ impl Handoff {
         x.is_finite() && y.is_finite() && x >= 0.0 && y >= 0.0 && x < width && y < height
     }
 
-    /// One audit record of the person's (no arguments: never what they typed).
+    /// One audit record of the person's (no arguments: never what they
+    /// typed; the tab's URL redacted through the session's secrets).
     fn audited(&self, what: &str) {
         self.audit.record(Record {
             at: audit::rfc3339(std::time::SystemTime::now()),
             session: self.session.clone(),
             tool: what.to_owned(),
             arguments: json!({"handoff": self.id, "tab": self.tab_name}),
-            url_before: Some(self.tab.state(|s| s.url().to_owned())),
+            url_before: Some(self.secrets.redact(&self.tab.state(|s| s.url().to_owned()))),
             url_after: None,
             verdicts: Vec::new(),
             outcome: "ok".into(),

@@ -92,6 +92,10 @@ struct Log {
     /// Blocked requests below this number were reported in a result.
     reported: u64,
     recent: VecDeque<(u64, Blocked)>,
+    /// `next`, told to whoever shows refusals as they happen (a hand-off
+    /// page: a refused navigation commits nothing and repaints nothing, so
+    /// no screencast frame would carry it).
+    changed: tokio::sync::watch::Sender<u64>,
 }
 
 impl Gate {
@@ -118,6 +122,11 @@ impl Gate {
     /// A mark to ask [`Gate::since`] what was blocked after it.
     pub fn mark(&self) -> u64 {
         self.blocked.lock().unwrap().next
+    }
+
+    /// Hears the mark move each time a request is refused.
+    pub fn refusals(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.blocked.lock().unwrap().changed.subscribe()
     }
 
     /// What was blocked since `mark`, oldest first.
@@ -221,6 +230,7 @@ fn refuse(log: &Mutex<Log>, session: Session, request_id: String, blocked: Block
         if log.recent.len() > KEPT {
             log.recent.pop_front();
         }
+        log.changed.send_replace(log.next);
     }
     // A main frame failed as `BlockedByClient` commits Chrome's error
     // page in place of the page the tab was on; `Aborted` commits

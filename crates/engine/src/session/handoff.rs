@@ -97,12 +97,14 @@ impl Session {
             format!(
                 "a person holds this tab (browser_handoff); {tool} would act on it"
             ),
-            "Wait for browser_handoff to return; browser_snapshot, browser_screenshot and browser_wait still read the tab.",
+            "Wait for browser_handoff to return (if its link came back to you, call browser_handoff again on this tab to wait for the person); browser_snapshot, browser_screenshot and browser_wait still read the tab.",
         ))
     }
 
     /// `browser_handoff`: hands tab `args.common.tab` (default the active
-    /// one) to a person and waits for them.
+    /// one) to a person and waits for them. Where the hand-off's link went
+    /// to the caller (its client cannot show it to a person), waits for
+    /// that hand-off instead of opening another.
     pub(crate) async fn hand_off(
         &self,
         context: &Context,
@@ -118,12 +120,21 @@ impl Session {
             .find(|(_, t, _)| Arc::ptr_eq(t, &tab))
             .map(|(id, _, _)| id)
             .unwrap_or_default();
-        let (opened, answered) = self.handoffs.open(
+        if let Some(parked) = self.handoffs.unpark(&tab.target_id) {
+            let (opened, mut answered) = (parked.opened, parked.answered);
+            let id = opened.handoff.id.clone();
+            let outcome = self
+                .wait_for_person(&tab, &name, args, budget, &mut answered, std::future::pending())
+                .await;
+            return self.finish(&tab, name, id, opened, outcome, budget).await;
+        }
+        let (opened, mut answered) = self.handoffs.open(
             name.clone(),
             tab.clone(),
             args.reason.clone(),
             self.id.clone(),
             self.audit.clone(),
+            self.secrets.clone(),
         )?;
         let id = opened.handoff.id.clone();
         let link = budget
@@ -143,21 +154,45 @@ impl Session {
             url: link.clone(),
             reason: args.reason.clone(),
         });
+        let offer = self.offer.lock().unwrap().clone();
         // Whoever runs the server sees that a person is needed; the link's
         // token goes only where the person is reached (the offer, the
-        // event, the CLI), and into the log at debug level.
+        // event, the CLI), never into a log.
         let page = link.split('#').next().unwrap_or_default();
         tracing::warn!(handoff = %id, "a person is needed ({}): the link to {page} went to the client", args.reason);
-        tracing::debug!(handoff = %id, "the hand-off's link: {link}");
-        let offer = self.offer.lock().unwrap().clone();
         let message = format!("The browser agent needs you: {}. Open the browser:", args.reason);
-        let declined = async {
-            if let Some(offer) = offer {
-                if offer.offer(&message, &link, &id).await == Offered::Declined {
-                    return;
-                }
+        let offered = async {
+            match offer {
+                Some(offer) => offer.offer(&message, &link, &id).await,
+                None => std::future::pending().await,
             }
-            std::future::pending::<()>().await
+        };
+        let outcome = self
+            .wait_for_person(&tab, &name, args, budget, &mut answered, offered)
+            .await;
+        if matches!(outcome, Ok("caller")) {
+            return Ok(self.give_to_caller(&name, link, opened, answered, budget));
+        }
+        self.finish(&tab, name, id, opened, outcome, budget).await
+    }
+
+    /// Waits for the person (Done, Give up), the `until` condition, the
+    /// tab's end, the budget, or what the offer said (`offered`): Ok("person"),
+    /// Ok("condition"), Ok("caller") (the link is the caller's to pass on).
+    async fn wait_for_person(
+        &self,
+        tab: &Arc<Tab>,
+        name: &str,
+        args: &HandoffArgs,
+        budget: &Budget,
+        answered: &mut tokio::sync::oneshot::Receiver<Answer>,
+        offered: impl std::future::Future<Output = Offered>,
+    ) -> Result<&'static str, ActionError> {
+        let offered = async {
+            match offered.await {
+                Offered::Shown => std::future::pending().await,
+                other => other,
+            }
         };
         let until = async {
             match &args.until {
@@ -168,7 +203,7 @@ impl Session {
                         selector: until.selector.clone(),
                         ..Default::default()
                     };
-                    actions::wait::run(&tab, &wait, budget).await
+                    actions::wait::run(tab, &wait, budget).await
                 }
                 None => std::future::pending().await,
             }
@@ -180,16 +215,72 @@ impl Session {
                     Ok(Answer::GiveUp) => Err(declined_error("the person gave up")),
                     Err(_) => Err(ActionError::internal("the hand-off ended without an answer")),
                 },
-                () = declined => Err(declined_error("the user declined to open the hand-off page")),
+                offered = offered => match offered {
+                    Offered::ToCaller => Ok("caller"),
+                    _ => Err(declined_error("the user declined to open the hand-off page")),
+                },
                 held = until => held.map(|_| "condition"),
-                () = closed(&tab) => Err(ActionError::new(
+                () = closed(tab) => Err(ActionError::new(
                     ErrorCode::TabNotFound,
                     format!("tab {name} closed during the hand-off"),
                     "List the tabs with browser_tabs and go on in another one.",
                 )),
             }
         };
-        let outcome = budget.run("waiting for the person", waiting).await;
+        budget.run("waiting for the person", waiting).await
+    }
+
+    /// The client cannot show the link to a person: the caller gets it at
+    /// once, with how to wait for the person; the hand-off stays open
+    /// (parked) for what is left of this call's budget.
+    fn give_to_caller(
+        &self,
+        name: &str,
+        link: String,
+        opened: crate::handoff::Opened,
+        answered: tokio::sync::oneshot::Receiver<Answer>,
+        budget: &Budget,
+    ) -> ActionOutput {
+        let id = opened.handoff.id.clone();
+        let open_for = budget.remaining();
+        tracing::warn!(handoff = %id, "the client cannot show a link to a person: the link went to the caller in the result");
+        self.handoffs.park(crate::handoff::Parked { opened, answered });
+        // Its time runs out unless a call waits for it.
+        let (handoffs, events, tab, expiring) = (
+            self.handoffs.clone(),
+            self.events().clone(),
+            name.to_owned(),
+            id.clone(),
+        );
+        tokio::spawn(async move {
+            tokio::time::sleep(open_for).await;
+            if handoffs.expire(&expiring) {
+                events.emit(SessionEvent::HandoffEnded {
+                    tab,
+                    id: expiring,
+                    by: "timeout",
+                });
+            }
+        });
+        let seconds = open_for.as_secs();
+        ActionOutput::new(
+            format!(
+                "This client cannot show a link to a person, so it is yours to pass on: ask the user to open {link} in their browser (whoever opens it sees and drives tab {name} until the hand-off ends; share it with no one else). Then call browser_handoff again on tab {name} to wait for them (they press Done or Give up there). The link stays open {seconds} s."
+            ),
+            json!({"ok": false, "by": "caller", "handoff": id, "link": link, "tab": name, "open_for_s": seconds}),
+        )
+    }
+
+    /// Ends an opened hand-off after its wait: the event, then the result.
+    async fn finish(
+        &self,
+        tab: &Arc<Tab>,
+        name: String,
+        id: String,
+        opened: crate::handoff::Opened,
+        outcome: Result<&'static str, ActionError>,
+        budget: &Budget,
+    ) -> Result<ActionOutput, ActionError> {
         // How it ended, for the `handoff_ended` event.
         let by = match &outcome {
             Ok(by) => by,
@@ -218,7 +309,7 @@ impl Session {
             ),
             _ => e,
         })?;
-        let (url, title) = actions::navigate::location(&tab, budget).await?;
+        let (url, title) = actions::navigate::location(tab, budget).await?;
         let said = match by {
             "person" => "The person pressed Done",
             _ => "The until condition holds",
@@ -262,10 +353,11 @@ impl Session {
         let budget = Budget::new(own, budget.cancel_token());
         match self.hand_off(context, &args, &budget).await {
             Ok(handed) => {
-                output.text = format!(
-                    "{}\nA person took over ([handoff] auto): {}",
-                    output.text, handed.text
-                );
+                let said = match handed.data["by"].as_str() {
+                    Some("caller") => "A person is needed ([handoff] auto)",
+                    _ => "A person took over ([handoff] auto)",
+                };
+                output.text = format!("{}\n{said}: {}", output.text, handed.text);
                 output.data["handoff"] = handed.data;
             }
             Err(e) => {

@@ -1,8 +1,11 @@
-//! Who may talk to `cdpilot serve`: the bearer token every endpoint
-//! requires, and the `Host`/`Origin` check against DNS rebinding (a web
-//! page whose name resolves to 127.0.0.1 must not reach a loopback server).
+//! Who may talk to a listener of cdpilot (`cdpilot serve`'s, the
+//! extension's, `cdpilot mcp`'s hand-off listener): the one guard every
+//! route passes ([`check`]: the `Host`/`Origin` check against DNS rebinding
+//! and other sites' pages, then the route's credential, never a cookie),
+//! and no framing of any answer.
 //!
-//! Owns the token and the allowed origins; touches nothing else.
+//! Owns the token and the allowed origins; which credential each route
+//! asks is declared with the route in `routes.rs`; this file is below it.
 
 use std::io::Read;
 use std::net::SocketAddr;
@@ -13,13 +16,26 @@ use axum::http::{header, HeaderMap, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
-/// The path whose token may come in the first message instead of a header
-/// (browsers cannot set headers on a WebSocket upgrade).
-pub const WS_PATH: &str = "/v1/ws";
-
-/// The load balancers' probe: answered without a token (it says only
-/// whether the server can take sessions).
-pub const HEALTH_PATH: &str = "/healthz";
+/// What a route asks of a request besides the right `Host` and `Origin`
+/// (the guard asks those of every route).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Credential {
+    /// `Authorization: Bearer <token>` (serve's token). Never a cookie.
+    Bearer,
+    /// A WebSocket whose first message carries the credential (a browser
+    /// cannot set a header on an upgrade): serve's token in the WebSocket
+    /// API's `hello` and the dashboard's live view's `{"token"}`, the relay's
+    /// pairing code or extension token in its `hello`. A bearer header,
+    /// when sent, must be right.
+    FirstMessage,
+    /// A hand-off's link: its id (128 random bits) and, for its socket,
+    /// its one-time token (`?t=`); checked by the hand-off's handler
+    /// against the open hand-offs (an unknown or ended one answers 410).
+    HandoffLink,
+    /// None: a static file, the same for everyone (a page's shell, its
+    /// script, `/healthz`). A bearer header, when sent, must be right.
+    Public,
+}
 
 pub struct Guard {
     token: String,
@@ -29,7 +45,8 @@ pub struct Guard {
     allowed_origins: Vec<String>,
 }
 
-/// Set on a request whose `Authorization` header carried the right token.
+/// Set on a request whose `Authorization` header carried the right token
+/// (a socket that had it needs no credential in its first message).
 #[derive(Clone, Copy)]
 pub struct HeaderAuthenticated;
 
@@ -89,46 +106,17 @@ impl Guard {
     }
 }
 
-/// The cookie the dashboard keeps the token in (set by `/?token=…`).
-pub const COOKIE: &str = "cdpilot_token";
-
-/// The token in the request's `cdpilot_token` cookie.
-fn cookie_token(headers: &HeaderMap) -> Option<&str> {
-    headers
-        .get_all(header::COOKIE)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(';'))
-        .find_map(|pair| pair.trim().strip_prefix(COOKIE)?.strip_prefix('='))
-}
-
-/// `/?token=…` with the right token: keep it in an HttpOnly cookie and go
-/// to `/` (so the token leaves the address bar and the history).
-fn login(guard: &Guard, request: &Request) -> Option<Response> {
-    if request.uri().path() != "/" {
-        return None;
-    }
-    let offered = query_value(request, "token")?;
-    if !guard.token_matches(offered) {
-        return Some(refuse(
-            StatusCode::UNAUTHORIZED,
-            "bad_token: the token in the address is wrong",
-        ));
-    }
-    let cookie = format!("{COOKIE}={offered}; HttpOnly; SameSite=Strict; Path=/");
-    let mut response = StatusCode::SEE_OTHER.into_response();
-    let headers = response.headers_mut();
-    headers.insert(header::LOCATION, header::HeaderValue::from_static("/"));
-    if let Ok(value) = header::HeaderValue::from_str(&cookie) {
-        headers.insert(header::SET_COOKIE, value);
-    }
-    Some(response)
-}
-
-/// Middleware on every route: `Host`, `Origin`, then the bearer token (or
-/// the dashboard's cookie; not asked of [`HEALTH_PATH`], where a wrong one
-/// offered is still refused).
-pub async fn check(State(guard): State<Arc<Guard>>, mut request: Request, next: Next) -> Response {
+/// The one guard of every route of every listener (`routes.rs` wraps each
+/// route in it as the route is declared): `Host` (DNS rebinding), `Origin`
+/// (another site's page), then the route's [`Credential`]. No cookie is
+/// ever read: a cookie reaches every port of the host and any page of the
+/// host can set one, so it could neither keep the token to this server
+/// nor be trusted not to lock the person out.
+pub async fn check(
+    State((guard, credential)): State<(Arc<Guard>, Credential)>,
+    mut request: Request,
+    next: Next,
+) -> Response {
     let headers = request.headers();
     if !guard.host_allowed(headers) {
         return refuse(
@@ -142,41 +130,45 @@ pub async fn check(State(guard): State<Arc<Guard>>, mut request: Request, next: 
             "this Origin may not use the server; add it to [serve] allowed_origins",
         );
     }
-    if let Some(response) = login(&guard, &request) {
-        return response;
-    }
-    let headers = request.headers();
-    if let Some(offered) = cookie_token(headers) {
-        if !guard.token_matches(offered) {
-            return refuse(
-                StatusCode::UNAUTHORIZED,
-                "bad_token: the dashboard's cookie holds a wrong token; open /?token=<token> again",
-            );
-        }
-        request.extensions_mut().insert(HeaderAuthenticated);
-        return next.run(request).await;
-    }
-    match headers.get(header::AUTHORIZATION) {
-        Some(value) => {
-            let offered = value.to_str().ok().and_then(|v| v.strip_prefix("Bearer "));
-            if !offered.is_some_and(|t| guard.token_matches(t.trim())) {
-                return refuse(StatusCode::UNAUTHORIZED, "bad_token: the bearer token is wrong");
-            }
+    let offered = headers.get(header::AUTHORIZATION).map(|value| {
+        value
+            .to_str()
+            .ok()
+            .and_then(|v| v.strip_prefix("Bearer "))
+            .is_some_and(|t| guard.token_matches(t.trim()))
+    });
+    match (credential, offered) {
+        // The hand-off's handler checks its link against the open hand-offs.
+        (Credential::HandoffLink, _) => {}
+        (_, Some(false)) => return refuse(StatusCode::UNAUTHORIZED, "bad_token: the bearer token is wrong"),
+        (_, Some(true)) => {
             request.extensions_mut().insert(HeaderAuthenticated);
         }
-        // The WebSocket API may carry the token in `hello` instead.
-        None if request.uri().path() == WS_PATH => {}
-        // The extension's relay says its own token (or pairing code) in `hello`.
-        None if request.uri().path() == super::extension::PATH => {}
-        None if request.uri().path() == HEALTH_PATH => {}
-        None => {
+        // The socket's first message carries it (checked there); a static file asks none.
+        (Credential::FirstMessage | Credential::Public, None) => {}
+        (Credential::Bearer, None) => {
             return refuse(
                 StatusCode::UNAUTHORIZED,
-                "bad_token: send Authorization: Bearer <token> (printed by cdpilot serve at start, or [serve] token); for the dashboard open /?token=<token>",
+                "bad_token: send Authorization: Bearer <token> (printed by cdpilot serve at start, or [serve] token); for the dashboard open /#token=<token>",
             )
         }
     }
     next.run(request).await
+}
+
+/// Every answer of a listener says it may not be framed
+/// (`X-Frame-Options: DENY`, CSP `frame-ancestors 'none'`): a page the
+/// agent visits must not frame the dashboard or a hand-off page and trick
+/// a person into pressing Stop, Allow, Done or a dialog's answer
+/// (clickjacking).
+pub async fn no_framing(mut response: Response) -> Response {
+    let headers = response.headers_mut();
+    headers.insert(header::X_FRAME_OPTIONS, header::HeaderValue::from_static("DENY"));
+    headers.insert(
+        header::CONTENT_SECURITY_POLICY,
+        header::HeaderValue::from_static("frame-ancestors 'none'"),
+    );
+    response
 }
 
 fn refuse(status: StatusCode, message: &str) -> Response {

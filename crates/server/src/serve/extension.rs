@@ -34,8 +34,6 @@ use std::time::{Duration, Instant};
 use axum::extract::{Request, State};
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
-use axum::Router;
 use engine::browser_extension::Socket;
 use engine::events::EndReason;
 use engine::Engine;
@@ -47,6 +45,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::auth::{self, random_hex};
 use super::extension_store::{self, Tokens};
+use super::routes::{Credential, Routes};
 use super::sessions::Sessions;
 use super::upgrade;
 
@@ -258,8 +257,7 @@ pub async fn listen_for_stdio(
     let token = random_hex(32);
     let guard = Arc::new(auth::Guard::new(token.clone(), local, Vec::new()));
     let holders: Arc<dyn Holders> = Arc::new(DefaultSession(engine.clone()));
-    let app = routes(Extension::new(engine, holders, local, stopping.clone()))
-        .layer(axum::middleware::from_fn_with_state(guard, auth::check));
+    let app = routes(Extension::new(engine, holders, local, stopping.clone()), guard).into_router();
     tokio::spawn(async move {
         let served = axum::serve(listener, app)
             .with_graceful_shutdown(async move { stopping.cancelled().await })
@@ -271,12 +269,15 @@ pub async fn listen_for_stdio(
     Ok((local, token))
 }
 
-/// The routes, with their state.
-pub fn routes(extension: Arc<Extension>) -> Router {
-    Router::new()
-        .route(PATH, get(upgrade_relay))
-        .route("/v1/extension/pair", post(pair))
-        .route("/v1/extension/status", get(status))
+/// The routes, with their state and their credentials (see `routes.rs`):
+/// the relay's socket says its own in its `hello`; pairing and the status
+/// ask serve's token.
+pub fn routes(extension: Arc<Extension>, guard: Arc<auth::Guard>) -> Routes {
+    use Credential::{Bearer, FirstMessage};
+    Routes::new(guard)
+        .get(PATH, FirstMessage, upgrade_relay)
+        .post("/v1/extension/pair", Bearer, pair)
+        .get("/v1/extension/status", Bearer, status)
         .with_state(extension)
 }
 

@@ -33,7 +33,8 @@ pub fn service(engine: Arc<Engine>, sessions: Arc<Sessions>, stopping: Cancellat
     let mut session_config = SessionConfig::default();
     session_config.keep_alive = (idle > 0).then(|| Duration::from_secs(idle));
     manager.session_config = session_config;
-    // Host and Origin are checked for every endpoint by `auth::check`.
+    // Host and Origin are checked for every route by the one guard
+    // (`auth::check`, wrapped around each route by `routes.rs`).
     let config = StreamableHttpServerConfig::default()
         .disable_allowed_hosts()
         .disable_allowed_origins()

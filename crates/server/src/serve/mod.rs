@@ -13,6 +13,7 @@ pub mod extension;
 pub mod extension_store;
 mod mcp_http;
 pub mod metrics;
+pub mod routes;
 pub mod sessions;
 pub mod state;
 mod trim;
@@ -25,14 +26,12 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::middleware::from_fn_with_state;
-use axum::routing::get;
-use axum::Router;
+use axum::http::Method;
 use engine::Engine;
 use tokio_util::sync::CancellationToken;
-use tokio_util::task::TaskTracker;
 
 use auth::Guard;
+use routes::Routes;
 use sessions::Sessions;
 use state::ServeState;
 
@@ -92,6 +91,46 @@ fn health(engine: &Engine) -> axum::response::Response {
     "ok\n".into_response()
 }
 
+/// Every route of `cdpilot serve`'s listener at `local`, each with the
+/// credential it asks, guarded by `state.guard` (the table the guard's test
+/// walks is this one).
+pub fn app(state: &Arc<ServeState>, metrics: Arc<metrics::ServeMetrics>, local: SocketAddr) -> Routes {
+    use routes::Credential::{Bearer, FirstMessage, Public};
+    let engine = state.engine.clone();
+    let guard = state.guard.clone();
+    let mcp = axum::routing::any_service(mcp_http::service(
+        engine.clone(),
+        state.sessions.clone(),
+        state.stopping.clone(),
+    ))
+    .layer(axum::middleware::from_fn(mcp_http::limit_sessions));
+    let extension = extension::Extension::new(
+        engine.clone(),
+        state.sessions.clone(),
+        local,
+        state.stopping.clone(),
+    );
+    let health_engine = engine.clone();
+    Routes::new(guard.clone())
+        .get("/v1/ws", FirstMessage, ws::upgrade)
+        .get("/v1/schema", Bearer, ws::schema)
+        .merge(dashboard::routes(guard.clone()))
+        .with_state(state.clone())
+        .service(
+            "/mcp",
+            vec![Method::POST, Method::GET, Method::DELETE],
+            Bearer,
+            mcp,
+        )
+        .merge(extension::routes(extension, guard.clone()))
+        .get("/metrics", Bearer, move || async move {
+            prometheus_text(&metrics).await
+        })
+        // The load balancers' probe: it says only whether the server can take sessions.
+        .get("/healthz", Public, move || async move { health(&health_engine) })
+        .merge(dashboard::handoff::routes(engine.handoffs().clone(), guard))
+}
+
 /// Serves until `stop` completes, then shuts down in order. Prints the
 /// address (and a generated token) on stderr once listening.
 pub async fn run(engine: Arc<Engine>, stop: impl Future<Output = ()>) -> Result<(), String> {
@@ -117,19 +156,10 @@ pub async fn run_with(
         .map_err(|e| format!("cannot read the listening address: {e}"))?;
     let guard = Arc::new(Guard::new(token.clone(), local, config.allowed_origins.clone()));
     let metrics = Arc::new(metrics::ServeMetrics::new(engine.clone()));
-    let sessions = Sessions::new(engine.clone(), config.max_sessions, metrics.clone());
+    let state = ServeState::new(engine.clone(), guard, metrics.clone());
+    let (sessions, stopping) = (state.sessions.clone(), state.stopping.clone());
     // A launched browser nobody used for a while gives all its memory back.
     engine.close_idle_browser_after(Duration::from_secs(config.browser_idle_restart_s));
-    let stopping = CancellationToken::new();
-    let state = Arc::new(ServeState {
-        engine: engine.clone(),
-        sessions: sessions.clone(),
-        guard: guard.clone(),
-        stopping: stopping.clone(),
-        connections: TaskTracker::new(),
-        thumbnails: Arc::default(),
-        asks: Arc::default(),
-    });
     dashboard::install(&sessions, &state.thumbnails);
     let idle = Duration::from_secs(engine.config().session.idle_timeout_s);
     let idle_exit = {
@@ -160,37 +190,7 @@ pub async fn run_with(
         });
     }
 
-    let health_engine = engine.clone();
-    let mcp = Router::new()
-        .route_service(
-            "/mcp",
-            mcp_http::service(engine.clone(), sessions.clone(), stopping.clone()),
-        )
-        .layer(axum::middleware::from_fn(mcp_http::limit_sessions));
-    let app = Router::new()
-        .route(auth::WS_PATH, get(ws::upgrade))
-        .route("/v1/schema", get(ws::schema))
-        .merge(dashboard::routes())
-        .with_state(state.clone())
-        .merge(mcp)
-        .merge(extension::routes(extension::Extension::new(
-            engine.clone(),
-            sessions.clone(),
-            local,
-            stopping.clone(),
-        )))
-        .route(
-            "/metrics",
-            get(move || async move { prometheus_text(&metrics).await }),
-        )
-        .route(
-            auth::HEALTH_PATH,
-            get(move || async move { health(&health_engine) }),
-        )
-        .layer(from_fn_with_state(guard, auth::check))
-        // The hand-off page's link carries its own one-time token.
-        .merge(dashboard::handoff::routes(engine.handoffs().clone()))
-        .layer(axum::middleware::map_response(dashboard::no_framing));
+    let app = app(&state, metrics, local).into_router();
     engine
         .handoffs()
         .serve_pages(Arc::new(dashboard::handoff::Served::at(local)));
@@ -198,7 +198,7 @@ pub async fn run_with(
     if generated {
         eprintln!("cdpilot serve: token {token} (set [serve] token or --token to choose one)");
     }
-    eprintln!("cdpilot serve: listening on http://{local} (MCP at /mcp, WebSocket API at /v1/ws, dashboard at /?token=…)");
+    eprintln!("cdpilot serve: listening on http://{local} (MCP at /mcp, WebSocket API at /v1/ws, dashboard at /#token=…)");
     if let Some(path) = &options.state_file {
         write_private(
             path,

@@ -13,6 +13,7 @@ use tokio_util::task::TaskTracker;
 use crate::serve::auth::Guard;
 use crate::serve::dashboard::asks::DashboardAsks;
 use crate::serve::dashboard::thumbnails::Thumbnails;
+use crate::serve::metrics::ServeMetrics;
 use crate::serve::sessions::Sessions;
 
 /// The server-wide state of `cdpilot serve`.
@@ -32,4 +33,21 @@ pub struct ServeState {
     pub thumbnails: Arc<Thumbnails>,
     /// URL asks waiting for the dashboard.
     pub asks: Arc<DashboardAsks>,
+}
+
+impl ServeState {
+    /// The state of a server over `engine` guarded by `guard`, its
+    /// sessions (at most `[serve] max_sessions`) counted in `metrics`.
+    pub fn new(engine: Arc<Engine>, guard: Arc<Guard>, metrics: Arc<ServeMetrics>) -> Arc<ServeState> {
+        let max = engine.config().serve.max_sessions;
+        Arc::new(ServeState {
+            sessions: Sessions::new(engine.clone(), max, metrics),
+            engine,
+            guard,
+            stopping: CancellationToken::new(),
+            connections: TaskTracker::new(),
+            thumbnails: Arc::default(),
+            asks: Arc::default(),
+        })
+    }
 }

@@ -1,7 +1,30 @@
 // cdpilot dashboard: polls /v1/dashboard/state once a second, shows a live
 // view of the selected session's tab over /v1/dashboard/screencast, and
 // answers dialogs / stops sessions through POSTs. No framework, no build.
+//
+// The token: opened once as /#token=… (or /?token=…), kept in this tab's
+// sessionStorage (this origin's alone: no other port or site reads it, and
+// no cookie is set, which every port of the host would get and any page
+// of the host could overwrite), taken out of the address bar, and sent as
+// `Authorization: Bearer` and as the live view's first message.
 "use strict";
+
+const TOKEN_KEY = "cdpilot_token";
+{
+  const offered = new URLSearchParams(location.hash.slice(1)).get("token")
+    || new URLSearchParams(location.search).get("token");
+  if (offered) {
+    sessionStorage.setItem(TOKEN_KEY, offered);
+    history.replaceState(null, "", "/");
+  }
+}
+const token = () => sessionStorage.getItem(TOKEN_KEY) || "";
+
+// fetch with the token.
+function call(path, init) {
+  const headers = Object.assign({}, (init && init.headers) || {}, { Authorization: `Bearer ${token()}` });
+  return fetch(path, Object.assign({}, init || {}, { headers }));
+}
 
 const $ = (selector) => document.querySelector(selector);
 let selected = null;      // session id whose tab is shown live
@@ -23,7 +46,7 @@ function el(tag, attrs, ...children) {
 }
 
 async function post(path, body) {
-  const response = await fetch(path, {
+  const response = await call(path, {
     method: "POST",
     headers: { "Content-Type": "application/json" },
     body: JSON.stringify(body),
@@ -126,7 +149,26 @@ function renderAsks(asks) {
   }
 }
 
+// Audit thumbnails, fetched with the token (an <img src> cannot send it)
+// and kept as blob URLs by path; the image shows once it is here.
+const thumbs = new Map();
+function thumbnail(path, alt) {
+  const url = thumbs.get(path);
+  if (url) return el("img", { src: url, alt });
+  if (!thumbs.has(path)) {
+    thumbs.set(path, null);
+    call(path).then((r) => (r.ok ? r.blob() : null)).then((blob) => {
+      if (blob) thumbs.set(path, URL.createObjectURL(blob)); else thumbs.delete(path);
+    }).catch(() => thumbs.delete(path));
+  }
+  return null;
+}
+
 function renderAudit(records, cost) {
+  const kept = new Set(records.map((r) => r.thumbnail).filter(Boolean));
+  for (const [path, url] of thumbs) {
+    if (!kept.has(path)) { if (url) URL.revokeObjectURL(url); thumbs.delete(path); }
+  }
   const body = $("#audit tbody");
   body.replaceChildren();
   for (const r of records) {
@@ -137,7 +179,7 @@ function renderAudit(records, cost) {
       el("td", { class: r.outcome === "ok" ? "ok" : "err" }, r.outcome),
       el("td", {}, String(r.ms)),
       el("td", { class: "url", title: r.url_after || "" }, r.url_after || ""),
-      el("td", {}, r.thumbnail ? el("img", { src: r.thumbnail, alt: "after " + r.tool, loading: "lazy" }) : null)));
+      el("td", {}, r.thumbnail ? thumbnail(r.thumbnail, "after " + r.tool) : null)));
   }
   $("#thumb-cost").textContent = cost.taken
     ? `Thumbnails: ${cost.taken} taken, ${cost.avg_ms.toFixed(1)} ms and ${Math.round(cost.avg_bytes / 1024)} KB each on average (last ${cost.kept} kept).`
@@ -156,6 +198,8 @@ function watch(sessions) {
   if (!key) return;
   const scheme = location.protocol === "https:" ? "wss:" : "ws:";
   live = new WebSocket(`${scheme}//${location.host}/v1/dashboard/screencast?session=${encodeURIComponent(session.id)}&tab=${encodeURIComponent(tab.id)}`);
+  const socket = live;
+  live.onopen = () => socket.send(JSON.stringify({ token: token() }));
   live.onmessage = (event) => {
     if (typeof event.data === "string" && !event.data.startsWith("error:")) $("#live").src = "data:image/jpeg;base64," + event.data;
   };
@@ -164,9 +208,9 @@ function watch(sessions) {
 
 async function refresh() {
   try {
-    const response = await fetch("/v1/dashboard/state", { cache: "no-store" });
+    const response = await call("/v1/dashboard/state", { cache: "no-store" });
     if (response.status === 401) {
-      $("#status").textContent = "not signed in: open /?token=<token> (printed by cdpilot serve)";
+      $("#status").textContent = "not signed in: open /#token=<token> in this tab (printed by cdpilot serve; cdpilot sessions prints the link)";
       return;
     }
     const state = await response.json();
@@ -186,7 +230,7 @@ async function refresh() {
 // The paired Chrome (the cdpilot extension): its state, and a pairing link
 // on demand (what `cdpilot pair` prints).
 async function refreshChrome() {
-  const response = await fetch("/v1/extension/status", { cache: "no-store" }).catch(() => null);
+  const response = await call("/v1/extension/status", { cache: "no-store" }).catch(() => null);
   if (!response || !response.ok) return;
   const s = await response.json();
   const box = $("#chrome-box");

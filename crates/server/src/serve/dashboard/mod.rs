@@ -3,9 +3,11 @@
 //! in the binary (`include_str!`); the page polls one JSON state endpoint
 //! and opens a WebSocket for the live view of the tab it shows.
 //!
-//! Routes (all behind the same token as every endpoint; `/?token=…` once
-//! sets it as an HttpOnly cookie, see `auth`):
-//! - `GET /`, `/dashboard/app.js`, `/dashboard/style.css`: the page;
+//! Routes (declared with their credentials in [`routes`]; the person opens
+//! `/#token=…` once: the page keeps the token in its tab's `sessionStorage`,
+//! which no other port or site reads, sends it as `Authorization: Bearer`
+//! and as the live view's first message; no cookie is set or read):
+//! - `GET /`, `/dashboard/app.js`, `/dashboard/style.css`: the page (static);
 //! - `GET /v1/dashboard/state`: sessions, pending dialogs, the audit tail
 //!   (with thumbnails), as JSON (also what `cdpilot sessions` prints);
 //! - `POST /v1/dashboard/stop` `{session}` or `{all: true}`: Stop;
@@ -15,7 +17,9 @@
 //!   answers a URL ask waiting for the dashboard (see `asks`);
 //! - `GET /v1/dashboard/thumb/{n}`: one audit thumbnail (JPEG);
 //! - `GET /v1/dashboard/screencast?session=…&tab=…`: a WebSocket of JPEG
-//!   frames (base64 text), `Page.startScreencast` only while it is open.
+//!   frames (base64 text) after its first message `{"token": "…"}` (or an
+//!   upgrade with the right bearer header), `Page.startScreencast` only
+//!   while it is open.
 //!
 //! Owns the routes; the thumbnail ring is `thumbnails.rs`, the asks
 //! `asks.rs`, the live views `screencast.rs` (each below the server-wide
@@ -33,12 +37,11 @@ use axum::body::Bytes;
 use axum::extract::{Path, Request, State};
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
-use axum::Router;
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
-use crate::serve::auth::query_value;
+use crate::serve::auth::{query_value, Guard, HeaderAuthenticated};
+use crate::serve::routes::{Credential, Routes};
 use crate::serve::sessions::Sessions;
 use crate::serve::state::ServeState;
 use thumbnails::Thumbnails;
@@ -57,34 +60,26 @@ pub fn install(sessions: &Sessions, thumbnails: &Arc<Thumbnails>) {
     sessions.on_success(Arc::new(move |lease, tool| thumbnails.after_call(lease, tool)));
 }
 
-pub fn routes() -> Router<Arc<ServeState>> {
-    Router::new()
-        .route("/", get(|| async { page("text/html; charset=utf-8", INDEX) }))
-        .route(
-            "/dashboard/app.js",
-            get(|| async { page("text/javascript", APP_JS) }),
-        )
-        .route("/dashboard/style.css", get(|| async { page("text/css", STYLE) }))
-        .route("/v1/dashboard/state", get(state))
-        .route("/v1/dashboard/stop", post(stop))
-        .route("/v1/dashboard/dialog", post(dialog))
-        .route("/v1/dashboard/decide", post(decide))
-        .route("/v1/dashboard/thumb/{n}", get(thumb))
-        .route("/v1/dashboard/screencast", get(screencast))
-}
-
-/// Every answer of the server says it may not be framed
-/// (`X-Frame-Options: DENY`, CSP `frame-ancestors 'none'`): a page the
-/// agent visits must not frame the dashboard and trick a person into
-/// pressing Stop, Allow or a dialog's answer (clickjacking).
-pub async fn no_framing(mut response: Response) -> Response {
-    let headers = response.headers_mut();
-    headers.insert(header::X_FRAME_OPTIONS, header::HeaderValue::from_static("DENY"));
-    headers.insert(
-        header::CONTENT_SECURITY_POLICY,
-        header::HeaderValue::from_static("frame-ancestors 'none'"),
-    );
-    response
+/// The dashboard's routes: its page, script and style sheet are static
+/// files (the page takes the token from its address into its tab's
+/// `sessionStorage` and sends it as a header); everything else asks the
+/// token, the live view's socket in its first message.
+pub fn routes(guard: Arc<Guard>) -> Routes<Arc<ServeState>> {
+    use Credential::{Bearer, FirstMessage, Public};
+    Routes::new(guard)
+        .get("/", Public, || async { page("text/html; charset=utf-8", INDEX) })
+        .get("/dashboard/app.js", Public, || async {
+            page("text/javascript", APP_JS)
+        })
+        .get("/dashboard/style.css", Public, || async {
+            page("text/css", STYLE)
+        })
+        .get("/v1/dashboard/state", Bearer, state)
+        .post("/v1/dashboard/stop", Bearer, stop)
+        .post("/v1/dashboard/dialog", Bearer, dialog)
+        .post("/v1/dashboard/decide", Bearer, decide)
+        .get("/v1/dashboard/thumb/{n}", Bearer, thumb)
+        .get("/v1/dashboard/screencast", FirstMessage, screencast)
 }
 
 fn page(mime: &'static str, body: &'static str) -> Response {
@@ -244,13 +239,13 @@ async fn thumb(State(state): State<Arc<ServeState>>, Path(n): Path<u64>) -> Resp
     }
 }
 
-/// `GET /v1/dashboard/screencast?session=…&tab=…`: the live view.
+/// `GET /v1/dashboard/screencast?session=…&tab=…`: the live view. Nothing
+/// about the session is looked up before the token is shown.
 async fn screencast(State(state): State<Arc<ServeState>>, request: Request) -> Response {
-    let Some(lease) = query_value(&request, "session").and_then(|id| state.sessions.get(id)) else {
-        return (StatusCode::NOT_FOUND, "session: the id of an open session\n").into_response();
-    };
+    let session = query_value(&request, "session").unwrap_or_default().to_owned();
     let tab = query_value(&request, "tab")
         .filter(|t| !t.is_empty())
         .map(str::to_owned);
-    screencast::watch(request, lease, tab, &state.connections, state.stopping.clone())
+    let header_authenticated = request.extensions().get::<HeaderAuthenticated>().is_some();
+    screencast::watch(request, state, session, tab, header_authenticated)
 }

@@ -5,6 +5,10 @@
 //! dashboards, a hand-off page): it runs while someone watches, and a
 //! viewer leaving stops nobody else's frames (`engine::screencast`).
 //!
+//! The page cannot set a header on the upgrade, so its first message is
+//! `{"token": "…"}` (serve's token); nothing is sent, and no session looked
+//! up, before it (or an upgrade with the right bearer header).
+//!
 //! Owns one viewer's connection.
 
 use std::sync::Arc;
@@ -13,26 +17,51 @@ use axum::extract::Request;
 use axum::response::Response;
 use futures_util::{SinkExt, StreamExt};
 use tokio_tungstenite::tungstenite::Message;
-use tokio_util::sync::CancellationToken;
-use tokio_util::task::TaskTracker;
 
-use crate::serve::sessions::Lease;
+use crate::serve::state::ServeState;
 use crate::serve::upgrade::accept;
 
+/// How long the socket waits for its first message (the token).
+const FIRST_MESSAGE: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// Upgrades `request` to a viewer of `tab` (default the active one) of
-/// `lease`: frames until the viewer leaves, the session is stopped or
-/// `stopping` fires (shutdown); its task is tracked by `tracker`.
+/// session `session` once the token is shown: frames until the viewer
+/// leaves, the session is stopped or the server stops; its task is
+/// tracked with the server's connections.
 pub fn watch(
     request: Request,
-    lease: Arc<Lease>,
+    state: Arc<ServeState>,
+    session: String,
     tab: Option<String>,
-    tracker: &TaskTracker,
-    stopping: CancellationToken,
+    header_authenticated: bool,
 ) -> Response {
-    let tracker = tracker.clone();
+    let tracker = state.connections.clone();
+    let stopping = state.stopping.clone();
     accept(request, move |socket| {
         tracker.track_future(async move {
             let (mut sink, mut incoming) = socket.split();
+            let shown = header_authenticated || {
+                let first = tokio::time::timeout(FIRST_MESSAGE, incoming.next()).await;
+                match first {
+                    Ok(Some(Ok(Message::Text(text)))) => serde_json::from_str::<serde_json::Value>(text.as_str())
+                        .ok()
+                        .and_then(|v| v["token"].as_str().map(|t| state.guard.token_matches(t)))
+                        .unwrap_or(false),
+                    _ => false,
+                }
+            };
+            if !shown {
+                let why = "error: bad_token: send {\"token\": \"<token>\"} as the first message";
+                let _ = sink.send(Message::text(why)).await;
+                let _ = sink.close().await;
+                return;
+            }
+            let Some(lease) = state.sessions.get(&session) else {
+                let _ = sink.send(Message::text("error: session: the id of an open session")).await;
+                let _ = sink.close().await;
+                return;
+            };
+            drop(state);
             let session_stopped = lease.stop_token().clone();
             let watched = lease.session().watch(tab.as_deref());
             drop(lease);

@@ -1,6 +1,9 @@
 //! The hand-off page's WebSocket: `GET /handoff/<id>/live?t=<token>`.
 //! Out: `{"frame", "width", "height", "view"}` for each screencast frame of
-//! the handed tab (`view`: its URL, the reason, what the URL rules refused),
+//! the handed tab (`view`: its URL, the reason, what the URL rules refused;
+//! its URLs redacted through the session's secrets), `{"view"}` alone at
+//! the start and whenever the URL rules refuse something in the tab (a
+//! refused navigation repaints nothing, so no frame would say it),
 //! then `{"ended": true}` when the hand-off ends. In: the person's events,
 //! JSON as `engine::handoff::person::Input` reads them; an event the engine
 //! refuses is answered `{"error": "…"}`, one outside the viewport
@@ -36,6 +39,10 @@ pub async fn upgrade(
     accept(request, move |socket| async move {
         let (mut sink, mut incoming) = socket.split();
         let mut viewer = handoff.watch();
+        // A refused navigation commits nothing and repaints nothing: no
+        // frame would carry it, so the view goes out on its own then
+        // (heard from before the first view is read: none falls between).
+        let mut refusals = handoff.refusals();
         let frame_message = |frame: Frame| {
             json!({
                 "frame": &*frame.data,
@@ -83,6 +90,12 @@ pub async fn upgrade(
                     Some(Ok(Message::Close(_))) | None | Some(Err(_)) => break,
                     Some(Ok(_)) => {}
                 },
+                Ok(()) = refusals.changed() => {
+                    let view = json!({"view": handoff.view()}).to_string();
+                    if sink.send(Message::text(view)).await.is_err() {
+                        break;
+                    }
+                }
                 _ = ended.cancelled() => {
                     let _ = sink.send(Message::text(json!({"ended": true}).to_string())).await;
                     break;

@@ -3,9 +3,11 @@
 //! its WebSocket `GET /handoff/<id>/live?t=<token>` carries the frames and
 //! the tab's URL one way and the person's input the other (`live.rs`).
 //!
-//! These routes need no server token: the link's one-time token is bound to
-//! that hand-off and tab and ends with it (then the page answers 410 "This
-//! hand-off has ended"). They are served by `cdpilot serve`'s listener and
+//! These routes need no server token: the link is their credential (its id,
+//! 128 random bits, and its one-time token, bound to that hand-off and tab
+//! and ended with it: then the page answers 410 "This hand-off has
+//! ended"). They pass the same guard as every route (Host, Origin, no
+//! framing) on both listeners. They are served by `cdpilot serve`'s listener and
 //! by the loopback listener `cdpilot mcp` starts the first time a hand-off
 //! needs one ([`OnDemand`]). Owns the routes and that listener; the open
 //! hand-offs are the engine's (`engine::handoff`).
@@ -17,10 +19,11 @@ use std::sync::Arc;
 use axum::extract::{Path, Request, State};
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
-use axum::Router;
 use engine::handoff::{Handoffs, PageHost, Pending};
 use tokio::sync::OnceCell;
+
+use crate::serve::auth::{random_hex, Guard};
+use crate::serve::routes::{Credential, Routes};
 
 const PAGE: &str = include_str!("page.html");
 const PAGE_JS: &str = include_str!("page.js");
@@ -28,16 +31,26 @@ const PAGE_JS: &str = include_str!("page.js");
 /// What an ended, expired or wrong link answers.
 const ENDED: &str = "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>Hand-off ended</title></head><body><h1>This hand-off has ended</h1><p>The agent has the browser again. You can close this page.</p></body></html>\n";
 
-/// The hand-off routes over `handoffs`.
-pub fn routes(handoffs: Arc<Handoffs>) -> Router {
-    Router::new()
-        .route(
-            "/handoff/page.js",
-            get(|| async { asset("text/javascript", PAGE_JS) }),
-        )
-        .route("/handoff/{id}", get(page))
-        .route("/handoff/{id}/live", get(live::upgrade))
+/// The hand-off routes over `handoffs`, guarded by `guard` (Host, Origin,
+/// no framing; the link is their credential, see `routes.rs`).
+pub fn routes(handoffs: Arc<Handoffs>, guard: Arc<Guard>) -> Routes {
+    use Credential::{HandoffLink, Public};
+    Routes::new(guard)
+        .get("/handoff/page.js", Public, || async {
+            asset("text/javascript", PAGE_JS)
+        })
+        .get("/handoff/{id}", HandoffLink, page)
+        .get("/handoff/{id}/live", HandoffLink, live::upgrade)
         .with_state(handoffs)
+}
+
+/// Every route of `cdpilot mcp`'s hand-off listener at `local`: the
+/// hand-off routes alone, behind the same guard as serve's (its `Host` must
+/// name that loopback address; no `Origin` but its own; no bearer token
+/// exists there, so a path nobody declared is refused).
+pub fn on_demand_routes(handoffs: Arc<Handoffs>, local: std::net::SocketAddr) -> Routes {
+    let guard = Arc::new(Guard::new(random_hex(32), local, Vec::new()));
+    routes(handoffs, guard)
 }
 
 fn asset(mime: &'static str, body: &'static str) -> Response {
@@ -136,9 +149,9 @@ impl OnDemand {
         let local = listener
             .local_addr()
             .map_err(|e| format!("cannot read the hand-off listener's address: {e}"))?;
-        let app = routes(handoffs).layer(axum::middleware::map_response(super::no_framing));
+        let routes = on_demand_routes(handoffs, local);
         tokio::spawn(async move {
-            if let Err(e) = axum::serve(listener, app).await {
+            if let Err(e) = routes.serve_on(listener).await {
                 tracing::warn!("the hand-off listener stopped: {e}");
             }
         });
