@@ -4,6 +4,9 @@
 //! door, and asserts that the server saw nothing: no request, and no
 //! connection either (a preconnect or a refused WebSocket handshake opens a
 //! connection without sending a request a log of requests would show).
+//! It listens on `127.0.0.1:PORT` and `[::1]:PORT` (TCP), so every spelling
+//! of the local host reaches it, and on UDP `127.0.0.1:PORT`, logging every
+//! datagram (a STUN binding request a page's WebRTC sends).
 
 use std::sync::{Arc, Mutex};
 
@@ -16,34 +19,63 @@ pub struct Seen {
     pub connections: usize,
     /// Each request's first line (`GET /x HTTP/1.1`), in order.
     pub requests: Vec<String>,
+    /// UDP datagrams received (their sizes, in order).
+    pub datagrams: Vec<usize>,
 }
 
 /// A logging server on `127.0.0.1:port`, serving until dropped.
 pub struct DeniedServer {
     pub port: u16,
     seen: Arc<Mutex<Seen>>,
-    task: tokio::task::JoinHandle<()>,
+    tasks: Vec<tokio::task::JoinHandle<()>>,
 }
 
 impl Drop for DeniedServer {
     fn drop(&mut self) {
-        self.task.abort();
+        for task in &self.tasks {
+            task.abort();
+        }
     }
 }
 
 impl DeniedServer {
     pub async fn start() -> DeniedServer {
-        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
-        let port = listener.local_addr().expect("address").port();
-        let seen = Arc::new(Mutex::new(Seen::default()));
-        let log = seen.clone();
-        let task = tokio::spawn(async move {
-            while let Ok((stream, _)) = listener.accept().await {
-                log.lock().unwrap().connections += 1;
-                tokio::spawn(serve(stream, log.clone()));
+        // A port free on 127.0.0.1 and [::1] (TCP) and 127.0.0.1 (UDP) alike.
+        // (Without IPv6 on the host, after a few tries: IPv4 alone.)
+        let mut tries = 0;
+        let (v4, v6, udp) = loop {
+            tries += 1;
+            let v4 = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+            let port = v4.local_addr().expect("address").port();
+            let Ok(udp) = tokio::net::UdpSocket::bind(("127.0.0.1", port)).await else {
+                continue;
+            };
+            match TcpListener::bind(("::1", port)).await {
+                Ok(v6) => break (v4, Some(v6), udp),
+                Err(_) if tries < 20 => continue,
+                Err(_) => break (v4, None, udp),
             }
-        });
-        DeniedServer { port, seen, task }
+        };
+        let port = v4.local_addr().expect("address").port();
+        let seen = Arc::new(Mutex::new(Seen::default()));
+        let mut tasks = Vec::new();
+        for listener in std::iter::once(v4).chain(v6) {
+            let log = seen.clone();
+            tasks.push(tokio::spawn(async move {
+                while let Ok((stream, _)) = listener.accept().await {
+                    log.lock().unwrap().connections += 1;
+                    tokio::spawn(serve(stream, log.clone()));
+                }
+            }));
+        }
+        let log = seen.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut buffer = [0u8; 2048];
+            while let Ok((n, _)) = udp.recv_from(&mut buffer).await {
+                log.lock().unwrap().datagrams.push(n);
+            }
+        }));
+        DeniedServer { port, seen, tasks }
     }
 
     /// `http://127.0.0.1:PORT/path`.

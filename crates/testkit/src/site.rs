@@ -19,6 +19,7 @@ use tokio::net::TcpListener;
 const PAGES: &[(&str, &str)] = &[
     ("index.html", include_str!("../site/index.html")),
     ("egress.html", include_str!("../site/egress.html")),
+    ("matrix.html", include_str!("../site/matrix.html")),
     ("form.html", include_str!("../site/form.html")),
     ("snapshot.html", include_str!("../site/snapshot.html")),
     ("covered.html", include_str!("../site/covered.html")),

@@ -14,6 +14,16 @@ pub struct SetLifecycleEventsEnabled {
 }
 command!(SetLifecycleEventsEnabled => "Page.setLifecycleEventsEnabled", Empty);
 
+/// Whether the page may prerender (speculation rules' `prerender`): off,
+/// a page cannot have the browser load a document no request stage of
+/// the page's sees first.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SetPrerenderingAllowed {
+    pub is_allowed: bool,
+}
+command!(SetPrerenderingAllowed => "Page.setPrerenderingAllowed", Empty);
+
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Navigate {

@@ -72,6 +72,19 @@ pub struct SetAutoAttach {
 }
 command!(SetAutoAttach => "Target.setAutoAttach", Empty);
 
+/// Browser session only: attaches (flattened) the targets related to
+/// `target_id` as they are created (its frames, its workers, new versions
+/// of its service worker, its prerendered pages), held before they run
+/// when `wait_for_debugger_on_start`, without auto-attaching anything else
+/// of the browser's.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AutoAttachRelated {
+    pub target_id: String,
+    pub wait_for_debugger_on_start: bool,
+}
+command!(AutoAttachRelated => "Target.autoAttachRelated", Empty);
+
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SetDiscoverTargets {

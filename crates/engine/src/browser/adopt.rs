@@ -28,17 +28,15 @@
 
 use std::sync::{Arc, Weak};
 
-use crate::egress::{ContextDoors, Door};
 use std::time::Duration;
 
-use cdp::protocol::fetch::{Enable, RequestPattern, RequestPaused};
 use cdp::protocol::runtime::RunIfWaitingForDebugger;
-use cdp::protocol::target::{AttachedToTarget, DetachFromTarget, DetachedFromTarget, SetAutoAttach};
+use cdp::protocol::target::{AttachedToTarget, DetachFromTarget, SetAutoAttach};
 use cdp::Session;
 use tokio::time::Instant;
 
 use super::Link;
-use crate::policy::{gate, Policy};
+use crate::egress::{workers, ContextDoors};
 use crate::{ActionError, Budget};
 
 /// How long preparing one paused target may take (no caller waits on it;
@@ -46,8 +44,15 @@ use crate::{ActionError, Budget};
 const PREPARE_BUDGET: Duration = Duration::from_secs(20);
 
 /// Switches on paused auto-attach for `link`'s connection and follows what
-/// it attaches.
-pub async fn watch(link: &Arc<Link>, doors: Arc<ContextDoors>, budget: &Budget) -> Result<(), ActionError> {
+/// it attaches. On a browser `shared` with its user nothing browser-wide
+/// is switched on: what comes is what the agent's tabs' related targets
+/// bring (`TargetManager::attach_related`).
+pub async fn watch(
+    link: &Arc<Link>,
+    doors: Arc<ContextDoors>,
+    shared: bool,
+    budget: &Budget,
+) -> Result<(), ActionError> {
     let conn = link.targets.connection().clone();
     // Subscribed before switching on, so no attached target is missed.
     let mut events = conn.events(Some(""));
@@ -56,13 +61,15 @@ pub async fn watch(link: &Arc<Link>, doors: Arc<ContextDoors>, budget: &Budget) 
         wait_for_debugger_on_start: true,
         flatten: true,
     };
-    budget
-        .cdp(
-            "pausing new targets until they are gated",
-            &conn.browser(),
-            auto_attach,
-        )
-        .await?;
+    if !shared {
+        budget
+            .cdp(
+                "pausing new targets until they are gated",
+                &conn.browser(),
+                auto_attach,
+            )
+            .await?;
+    }
     let link: Weak<Link> = Arc::downgrade(link);
     tokio::spawn(async move {
         while let Some(event) = events.recv().await {
@@ -87,7 +94,9 @@ pub async fn watch(link: &Arc<Link>, doors: Arc<ContextDoors>, budget: &Budget) 
                         .of(info.browser_context_id.as_deref())
                         .map(|d| Arc::downgrade(&d))
                         .unwrap_or_default();
-                    tokio::spawn(async move { gate_and_run(&session, &kind, waiting, policy, door).await });
+                    tokio::spawn(async move {
+                        workers::gate_and_run(&session, &kind, waiting, policy, door).await
+                    });
                 }
                 (kind, true) => {
                     let kind = kind.to_owned();
@@ -120,75 +129,6 @@ async fn adopt_page(link: Arc<Link>, target_id: String) {
             .call(RunIfWaitingForDebugger {}, Instant::now() + PREPARE_BUDGET)
             .await;
         detach(session).await;
-    }
-}
-
-/// A worker (or any target but a page): every request it makes is judged
-/// by the URL rules before it leaves, then it runs; a refused one is
-/// recorded in `door` (its browser context's) for the session to report.
-/// The session stays attached for as long as the target lives (the gate
-/// is its `Fetch`).
-async fn gate_and_run(session: &Session, kind: &str, waiting: bool, policy: Arc<Policy>, door: Weak<Door>) {
-    let deadline = Instant::now() + PREPARE_BUDGET;
-    if policy.restricts() {
-        let mut events = session.connection().events(Some(session.id()));
-        // The browser session's events say when the worker's session ends
-        // (the worker stopped): the gate's task ends with it.
-        let mut browser_events = session.connection().events(Some(""));
-        let every_request = Enable {
-            patterns: vec![RequestPattern {
-                url_pattern: "*".into(),
-                resource_type: None,
-                request_stage: "Request".into(),
-            }],
-        };
-        match session.call(every_request, deadline).await {
-            Ok(_) => {
-                let session = session.clone();
-                let kind = kind.to_owned();
-                tokio::spawn(async move {
-                    loop {
-                        let event = tokio::select! {
-                            event = events.recv() => event,
-                            ended = browser_events.recv() => match ended {
-                                Some(e) if e.decode::<DetachedFromTarget>()
-                                    .is_some_and(|d| d.session_id == session.id()) => None,
-                                Some(_) => continue,
-                                None => None,
-                            },
-                        };
-                        let Some(event) = event else { break };
-                        let Some(paused) = event.decode::<RequestPaused>() else {
-                            continue;
-                        };
-                        let verdict = policy.judge(&paused.request.url);
-                        let fail_as = (!verdict.allowed()).then(|| {
-                            match door.upgrade() {
-                                Some(door) => door.record_worker_block(
-                                    &verdict.url,
-                                    &verdict.rule,
-                                    &paused.resource_type,
-                                    &kind,
-                                ),
-                                // An attached browser's default context
-                                // has no door: logged only.
-                                None => tracing::info!(url = %verdict.url, rule = %verdict.rule, "a {kind}'s request blocked"),
-                            }
-                            "BlockedByClient"
-                        });
-                        gate::answer(session.clone(), paused.request_id, fail_as);
-                    }
-                });
-            }
-            // Workers of some kinds have no Fetch domain: they are still
-            // covered at the host level by the egress gate.
-            Err(error) => tracing::debug!("gating a {kind} target failed: {error}"),
-        }
-    }
-    if waiting {
-        if let Err(error) = session.call(RunIfWaitingForDebugger {}, deadline).await {
-            tracing::debug!("resuming a {kind} target failed: {error}");
-        }
     }
 }
 

@@ -88,7 +88,9 @@ pub struct Browser {
     /// workers of the user's: nothing outside the contexts sessions created
     /// is attached, paused or judged (no browser-wide auto-attach, no
     /// browser-wide `Fetch`); sessions' contexts are gated by their egress
-    /// doors and their tabs' own request stages.
+    /// doors and their tabs' own request stages, and each tab's related
+    /// targets (workers, prerenders, frames) are auto-attached paused and
+    /// gated as they come (`Target.autoAttachRelated`, `adopt.rs`).
     shared: bool,
     /// The sessions' contexts (and openings) on it now: the slot closes a
     /// launched browser nobody held for a while (`[serve]
@@ -226,11 +228,14 @@ impl Browser {
             bridge,
             policy,
         });
-        let targets = timing::timed(
+        let mut targets = timing::timed(
             "launch.targets",
             TargetManager::start(conn, setup.clone(), budget),
         )
         .await?;
+        if shared {
+            targets = targets.attach_related();
+        }
         let link = Arc::new(Link {
             targets,
             generation: 0,
@@ -238,8 +243,8 @@ impl Browser {
         let doors = Arc::new(ContextDoors::new(door));
         if !shared {
             popups::watch(&link, setup.policy.clone(), budget).await?;
-            adopt::watch(&link, doors.clone(), budget).await?;
         }
+        adopt::watch(&link, doors.clone(), shared, budget).await?;
         Ok(Browser {
             process: Mutex::new(process),
             transport,
@@ -353,28 +358,39 @@ impl Browser {
                 }
             }
         };
-        let targets = TargetManager::start(conn, self.setup.clone(), budget).await?;
+        let mut targets = TargetManager::start(conn, self.setup.clone(), budget).await?;
+        if self.shared {
+            targets = targets.attach_related();
+        }
         let generation = self.link().generation + 1;
         let link = Arc::new(Link { targets, generation });
         if !self.shared {
             popups::watch(&link, self.setup.policy.clone(), budget).await?;
-            adopt::watch(&link, self.doors.clone(), budget).await?;
         }
+        adopt::watch(&link, self.doors.clone(), self.shared, budget).await?;
         *self.link.lock().unwrap() = link;
         Ok(())
     }
 
     /// A new browser context (own cookies, storage, cache) for a session,
     /// every connection of which goes through a door of the egress gate of
-    /// its own (on a launched, attached or fleet browser alike).
-    pub async fn create_context(&self, budget: &Budget) -> Result<(String, Arc<Door>), ActionError> {
+    /// its own (on a launched, attached, fleet or Grid browser alike).
+    /// `kept`: it survives the connection dropping (the default session's
+    /// context on a browser cdpilot did not launch, which a reconnect finds
+    /// again, as it would the default context); otherwise Chrome disposes
+    /// of it when the connection that made it closes.
+    pub async fn create_context(
+        &self,
+        kept: bool,
+        budget: &Budget,
+    ) -> Result<(String, Arc<Door>), ActionError> {
         let door = self.egress.new_door().map_err(gate_failed)?;
         let root = self.connection().browser();
         let creating = budget.cdp(
             "creating the session's browser context",
             &root,
             target::CreateBrowserContext {
-                dispose_on_detach: true,
+                dispose_on_detach: !kept,
                 proxy_server: Some(door.proxy_server()),
                 proxy_bypass_list: Some(egress::BYPASS_NOTHING.into()),
             },

@@ -16,8 +16,10 @@ use super::Door;
 /// The doors of one browser's contexts.
 pub struct ContextDoors {
     /// The launched browser's door (its default context's connections);
-    /// `None` for an attached browser, whose default context cdpilot
-    /// cannot point at the gate.
+    /// `None` for a browser cdpilot did not launch (attached, an endpoint,
+    /// a Grid node's, the user's own), whose default context no door
+    /// covers: no session runs there (`session::Context::open` gives the
+    /// default session a context of its own instead).
     default: Option<Arc<Door>>,
     /// Contexts sessions created, with their doors. Locked for
     /// microseconds.

@@ -14,10 +14,12 @@
 //! doors are served on the gate's own thread and runtime, started with the
 //! engine, so a busy engine runtime never delays the browser's traffic.
 //! Serving one connection is `proxy.rs`; resolving a name and judging its
-//! addresses `resolve.rs`; the user's upstream proxy `upstream.rs`.
+//! addresses `resolve.rs`; the user's upstream proxy `upstream.rs`; a
+//! worker's request gate (paths, which no connection shows) `workers.rs`.
 
 mod contexts;
 mod proxy;
+pub mod workers;
 
 pub use contexts::ContextDoors;
 pub use proxy::GATE_ERROR_HEADER;
@@ -37,7 +39,7 @@ use upstream::Upstream;
 
 /// Flags the gate needs the browser to have; a user's `[browser] args`
 /// naming one of them could route connections around it.
-const PROXY_FLAGS: [&str; 6] = [
+pub(crate) const PROXY_FLAGS: [&str; 6] = [
     "--webrtc-ip-handling-policy",
     "--proxy-server",
     "--proxy-bypass-list",

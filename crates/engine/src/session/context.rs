@@ -39,8 +39,8 @@ pub struct Context {
     pub(super) downloads_for: AtomicU64,
     /// The egress gate's door this context's connections go through (its
     /// own, or the launched browser's for the default context): what it
-    /// refused goes in the session's next result. `None`: the default
-    /// context of an attached browser, which cdpilot cannot gate.
+    /// refused goes in the session's next result. Always set: a session
+    /// never runs in a context no door covers.
     door: Option<Arc<Door>>,
     /// Holds the browser while the context lives: a browser nobody holds
     /// may be closed for idleness (`[serve] browser_idle_restart_s`).
@@ -48,8 +48,8 @@ pub struct Context {
 }
 
 impl Context {
-    /// Takes the default context's tabs (`isolated` false) or creates a
-    /// new browser context, and makes sure it has a tab; meanwhile the
+    /// Takes the default context's tabs (`isolated` false, on a browser
+    /// cdpilot launched) or creates a new browser context, and makes sure it has a tab; meanwhile the
     /// browser is told to save the context's downloads into `downloads`
     /// (one round trip fewer on the way of the session's first call).
     pub async fn open(
@@ -60,12 +60,22 @@ impl Context {
         downloads: &std::path::Path,
         budget: &Budget,
     ) -> Result<Context, ActionError> {
-        let (id, door) = match isolated {
-            true => {
-                let (id, door) = browser.create_context(budget).await?;
+        let (id, door) = match (isolated, browser.door()) {
+            (false, Some(door)) => (None, Some(door.clone())),
+            // The default context of a browser cdpilot did not launch (a
+            // Grid node's, `cdp_url`'s) is behind no door of the gate: the
+            // default session gets a context of its own there too, kept
+            // across a reconnect as the default one would be. Creating it
+            // with its door is the only way on: a context that cannot be
+            // gated is an error, never a session in the default one.
+            (false, None) => {
+                let (id, door) = browser.create_context(true, budget).await?;
                 (Some(id), Some(door))
             }
-            false => (None, browser.door().cloned()),
+            (true, _) => {
+                let (id, door) = browser.create_context(false, budget).await?;
+                (Some(id), Some(door))
+            }
         };
         let context = Context {
             generation: AtomicU64::new(browser.link().generation),

@@ -255,6 +255,19 @@ async fn enable(
         // Documents a service worker would answer go to the network, where
         // the request stage judges them.
         budget.cdp(step, s, network::SetBypassServiceWorker { bypass: true }),
+        // No prerendering: a speculation rule would have the browser load a
+        // document (a path the rules deny) before any request stage of
+        // ours saw it. A browser cdpilot launches has all preloading off
+        // in its profile; one it did not launch has only this.
+        async {
+            let allowed = page::SetPrerenderingAllowed { is_allowed: false };
+            if let Err(e) = s.call(allowed, budget.deadline()).await {
+                // An older browser without the command: its prerenders are
+                // adopted (paused) by the browser's auto-attach.
+                tracing::debug!("turning prerendering off failed: {e}");
+            }
+            Ok::<_, ActionError>(())
+        },
         budget.cdp(
             step,
             s,

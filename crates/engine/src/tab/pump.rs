@@ -226,6 +226,24 @@ async fn prepare_child(session: &Session, kind: &str, setup: &TabSetup) {
             tracing::debug!("preparing an iframe session failed: {error}");
         }
     }
+    if matches!(kind, "worker" | "shared_worker" | "service_worker") && setup.policy.restricts() {
+        // Every request of a worker the tab's auto-attach holds (its
+        // dedicated workers; on some browsers its service worker) pauses
+        // in the worker's session, which is in the tab's tree: this
+        // reader's gate judges it, path rules included, as it judges the
+        // tab's documents (a worker's `fetch()` is no document).
+        let every_request = fetch::Enable {
+            patterns: vec![fetch::RequestPattern {
+                url_pattern: "*".into(),
+                resource_type: None,
+                request_stage: "Request".into(),
+            }],
+        };
+        if let Err(error) = session.call(every_request, deadline).await {
+            // Its connections are still held by host at the egress gate.
+            tracing::debug!("gating a {kind} target's requests failed: {error}");
+        }
+    }
     if let Err(error) = session.call(runtime::RunIfWaitingForDebugger {}, deadline).await {
         tracing::debug!("resuming a {kind} target failed: {error}");
     }

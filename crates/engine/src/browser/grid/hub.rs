@@ -3,7 +3,12 @@
 //! `GET /status` (nodes and their slots) and the new-session queue.
 //!
 //! Owns nothing but the hub's address and the headers sent with every
-//! request (`[browser] grid_headers`). Each request opens one HTTP/1.1
+//! request (`[browser] grid_headers`, and `Authorization: Basic` from a
+//! `user:password@` in the address, as Selenium's bindings send it). The
+//! address is kept and shown without its userinfo: no message, log line or
+//! metric carries the password. The headers go to the hub's origin only:
+//! the `se:cdp` handshake gets them when `se:cdp` names that origin
+//! ([`Hub::headers_for`]). Each request opens one HTTP/1.1
 //! connection (hyper's client; rustls for `https://`): the Grid is asked a
 //! few times per session, never per action. The Grid's answers are turned
 //! into messages here, with the Grid's own words; which code a failure
@@ -25,10 +30,46 @@ const MAX_ANSWER: usize = 8 << 20;
 
 /// The hub: where it is and what to send it.
 pub struct Hub {
-    /// `http://host:port` plus any path prefix, without a trailing slash.
+    /// `http://host:port` plus any path prefix, without a trailing slash
+    /// and without userinfo.
     base: url::Url,
-    /// `[browser] grid_headers`, checked at start.
+    /// `[browser] grid_headers`, checked at start, then `Authorization`
+    /// from the address's userinfo (unless the headers name one).
     headers: Vec<(HeaderName, HeaderValue)>,
+}
+
+/// `url` with any password replaced by `***` (and the user kept), for
+/// messages about a `[browser] grid` that does not parse or is refused.
+pub fn masked(url: &str) -> String {
+    match url::Url::parse(url) {
+        Ok(mut parsed) if parsed.password().is_some() => {
+            let _ = parsed.set_password(Some("***"));
+            parsed.to_string()
+        }
+        Ok(_) => url.to_owned(),
+        // Not a URL: whatever stands between `//` and the last `@` of the
+        // authority may be a password.
+        Err(_) => {
+            let start = url.find("://").map_or(0, |i| i + 3);
+            let end = url[start..].find('/').map_or(url.len(), |i| start + i);
+            match url[start..end].rfind('@') {
+                Some(at) => format!("{}***@{}", &url[..start], &url[start + at + 1..]),
+                None => url.to_owned(),
+            }
+        }
+    }
+}
+
+/// `url` without its userinfo (a `se:cdp` a hub answered, for messages).
+pub fn without_userinfo(url: &str) -> String {
+    match url::Url::parse(url) {
+        Ok(mut parsed) => {
+            let _ = parsed.set_username("");
+            let _ = parsed.set_password(None);
+            parsed.to_string()
+        }
+        Err(_) => masked(url),
+    }
 }
 
 /// What the hub answered: the HTTP status and the JSON body's `value`.
@@ -81,24 +122,80 @@ impl std::fmt::Display for HubError {
 impl Hub {
     /// The hub at `url` (checked by [`check`](super::check)).
     pub fn new(url: &str, headers: &std::collections::BTreeMap<String, String>) -> Result<Hub, String> {
-        let base =
-            url::Url::parse(url.trim_end_matches('/')).map_err(|e| format!("browser.grid = {url:?}: {e}"))?;
+        let shown = masked(url);
+        let mut base = url::Url::parse(url.trim_end_matches('/'))
+            .map_err(|e| format!("browser.grid = {shown:?}: {e}"))?;
         if !matches!(base.scheme(), "http" | "https") || base.host_str().is_none() {
             return Err(format!(
-                "browser.grid = {url:?}: allowed is the hub's http://host:port (or https://…)"
+                "browser.grid = {shown:?}: allowed is the hub's http://host:port (or https://…)"
             ));
         }
-        let headers = headers
+        if base.query().is_some() || base.fragment().is_some() {
+            return Err(format!(
+                "browser.grid = {shown:?}: the hub's address takes no ?query or #fragment"
+            ));
+        }
+        let mut headers: Vec<(HeaderName, HeaderValue)> = headers
             .iter()
             .map(|(name, value)| {
-                let bad = |e: &dyn std::fmt::Display| format!("browser.grid_headers: {name:?}: {e}");
-                Ok((
-                    HeaderName::from_bytes(name.as_bytes()).map_err(|e| bad(&e))?,
-                    HeaderValue::from_str(value).map_err(|e| bad(&e))?,
-                ))
+                // The value is never shown: it is often a credential.
+                let bad = |e: &dyn std::fmt::Display| format!("browser.grid_headers.{name:?}: {e}");
+                let name = HeaderName::from_bytes(name.as_bytes()).map_err(|e| bad(&e))?;
+                if RESERVED.contains(&name.as_str()) {
+                    return Err(bad(&"cdpilot sets this header itself: remove it"));
+                }
+                let value = HeaderValue::from_str(value)
+                    .map_err(|_| bad(&"the value holds a character a header cannot carry"))?;
+                Ok((name, value))
             })
             .collect::<Result<_, String>>()?;
+        if !base.username().is_empty() || base.password().is_some() {
+            let user = percent_decoded(base.username());
+            let password = percent_decoded(base.password().unwrap_or_default());
+            use base64::Engine as _;
+            let token = base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}"));
+            let given = headers.iter().any(|(n, _)| *n == hyper::header::AUTHORIZATION);
+            if !given {
+                let value = HeaderValue::from_str(&format!("Basic {token}"))
+                    .map_err(|e| format!("browser.grid = {shown:?}: the user and password: {e}"))?;
+                headers.push((hyper::header::AUTHORIZATION, value));
+            }
+            let _ = base.set_username("");
+            let _ = base.set_password(None);
+        }
         Ok(Hub { base, headers })
+    }
+
+    /// The headers the `se:cdp` handshake to `cdp` carries: every header
+    /// of the hub's when `cdp` is on the hub's origin (same host and port;
+    /// `ws` for `http`, `wss` for `https`), none otherwise: a hub cannot
+    /// have cdpilot hand its credentials to another host.
+    pub fn headers_for(&self, cdp: &str) -> Vec<(String, String)> {
+        let Ok(target) = url::Url::parse(cdp) else {
+            return Vec::new();
+        };
+        let scheme = match target.scheme() {
+            "ws" => "http",
+            "wss" => "https",
+            other => other,
+        };
+        let same = scheme == self.base.scheme()
+            && target.host_str() == self.base.host_str()
+            && target.port_or_known_default() == self.base.port_or_known_default();
+        if !same {
+            if !self.headers.is_empty() {
+                tracing::warn!(
+                    grid = self.url(),
+                    cdp = %without_userinfo(cdp),
+                    "the Grid's se:cdp is not on the hub's origin: its handshake goes without [browser] grid_headers"
+                );
+            }
+            return Vec::new();
+        }
+        self.headers
+            .iter()
+            .filter_map(|(n, v)| Some((n.as_str().to_owned(), v.to_str().ok()?.to_owned())))
+            .collect()
     }
 
     /// The hub's address, as configured.
@@ -211,6 +308,34 @@ impl Hub {
             value: json.get("value").cloned().unwrap_or(json),
         })
     }
+}
+
+/// Headers cdpilot sets on its requests to the hub itself.
+const RESERVED: [&str; 4] = ["host", "content-type", "content-length", "accept"];
+
+/// A URL's userinfo part as it was typed (`%40` is `@`).
+fn percent_decoded(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = |b: u8| (b as char).to_digit(16);
+        match (
+            bytes[i],
+            bytes.get(i + 1).copied().and_then(hex),
+            bytes.get(i + 2).copied().and_then(hex),
+        ) {
+            (b'%', Some(high), Some(low)) => {
+                out.push((high * 16 + low) as u8);
+                i += 3;
+            }
+            (b, _, _) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// The W3C error in an answer, or the answer.

@@ -29,7 +29,7 @@ use tokio_util::sync::CancellationToken;
 use super::slot::dialog_rules;
 use super::Browser;
 use crate::config::{BrowserConfig, Config};
-use crate::egress::Egress;
+use crate::egress::{self, Door, Egress};
 use crate::error::Failure;
 use crate::events::{EndReason, Lifecycle};
 use crate::policy::Policy;
@@ -48,7 +48,10 @@ const KEEPALIVE: Duration = Duration::from_secs(5);
 /// How long shutdown waits for the hub to answer the DELETEs.
 const DELETE_BUDGET: Duration = Duration::from_secs(10);
 
-/// The start-up checks of `[browser] grid*` (called by `startup::check`, at `Engine::start`).
+/// The start-up checks of `[browser] grid*` (called by `startup::check`, at
+/// `Engine::start`): a hub address, headers and capabilities cdpilot can
+/// use, none of them undoing the egress gate. Each error names the key;
+/// the address's password is masked.
 pub fn check(config: &BrowserConfig) -> Result<(), String> {
     if config.grid.is_empty() {
         if !config.grid_capabilities.is_empty() || !config.grid_headers.is_empty() {
@@ -60,47 +63,126 @@ pub fn check(config: &BrowserConfig) -> Result<(), String> {
     if !config.cdp_url.is_empty() || !config.endpoints.is_empty() {
         return Err("browser.grid and browser.cdp_url / browser.endpoints are both set: use one".into());
     }
-    if let Some(options) = config.grid_capabilities.get("goog:chromeOptions") {
-        if !options.is_object() {
+    for (key, value) in &config.grid_capabilities {
+        if GATED_CAPABILITIES.contains(&key.as_str()) {
             return Err(format!(
-                "browser.grid_capabilities.\"goog:chromeOptions\" = {options}: allowed is a table"
+                "browser.grid_capabilities.{key:?}: would route the Grid browser around cdpilot's egress gate; \
+                 set [browser] upstream_proxy to use a proxy of your own"
             ));
+        }
+        if key == "goog:chromeOptions" {
+            let Value::Object(options) = value else {
+                return Err(format!(
+                    "browser.grid_capabilities.\"goog:chromeOptions\" = {value}: allowed is a table"
+                ));
+            };
+            check_chrome_options(options)?;
+        }
+    }
+    Ok(())
+}
+
+/// Capabilities a user may not set: a W3C `proxy` makes chromedriver pass
+/// its own `--proxy-server`.
+const GATED_CAPABILITIES: [&str; 1] = ["proxy"];
+
+/// Preferences cdpilot sets in the Grid browser's profile (through
+/// chromedriver's `prefs`): WebRTC sends no UDP the proxy does not carry,
+/// and no preloading by prediction (speculation rules' prefetch and
+/// prerender are ineligible, as in a browser cdpilot launches).
+const GATE_PREFS: [(&str, &str); 2] = [
+    ("webrtc.ip_handling_policy", "\"disable_non_proxied_udp\""),
+    ("net.network_prediction_options", "2"),
+];
+
+/// `goog:chromeOptions` of `[browser] grid_capabilities`: `args` a list of
+/// strings none of which routes around the gate, `prefs` a table that
+/// does not name the gate's preferences.
+fn check_chrome_options(options: &serde_json::Map<String, Value>) -> Result<(), String> {
+    let key = |k: &str| format!("browser.grid_capabilities.\"goog:chromeOptions\".{k}");
+    if let Some(args) = options.get("args") {
+        let Some(args) = args.as_array().filter(|a| a.iter().all(Value::is_string)) else {
+            return Err(format!("{} = {args}: allowed is a list of strings", key("args")));
+        };
+        for arg in args.iter().filter_map(Value::as_str) {
+            let name = arg.split('=').next().unwrap_or_default();
+            if crate::egress::PROXY_FLAGS.contains(&name) || name == "--enable-quic" {
+                return Err(format!(
+                    "{}: {name:?} would route the Grid browser around cdpilot's egress gate; \
+                     set [browser] upstream_proxy to use a proxy of your own",
+                    key("args")
+                ));
+            }
+        }
+    }
+    if let Some(prefs) = options.get("prefs") {
+        let Value::Object(prefs) = prefs else {
+            return Err(format!("{} = {prefs}: allowed is a table", key("prefs")));
+        };
+        for name in prefs.keys() {
+            let top = name.split('.').next().unwrap_or_default();
+            // A preference of ours, or a table holding ours (`webrtc`).
+            let ours =
+                |p: &str| p == name.as_str() || (!name.contains('.') && p.split('.').next() == Some(top));
+            if GATE_PREFS.iter().any(|(p, _)| ours(p)) {
+                return Err(format!(
+                    "{}.{name:?}: cdpilot sets this preference itself (the egress gate needs it): remove it",
+                    key("prefs")
+                ));
+            }
         }
     }
     Ok(())
 }
 
 /// The Chromium flags a browser on a Grid node starts with: headless, then
-/// `[browser] args`. THE one place for flags every remote browser needs:
-/// the egress gate's proxy (`--proxy-server=…`, issue 20) belongs here
-/// once it lands, so Grid browsers go through the gate too.
-pub fn remote_chrome_args(config: &BrowserConfig) -> Vec<String> {
+/// `[browser] args`, then `goog:chromeOptions.args` of `[browser]
+/// grid_capabilities`, then, last (Chromium takes a switch's last value),
+/// the egress gate's: its default context's connections go through the
+/// gate's browser door (reachable only from a node on this machine; from
+/// another the proxy refuses every connection, closed rather than open),
+/// WebRTC keeps off UDP the proxy does not carry, QUIC is off. Sessions
+/// never use that default context: each gets a context of its own with a
+/// door of its own (`Target.createBrowserContext`'s `proxyServer`).
+pub fn remote_chrome_args(config: &BrowserConfig, door: &Door) -> Vec<String> {
     let mut args = Vec::new();
     if config.headless {
         args.push("--headless=new".to_owned());
     }
     args.extend(config.args.iter().cloned());
+    if let Some(Value::Array(theirs)) = config
+        .grid_capabilities
+        .get("goog:chromeOptions")
+        .and_then(|o| o.get("args"))
+    {
+        args.extend(theirs.iter().filter_map(Value::as_str).map(str::to_owned));
+    }
+    args.extend(egress::launch_flags(door));
+    args.push("--disable-quic".to_owned());
     args
 }
 
 /// The W3C `capabilities` of the new-session request: a Chromium with
-/// [`remote_chrome_args`], dialogs left to cdpilot (chromedriver's default
-/// dismisses them at its next command), then `[browser] grid_capabilities`
-/// laid over (their `goog:chromeOptions.args` added to ours).
-pub fn capabilities(config: &BrowserConfig) -> Value {
+/// [`remote_chrome_args`] and the gate's preferences, dialogs left to
+/// cdpilot (chromedriver's default dismisses them at its next command),
+/// `se:remoteUrl` the hub's address as cdpilot reaches it (what Selenium's
+/// own bindings send, so a Grid behind a proxy or a port mapping answers a
+/// `se:cdp` cdpilot can reach), then `[browser] grid_capabilities` laid
+/// over (their `goog:chromeOptions` merged into ours; checked at start).
+pub fn capabilities(config: &BrowserConfig, remote_url: &str, door: &Door) -> Value {
     let mut always = serde_json::Map::new();
     always.insert("browserName".into(), "chrome".into());
     always.insert("unhandledPromptBehavior".into(), "ignore".into());
+    always.insert("se:remoteUrl".into(), remote_url.into());
     let mut options = serde_json::Map::new();
-    options.insert("args".into(), json!(remote_chrome_args(config)));
+    let mut prefs = serde_json::Map::new();
     for (key, value) in &config.grid_capabilities {
         match (key.as_str(), value) {
             ("goog:chromeOptions", Value::Object(theirs)) => {
                 for (k, v) in theirs {
-                    match (k.as_str(), v, options.get_mut("args")) {
-                        ("args", Value::Array(more), Some(Value::Array(args))) => {
-                            args.extend(more.iter().cloned())
-                        }
+                    match (k.as_str(), v) {
+                        ("args", _) => {}
+                        ("prefs", Value::Object(their_prefs)) => prefs.extend(their_prefs.clone()),
                         _ => {
                             options.insert(k.clone(), v.clone());
                         }
@@ -112,6 +194,11 @@ pub fn capabilities(config: &BrowserConfig) -> Value {
             }
         }
     }
+    for (name, value) in GATE_PREFS {
+        prefs.insert(name.into(), serde_json::from_str(value).expect("a JSON value"));
+    }
+    options.insert("args".into(), json!(remote_chrome_args(config, door)));
+    options.insert("prefs".into(), Value::Object(prefs));
     always.insert("goog:chromeOptions".into(), Value::Object(options));
     json!({ "alwaysMatch": always })
 }
@@ -121,8 +208,6 @@ pub struct Grid {
     hub: Arc<Hub>,
     /// The new-session request's `capabilities`, built once.
     capabilities: Value,
-    /// Sent with the `se:cdp` WebSocket handshake too.
-    headers: Vec<(String, String)>,
     config: Arc<Config>,
     /// The URL rules every tab's request stage judges by.
     policy: Arc<Policy>,
@@ -173,15 +258,10 @@ impl Grid {
     /// nothing yet.
     pub fn new(config: Arc<Config>, policy: Arc<Policy>, egress: Arc<Egress>) -> Result<Arc<Grid>, String> {
         let hub = Hub::new(&config.browser.grid, &config.browser.grid_headers)?;
+        let door = egress.browser_door()?;
         Ok(Arc::new(Grid {
+            capabilities: capabilities(&config.browser, hub.url(), &door),
             hub: Arc::new(hub),
-            capabilities: capabilities(&config.browser),
-            headers: config
-                .browser
-                .grid_headers
-                .iter()
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect(),
             config,
             policy,
             egress,
@@ -273,9 +353,11 @@ impl Grid {
         if self.stopping.is_cancelled() {
             return Err(ActionError::disconnected());
         }
+        // The hub's headers (its credentials) go with the handshake only
+        // when `se:cdp` is on the hub's origin.
         let transport = Arc::new(cdp::WebSocket::with_headers(
             created.cdp.clone(),
-            self.headers.clone(),
+            self.hub.headers_for(&created.cdp),
         ));
         let budget = Budget::with_timeout(ATTACH_BUDGET);
         let bridge = self.config.dialogs.bridge == "on";
@@ -291,7 +373,9 @@ impl Grid {
         .map_err(|mut e| {
             e.message = format!(
                 "the Grid made session {} but its browser could not be reached at {}: {}",
-                created.id, created.cdp, e.message
+                created.id,
+                hub::without_userinfo(&created.cdp),
+                e.message
             );
             e.next_step = "Check that the Grid's se:cdp address is reachable from cdpilot (the hub's \
                            --external-url / a gateway in front of it), then retry."
