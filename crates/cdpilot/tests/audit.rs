@@ -50,7 +50,7 @@ async fn every_call_failed_ones_too_is_one_audit_line_with_its_verdicts_and_the_
             json!({"url": site.url_b("/index.html")}),
             "permission_denied",
         ),
-        ("browser_click", json!({"ref": "e999"}), "element_not_found"),
+        ("browser_click", json!({"ref": "e999"}), "ref_unknown"),
         ("browser_fly", json!({}), "invalid_argument"),
     ];
     for (tool, args, _) in &calls {

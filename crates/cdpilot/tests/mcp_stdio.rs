@@ -140,7 +140,7 @@ async fn bad_calls_get_contract_errors_and_the_server_keeps_serving() {
     client.call("browser_snapshot", json!({})).await;
     let missing = client.call("browser_click", json!({"ref": "e999"})).await;
     assert_eq!(
-        missing["structuredContent"]["error"]["code"], "element_not_found",
+        missing["structuredContent"]["error"]["code"], "ref_unknown",
         "{missing}"
     );
     let ok = client.call("browser_snapshot", json!({})).await;

@@ -23,6 +23,11 @@ pub enum ErrorCode {
     ElementStale,
     /// No element matches the ref or selector.
     ElementNotFound,
+    /// The tab never issued the ref (another tab's, another frame's, made up).
+    RefUnknown,
+    /// The ref's element no longer has the role or name it was shown with:
+    /// an acting tool did nothing.
+    RefChanged,
     /// The element is hidden, disabled or has no box.
     ElementNotInteractable,
     /// No such tab, or it closed.
@@ -70,6 +75,8 @@ impl ErrorCode {
             ErrorCode::InvalidArgument => "invalid_argument",
             ErrorCode::ElementStale => "element_stale",
             ErrorCode::ElementNotFound => "element_not_found",
+            ErrorCode::RefUnknown => "ref_unknown",
+            ErrorCode::RefChanged => "ref_changed",
             ErrorCode::ElementNotInteractable => "element_not_interactable",
             ErrorCode::TabNotFound => "tab_not_found",
             ErrorCode::FrameNotFound => "frame_not_found",
@@ -140,6 +147,26 @@ pub enum Failure {
         /// The domain refused.
         domain: String,
     },
+    /// The tab's current document never issued `reference`.
+    RefUnknown {
+        /// The ref as the caller gave it.
+        reference: String,
+    },
+    /// An acting tool's target no longer reads as it was shown.
+    RefChanged(Box<RefChange>),
+}
+
+/// What a ref was shown as and what its element is now (`ref_changed`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RefChange {
+    /// The ref as the caller gave it.
+    pub reference: String,
+    /// The role and name the ref was shown with.
+    pub was: (String, String),
+    /// Its element's role and name now.
+    pub now: (String, String),
+    /// The ref of the one element that now has `was`'s role and name.
+    pub fresh_ref: Option<String>,
 }
 
 impl Failure {
@@ -157,6 +184,8 @@ impl Failure {
             Failure::DialogPending { .. } => ErrorCode::DialogPending,
             Failure::Reported(code) => *code,
             Failure::BlockedByExtension { .. } => ErrorCode::PermissionDenied,
+            Failure::RefUnknown { .. } => ErrorCode::RefUnknown,
+            Failure::RefChanged(_) => ErrorCode::RefChanged,
         }
     }
 
@@ -197,11 +226,25 @@ impl ActionError {
     }
 
     /// Facts a client may branch on beyond the code (the error's `data`):
-    /// `{blocked_in: "extension", domain}` for the extension's blocklist.
+    /// `{blocked_in: "extension", domain}` for the extension's blocklist;
+    /// `{ref, was: {role, name}, now: {role, name}, fresh_ref?}` for
+    /// `ref_changed`; `{ref}` for `ref_unknown`.
     pub fn data(&self) -> Option<serde_json::Value> {
         match &self.failure {
             Failure::BlockedByExtension { domain } => {
                 Some(serde_json::json!({"blocked_in": "extension", "domain": domain}))
+            }
+            Failure::RefUnknown { reference } => Some(serde_json::json!({ "ref": reference })),
+            Failure::RefChanged(change) => {
+                let mut data = serde_json::json!({
+                    "ref": change.reference,
+                    "was": {"role": change.was.0, "name": change.was.1},
+                    "now": {"role": change.now.0, "name": change.now.1},
+                });
+                if let Some(fresh) = &change.fresh_ref {
+                    data["fresh_ref"] = fresh.as_str().into();
+                }
+                Some(data)
             }
             _ => None,
         }

@@ -216,7 +216,7 @@ async fn unknown_and_malformed_refs() {
     let e = call(&engine, "browser_click", json!({"ref": "e999"}))
         .await
         .unwrap_err();
-    assert_eq!(e.code, ErrorCode::ElementNotFound, "{e}");
+    assert_eq!(e.code, ErrorCode::RefUnknown, "{e}");
     let e = call(&engine, "browser_click", json!({"ref": "button"}))
         .await
         .unwrap_err();

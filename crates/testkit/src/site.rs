@@ -89,6 +89,8 @@ const PAGES: &[(&str, &str)] = &[
     ("widget-jstree.html", include_str!("../site/widget-jstree.html")),
     ("widget-native.html", include_str!("../site/widget-native.html")),
     ("actable.html", include_str!("../site/actable.html")),
+    ("refs.html", include_str!("../site/refs.html")),
+    ("trees.html", include_str!("../site/trees.html")),
     ("secret-fields.html", include_str!("../site/secret-fields.html")),
     ("forged.html", include_str!("../site/forged.html")),
     ("hostile-popup.html", include_str!("../site/hostile-popup.html")),

@@ -31,7 +31,7 @@ pub fn exit_code(code: &str) -> u8 {
     match code {
         "invalid_argument" => 3,
         "element_stale" => 4,
-        "element_not_found" => 5,
+        "element_not_found" | "ref_unknown" => 5,
         "element_not_interactable" => 6,
         "tab_not_found" | "frame_not_found" => 7,
         "navigation_failed" => 8,
@@ -45,6 +45,7 @@ pub fn exit_code(code: &str) -> u8 {
         "busy" => 16,
         "tab_crashed" => 17,
         "handoff_declined" | "handoff_pending" | "tab_in_handoff" => 18,
+        "ref_changed" => 19,
         _ => 1,
     }
 }
@@ -411,6 +412,8 @@ mod tests {
             "handoff_declined",
             "handoff_pending",
             "tab_in_handoff",
+            "ref_unknown",
+            "ref_changed",
         ];
         for code in codes {
             let exit = exit_code(code);

@@ -2,15 +2,19 @@
 //! to a live element handle in cdpilot's isolated world.
 //!
 //! This is where refs go stale: a ref issued for an earlier document of the
-//! tab is `element_stale`; a ref the current document never issued, or whose
-//! element has left the DOM, is `element_not_found`.
+//! tab is `element_stale`; a ref the current document never issued (another
+//! tab's, another frame's, made up) is `ref_unknown`; one whose element has
+//! left the DOM is `element_not_found`. An acting tool's target is checked
+//! against the role and name its ref was shown with ([`resolve`]): one
+//! that reads otherwise now is `ref_changed`, and nothing is done to it.
+//! Reading tools take the element as it is ([`resolve_to_read`], [`by_ref`]).
 
 use cdp::protocol::{dom, runtime};
 use serde_json::json;
 
 use crate::action::ElementTarget;
 use crate::actions::{geometry, input};
-use crate::error::Failure;
+use crate::error::{Failure, RefChange};
 use crate::tab::{FrameRef, Tab};
 use crate::timing;
 use crate::{ActionError, Budget, ErrorCode};
@@ -97,9 +101,39 @@ pub struct Element {
     pub frame: FrameRef,
 }
 
+/// What the caller does with the element: acting on it checks its ref
+/// against what the snapshot showed; reading takes it as it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Use {
+    Act,
+    Read,
+}
+
+/// The element an acting tool (click, type, hover, drag, select, fill,
+/// upload, selecting text) acts on: refused with `ref_changed` when its
+/// ref's element no longer has the role or name it was shown with.
 pub async fn resolve(tab: &Tab, target: &ElementTarget, budget: &Budget) -> Result<Element, ActionError> {
+    resolve_as(tab, target, budget, Use::Act).await
+}
+
+/// The element a reading tool (scroll into view, screenshot, evaluate)
+/// reads, as it is now.
+pub async fn resolve_to_read(
+    tab: &Tab,
+    target: &ElementTarget,
+    budget: &Budget,
+) -> Result<Element, ActionError> {
+    resolve_as(tab, target, budget, Use::Read).await
+}
+
+async fn resolve_as(
+    tab: &Tab,
+    target: &ElementTarget,
+    budget: &Budget,
+    use_: Use,
+) -> Result<Element, ActionError> {
     match (&target.reference, &target.selector) {
-        (Some(reference), _) => by_ref(tab, reference, budget).await,
+        (Some(reference), _) => by_ref_as(tab, reference, budget, use_).await,
         (None, Some(selector)) => by_selector(tab, selector, budget).await,
         (None, None) => Err(ActionError::invalid(
             "no ref or selector given",
@@ -108,17 +142,31 @@ pub async fn resolve(tab: &Tab, target: &ElementTarget, budget: &Budget) -> Resu
     }
 }
 
+/// The element `reference` names, as it is now (for reading tools).
 pub async fn by_ref(tab: &Tab, reference: &str, budget: &Budget) -> Result<Element, ActionError> {
-    let (document, refs_document) = tab.state(|s| (s.document(), s.refs_document()));
+    by_ref_as(tab, reference, budget, Use::Read).await
+}
+
+/// `ref_unknown`: the tab's current document never issued `reference`.
+/// (The session names the tab that did, if one of its others did.)
+pub fn unknown(reference: &str, why: &str) -> ActionError {
+    ActionError::of(
+        Failure::RefUnknown {
+            reference: reference.to_owned(),
+        },
+        format!("ref {reference} was not issued in this tab{why}"),
+        "A ref is valid only in the tab and frame whose browser_snapshot showed it: take a browser_snapshot \
+         of this tab and use a ref from it, or pass the tab that showed it as `tab`.",
+    )
+}
+
+async fn by_ref_as(tab: &Tab, reference: &str, budget: &Budget, use_: Use) -> Result<Element, ActionError> {
+    let (document, refs_document, ours) =
+        tab.state(|s| (s.document(), s.refs_document(), s.issued(reference)));
     match refs_document {
-        None => {
-            return Err(ActionError::new(
-                ErrorCode::ElementNotFound,
-                format!("ref {reference} is unknown: no snapshot has been taken of this page"),
-                "Take a browser_snapshot and use a ref from it.",
-            ))
-        }
+        None => return Err(unknown(reference, " (no snapshot has been taken of this page)")),
         Some(issued) if issued != document => return Err(ActionError::stale(reference)),
+        Some(_) if !ours => return Err(unknown(reference, "")),
         Some(_) => {}
     }
     let not_found = || {
@@ -138,13 +186,27 @@ pub async fn by_ref(tab: &Tab, reference: &str, budget: &Budget) -> Result<Eleme
             ..e
         })?,
     };
+    // Acting: the world checks the element against what its ref was shown
+    // as, in the same round trip that finds it.
+    let find = match use_ {
+        Use::Act => "target",
+        Use::Read => "lookup",
+    };
     let expression = format!(
-        "globalThis.__cdpilot?.issued() ? globalThis.__cdpilot.lookup({}) : 'no-world'",
+        "globalThis.__cdpilot?.issued() ? globalThis.__cdpilot.{find}({}) : 'no-world'",
         serde_json::to_string(reference).expect("string serializes")
     );
     let object = tab
         .evaluate_in(&frame, budget, "finding the element", &expression, false, false)
         .await?;
+    if let Some(changed) = object
+        .value
+        .as_ref()
+        .and_then(|v| v.as_str())
+        .filter(|v| v.starts_with('{'))
+    {
+        return Err(changed_error(tab, &frame, reference, changed));
+    }
     let main = frame.number.is_none();
     element_or_error(object, format!("ref {reference}"), frame, not_found).map_err(|e| {
         // A frame's new document has a fresh world: its old refs are gone,
@@ -159,8 +221,62 @@ pub async fn by_ref(tab: &Tab, reference: &str, budget: &Budget) -> Result<Eleme
 
 /// `f2e7` → Some(2); `e7` → None.
 fn frame_number(reference: &str) -> Option<u32> {
-    let rest = reference.strip_prefix('f')?;
-    rest[..rest.find('e')?].parse().ok()
+    crate::tab::refs::parse(reference)?.0
+}
+
+/// `ref_changed` from the world's account of it (see `target` in the
+/// serializer): what the ref was shown as, what its element is now, and the
+/// fresh ref of the element that now reads as it was shown, if exactly one
+/// does.
+fn changed_error(tab: &Tab, frame: &FrameRef, reference: &str, account: &str) -> ActionError {
+    #[derive(serde::Deserialize)]
+    struct Account {
+        was: (String, String),
+        now: (String, String),
+        fresh: Option<String>,
+        matches: u32,
+        next: u64,
+    }
+    let account: Account = match serde_json::from_str(account) {
+        Ok(account) => account,
+        Err(e) => return ActionError::internal(format!("checking ref {reference}: {e}")),
+    };
+    // A fresh ref may be one the world gave out just now.
+    tab.state(|s| s.frame_refs_issued(&frame.frame_id, account.next));
+    let shown = |(role, name): &(String, String)| match name.is_empty() {
+        true => role.clone(),
+        false => format!("{role} {}", serde_json::Value::from(name.as_str())),
+    };
+    let message = format!(
+        "ref {reference} was shown as {} but its element is now {}; nothing was done",
+        shown(&account.was),
+        shown(&account.now)
+    );
+    let next_step = match (&account.fresh, account.matches) {
+        (Some(fresh), _) => format!(
+            "The element shown as {} is now {fresh}: act on {fresh} if it is the one you meant.",
+            shown(&account.was)
+        ),
+        (None, 0) => format!(
+            "Nothing on the page is {} any more: take a browser_snapshot and choose again \
+             (acting on {reference} again acts on it as it is now).",
+            shown(&account.was)
+        ),
+        (None, _) => format!(
+            "Several elements are {} now: take a browser_snapshot and choose one by its ref.",
+            shown(&account.was)
+        ),
+    };
+    ActionError::of(
+        Failure::RefChanged(Box::new(RefChange {
+            reference: reference.to_owned(),
+            was: account.was,
+            now: account.now,
+            fresh_ref: account.fresh,
+        })),
+        message,
+        next_step,
+    )
 }
 
 pub async fn by_selector(tab: &Tab, selector: &str, budget: &Budget) -> Result<Element, ActionError> {

@@ -106,7 +106,7 @@ const SETTLED: &str = r#"function (page, x0, y0) {
 pub async fn run(tab: &Tab, args: &ScrollArgs, budget: &Budget) -> Result<ActionOutput, ActionError> {
     let named = args.target.reference.is_some() || args.target.selector.is_some();
     let Some(direction) = args.direction else {
-        let element = element::resolve(tab, &args.target, budget).await?;
+        let element = element::resolve_to_read(tab, &args.target, budget).await?;
         element.viewport_box(tab, budget).await?;
         let at = element
             .call(budget, "reading the scroll position", METRICS, vec![json!(true)])
@@ -115,7 +115,7 @@ pub async fn run(tab: &Tab, args: &ScrollArgs, budget: &Budget) -> Result<Action
     };
     // The scrolled box: the container named, else the page's root.
     let (scroller, page) = if named {
-        (element::resolve(tab, &args.target, budget).await?, false)
+        (element::resolve_to_read(tab, &args.target, budget).await?, false)
     } else {
         (element::by_selector(tab, ":root", budget).await?, true)
     };

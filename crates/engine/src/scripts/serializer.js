@@ -8,6 +8,9 @@
 
   const refOf = new WeakMap();   // element -> "e12" (or "f2e12" in frame 2)
   const byRef = new Map();       // "e12" -> WeakRef(element)
+  // The role and name each ref was last shown with ("button\nReply to
+  // Alice"): an acting tool's target is checked against it (`target`).
+  const shownAs = new Map();
   let nextRef = 1;
   let snapshots = 0;
   let prefix = '';               // this frame's ref prefix, set by each snapshot
@@ -63,10 +66,13 @@
   const ITEMS = new Set(['listitem', 'treeitem', 'row', 'option', 'menuitem', 'gridcell']);
   const SVG = 'http://www.w3.org/2000/svg';
   // Containers not printed for themselves whose lone text line says their
-  // role instead of `text:` (a cell's costs nothing more; a list item's
-  // `listitem:` would cost 4 characters a line, measured 0.1% of the
-  // reading corpus, and says little more than its list).
-  const SAYS_ROLE = new Set(['cell', 'gridcell']);
+  // role instead of `text:` (`listitem: Alpha`, as the contract says: a
+  // nested item's boundary shows; `cell: 42`).
+  const SAYS_ROLE = new Set(['cell', 'gridcell', 'listitem']);
+  // A tree's branch in the class words a library puts on its items
+  // (`open`, `jstree-closed`, jQuery File Tree's `directory collapsed`).
+  const OPEN_WORDS = /(?:^|[\s_-])(?:open|opened|expanded)(?:$|[\s_-])/i;
+  const CLOSED_WORDS = /(?:^|[\s_-])(?:closed|collapsed)(?:$|[\s_-])/i;
   // Elements with a `disabled` property of their own.
   const DISABLABLE = new Set(['BUTTON', 'INPUT', 'SELECT', 'TEXTAREA', 'OPTION', 'OPTGROUP', 'FIELDSET']);
   // Options objects made once, not per call.
@@ -142,6 +148,10 @@
     return role;
   }
 
+  // The role an element to act on is printed with (an `<a>` without
+  // `href` that acts is a button).
+  const actingRole = (role, tag) => role === 'generic' && tag === 'A' ? 'button' : role;
+
   function focusable(el, names) {
     const tabindex = attribute(el, names, 'tabindex');
     return tabindex !== null && tabindex.trim() !== '' && Number(tabindex) >= 0;
@@ -188,7 +198,9 @@
       }
     }
     if (NAME_FROM_CONTENT.has(role)) {
-      const n = clean(el.textContent, 100);
+      // A tree item is named by its own text, not its child items'.
+      const group = role === 'treeitem' ? groupOf(el) : null;
+      const n = clean(group ? textOutside(el, group) : el.textContent, 100);
       if (n) return n;
       const img = el.querySelector('img[alt]');
       if (img) return clean(img.getAttribute('alt'), 100);
@@ -214,8 +226,24 @@
   // Each control's labels, gathered once per snapshot and document or
   // shadow root: a control's own `labels` walks the whole document each
   // time it is read (a form of 5,000 unlabelled fields took seconds).
+  // `null` while one element is described outside a snapshot (`target`):
+  // its labels are then the one that holds it and those that name its id
+  // (what `labels` finds, without walking the whole document).
   let labelsByRoot = new Map();
   function labelsOf(el) {
+    if (labelsByRoot === null) {
+      const found = [];
+      const holder = el.parentElement && el.parentElement.closest('label');
+      if (holder && holder.control === el) found.push(holder);
+      const root = el.getRootNode();
+      if (el.id && root.querySelectorAll) {
+        for (const label of root.querySelectorAll('label[for="' + CSS.escape(el.id) + '"]')) {
+          if (label !== holder && label.control === el) found.push(label);
+        }
+      }
+      found.sort((a, b) => a.compareDocumentPosition(b) & Node.DOCUMENT_POSITION_FOLLOWING ? -1 : 1);
+      return found.length !== 0 ? found : undefined;
+    }
     const root = el.getRootNode();
     let byControl = labelsByRoot.get(root);
     if (!byControl) {
@@ -344,9 +372,53 @@
     return out.length !== 0 ? clean(out[0], 40) : "";
   }
 
+  // A tree item's list of child items: a `<ul>`, `<ol>` or `role=group`
+  // among its children, or null (a leaf, or a branch not loaded yet).
+  function groupOf(el) {
+    for (let c = el.firstElementChild; c; c = c.nextElementSibling) {
+      const t = c.tagName;
+      if (t === 'UL' || t === 'OL' || c.getAttribute('role') === 'group') return c;
+    }
+    return null;
+  }
+
+  // An element's text without that of `group`, one of its children.
+  function textOutside(el, group) {
+    let s = '';
+    for (const n of el.childNodes) {
+      if (n !== group && (n.nodeType === 3 || n.nodeType === 1)) s += n.textContent + ' ';
+    }
+    return s;
+  }
+
+  // Whether a tree item that ARIA says nothing about (no aria-expanded)
+  // is an open or a closed branch, from its structure: a child list that
+  // shows is open (said when the item is one to act on, or a treeitem: an
+  // article's nested bullets say nothing), a hidden one closed; with no
+  // child list (a folder loaded on click), the library's class words.
+  function branch(el, role, names, acts) {
+    const group = groupOf(el);
+    if (group) {
+      if (!group.checkVisibility()) return ' [collapsed]';
+      if (acts || role === 'treeitem') return ' [expanded]';
+    }
+    const cls = names.length !== 0 && names.includes('class') ? el.getAttribute('class') : null;
+    if (cls && cls.length < 200) {
+      if (CLOSED_WORDS.test(cls)) return ' [collapsed]';
+      if (OPEN_WORDS.test(cls)) return ' [expanded]';
+    }
+    return '';
+  }
+
   // The element's states, as ` [checked] [disabled]…`.
-  function states(el, role, tag, names) {
+  // `acts`: the element is one to act on.
+  function states(el, role, tag, names, acts) {
     let out = '';
+    // A field that takes more than one line (a `<textarea>`, an editor).
+    if (role === 'textbox' && (tag === 'TEXTAREA' || attribute(el, names, 'aria-multiline') === 'true'
+      || tag !== 'INPUT' && attribute(el, names, 'aria-multiline') !== 'false' && el.isContentEditable)) {
+      out += ' [multiline]';
+    }
     if (role === 'heading') {
       const level = attribute(el, names, 'aria-level') || (/^H[1-6]$/.test(tag) ? tag[1] : '');
       if (level) out += ' [level=' + level + ']';
@@ -363,6 +435,7 @@
     const expanded = attribute(el, names, 'aria-expanded');
     if (expanded === 'true') out += ' [expanded]';
     else if (expanded === 'false') out += ' [collapsed]';
+    else if (role === 'treeitem' || role === 'listitem') out += branch(el, role, names, acts);
     if (attribute(el, names, 'aria-selected') === 'true' || (role === 'option' && el.selected)) out += ' [selected]';
     if (attribute(el, names, 'aria-pressed') === 'true') out += ' [pressed]';
     return out;
@@ -554,14 +627,16 @@
           cursor = above;
         }
       }
-      if (acts && role === 'generic' && tag === 'A') role = 'button';
+      if (acts) role = actingRole(role, tag);
       cursorAbove = cursor;
       place(el, tag, names, role, acts, depth, nameAbove);
       cursorAbove = above;
     }
 
     function place(el, tag, names, role, acts, depth, nameAbove) {
-      if (TRANSPARENT.has(role) && !acts) {
+      // A list item that is a tree's branch is printed, to say so.
+      if (TRANSPARENT.has(role) && !acts && !(role === 'listitem'
+        && attribute(el, names, 'aria-expanded') === null && branch(el, role, names, false))) {
         // A container that is not printed is not asked how it shows (most
         // elements of a page are such): what it holds is asked instead,
         // each element by itself, its text at the first words to print.
@@ -620,10 +695,12 @@
       // content is stitched in at it).
       const ref = acts || frame || role === 'img' && name;
       if (ref) {
-        line += ' [ref=' + refFor(el) + ']';
+        const r = refFor(el);
+        line += ' [ref=' + r + ']';
+        shownAs.set(r, role + '\n' + name);
         refs++;
       }
-      line += states(el, role, tag, names);
+      line += states(el, role, tag, names, acts);
       const value = valueOf(el, role, tag, names);
       if (value.length > TEXT_MAX) {
         line += ' value=' + q(value.slice(0, TEXT_MAX)) + ' [value cut: ' + (value.length - TEXT_MAX) + ' more characters]';
@@ -645,7 +722,7 @@
         }
         return;
       }
-      if (!LEAF.has(role)) walk(el, tag, names, depth + 1, name, true);
+      if (!LEAF.has(role) || role === 'treeitem' && groupOf(el)) walk(el, tag, names, depth + 1, name, true);
       textLine = -1;
       // An unnamed element to act on with nothing inside to tell it by.
       if (ref && !name && !value && lines.length === at + 1) {
@@ -727,9 +804,59 @@
     return el && el.isConnected ? el : null;
   }
 
+  // What an element with a ref is now, as a snapshot would print it:
+  // `role\nname` (a value is not part of it: a textbox's name never
+  // includes its text).
+  function identity(el) {
+    const tag = el.tagName;
+    const names = attributesOf(el);
+    const role = actingRole(roleOf(el, tag, names), tag);
+    return role + '\n' + (role === null ? '' : nameOf(el, role, tag, names));
+  }
+
+  // An acting tool's target: the element `ref` names, if it still has the
+  // role and name the snapshot that showed it printed; null if it left.
+  // Otherwise, as JSON text, what it was and is (`was`, `now`: `[role,
+  // name]`), the ref of the one element that now has the role and name it
+  // was shown with (`fresh`, when exactly one does), how many do
+  // (`matches`), and this frame's next ref number (`next`: a fresh ref may
+  // be new). The refusal shows the element as it is now, so the ref stands
+  // for that from then on.
+  function target(ref) {
+    const el = lookup(ref);
+    if (!el) return null;
+    const was = shownAs.get(ref);
+    if (was === undefined) return el;
+    labelsByRoot = null;
+    const now = identity(el);
+    if (now === was) return el;
+    shownAs.set(ref, now);
+    // Only on a refusal: every element of its document (or shadow root)
+    // is asked, the labels gathered once.
+    labelsByRoot = new Map();
+    const found = [];
+    const root = el.getRootNode();
+    const [role, name] = was.split('\n');
+    for (const other of (root.querySelectorAll ? root : document).querySelectorAll('*')) {
+      if (other === el) continue;
+      const tag = other.tagName;
+      const names = attributesOf(other);
+      if (actingRole(roleOf(other, tag, names), tag) !== role || nameOf(other, role, tag, names) !== name) continue;
+      if (!other.checkVisibility()) continue;
+      found.push(other);
+      if (found.length > 1) break;
+    }
+    let fresh = null;
+    if (found.length === 1) {
+      fresh = refFor(found[0]);
+      shownAs.set(fresh, was);
+    }
+    return JSON.stringify({ was: [role, name], now: now.split('\n'), fresh, matches: found.length, next: nextRef });
+  }
+
   // Whether this world has taken a snapshot (refs can only be looked up
   // in one that did: a world made for a later document has none).
   const issued = () => snapshots > 0;
 
-  return (globalThis.__cdpilot = { snapshot, lookup, refFor, issued });
+  return (globalThis.__cdpilot = { snapshot, lookup, target, refFor, issued });
 })()

@@ -160,6 +160,15 @@ impl Context {
             .collect()
     }
 
+    /// The id of another tab than `except` whose current document issued
+    /// `reference`: for a `ref_unknown` to say where the ref came from.
+    pub fn tab_issuing(&self, reference: &str, except: &Tab) -> Option<String> {
+        let tabs = self.tabs.lock().unwrap().list();
+        tabs.into_iter()
+            .find(|(_, tab)| tab.target_id != except.target_id && tab.state(|s| s.issued(reference)))
+            .map(|(id, _)| id)
+    }
+
     fn lookup(&self, id: Option<&str>) -> Option<Arc<Tab>> {
         let tabs = self.tabs.lock().unwrap();
         match id {

@@ -38,7 +38,7 @@ use crate::secrets::Secrets;
 use crate::single_flight::SingleFlight;
 use crate::tab::{DialogPolicy, Tab};
 use crate::tool::{Declaration, Scope, TabCall};
-use crate::{ActionError, ActionOutput, Budget};
+use crate::{ActionError, ActionOutput, Budget, Failure};
 
 use crate::events::{EndReason, Events, Lifecycle, SessionEvent};
 pub use context::Context;
@@ -327,6 +327,7 @@ impl Session {
                     let mark = tab.gate().mark();
                     let acting = self.supervised(spec, &tab, action, budget);
                     let result = crate::timing::timed("session.action", acting).await;
+                    let result = result.map_err(|e| issued_elsewhere(e, &context, &tab));
                     let (result, blocked) = policy::after(result, tab.gate().since(mark), &tab);
                     notes.verdicts.extend(blocked);
                     notes.url_after = Some(tab.state(|s| s.url().to_owned()));
@@ -637,5 +638,23 @@ impl Drop for Session {
                 context.dispose(&Budget::with_timeout(DROP_CLOSE_BUDGET)).await;
             }
         });
+    }
+}
+
+/// A `ref_unknown` names the session's tab that issued the ref, if one did
+/// (a ref a model carried over from another tab).
+fn issued_elsewhere(error: ActionError, context: &Context, tab: &Tab) -> ActionError {
+    let Failure::RefUnknown { reference } = &error.failure else {
+        return error;
+    };
+    match context.tab_issuing(reference, tab) {
+        Some(other) => ActionError {
+            message: format!("ref {reference} was issued in tab {other}, not in this one"),
+            next_step: format!(
+                "Pass tab: \"{other}\" to act there, or take a browser_snapshot of this tab and use a ref from it."
+            ),
+            ..error
+        },
+        None => error,
     }
 }

@@ -3,7 +3,22 @@
 //! `diff`, the refs `browser_screenshot annotate` draws). Kept in the tab's
 //! state and written only through its methods (`TabState::refs_issued`,
 //! `TabState::remember_snapshot`). Each frame's ref counter stays in the
-//! frame's record (`crate::frames`), which ends with the frame.
+//! frame's record (`crate::frames`), which ends with the frame. What each
+//! ref was shown as (its role and name) is kept beside its element, in
+//! cdpilot's world of the frame (`scripts/serializer.js`, `target`).
+
+/// A ref's frame number (`None`: the main frame's) and element number:
+/// `f2e7` → `(Some(2), 7)`, `e7` → `(None, 7)`.
+pub fn parse(reference: &str) -> Option<(Option<u32>, u64)> {
+    let (frame, element) = match reference.strip_prefix('f') {
+        Some(rest) => {
+            let at = rest.find('e')?;
+            (Some(rest[..at].parse().ok()?), &rest[at..])
+        }
+        None => (None, reference),
+    };
+    Some((frame, element.strip_prefix('e')?.parse().ok()?))
+}
 
 /// The tab's latest snapshot tree and what it was a snapshot of.
 #[derive(Debug, Clone)]
@@ -74,5 +89,16 @@ impl Refs {
         let previous = self.last.as_ref().and_then(|p| p.of(&key)).map(str::to_owned);
         self.last = Some(Previous::new(key, tree));
         previous
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn refs_parse_into_frame_and_number() {
+        assert_eq!(super::parse("e7"), Some((None, 7)));
+        assert_eq!(super::parse("f2e17"), Some((Some(2), 17)));
+        assert_eq!(super::parse("f2"), None);
+        assert_eq!(super::parse("x1"), None);
     }
 }

@@ -147,6 +147,26 @@ impl TabState {
         self.frames.refs_issued(id, next)
     }
 
+    /// Whether the tab's current document issued `reference` (a frame's
+    /// refs are counted in the frame's record; a removed frame's count):
+    /// one it never issued is another tab's, another frame's, or made up.
+    pub fn issued(&self, reference: &str) -> bool {
+        if self.refs.document() != Some(self.document) {
+            return false;
+        }
+        let Some((frame, number)) = super::refs::parse(reference) else {
+            return false;
+        };
+        let id = match frame {
+            None => self.main_frame_id(),
+            Some(n) => match self.frames.by_number(n) {
+                Some(f) => f.id(),
+                None => return self.frames.was_numbered(n),
+            },
+        };
+        number < self.frames.next_ref(id)
+    }
+
     /// `browser_console clear`: forgets the console's messages.
     pub fn clear_console(&mut self) {
         self.console.clear();
