@@ -55,6 +55,12 @@ impl CdpError {
         matches!(self, CdpError::Connect(message) if message.contains("Connection refused"))
     }
 
+    /// Chrome does not know the method (JSON-RPC's -32601): a domain this
+    /// browser lacks (`WebMCP` without its feature flag).
+    pub fn is_unknown_method(&self) -> bool {
+        matches!(self, CdpError::Protocol { code: -32601, .. })
+    }
+
     /// Classifies a protocol error by Chrome's message. Chrome's strings are
     /// matched here and nowhere else.
     pub fn kind(&self) -> ProtocolErrorKind {

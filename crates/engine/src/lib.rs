@@ -78,6 +78,7 @@ pub mod holdings;
 pub mod metrics;
 mod network;
 pub mod obstacle;
+pub mod page_tools;
 pub mod policy;
 mod scripts;
 pub mod secrets;

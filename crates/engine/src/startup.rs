@@ -17,7 +17,8 @@ pub fn check(config: &Config) -> Result<(), String> {
     let groups: Vec<&str> = crate::tools::Group::ALL
         .iter()
         .map(|g| g.name())
-        .filter(|g| *g != "core")
+        // The page group has its own switch ([tools] page_tools).
+        .filter(|g| !matches!(*g, "core" | "page"))
         .chain(["all"])
         .collect();
     for cap in &config.tools.caps {

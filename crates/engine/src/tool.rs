@@ -29,6 +29,9 @@ pub enum Group {
     Pdf,
     /// Device emulation.
     Emulation,
+    /// Tools pages offer (WebMCP): offered by `[tools] page_tools`, not
+    /// `caps`, and outside core's definitions budget.
+    Page,
 }
 
 impl Group {
@@ -39,6 +42,7 @@ impl Group {
         Group::Storage,
         Group::Pdf,
         Group::Emulation,
+        Group::Page,
     ];
 
     /// The name `[tools] caps` uses.
@@ -49,12 +53,14 @@ impl Group {
             Group::Storage => "storage",
             Group::Pdf => "pdf",
             Group::Emulation => "emulation",
+            Group::Page => "page",
         }
     }
 
-    /// Whether `caps` (the `[tools] caps` list) turns this group on.
+    /// Whether `caps` (the `[tools] caps` list) turns this group on (the
+    /// page group's one switch, `[tools] page_tools`, decides for it).
     pub fn on(self, caps: &[String]) -> bool {
-        self == Group::Core || caps.iter().any(|c| c == "all" || c == self.name())
+        matches!(self, Group::Core | Group::Page) || caps.iter().any(|c| c == "all" || c == self.name())
     }
 }
 

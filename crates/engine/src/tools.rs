@@ -329,6 +329,7 @@ mod tests {
             .iter()
             .filter(|t| t.name != "browser_cdp")
             .all(|t| (t.group == Group::Core) == t.enabled(&config)));
+        assert!(!find("browser_page_tool").unwrap().enabled(&config));
         assert!(!find("browser_cdp").unwrap().enabled(&config));
         assert!(!find("browser_network").unwrap().enabled(&config));
         let off = |g: Group, config: &crate::Config| !g.on(&config.tools.caps);
@@ -352,7 +353,11 @@ mod tests {
             .collect();
         assert_eq!(
             switched,
-            [("browser_evaluate", "evaluate"), ("browser_cdp", "cdp")]
+            [
+                ("browser_evaluate", "evaluate"),
+                ("browser_cdp", "cdp"),
+                ("browser_page_tool", "page_tools")
+            ]
         );
         let mut config = crate::Config::default();
         config.tools.cdp = crate::config::CdpAccess::Fenced;
@@ -404,6 +409,8 @@ mod tests {
             "browser_dialog",
             // What the person did shows in a thumbnail after it.
             "browser_handoff",
+            // A page's tool runs the page's code (a form's submits it).
+            "browser_page_tool",
         ];
         let mut got = changing.clone();
         got.sort_unstable();

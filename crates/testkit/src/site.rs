@@ -27,6 +27,11 @@ const PAGES: &[(&str, &str)] = &[
     ("inputs.html", include_str!("../site/inputs.html")),
     ("frames.html", include_str!("../site/frames.html")),
     ("child.html", include_str!("../site/child.html")),
+    ("page-tools.html", include_str!("../site/page-tools.html")),
+    (
+        "page-tools-frame.html",
+        include_str!("../site/page-tools-frame.html"),
+    ),
     ("shadow.html", include_str!("../site/shadow.html")),
     ("article.html", include_str!("../site/article.html")),
     ("captcha.html", include_str!("../site/captcha.html")),

@@ -16,6 +16,7 @@ pub mod page;
 pub mod runtime;
 pub mod storage;
 pub mod target;
+pub mod webmcp;
 
 /// Declares a typed command: `command!(Struct => "Domain.method", Response)`.
 macro_rules! command {

@@ -54,6 +54,7 @@ macro_rules! tool_list {
             session Storage(StorageArgs) = storage;
             tab Pdf(PdfArgs) = pdf;
             tab Emulate(EmulateArgs) = emulate;
+            tab PageTool(PageToolArgs) = page_tool;
         }
     };
 }

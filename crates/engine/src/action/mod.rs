@@ -437,6 +437,22 @@ pub struct CdpArgs {
     pub common: Common,
 }
 
+/// Arguments of `browser_page_tool`.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct PageToolArgs {
+    /// A tool the snapshot's page tools list.
+    pub name: String,
+    /// Its input, as its schema says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arguments: Option<serde_json::Map<String, serde_json::Value>>,
+    /// f2: when two frames offer the name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frame: Option<String>,
+    #[allow(missing_docs)] // schema-visible: see the module doc
+    #[serde(flatten)]
+    pub common: Common,
+}
+
 /// What an action produced: a short text for a model, the same facts as
 /// JSON, and an image for screenshots.
 #[derive(Debug, Clone)]

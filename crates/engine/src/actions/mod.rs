@@ -25,6 +25,7 @@ pub mod input;
 pub mod keys;
 pub mod navigate;
 pub mod network;
+pub mod page_tool;
 pub mod pdf;
 pub mod press_key;
 pub mod screenshot;

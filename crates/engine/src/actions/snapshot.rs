@@ -40,5 +40,13 @@ pub(crate) async fn perform(call: &TabCall<'_>, args: &SnapshotArgs) -> Result<A
     let cap = args
         .max_elements
         .unwrap_or(call.config.limits.snapshot_max_elements);
-    crate::snapshot::run(call.tab, args, cap, call.budget).await
+    let mut output = crate::snapshot::run(call.tab, args, cap, call.budget).await?;
+    // `[tools] page_tools`: what the page offers as tools, after the tree.
+    if call.config.tools.page_tools.on() {
+        if let Some(section) = super::page_tool::section(call.tab, call.budget).await {
+            output.text.push_str("\n\n");
+            output.text.push_str(&section);
+        }
+    }
+    Ok(output)
 }

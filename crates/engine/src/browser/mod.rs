@@ -145,6 +145,9 @@ impl Browser {
             // The gate's flags go last: Chromium takes a switch's last value.
             let mut args = config.args.clone();
             memory_ceiling(&mut args, config.tab_memory_mb);
+            if policy.page_tools {
+                enable_feature(&mut args, "WebMCP");
+            }
             args.extend(egress::launch_flags(door));
             let options = LaunchOptions {
                 executable: (!config.executable.is_empty()).then(|| PathBuf::from(&config.executable)),
@@ -518,6 +521,21 @@ fn start_failed(error: cdp::CdpError) -> ActionError {
     )
 }
 
+/// Turns a Chromium feature on (`[tools] page_tools`: `WebMCP`): added to
+/// the user's own `--enable-features` when they give one (Chromium takes a
+/// switch's last value, so a second one would drop theirs).
+fn enable_feature(args: &mut Vec<String>, feature: &str) {
+    const SWITCH: &str = "--enable-features=";
+    match args.iter_mut().rev().find(|a| a.starts_with(SWITCH)) {
+        Some(given) if given[SWITCH.len()..].split(',').any(|f| f == feature) => {}
+        Some(given) => {
+            given.push(',');
+            given.push_str(feature);
+        }
+        None => args.push(format!("{SWITCH}{feature}")),
+    }
+}
+
 /// Sets each renderer's V8 heap ceiling (`[browser] tab_memory_mb`; 0:
 /// Chromium's own): added to the configured `--js-flags` (Chromium takes
 /// one value of a switch), unless they set `--max-old-space-size` already.
@@ -554,5 +572,23 @@ mod memory_ceiling_tests {
         let mut args = Vec::new();
         memory_ceiling(&mut args, 0);
         assert!(args.is_empty());
+    }
+}
+
+#[cfg(test)]
+mod enable_feature_tests {
+    use super::enable_feature;
+
+    /// `[tools] page_tools` joins the user's own `--enable-features` list.
+    #[test]
+    fn a_feature_joins_the_configured_list_once() {
+        let mut args = vec!["--mute-audio".to_owned()];
+        enable_feature(&mut args, "WebMCP");
+        assert_eq!(args[1], "--enable-features=WebMCP");
+        let mut args = vec!["--enable-features=Foo".to_owned()];
+        enable_feature(&mut args, "WebMCP");
+        assert_eq!(args, ["--enable-features=Foo,WebMCP"]);
+        enable_feature(&mut args, "WebMCP");
+        assert_eq!(args, ["--enable-features=Foo,WebMCP"]);
     }
 }

@@ -51,10 +51,11 @@ pub struct BrowserSlot {
 
 impl BrowserSlot {
     pub fn new(config: Arc<Config>, metrics: Arc<Metrics>, egress: Arc<Egress>) -> BrowserSlot {
-        let policy = Policy::from_config(&config.policy).unwrap_or_else(|e| {
+        let mut policy = Policy::from_config(&config.policy).unwrap_or_else(|e| {
             tracing::error!("{e}: every URL is refused");
             Policy::refusing_all(&e)
         });
+        policy.page_tools = config.tools.page_tools.on();
         let relay = (config.browser.source == "extension").then(|| Arc::new(Relay::new()));
         BrowserSlot {
             relay,

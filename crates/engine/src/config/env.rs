@@ -1,7 +1,7 @@
 //! The environment laid over the file: `CDPILOT_<SECTION>_<KEY>` for every
 //! v2 key (CONFIG.md).
 
-use super::{CdpAccess, Config};
+use super::{CdpAccess, Config, PageToolsMode};
 
 impl Config {
     /// Lays the environment over the file for every v2 key
@@ -63,6 +63,22 @@ impl Config {
                 _ => {
                     return Err(format!(
                         "$CDPILOT_POLICY_BLOCK_PRIVATE_NETWORKS = {v:?}: allowed is true | false"
+                    ))
+                }
+            };
+        }
+        if let Some(v) = get("CDPILOT_TOOLS_PAGE_TOOLS") {
+            self.tools.page_tools = PageToolsMode::parse(&v).ok_or_else(|| {
+                format!("$CDPILOT_TOOLS_PAGE_TOOLS = {v:?}: allowed is false, true or expose")
+            })?;
+        }
+        if let Some(v) = get("CDPILOT_POLICY_PAGE_TOOLS_ASK") {
+            self.policy.page_tools_ask = match v.trim() {
+                "true" | "1" => true,
+                "false" | "0" => false,
+                _ => {
+                    return Err(format!(
+                        "$CDPILOT_POLICY_PAGE_TOOLS_ASK = {v:?}: allowed is true | false"
                     ))
                 }
             };

@@ -18,7 +18,7 @@ use serde::Deserialize;
 pub use browser::{BrowserConfig, DialogConfig, DialogPolicy};
 pub use files::{AuditConfig, FilesConfig, OutputConfig};
 pub use limits::{HandoffConfig, Limits, ServeConfig, SessionConfig};
-pub use policy::{CdpAccess, PolicyConfig, Rule, ToolsConfig};
+pub use policy::{CdpAccess, PageToolsMode, PolicyConfig, Rule, ToolsConfig};
 
 /// The whole configuration; `Config::default()` is cdpilot with no file.
 #[derive(Debug, Clone, Default, Deserialize)]

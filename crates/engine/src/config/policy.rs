@@ -19,6 +19,10 @@ pub struct PolicyConfig {
     /// The egress gate refuses loopback, private, link-local and cloud
     /// metadata addresses after resolving a name.
     pub block_private_networks: bool,
+    /// A page tool the page does not mark read-only is asked about first
+    /// where the client can be asked (default true; without a way to ask
+    /// it is called, as any click would be).
+    pub page_tools_ask: bool,
 }
 
 impl Default for PolicyConfig {
@@ -29,6 +33,7 @@ impl Default for PolicyConfig {
             rules: Vec::new(),
             resources: false,
             block_private_networks: false,
+            page_tools_ask: true,
         }
     }
 }
@@ -60,6 +65,10 @@ pub struct ToolsConfig {
     /// Tool groups beyond `core` (`network`, `storage`, `pdf`,
     /// `emulation`, `all`).
     pub caps: Vec<String>,
+    /// Tools pages register (WebMCP): off (default), listed in the
+    /// snapshot and called with `browser_page_tool` (`true`), or also each
+    /// offered as an MCP tool (`"expose"`).
+    pub page_tools: PageToolsMode,
 }
 
 impl Default for ToolsConfig {
@@ -68,6 +77,7 @@ impl Default for ToolsConfig {
             evaluate: true,
             cdp: CdpAccess::Off,
             caps: Vec::new(),
+            page_tools: PageToolsMode::Off,
         }
     }
 }
@@ -111,6 +121,54 @@ impl<'de> Deserialize<'de> for CdpAccess {
             Word::Text(t) if t == "unrestricted" => Ok(CdpAccess::Unrestricted),
             Word::Text(t) => Err(serde::de::Error::custom(format!(
                 "tools.cdp = \"{t}\": allowed is false, true (fenced to the caller's tab) or \"unrestricted\" (stdio only)"
+            ))),
+        }
+    }
+}
+
+/// What cdpilot does with the tools pages register (`[tools] page_tools`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PageToolsMode {
+    /// `false`: the WebMCP domain is not followed, the tool not offered.
+    #[default]
+    Off,
+    /// `true`: listed in the snapshot, called with `browser_page_tool`.
+    On,
+    /// `"expose"`: also each offered as an MCP tool of its own.
+    Expose,
+}
+
+impl PageToolsMode {
+    /// `false`, `true`, `"expose"` (the configuration's words).
+    pub fn parse(word: &str) -> Option<PageToolsMode> {
+        match word.trim() {
+            "false" => Some(PageToolsMode::Off),
+            "true" => Some(PageToolsMode::On),
+            "expose" => Some(PageToolsMode::Expose),
+            _ => None,
+        }
+    }
+
+    /// Page tools are followed (`true` or `"expose"`).
+    pub fn on(self) -> bool {
+        self != PageToolsMode::Off
+    }
+}
+
+impl<'de> Deserialize<'de> for PageToolsMode {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Word {
+            Bool(bool),
+            Text(String),
+        }
+        match Word::deserialize(d)? {
+            Word::Bool(false) => Ok(PageToolsMode::Off),
+            Word::Bool(true) => Ok(PageToolsMode::On),
+            Word::Text(t) if t == "expose" => Ok(PageToolsMode::Expose),
+            Word::Text(t) => Err(serde::de::Error::custom(format!(
+                "tools.page_tools = \"{t}\": allowed is false, true (listed in the snapshot, called with browser_page_tool) or \"expose\" (also an MCP tool each)"
             ))),
         }
     }

@@ -116,6 +116,15 @@ impl FrameTree {
         frame.origin = origin.to_owned();
     }
 
+    /// A frame's document changed its URL without being replaced (history
+    /// API, a fragment): its record follows, so what is judged by the
+    /// frame's URL (its page tools) sees where it is now.
+    pub fn moved_within(&mut self, id: &str, url: &str) {
+        if let Some(i) = self.find(id) {
+            self.frames[i].url = url.to_owned();
+        }
+    }
+
     /// A frame went away (`swapped`: it only moved to another process, and
     /// its record stays).
     pub fn frame_detached(&mut self, id: &str, swapped: bool) {

@@ -114,6 +114,12 @@ impl Gate {
         *self.consent.lock().unwrap() = Some(consent.clone());
     }
 
+    /// The grants and asker of the session the tab serves now (a page
+    /// tool's call asks through it).
+    pub fn consent(&self) -> Option<Arc<Consent>> {
+        self.consent.lock().unwrap().clone()
+    }
+
     /// The rules it judges by.
     pub fn policy(&self) -> &Policy {
         &self.policy

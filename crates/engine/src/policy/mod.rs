@@ -34,6 +34,10 @@ pub struct Policy {
     default_label: String,
     /// `policy.resources`: sub-resources are judged at the request stage too.
     pub resources: bool,
+    /// `[tools] page_tools`: the tabs follow the tools their pages
+    /// register (the WebMCP domain), and a launched browser has the feature
+    /// on. Set by whoever holds the whole configuration (the browser slot).
+    pub page_tools: bool,
 }
 
 impl Default for Policy {
@@ -43,6 +47,7 @@ impl Default for Policy {
             default: Decision::Allow,
             default_label: "policy.default = \"allow\"".into(),
             resources: false,
+            page_tools: false,
         }
     }
 }
@@ -79,6 +84,7 @@ impl Policy {
             default,
             default_label: format!("policy.default = {:?}", default.as_str()),
             resources: config.resources,
+            page_tools: false,
         })
     }
 
@@ -91,6 +97,7 @@ impl Policy {
             default: Decision::Deny,
             default_label: format!("an invalid policy ({reason})"),
             resources: false,
+            page_tools: false,
         }
     }
 

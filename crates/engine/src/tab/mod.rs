@@ -192,6 +192,8 @@ impl Tab {
         let enabling = enable(&tab.session, &setup, paused, budget);
         let tree = crate::timing::timed("tab.enable", enabling).await?;
         tab.state(|s| s.adopt_frame_tree(&tree.frame_tree));
+        let page_tools = pump::follow_page_tools(&tab.session, &setup, budget.deadline()).await;
+        tab.state(|s| s.page_tools.set_availability(page_tools));
         Ok(tab)
     }
 

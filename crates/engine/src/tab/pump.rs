@@ -160,6 +160,7 @@ pub(super) fn spawn(
                 if !child.is_empty() {
                     let mut state = state.lock().unwrap();
                     state.frames.oopif_detached(&child);
+                    state.page_tools.session_detached(&child);
                 }
             } else if is_document_request(&event) {
                 if let Some(paused) = event.decode::<RequestPaused>() {
@@ -188,6 +189,30 @@ pub(super) fn spawn(
     })
 }
 
+/// With `[tools] page_tools` on, turns on the WebMCP domain in one of the
+/// tab's sessions (Chrome then reports the tools already registered).
+/// What the browser said: the domain is there, or absent (no
+/// `--enable-features=WebMCP`: an attached Chrome, a Grid node), or
+/// unknown (off, or the session went away).
+pub(super) async fn follow_page_tools(
+    session: &Session,
+    setup: &TabSetup,
+    deadline: Instant,
+) -> crate::page_tools::Availability {
+    use crate::page_tools::Availability;
+    if !setup.policy.page_tools {
+        return Availability::Unknown;
+    }
+    match session.call(cdp::protocol::webmcp::Enable {}, deadline).await {
+        Ok(_) => Availability::Available,
+        Err(e) if e.is_unknown_method() => Availability::Absent,
+        Err(e) => {
+            tracing::debug!("following a session's page tools: {e}");
+            Availability::Unknown
+        }
+    }
+}
+
 /// A paused request the URL policy judges (the dialog bridge's are the
 /// dialog book's).
 fn is_document_request(event: &cdp::Event) -> bool {
@@ -206,7 +231,7 @@ async fn prepare_child(session: &Session, kind: &str, setup: &TabSetup) {
             flatten: true,
         };
         let enable = async {
-            let (a, b, c, d, e, f) = tokio::join!(
+            let (a, b, c, d, e, f, _) = tokio::join!(
                 setup.disguise(session, deadline),
                 session.call(runtime::Enable {}, deadline),
                 session.call(page::Enable {}, deadline),
@@ -215,6 +240,8 @@ async fn prepare_child(session: &Session, kind: &str, setup: &TabSetup) {
                 session.call(network::Enable {}, deadline),
                 // Its documents are judged, never a service worker's answer.
                 session.call(network::SetBypassServiceWorker { bypass: true }, deadline),
+                // The tools its documents register (`[tools] page_tools`).
+                follow_page_tools(session, setup, deadline),
             );
             a.and(b.map(|_| ()))
                 .and(c.map(|_| ()))

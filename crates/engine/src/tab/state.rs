@@ -6,7 +6,7 @@
 
 use std::collections::VecDeque;
 
-use cdp::protocol::{network, page, runtime};
+use cdp::protocol::{network, page, runtime, webmcp};
 use cdp::Event;
 
 use super::WORLD;
@@ -50,6 +50,9 @@ pub struct TabState {
     pub(super) network: crate::network::Requests,
     /// What `browser_emulate` set on the tab (later calls change parts).
     pub(super) emulated: super::emulated::Emulated,
+    /// The tools its frames registered (WebMCP) and the calls waiting on
+    /// them; fed by the event reader when `[tools] page_tools` is on.
+    pub(super) page_tools: crate::page_tools::PageTools,
 }
 
 /// The network's answer for one main-frame document.
@@ -89,6 +92,17 @@ impl TabState {
     /// The frame records.
     pub fn frames(&self) -> &crate::frames::FrameTree {
         &self.frames
+    }
+
+    /// The tools its frames registered (WebMCP).
+    pub fn page_tools(&self) -> &crate::page_tools::PageTools {
+        &self.page_tools
+    }
+
+    /// The page tools' record, for `browser_page_tool` (waiting on an
+    /// invocation) and the snapshot (saying once that the browser has none).
+    pub fn page_tools_mut(&mut self) -> &mut crate::page_tools::PageTools {
+        &mut self.page_tools
     }
 
     /// The console ring.
@@ -186,10 +200,26 @@ impl TabState {
     /// its child sessions (iframes, workers).
     pub fn apply_from(&mut self, event: &Event, from_tab: bool) {
         self.apply_frames(event, from_tab);
+        self.apply_page_tools(event, from_tab);
         self.console.record(event);
         self.network.record(event);
         if from_tab {
             self.apply_document(event);
+        }
+    }
+
+    /// Hands the WebMCP domain's events (every session's) to the page
+    /// tools' record; a document replaced takes its frame's tools along.
+    fn apply_page_tools(&mut self, event: &Event, from_tab: bool) {
+        if let Some(added) = event.decode::<webmcp::ToolsAdded>() {
+            self.page_tools.added(&event.session_id, added.tools);
+        } else if let Some(removed) = event.decode::<webmcp::ToolsRemoved>() {
+            self.page_tools.removed(&removed.tools);
+        } else if let Some(answer) = event.decode::<webmcp::ToolResponded>() {
+            self.page_tools.responded(answer);
+        } else if let Some(navigated) = event.decode::<page::FrameNavigated>() {
+            let main = from_tab && navigated.frame.parent_id.is_none();
+            self.page_tools.frame_navigated(&navigated.frame.id, main);
         }
     }
 
@@ -216,6 +246,8 @@ impl TabState {
                 None if from_tab => self.frames.main_navigated(id, url, origin),
                 parent => self.frames.frame_navigated(id, parent, url, origin),
             }
+        } else if let Some(within) = event.decode::<page::NavigatedWithinDocument>() {
+            self.frames.moved_within(&within.frame_id, &within.url);
         } else if let Some(detached) = event.decode::<page::FrameDetached>() {
             // `swap`: it moved to another process, it did not go away.
             self.frames
