@@ -166,7 +166,7 @@ pub async fn check(State(guard): State<Arc<Guard>>, mut request: Request, next: 
         }
         // The WebSocket API may carry the token in `hello` instead.
         None if request.uri().path() == WS_PATH => {}
-        // The extension's relay says its own token (or pairing code) in `hello`.
+        // The extension's relay proves its pairing in its own handshake.
         None if request.uri().path() == super::extension::PATH => {}
         None if request.uri().path() == HEALTH_PATH => {}
         None => {
