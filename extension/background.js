@@ -6,8 +6,8 @@
 // worker Chrome restarted for an event gets it.
 
 import { Browser, Refusal, setTtlMinutes } from "./browser.js";
-import { load as loadGate } from "./gate.js";
-import { Relay } from "./relay.js";
+import { blockedBy, load as loadGate } from "./gate.js";
+import { PROTOCOL_VERSION, Relay } from "./relay.js";
 
 const IDLE_SECONDS = 30 * 60;
 
@@ -97,8 +97,9 @@ loadTtl();
 // The handlers the listeners call, reachable from the worker's global
 // scope: headless Chromium has no screen lock, idle state or debugger bar,
 // so the tests call these same functions over CDP with the state Chrome
-// would pass.
-globalThis.cdpilot = { browser, onIdleState, onAlarm, onDebuggerDetach };
+// would pass (and read the blocklist the gate holds, `blockedBy`).
+// The relay itself is there for the extension benchmark's connect timing.
+globalThis.cdpilot = { browser, relay, relayVersion: PROTOCOL_VERSION, onIdleState, onAlarm, onDebuggerDetach, blockedBy };
 chrome.alarms.create("keepalive", { periodInMinutes: 0.5 });
 
 chrome.runtime.onMessage.addListener((message, _sender, reply) => {

@@ -9,7 +9,7 @@
 // chrome.storage.session (so a restarted service worker finds them again).
 // The user's other tabs are never attached, listed or touched.
 
-import { audit, blockedBy, hostOf } from "./gate.js";
+import { audit, blockedBy, holdForTabs, hostOf } from "./gate.js";
 
 /// A command refused by the consent gate or by this module; `code` is the
 /// relay's error code (the server maps it to the contract's).
@@ -66,6 +66,12 @@ export class Browser {
         // closed meanwhile
       }
     }
+    await this.holdRules();
+  }
+
+  /// The blocklist's rule follows the agent's tabs (gate.js).
+  holdRules() {
+    return holdForTabs([...this.tabs.keys()]);
   }
 
   persist() {
@@ -129,7 +135,8 @@ export class Browser {
     const context = this.contexts.get(tab.context);
     // The tab's address as chrome.tabs last said it (asking Chrome on
     // every command would add a round trip to each).
-    const current = tab.url || "";
+    // A frame's session is judged by the frame's own address.
+    const current = (session.child ? session.url : tab.url) || tab.url || "";
     const destination = method === "Page.navigate" ? params.url : current;
     const blocked = blockedBy(destination);
     if (blocked) {
@@ -326,10 +333,13 @@ export class Browser {
     }
     const blocked = blockedBy(url);
     if (blocked) throw new Refusal("domain_blocked", `${hostOf(url)} is on the cdpilot extension's blocklist (${blocked})`, { domain: hostOf(url) });
+    // Opened blank: the blocklist's rule covers the tab before its first
+    // request (a redirect to a blocked host included).
+    const blank = "about:blank";
     let chromeTab = null;
     if (this.windowId !== null) {
       try {
-        chromeTab = await chrome.tabs.create({ windowId: this.windowId, url, active: false });
+        chromeTab = await chrome.tabs.create({ windowId: this.windowId, url: blank, active: false });
       } catch (e) {
         this.windowId = null;
       }
@@ -338,7 +348,7 @@ export class Browser {
       // Unfocused, so the user's typing stays where it was. Not minimized:
       // Chromium (156) delivers no input to the cross-origin frames of a
       // minimized window's tabs (a click there never reaches the frame).
-      const window = await chrome.windows.create({ url, focused: false, state: "normal" });
+      const window = await chrome.windows.create({ url: blank, focused: false, state: "normal" });
       this.windowId = window.id;
       chromeTab = window.tabs[0];
     }
@@ -346,6 +356,8 @@ export class Browser {
     const tab = { tabId: chromeTab.id, targetId, context, session: null, attached: false, url };
     this.tabs.set(chromeTab.id, tab);
     this.persist();
+    await this.holdRules();
+    if (url && url !== blank) await chrome.tabs.update(chromeTab.id, { url });
     audit(context, "Target.createTarget", url, "ok");
     const info = await this.targetInfo(tab);
     if (info) this.emit("Target.targetCreated", { targetInfo: info });
@@ -421,6 +433,7 @@ export class Browser {
     const tab = this.tabs.get(tabId);
     if (!tab) return;
     this.tabs.delete(tabId);
+    this.holdRules();
     for (const [id, s] of this.sessions) {
       if (s.tabId === tabId) {
         this.sessions.delete(id);
@@ -477,7 +490,9 @@ export class Browser {
     const tab = this.tabs.get(source.tabId);
     if (!tab) return;
     if (method === "Target.attachedToTarget" && params.sessionId) {
-      this.sessions.set(params.sessionId, { tabId: tab.tabId, child: params.sessionId, alias: false });
+      this.sessions.set(params.sessionId, { tabId: tab.tabId, child: params.sessionId, alias: false, url: params.targetInfo?.url || "" });
+    } else if (method === "Target.targetInfoChanged" && source.sessionId && this.sessions.has(source.sessionId)) {
+      this.sessions.get(source.sessionId).url = params.targetInfo?.url || "";
     } else if (method === "Target.detachedFromTarget" && params.sessionId) {
       this.sessions.delete(params.sessionId);
     }
@@ -527,11 +542,16 @@ export class Browser {
   async onTabCreated(chromeTab) {
     const opener = chromeTab.openerTabId !== undefined && this.tabs.get(chromeTab.openerTabId);
     if (!opener || this.tabs.has(chromeTab.id)) return;
+    // The rule first, before anything is awaited: the popup's own
+    // requests are the agent's.
+    const ruled = holdForTabs([...this.tabs.keys(), chromeTab.id]);
     const targetId = await this.targetIdOf(chromeTab.id);
     if (!targetId) return;
     const tab = { tabId: chromeTab.id, targetId, context: opener.context, session: null, attached: false, url: chromeTab.pendingUrl || chromeTab.url || "" };
     this.tabs.set(chromeTab.id, tab);
     this.persist();
+    await ruled;
+    await this.holdRules();
     const info = await this.targetInfo(tab);
     if (info) this.emit("Target.targetCreated", { targetInfo: info });
   }

@@ -1,12 +1,16 @@
-// The relay's socket to cdpilot serve (`/v1/extension`): the versioned
-// envelope (hello / ack / reject with client "extension"), the heartbeat a
-// service worker's lifetime needs, and reconnecting with backoff.
+// The relay's socket to cdpilot serve (`/v1/extension`): the handshake in
+// which both ends prove they hold the pairing secret and neither sends it
+// (docs/src/spec/protocol.md, "Relay handshake"), the heartbeat a service
+// worker's lifetime needs, and reconnecting with backoff.
 //
 // Owns the WebSocket and the stored pairing (server + long-lived token in
-// chrome.storage.local). Knows nothing of CDP: messages it cannot handle go
-// to `onMessage`.
+// chrome.storage.local). Knows nothing of CDP: after the server proved
+// itself and acknowledged our proof, messages go to `onMessage`; before,
+// nothing the peer says is obeyed.
 
-export const PROTOCOL_VERSION = 1;
+import { keyOf, keyId, nonce, proof, sameHex } from "./proof.js";
+
+export const PROTOCOL_VERSION = 2;
 /// A WebSocket message every 20 s keeps the service worker alive
 /// (Chrome 116+) and tells the server the relay is still there.
 const HEARTBEAT_MS = 20000;
@@ -57,7 +61,7 @@ export class Relay {
       this.lastError = `${server} is not a loopback address; type it in the options page to allow it`;
       return;
     }
-    this.open(server, { token }).catch(() => {});
+    this.open(server, token).catch(() => {});
   }
 
   /// Pairs with a one-time code: resolves with the stored pairing, or
@@ -67,7 +71,7 @@ export class Relay {
       throw new Error(`${server} is not a loopback address: type it in the options page first if you trust it`);
     }
     this.stop();
-    const ack = await this.open(server, { code });
+    const ack = await this.open(server, code, true);
     await chrome.storage.local.set({ server, token: ack.token });
     return { server };
   }
@@ -90,57 +94,97 @@ export class Relay {
     }
   }
 
-  /// Opens the socket and says hello; resolves with the ack.
-  open(server, credentials) {
+  /// Opens the socket and runs the handshake with `secret` (the stored
+  /// token, or a pairing code): resolves with the ack. The socket closes
+  /// at the first message out of turn, and at a server that cannot prove
+  /// it holds the secret (another program on the port): it learns a key
+  /// id and a nonce, nothing else.
+  open(server, secret, pairing = false) {
+    const address = server.replace(/\/+$/, "");
+    const reconnects = !pairing;
     return new Promise((resolve, reject) => {
       let socket;
       try {
-        socket = new WebSocket(server.replace(/\/+$/, "") + "/v1/extension");
+        socket = new WebSocket(address + "/v1/extension");
       } catch (e) {
         this.lastError = String(e);
         reject(e);
         return;
       }
       this.socket = socket;
-      let acked = false;
-      socket.onopen = () => {
+      // "hello" → "challenge" → "proved" (our proof sent) → "acked".
+      let stage = "hello";
+      let ours = "";
+      const keyPromise = keyOf(secret);
+      const fail = (why) => {
+        this.lastError = why;
+        stage = "failed";
+        socket.close(1008, "handshake");
+        reject(new Error(why));
+      };
+      socket.onopen = async () => {
+        const key = await keyPromise;
+        ours = nonce();
         socket.send(JSON.stringify({
           type: "hello",
           protocol_version: PROTOCOL_VERSION,
           client: "extension",
           extension_version: chrome.runtime.getManifest().version,
-          ...credentials,
+          key: await keyId(key),
+          nonce: ours,
         }));
       };
+      // Messages are handled one at a time, in order (the checks await
+      // WebCrypto).
+      let queue = Promise.resolve();
       socket.onmessage = (event) => {
+        queue = queue.then(() => handle(event.data));
+      };
+      const handle = async (data) => {
+        if (stage === "failed") return;
         let message;
         try {
-          message = JSON.parse(event.data);
+          message = JSON.parse(data);
         } catch (e) {
+          if (stage !== "acked") fail(`${address} sent something that is not JSON during the handshake`);
           return;
         }
-        if (!acked) {
-          if (message.type === "ack") {
-            acked = true;
-            this.connected = true;
-            this.attempt = 0;
-            this.lastError = "";
-            clearInterval(this.heartbeat);
-            this.heartbeat = setInterval(() => this.send({ type: "ping" }), HEARTBEAT_MS);
-            this.onConnected();
-            resolve(message);
-          } else if (message.type === "reject") {
-            this.lastError = `${message.reason}: ${message.message}`;
-            if (message.reason === "bad_token" && credentials.token) {
-              // The server no longer knows this token: pair again.
-              chrome.storage.local.remove(["token"]);
-            }
-            reject(new Error(this.lastError));
+        if (stage === "acked") {
+          if (message.type === "pong") return;
+          this.onMessage(message);
+          return;
+        }
+        if (message.type === "reject") {
+          // Unproved: never a reason to forget the pairing.
+          this.lastError = `${message.reason}: ${message.message}`;
+          stage = "failed";
+          reject(new Error(this.lastError));
+          return;
+        }
+        if (stage === "hello" && message.type === "challenge") {
+          const key = await keyPromise;
+          const theirs = String(message.nonce || "");
+          const expected = await proof(key, "server", address, ours, theirs);
+          if (!/^[0-9a-f]{64}$/.test(theirs) || !sameHex(expected, String(message.proof || ""))) {
+            fail(`the program at ${address} did not prove it holds the pairing: it is not the cdpilot you paired with (another program may have its port); nothing was sent to it`);
+            return;
           }
+          stage = "proved";
+          socket.send(JSON.stringify({ type: "proof", proof: await proof(key, "extension", address, ours, theirs) }));
           return;
         }
-        if (message.type === "pong") return;
-        this.onMessage(message);
+        if (stage === "proved" && message.type === "ack") {
+          stage = "acked";
+          this.connected = true;
+          this.attempt = 0;
+          this.lastError = "";
+          clearInterval(this.heartbeat);
+          this.heartbeat = setInterval(() => this.send({ type: "ping" }), HEARTBEAT_MS);
+          this.onConnected();
+          resolve(message);
+          return;
+        }
+        fail(`${address} sent ${JSON.stringify(String(message.type))} out of turn in the handshake`);
       };
       socket.onclose = () => {
         clearInterval(this.heartbeat);
@@ -148,11 +192,11 @@ export class Relay {
         this.connected = false;
         if (wasConnected && this.onDisconnected) this.onDisconnected();
         if (this.socket === socket) this.socket = null;
-        if (!acked) {
-          if (!this.lastError) this.lastError = `cannot reach ${server}`;
+        if (stage !== "acked" && stage !== "failed") {
+          if (!this.lastError) this.lastError = `cannot reach ${address}`;
           reject(new Error(this.lastError));
         }
-        if (wasConnected || credentials.token) this.scheduleReconnect();
+        if (wasConnected || reconnects) this.scheduleReconnect();
       };
     });
   }

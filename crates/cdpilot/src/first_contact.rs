@@ -71,8 +71,55 @@ fn report(ok: bool, what: &str, detail: &str) {
     out(&format!("[{mark}] {what}: {detail}"));
 }
 
+/// `cdpilot doctor --extension`: the user's Chrome is reached only through
+/// a running server, so this says whether a pairing is kept, and exactly
+/// what holds for that source and what does not.
+fn extension_doctor() -> ExitCode {
+    use server::serve::extension::{WHAT_DOES_NOT_HOLD, WHAT_HOLDS};
+    report(
+        true,
+        "browser",
+        "your own Chrome through the cdpilot extension (relay protocol 2)",
+    );
+    let dir = server::serve::extension_store::state_dir();
+    let file = dir.as_ref().map(|d| d.join("extension-tokens"));
+    let kept = file
+        .as_ref()
+        .and_then(|f| std::fs::read_to_string(f).ok())
+        .map(|t| t.lines().filter(|l| l.trim().len() == 64).count())
+        .unwrap_or(0);
+    let paired = kept > 0;
+    match &file {
+        Some(file) if paired => report(
+            true,
+            "paired",
+            &format!("{kept} pairing(s) kept in {}", file.display()),
+        ),
+        _ => report(
+            false,
+            "paired",
+            "no pairing kept yet. Fix: run `cdpilot serve --extension` (or `cdpilot mcp --extension`), then `cdpilot pair` and open the link in your Chrome",
+        ),
+    }
+    out("\nWhat holds with the extension:");
+    for line in WHAT_HOLDS {
+        out(&format!("  - {line}"));
+    }
+    out("What does not:");
+    for line in WHAT_DOES_NOT_HOLD {
+        out(&format!("  - {line}"));
+    }
+    match paired {
+        true => ExitCode::SUCCESS,
+        false => ExitCode::FAILURE,
+    }
+}
+
 /// `cdpilot doctor`: exit 0 when the browser works, 1 with what to fix.
 pub async fn doctor(mut config: Config) -> ExitCode {
+    if config.browser.source == "extension" {
+        return extension_doctor();
+    }
     let attach = !config.browser.cdp_url.is_empty();
     if config.browser.source == "auto_connect" {
         report(

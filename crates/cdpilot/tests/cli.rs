@@ -398,6 +398,49 @@ async fn doctor_checks_the_browser_and_says_what_to_fix() {
     );
 }
 
+/// Issue 34: `cdpilot doctor --extension` cannot reach the user's Chrome
+/// (only a running server can), so it says whether a pairing is kept and
+/// exactly what holds for that source and what does not: the same lines
+/// as the book's "Your own Chrome" page.
+#[tokio::test]
+async fn doctor_with_the_extension_says_what_holds_and_what_does_not() {
+    use server::serve::extension::{WHAT_DOES_NOT_HOLD, WHAT_HOLDS};
+    let state = tempfile::tempdir().unwrap();
+    let doctor = || {
+        tokio::process::Command::new(env!("CARGO_BIN_EXE_cdpilot"))
+            .args(["doctor", "--extension"])
+            .env("CDPILOT_STATE_DIR", state.path())
+            .env("CDPILOT_CONFIG", "")
+            .output()
+    };
+    let unpaired = doctor().await.unwrap();
+    let text = String::from_utf8_lossy(&unpaired.stdout).to_string();
+    assert_eq!(unpaired.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("[FAIL] paired") && text.contains("cdpilot pair"),
+        "{text}"
+    );
+    let book = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../docs/src/own-chrome.md"
+    ))
+    .unwrap();
+    let book = book.split_whitespace().collect::<Vec<_>>().join(" ");
+    for line in WHAT_HOLDS.iter().chain(WHAT_DOES_NOT_HOLD) {
+        assert!(text.contains(line), "doctor says: {line}\n{text}");
+        assert!(book.contains(line), "own-chrome.md says: {line}");
+    }
+    std::fs::write(
+        state.path().join("extension-tokens"),
+        format!("{}\n", "ab".repeat(32)),
+    )
+    .unwrap();
+    let paired = doctor().await.unwrap();
+    let text = String::from_utf8_lossy(&paired.stdout).to_string();
+    assert_eq!(paired.status.code(), Some(0), "{text}");
+    assert!(text.contains("[ok ] paired: 1 pairing(s) kept in"), "{text}");
+}
+
 /// Issue 26: `cdpilot handoff` prints the person's link on stderr while it
 /// waits, and returns when the `until` condition holds.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

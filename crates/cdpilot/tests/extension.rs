@@ -9,90 +9,11 @@ mod support;
 
 use std::time::{Duration, Instant};
 
-use futures_util::{SinkExt, StreamExt};
 use serde_json::{json, Value};
 use support::extension::{connected_within, pair_link, paired, soon, status, UserChrome, EXTENSION_ID};
 use support::serve::Serve;
 use support::text_of;
 use testkit::TestSite;
-use tokio_tungstenite::tungstenite::Message;
-
-/// A raw relay socket to `/v1/extension` (what the extension speaks).
-async fn relay_socket(
-    serve: &Serve,
-) -> tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>> {
-    let (socket, _) = tokio_tungstenite::connect_async(format!("ws://{}/v1/extension", serve.authority))
-        .await
-        .unwrap();
-    socket
-}
-
-async fn first_json(
-    socket: &mut tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>,
-) -> Value {
-    loop {
-        match tokio::time::timeout(Duration::from_secs(10), socket.next())
-            .await
-            .unwrap()
-        {
-            Some(Ok(Message::Text(text))) => return serde_json::from_str(text.as_str()).unwrap(),
-            Some(Ok(_)) => continue,
-            other => panic!("no message: {other:?}"),
-        }
-    }
-}
-
-#[tokio::test]
-async fn a_bad_token_and_a_spent_or_wrong_code_are_rejected() {
-    let serve = Serve::start("", &["--extension"]).await;
-    let mut socket = relay_socket(&serve).await;
-    socket
-        .send(Message::text(
-            json!({"type": "hello", "protocol_version": 1, "client": "extension", "token": "forged"})
-                .to_string(),
-        ))
-        .await
-        .unwrap();
-    let answer = first_json(&mut socket).await;
-    assert_eq!(answer["type"], "reject", "{answer}");
-    assert_eq!(answer["reason"], "bad_token", "{answer}");
-
-    let link = pair_link(&serve);
-    let code = link.rsplit_once("code=").unwrap().1.to_owned();
-    let hello =
-        json!({"type": "hello", "protocol_version": 1, "client": "extension", "code": code}).to_string();
-    let mut first = relay_socket(&serve).await;
-    first.send(Message::text(hello.clone())).await.unwrap();
-    let ack = first_json(&mut first).await;
-    assert_eq!(ack["type"], "ack", "{ack}");
-    let token = ack["token"].as_str().expect("a long-lived token").to_owned();
-    // The code is spent.
-    let mut second = relay_socket(&serve).await;
-    second.send(Message::text(hello)).await.unwrap();
-    let again = first_json(&mut second).await;
-    assert_eq!(again["reason"], "bad_token", "{again}");
-    // A broken envelope is answered, and the relay stays up.
-    first
-        .send(Message::text("{\"type\":\"response\"}"))
-        .await
-        .unwrap();
-    let error = first_json(&mut first).await;
-    assert_eq!(error["type"], "error", "{error}");
-    first.send(Message::text("{\"type\":\"ping\"}")).await.unwrap();
-    assert_eq!(first_json(&mut first).await["type"], "pong");
-    drop(first);
-    // The token reconnects.
-    let mut third = relay_socket(&serve).await;
-    third
-        .send(Message::text(
-            json!({"type": "hello", "protocol_version": 1, "client": "extension", "token": token})
-                .to_string(),
-        ))
-        .await
-        .unwrap();
-    assert_eq!(first_json(&mut third).await["type"], "ack");
-    assert_eq!(status(&serve).await["paired"], true);
-}
 
 #[tokio::test]
 async fn every_tool_works_through_the_relay_and_the_users_own_tab_is_left_alone() {

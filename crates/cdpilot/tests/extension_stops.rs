@@ -12,29 +12,10 @@ mod support;
 
 use std::time::{Duration, Instant};
 
-use cdp::Session;
 use serde_json::{json, Value};
-use support::extension::{paired, UserChrome, EXTENSION_ID};
+use support::extension::{paired, UserChrome};
 use support::serve::{Serve, Ws};
 use testkit::TestSite;
-
-/// The extension's service worker, attached for `Runtime.evaluate`.
-async fn worker(chrome: &UserChrome) -> Session {
-    let prefix = format!("chrome-extension://{EXTENSION_ID}/");
-    let until = Instant::now() + Duration::from_secs(20);
-    loop {
-        let found = chrome
-            .targets()
-            .await
-            .into_iter()
-            .find(|t| t["type"] == "service_worker" && t["url"].as_str().unwrap().starts_with(&prefix));
-        if let Some(target) = found {
-            return chrome.session(target["targetId"].as_str().unwrap()).await;
-        }
-        assert!(Instant::now() < until, "no service worker of the extension");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}
 
 /// A WebSocket session with a page open in the user's Chrome: its socket and id.
 async fn session(serve: &Serve, site: &TestSite) -> (Ws, String) {
@@ -75,7 +56,7 @@ async fn gone(serve: &Serve, id: &str) {
 async fn the_screen_locked_and_the_user_idle_end_every_session() {
     let site = TestSite::start().await;
     let (serve, chrome) = paired("").await;
-    let sw = worker(&chrome).await;
+    let sw = chrome.worker().await;
 
     let (mut a, a_id) = session(&serve, &site).await;
     let (mut b, b_id) = session(&serve, &site).await;
@@ -107,7 +88,7 @@ async fn the_screen_locked_and_the_user_idle_end_every_session() {
 async fn the_debugger_bars_cancel_ends_that_tabs_session_and_only_that() {
     let site = TestSite::start().await;
     let (serve, chrome) = paired("").await;
-    let sw = worker(&chrome).await;
+    let sw = chrome.worker().await;
     let (mut a, a_id) = session(&serve, &site).await;
     let (mut b, _) = session(&serve, &site).await;
     // The first session's tab, as chrome.debugger.onDetach names it.
@@ -131,7 +112,7 @@ async fn the_debugger_bars_cancel_ends_that_tabs_session_and_only_that() {
 async fn a_sessions_ttl_ends_it_when_the_real_alarm_fires() {
     let site = TestSite::start().await;
     let (serve, chrome) = paired("").await;
-    let sw = worker(&chrome).await;
+    let sw = chrome.worker().await;
     // The test hook: a 3 s TTL (unpacked extensions' alarms may be shorter
     // than the 30 s packed ones are held to).
     UserChrome::eval(

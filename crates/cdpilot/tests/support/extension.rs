@@ -34,15 +34,23 @@ pub struct UserChrome {
 
 impl UserChrome {
     pub async fn start() -> UserChrome {
+        UserChrome::start_with(&[]).await
+    }
+
+    /// [`UserChrome::start`] with more Chromium flags (such as
+    /// `--host-resolver-rules`, to give loopback servers names).
+    pub async fn start_with(flags: &[&str]) -> UserChrome {
         let dir = extension_dir();
+        let mut args = vec![
+            "--site-per-process".to_owned(),
+            format!("--load-extension={}", dir.display()),
+            format!("--disable-extensions-except={}", dir.display()),
+        ];
+        args.extend(flags.iter().map(|f| f.to_string()));
         let options = LaunchOptions {
             executable: Some(testkit::chromium::executable()),
             headless: true,
-            args: vec![
-                "--site-per-process".into(),
-                format!("--load-extension={}", dir.display()),
-                format!("--disable-extensions-except={}", dir.display()),
-            ],
+            args,
             ..Default::default()
         };
         let process = launch::launch(&options, Duration::from_secs(30)).await.unwrap();
@@ -146,6 +154,24 @@ impl UserChrome {
         }
     }
 
+    /// The extension's service worker, attached for `Runtime.evaluate`.
+    #[allow(dead_code)] // not every test binary reads the worker
+    pub async fn worker(&self) -> Session {
+        let prefix = format!("chrome-extension://{EXTENSION_ID}/");
+        let until = Instant::now() + Duration::from_secs(20);
+        loop {
+            let found =
+                self.targets().await.into_iter().find(|t| {
+                    t["type"] == "service_worker" && t["url"].as_str().unwrap().starts_with(&prefix)
+                });
+            if let Some(target) = found {
+                return self.session(target["targetId"].as_str().unwrap()).await;
+            }
+            assert!(Instant::now() < until, "no service worker of the extension");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
     /// The extension's popup, opened as a tab (its buttons and state).
     pub async fn popup(&self) -> Session {
         self.extension_page("popup.html").await
@@ -199,8 +225,13 @@ pub fn pair_link(serve: &Serve) -> String {
 
 /// A serve with `--extension`, the user's Chrome, paired.
 pub async fn paired(config: &str) -> (Serve, UserChrome) {
+    paired_with(config, &[]).await
+}
+
+/// [`paired`], the user's Chrome started with `flags`.
+pub async fn paired_with(config: &str, flags: &[&str]) -> (Serve, UserChrome) {
     let serve = Serve::start(config, &["--extension"]).await;
-    let chrome = UserChrome::start().await;
+    let chrome = UserChrome::start_with(flags).await;
     let link = pair_link(&serve);
     assert!(
         link.starts_with(&format!(

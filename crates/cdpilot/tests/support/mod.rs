@@ -10,6 +10,7 @@ use testkit::McpClient;
 
 pub mod extension;
 pub mod person;
+pub mod relay;
 pub mod serve;
 
 /// Spawns `cdpilot mcp` with TMPDIR set to a fresh directory: the temporary

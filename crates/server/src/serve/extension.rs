@@ -4,10 +4,13 @@
 //! - `POST /v1/extension/pair` (server token): a one-time code and the
 //!   link that carries it, `chrome-extension://<id>/pair.html#server=…&code=…`;
 //!   the code is good for [`CODE_TTL`] and for one `hello`.
-//! - `GET /v1/extension` (WebSocket): `hello` with `client: "extension"` and
-//!   either the code (answered by an `ack` carrying the long-lived extension
-//!   token) or that token; anything else is `reject: bad_token`. Then CDP
-//!   travels inside the envelope: `request {id, method, params, sessionId?}`
+//! - `GET /v1/extension` (WebSocket): the relay handshake
+//!   (`hello {key, nonce}` → `challenge {nonce, proof}` → `proof {proof}` →
+//!   `ack {token?}`; the proofs are [`super::extension_proof`]'s): both ends
+//!   prove they hold the pairing secret (the code while pairing, then the
+//!   token) and neither sends it; one relay at a time, any other socket is
+//!   refused with its reason. Then CDP travels inside the envelope
+//!   ([`super::extension_wire`]): `request {id, method, params, sessionId?}`
 //!   to the extension, `response {id, result | error}` and
 //!   `event "cdp" {method, params, sessionId?}` back, and `sessions
 //!   {sessions: [{context, client}]}` to the extension when who drives a
@@ -20,14 +23,15 @@
 //!
 //! Owns the pairing codes, the extension tokens (kept hashed in the user's
 //! state directory, `super::extension_store`: a restarted server knows an
-//! extension paired before), and whether an extension is connected. The
+//! extension paired before), and the relay slot (whether a relay is
+//! connected). The
 //! sessions the user's Stop ends are a [`Holders`]'s: serve's table, or the
 //! one session of `cdpilot mcp --extension`, whose loopback listener
 //! ([`listen_for_stdio`]) offers these routes alone.
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -40,12 +44,16 @@ use engine::Engine;
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{json, Value};
 use tokio::sync::mpsc;
+use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+use tokio_tungstenite::tungstenite::protocol::CloseFrame;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_util::sync::CancellationToken;
 
 use super::auth::{self, random_hex};
+use super::extension_proof::{key_id, key_of, nonce_well_formed, proof, verify, Key, Role, RELAY_VERSION};
 use super::extension_store::{self, Tokens};
 use super::routes::{Credential, Routes};
+use super::extension_wire::{self as wire, Event, FromRelay, Named, ToRelay};
 use super::sessions::Sessions;
 use super::upgrade;
 
@@ -57,8 +65,30 @@ pub const PATH: &str = "/v1/extension";
 pub const CODE_TTL: Duration = Duration::from_secs(300);
 /// How often the relay socket checks who drives each context.
 const NAMING: Duration = Duration::from_millis(500);
-/// The envelope's version (the WebSocket API's).
-const PROTOCOL_VERSION: u64 = 1;
+/// How long a relay socket may take from its upgrade to its proof: one that
+/// stalls gives up its socket (it never holds the relay slot).
+const HANDSHAKE: Duration = Duration::from_secs(10);
+
+/// What holds for sessions in the user's own Chrome through the extension
+/// (`cdpilot doctor --extension` prints it; `docs/src/own-chrome.md`, "What
+/// holds there, and what does not", says the same).
+pub const WHAT_HOLDS: &[&str] = &[
+    "the relay obeys only a server that proves it holds the pairing (HMAC-SHA256 challenge and response, a nonce from each side, bound to the server's address): a program on the relay's port while cdpilot is down learns a key id and a nonce, gets no token, and is obeyed in nothing",
+    "the token never crosses the socket after pairing, and the pairing code never does; serve takes one relay at a time and closes any other socket with its reason",
+    "only the agent's tabs are attached, listed or touched; your other tabs are not",
+    "your blocklist holds on every request of the agent's tabs (frames, subresources, fetches, navigations the page starts), for every spelling of a host (capitals, a trailing dot, an internationalised name as typed or in punycode, subdomains), with permission_denied to the agent",
+    "cdpilot's URL rules hold at the tab's request stage; Stop, Stop all, the debugger bar's Cancel, the screen lock, idleness and the session TTL end sessions",
+];
+
+/// What does not hold there (same places).
+pub const WHAT_DOES_NOT_HOLD: &[&str] = &[
+    "no egress gate: connections follow your Chrome's own proxy settings, so cdpilot's address rules (0.0.0.0, [::1], the addresses a name resolves to), ask rules at the connection and the WebRTC policy are not applied",
+    "the agent's tabs share your cookies and logins (HttpOnly ones included) for the sites they open",
+    "a popup an agent's tab opens is under the blocklist from the moment Chrome reports the new tab; its first request may leave before that",
+    "the extension's source is what you loaded: Chrome does not check an unpacked extension's folder, and cdpilot checks that the relay holds the pairing key, not which code holds it; keep the folder writable by you alone",
+    "whoever can read extension-tokens in your state directory (you, root) can pass for the paired extension",
+    "blocklist entries that are IPv6 literals are judged on the agent's commands only, not on every request",
+];
 
 /// The sessions that may run in the paired Chrome: what the user's Stop
 /// ends, and how many there are.
@@ -142,13 +172,16 @@ pub struct Extension {
     sessions: Arc<dyn Holders>,
     /// Where the extension reaches this server (`ws://127.0.0.1:PORT`).
     server: String,
-    /// One-time pairing codes and when each stops being good.
-    codes: Mutex<HashMap<String, Instant>>,
+    /// One-time pairing codes, by the key id of their key (the extension
+    /// proves it holds the code, never sends it): the key and when it
+    /// stops being good.
+    codes: Mutex<HashMap<String, (Key, Instant)>>,
     /// Extension tokens handed out by a pairing (this server's or an
     /// earlier one's).
     tokens: Tokens,
-    /// Relay sockets open now (after their `ack`).
-    connected: AtomicUsize,
+    /// Whether a relay holds the slot (it passed the handshake and is
+    /// open): a second one is refused.
+    connected: AtomicBool,
     /// Cancelled at shutdown: relay sockets close.
     stopping: CancellationToken,
 }
@@ -171,7 +204,7 @@ impl Extension {
             server: format!("ws://{host}:{}", local.port()),
             codes: Mutex::default(),
             tokens: Tokens::load(extension_store::state_dir().as_deref()),
-            connected: AtomicUsize::new(0),
+            connected: AtomicBool::new(false),
             stopping,
         })
     }
@@ -180,8 +213,9 @@ impl Extension {
     pub fn pairing_link(&self) -> (String, String) {
         let code = random_hex(16);
         let mut codes = self.codes.lock().unwrap();
-        codes.retain(|_, until| *until > Instant::now());
-        codes.insert(code.clone(), Instant::now() + CODE_TTL);
+        codes.retain(|_, (_, until)| *until > Instant::now());
+        let key = key_of(&code);
+        codes.insert(key_id(&key), (key, Instant::now() + CODE_TTL));
         let link = format!(
             "chrome-extension://{EXTENSION_ID}/pair.html#server={}&code={code}",
             self.server
@@ -189,23 +223,15 @@ impl Extension {
         (code, link)
     }
 
-    /// Takes a good code (it is spent) and hands out a new extension token.
-    fn redeem(&self, code: &str) -> Option<String> {
-        let until = self.codes.lock().unwrap().remove(code)?;
-        if until <= Instant::now() {
-            return None;
-        }
-        let token = random_hex(32);
-        self.tokens.insert(&token);
-        Some(token)
-    }
-
-    fn token_known(&self, token: &str) -> bool {
-        self.tokens.contains(token)
+    /// Takes a good code by its key id (it is spent, whatever follows):
+    /// its key.
+    fn redeem(&self, key_id: &str) -> Option<Key> {
+        let (key, until) = self.codes.lock().unwrap().remove(key_id)?;
+        (until > Instant::now()).then_some(key)
     }
 
     fn status(&self) -> Value {
-        let connected = self.connected.load(Ordering::Relaxed) > 0;
+        let connected = self.connected.load(Ordering::Acquire);
         let sessions = match self.engine.extension_relay() {
             Some(_) => self.sessions.count(),
             None => 0,
@@ -306,50 +332,73 @@ async fn upgrade_relay(State(extension): State<Arc<Extension>>, request: Request
     upgrade::accept(request, move |socket| serve(socket, extension))
 }
 
-/// What the relay's `hello` offered.
-enum Credentials {
-    Token,
-    /// A pairing code, redeemed for this token.
-    Paired(String),
+/// Why a relay socket was closed before (or instead of) carrying CDP: the
+/// `reject` reason, and what to do.
+struct Refusal(&'static str, String);
+
+/// A relay socket that passed the handshake: it holds the relay slot
+/// until dropped.
+struct Proved<'a> {
+    extension: &'a Extension,
+    /// The long-lived token a pairing code was exchanged for.
+    token: Option<String>,
+}
+
+impl Drop for Proved<'_> {
+    fn drop(&mut self) {
+        self.extension.connected.store(false, Ordering::Release);
+    }
 }
 
 /// One relay socket, from `hello` to close.
 async fn serve(socket: upgrade::Socket, extension: Arc<Extension>) {
     let (mut sink, mut stream) = socket.split();
-    let (to_socket, mut outbox) = mpsc::unbounded_channel::<String>();
+    let (to_socket, mut outbox) = mpsc::unbounded_channel::<Message>();
     let writer = tokio::spawn(async move {
-        while let Some(text) = outbox.recv().await {
-            if sink.send(Message::Text(text.into())).await.is_err() {
+        while let Some(message) = outbox.recv().await {
+            let closing = matches!(message, Message::Close(_));
+            if sink.send(message).await.is_err() || closing {
                 break;
             }
         }
         let _ = sink.close().await;
     });
-    let send = |message: Value| {
-        let _ = to_socket.send(message.to_string());
+    let send = |message: ToRelay| {
+        let _ = to_socket.send(Message::Text(message.text().into()));
+    };
+    // Says why, closes with that reason; the paired relay, if any, is
+    // left alone.
+    let refuse = |Refusal(reason, message): Refusal| {
+        tracing::info!("extension relay socket closed: {reason}: {message}");
+        send(ToRelay::Reject { reason, message });
+        let _ = to_socket.send(Message::Close(Some(CloseFrame {
+            code: CloseCode::Policy,
+            reason: reason.into(),
+        })));
     };
 
-    let credentials = match next_text(&mut stream).await {
-        Some(text) => hello(&extension, &text),
-        None => Err(("bad_token", "the relay closed before hello".to_owned())),
-    };
-    let credentials = match credentials {
-        Ok(credentials) => credentials,
-        Err((reason, message)) => {
-            tracing::info!("extension relay rejected: {reason}: {message}");
-            send(json!({"type": "reject", "reason": reason, "message": message}));
+    let proved = match tokio::time::timeout(HANDSHAKE, handshake(&extension, &mut stream, &send)).await {
+        Ok(Ok(proved)) => proved,
+        Ok(Err(refusal)) => {
+            refuse(refusal);
+            drop(to_socket);
+            let _ = writer.await;
+            return;
+        }
+        Err(_) => {
+            refuse(Refusal(
+                "timeout",
+                format!("the handshake took longer than {} s", HANDSHAKE.as_secs()),
+            ));
             drop(to_socket);
             let _ = writer.await;
             return;
         }
     };
-    let mut ack =
-        json!({"type": "ack", "protocol_version": PROTOCOL_VERSION, "session": "extension", "tools": []});
-    if let Credentials::Paired(token) = &credentials {
-        ack["token"] = token.clone().into();
-    }
-    send(ack);
-    extension.connected.fetch_add(1, Ordering::Relaxed);
+    send(ToRelay::Ack {
+        protocol_version: RELAY_VERSION,
+        token: proved.token.clone(),
+    });
     tracing::info!("the cdpilot extension connected");
 
     let relay = extension.engine.extension_relay().cloned();
@@ -360,36 +409,36 @@ async fn serve(socket: upgrade::Socket, extension: Arc<Extension>) {
     loop {
         tokio::select! {
             _ = naming.tick() => {
-                let mut clients = extension.sessions.clients();
+                let mut clients: Vec<Named> = extension
+                    .sessions
+                    .clients()
+                    .into_iter()
+                    .map(|(context, client)| Named { context, client })
+                    .collect();
                 clients.sort();
                 if clients != named {
-                    let sessions: Vec<Value> = clients
-                        .iter()
-                        .map(|(context, client)| json!({"context": context, "client": client}))
-                        .collect();
-                    send(json!({"type": "sessions", "sessions": sessions}));
+                    send(ToRelay::Sessions { sessions: clients.clone() });
                     named = clients;
                 }
             }
             text = next_text(&mut stream) => {
                 let Some(text) = text else { break };
                 match from_extension(&text) {
-                    Ok(FromExtension::Cdp(message)) => {
+                    Ok(Carried::Cdp(message)) => {
                         if let Some(cdp) = &cdp {
                             let _ = cdp.incoming.send(message);
                         }
                     }
-                    Ok(FromExtension::Stopped { context, reason }) => extension.stopped(&context, &reason),
-                    Ok(FromExtension::Ping) => send(json!({"type": "pong"})),
-                    Err((id, message)) => send(json!({
-                        "type": "error",
-                        "id": id,
-                        "error": {"code": "invalid_argument", "message": message},
-                    })),
+                    Ok(Carried::Stopped { context, reason }) => extension.stopped(&context, &reason),
+                    Ok(Carried::Ping) => send(ToRelay::Pong),
+                    Err(refusal) => {
+                        refuse(refusal);
+                        break;
+                    }
                 }
             }
             command = next_command(&mut cdp) => match command {
-                Some(text) => match to_extension(&text) {
+                Some(text) => match wire::request(&text) {
                     Some(request) => send(request),
                     None => tracing::warn!("a CDP message the relay cannot carry: {:.200}", text),
                 },
@@ -400,13 +449,121 @@ async fn serve(socket: upgrade::Socket, extension: Arc<Extension>) {
             _ = extension.stopping.cancelled() => break,
         }
     }
-    extension.connected.fetch_sub(1, Ordering::Relaxed);
+    drop(proved);
     tracing::info!("the cdpilot extension disconnected");
     // Dropping the engine's side ends its connection: commands in flight
     // fail at once (`browser_disconnected`) instead of waiting.
     drop(cdp);
     drop(to_socket);
     let _ = writer.await;
+}
+
+/// The relay handshake (`docs/src/spec/protocol.md`, "Relay handshake"):
+/// `hello {key, nonce}` → `challenge {nonce, proof}` → `proof {proof}`.
+/// The server proves itself first; the extension's proof must answer this
+/// socket's challenge. Only one relay holds the slot at a time.
+async fn handshake<'a>(
+    extension: &'a Extension,
+    stream: &mut futures_util::stream::SplitStream<upgrade::Socket>,
+    send: &impl Fn(ToRelay),
+) -> Result<Proved<'a>, Refusal> {
+    let bad_hello = |m: &str| Refusal("bad_hello", m.to_owned());
+    let text = next_text(stream)
+        .await
+        .ok_or_else(|| bad_hello("the relay closed before hello"))?;
+    let hello = match serde_json::from_str::<FromRelay>(&text) {
+        Ok(FromRelay::Hello(hello)) => hello,
+        Ok(_) => return Err(bad_hello("the first message must be hello")),
+        Err(e) => return Err(bad_hello(&format!("hello does not parse: {e}"))),
+    };
+    if hello.protocol_version != RELAY_VERSION {
+        return Err(Refusal(
+            "unsupported_version",
+            format!(
+                "this server speaks relay protocol_version {RELAY_VERSION}: reload the cdpilot extension from this cdpilot's extension/ folder"
+            ),
+        ));
+    }
+    if hello.client != "extension" {
+        return Err(bad_hello(
+            "/v1/extension is for the cdpilot extension (client: \"extension\"); programs use /v1/ws",
+        ));
+    }
+    if hello.token.is_some() || hello.code.is_some() {
+        return Err(bad_hello(
+            "the relay never sends its token or pairing code (it proves it holds them): reload the cdpilot extension from this cdpilot's extension/ folder",
+        ));
+    }
+    let (Some(key_id), Some(nonce)) = (hello.key, hello.nonce) else {
+        return Err(bad_hello("hello needs key and nonce"));
+    };
+    if !nonce_well_formed(&nonce) {
+        return Err(bad_hello(
+            "hello's nonce must be 32 random bytes in lowercase hex",
+        ));
+    }
+    if extension.connected.load(Ordering::Acquire) {
+        return Err(already_connected());
+    }
+    let (key, pairing) = match extension.tokens.key(&key_id) {
+        Some(key) => (key, false),
+        None => match extension.redeem(&key_id) {
+            Some(key) => (key, true),
+            None => {
+                return Err(Refusal(
+                    "bad_token",
+                    "this server does not know the extension's pairing (a wrong, used or expired code, or a pairing with another server): run `cdpilot pair` and open the link".into(),
+                ))
+            }
+        },
+    };
+    let server_nonce = random_hex(32);
+    send(ToRelay::Challenge {
+        proof: proof(&key, Role::Server, &extension.server, &nonce, &server_nonce),
+        nonce: server_nonce.clone(),
+    });
+    let bad_proof = |m: &str| Refusal("bad_proof", m.to_owned());
+    let text = next_text(stream)
+        .await
+        .ok_or_else(|| bad_proof("the relay closed before its proof"))?;
+    let claimed = match serde_json::from_str::<FromRelay>(&text) {
+        Ok(FromRelay::Proof { proof }) => proof,
+        Ok(_) => return Err(bad_proof("the second message must be proof")),
+        Err(e) => return Err(bad_proof(&format!("proof does not parse: {e}"))),
+    };
+    if !verify(
+        &key,
+        Role::Extension,
+        &extension.server,
+        &nonce,
+        &server_nonce,
+        &claimed,
+    ) {
+        return Err(bad_proof(
+            "the relay's proof does not answer this socket's challenge with the pairing's key",
+        ));
+    }
+    if extension
+        .connected
+        .compare_exchange(false, true, Ordering::AcqRel, Ordering::Acquire)
+        .is_err()
+    {
+        return Err(already_connected());
+    }
+    let token = pairing.then(|| {
+        let token = random_hex(32);
+        extension.tokens.insert(&token);
+        token
+    });
+    Ok(Proved { extension, token })
+}
+
+fn already_connected() -> Refusal {
+    Refusal(
+        "already_connected",
+        "another relay is connected to this server (one Chrome at a time): close it, or wait for it to go"
+            .into(),
+    )
 }
 
 async fn next_command(cdp: &mut Option<Socket>) -> Option<String> {
@@ -426,39 +583,8 @@ async fn next_text(stream: &mut futures_util::stream::SplitStream<upgrade::Socke
     }
 }
 
-/// Checks the relay's `hello`.
-fn hello(extension: &Extension, text: &str) -> Result<Credentials, (&'static str, String)> {
-    let bad = |m: &str| ("bad_token", m.to_owned());
-    let hello: Value = serde_json::from_str(text).map_err(|e| bad(&format!("hello is not JSON: {e}")))?;
-    if hello["type"] != "hello" {
-        return Err(bad("the first message must be hello"));
-    }
-    if hello["protocol_version"].as_u64() != Some(PROTOCOL_VERSION) {
-        return Err((
-            "unsupported_version",
-            format!("this server speaks protocol_version {PROTOCOL_VERSION}"),
-        ));
-    }
-    if hello["client"] != "extension" {
-        return Err(bad(
-            "/v1/extension is for the cdpilot extension (client: \"extension\"); programs use /v1/ws",
-        ));
-    }
-    if let Some(code) = hello["code"].as_str() {
-        return match extension.redeem(code) {
-            Some(token) => Ok(Credentials::Paired(token)),
-            None => Err(bad(
-                "this pairing code is wrong, used or expired: run `cdpilot pair` again and open the new link",
-            )),
-        };
-    }
-    match hello["token"].as_str() {
-        Some(token) if extension.token_known(token) => Ok(Credentials::Token),
-        _ => Err(bad("this server does not know the extension's token (it was restarted, or paired with another extension): run `cdpilot pair` and open the link")),
-    }
-}
-
-enum FromExtension {
+/// What a relay message carries after the handshake.
+enum Carried {
     /// A CDP response or event, as the engine's connection reads them.
     Cdp(String),
     Stopped {
@@ -468,82 +594,32 @@ enum FromExtension {
     Ping,
 }
 
-/// Unwraps one relay message; an error carries the message's id (if it
-/// had one) and what is wrong with it.
-fn from_extension(text: &str) -> Result<FromExtension, (Value, String)> {
-    let message: Value = serde_json::from_str(text).map_err(|e| (Value::Null, format!("not JSON: {e}")))?;
-    let id = message.get("id").cloned().unwrap_or(Value::Null);
-    let broken = |what: &str| (id.clone(), what.to_owned());
-    match message["type"].as_str() {
-        Some("ping") => Ok(FromExtension::Ping),
-        Some("response") => {
-            let number = id
-                .as_str()
-                .and_then(|i| i.parse::<u64>().ok())
-                .ok_or_else(|| broken("a response needs the id of its request"))?;
-            let cdp = match (&message["result"], &message["error"]) {
-                (_, Value::Object(error)) => {
-                    let message = error.get("message").and_then(Value::as_str).unwrap_or("");
-                    match error.get("code").and_then(Value::as_str) {
-                        Some("domain_blocked") => {
-                            json!({"id": number, "error": {"code": -32000, "message": format!("domain_blocked: {message}")}})
-                        }
-                        _ => {
-                            let code = error
-                                .get("data")
-                                .and_then(|d| d.get("cdp_code"))
-                                .and_then(Value::as_i64)
-                                .unwrap_or(-32000);
-                            json!({"id": number, "error": {"code": code, "message": message}})
-                        }
-                    }
-                }
-                (Value::Object(_), _) => json!({"id": number, "result": message["result"]}),
-                _ => return Err(broken("a response needs a result or an error object")),
-            };
-            Ok(FromExtension::Cdp(cdp.to_string()))
-        }
-        Some("event") => match message["event"].as_str() {
-            Some("cdp") => {
-                let data = &message["data"];
-                let Some(method) = data["method"].as_str() else {
-                    return Err(broken("a cdp event needs data.method"));
-                };
-                let mut cdp = json!({"method": method, "params": data["params"]});
-                if let Some(session) = data["sessionId"].as_str() {
-                    cdp["sessionId"] = session.into();
-                }
-                Ok(FromExtension::Cdp(cdp.to_string()))
-            }
-            Some("session_stopped") => {
-                let data = &message["data"];
-                let Some(context) = data["context"].as_str() else {
-                    return Err(broken("session_stopped needs data.context"));
-                };
-                Ok(FromExtension::Stopped {
-                    context: context.to_owned(),
-                    reason: data["reason"].as_str().unwrap_or("stopped_by_user").to_owned(),
-                })
-            }
-            _ => Err(broken("unknown event: the relay sends cdp and session_stopped")),
-        },
-        _ => Err(broken("unknown type: the relay sends response, event and ping")),
+/// Reads one relay message after the handshake; one that does not parse,
+/// or a handshake message again (a replay), closes the socket.
+fn from_extension(text: &str) -> Result<Carried, Refusal> {
+    let malformed = |m: String| Refusal("malformed", m);
+    match serde_json::from_str::<FromRelay>(text) {
+        Ok(FromRelay::Ping) => Ok(Carried::Ping),
+        Ok(FromRelay::Response { id, result, error }) => wire::response(&id, result.as_ref(), error.as_ref())
+            .map(Carried::Cdp)
+            .map_err(malformed),
+        Ok(FromRelay::Event(Event::Cdp {
+            method,
+            params,
+            session_id,
+        })) => Ok(Carried::Cdp(wire::event(&method, &params, session_id.as_deref()))),
+        Ok(FromRelay::Event(Event::SessionStopped { context, reason })) => Ok(Carried::Stopped {
+            context,
+            reason: reason.unwrap_or_else(|| "stopped_by_user".into()),
+        }),
+        Ok(FromRelay::Hello(_) | FromRelay::Proof { .. }) => Err(Refusal(
+            "replayed",
+            "a handshake message after the handshake".into(),
+        )),
+        Err(e) => Err(malformed(format!(
+            "a relay message does not parse ({e}): the relay sends response, event and ping"
+        ))),
     }
-}
-
-/// Wraps one engine CDP command as a relay `request`.
-fn to_extension(text: &str) -> Option<Value> {
-    let command: Value = serde_json::from_str(text).ok()?;
-    let mut request = json!({
-        "type": "request",
-        "id": command["id"].as_u64()?.to_string(),
-        "method": command["method"].as_str()?,
-        "params": command.get("params").cloned().unwrap_or(json!({})),
-    });
-    if let Some(session) = command["sessionId"].as_str().filter(|s| !s.is_empty()) {
-        request["sessionId"] = session.into();
-    }
-    Some(request)
 }
 
 #[cfg(test)]
@@ -551,39 +627,22 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_envelope_is_unwrapped_into_cdp() {
-        let Ok(FromExtension::Cdp(ok)) = from_extension(r#"{"type":"response","id":"7","result":{"a":1}}"#)
-        else {
-            panic!("a response")
-        };
-        assert_eq!(ok, r#"{"id":7,"result":{"a":1}}"#);
-        let Ok(FromExtension::Cdp(blocked)) = from_extension(
-            r#"{"type":"response","id":"8","error":{"code":"domain_blocked","message":"x.test is on the blocklist"}}"#,
-        ) else {
-            panic!("a response")
-        };
-        assert!(blocked.contains("domain_blocked: x.test"), "{blocked}");
-        let Ok(FromExtension::Cdp(event)) = from_extension(
-            r#"{"type":"event","event":"cdp","data":{"method":"Page.loadEventFired","params":{},"sessionId":"s1"}}"#,
-        ) else {
-            panic!("an event")
-        };
-        assert!(event.contains(r#""sessionId":"s1""#), "{event}");
-        let (id, message) = from_extension(r#"{"type":"response","id":"x"}"#).err().unwrap();
-        assert_eq!(id, "x");
-        assert!(message.contains("id of its request"), "{message}");
-        assert!(from_extension("nope").is_err());
-    }
-
-    #[test]
-    fn commands_are_wrapped_with_their_session() {
-        let request =
-            to_extension(r#"{"id":3,"method":"Page.navigate","params":{"url":"u"},"sessionId":"s"}"#)
-                .unwrap();
-        assert_eq!(request["type"], "request");
-        assert_eq!(request["id"], "3");
-        assert_eq!(request["sessionId"], "s");
-        let browser = to_extension(r#"{"id":4,"method":"Browser.getVersion"}"#).unwrap();
-        assert!(browser.get("sessionId").is_none());
+    fn after_the_handshake_a_bad_or_replayed_message_closes() {
+        assert!(matches!(
+            from_extension(r#"{"type":"response","id":"7","result":{}}"#),
+            Ok(Carried::Cdp(_))
+        ));
+        assert!(matches!(from_extension(r#"{"type":"ping"}"#), Ok(Carried::Ping)));
+        for (text, reason) in [
+            (r#"{"type":"response","id":"x","result":{}}"#, "malformed"),
+            (r#"{"type":"response"}"#, "malformed"),
+            ("nope", "malformed"),
+            (r#"{"type":"proof","proof":"00"}"#, "replayed"),
+        ] {
+            let Err(Refusal(said, _)) = from_extension(text) else {
+                panic!("{text}")
+            };
+            assert_eq!(said, reason, "{text}");
+        }
     }
 }

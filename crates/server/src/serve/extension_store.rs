@@ -4,7 +4,10 @@
 //! made when something is first kept):
 //!
 //! - `extension-tokens` (0600): the extension tokens pairings handed out,
-//!   one SHA-256 (hex) a line, never the tokens themselves; a restarted
+//!   one SHA-256 (hex) a line, never the tokens themselves. Each line is
+//!   the key the relay handshake proves with (`super::extension_proof`):
+//!   whoever reads this file can pass for the paired extension, so it is
+//!   as private as the token it replaces; a restarted
 //!   server (serve, or `cdpilot mcp --extension`) still knows an extension
 //!   paired before, so it reconnects without pairing again;
 //! - `extension-port` (0600): the loopback port `cdpilot mcp --extension`
@@ -19,7 +22,7 @@ use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use sha2::{Digest, Sha256};
+use super::extension_proof::{encode_hex, key_from_hex, key_id, key_of, Key};
 
 /// The user's state directory (made, 0700, when something is first kept
 /// in it); `None` when there is no `$HOME` to put it under (pairing then
@@ -94,16 +97,22 @@ impl Tokens {
         }
     }
 
-    /// Whether `token` was handed out (by this server or an earlier one).
-    pub fn contains(&self, token: &str) -> bool {
-        let hash = hash(token);
-        if self.hashes.lock().unwrap().contains(&hash) {
-            return true;
+    /// The key of the token (by [`key_id`]) a pairing handed out, by this
+    /// server or an earlier one: what the relay handshake proves with.
+    pub fn key(&self, id: &str) -> Option<Key> {
+        let find = |hashes: &HashSet<String>| {
+            hashes
+                .iter()
+                .filter_map(|h| key_from_hex(h))
+                .find(|k| key_id(k) == id)
+        };
+        if let Some(key) = find(&self.hashes.lock().unwrap()) {
+            return Some(key);
         }
         // Another server of this user's may have paired since we loaded.
         let again = Tokens::load(self.file.as_deref().and_then(Path::parent));
         let known = again.hashes.into_inner().unwrap();
-        let found = known.contains(&hash);
+        let found = find(&known);
         self.hashes.lock().unwrap().extend(known);
         found
     }
@@ -114,10 +123,7 @@ impl Tokens {
 }
 
 fn hash(token: &str) -> String {
-    Sha256::digest(token.as_bytes())
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    encode_hex(&key_of(token))
 }
 
 /// The port `cdpilot mcp --extension` listens on, kept in `dir`; `None`
@@ -152,8 +158,11 @@ mod tests {
         assert!(tokens.is_empty());
         tokens.insert("secret-token-1");
         let again = Tokens::load(Some(&dir));
-        assert!(again.contains("secret-token-1"));
-        assert!(!again.contains("secret-token-2"));
+        assert_eq!(
+            again.key(&key_id(&key_of("secret-token-1"))),
+            Some(key_of("secret-token-1"))
+        );
+        assert!(again.key(&key_id(&key_of("secret-token-2"))).is_none());
         let file = dir.join("extension-tokens");
         let text = std::fs::read_to_string(&file).unwrap();
         assert!(!text.contains("secret-token-1"), "only the hash is kept");
@@ -161,7 +170,7 @@ mod tests {
         assert_eq!(mode & 0o077, 0, "{mode:o}");
         // A token another server paired after this one loaded is known too.
         Tokens::load(Some(&dir)).insert("secret-token-3");
-        assert!(again.contains("secret-token-3"));
+        assert!(again.key(&key_id(&key_of("secret-token-3"))).is_some());
         save_port(Some(&dir), 41234);
         assert_eq!(saved_port(Some(&dir)), Some(41234));
         let mode = std::fs::metadata(&dir).unwrap().permissions().mode();

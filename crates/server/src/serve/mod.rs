@@ -10,7 +10,9 @@
 pub mod auth;
 pub mod dashboard;
 pub mod extension;
+pub mod extension_proof;
 pub mod extension_store;
+pub mod extension_wire;
 mod mcp_http;
 pub mod metrics;
 pub mod routes;
