@@ -33,7 +33,19 @@ impl Drop for DeniedServer {
 
 impl DeniedServer {
     pub async fn start() -> DeniedServer {
-        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        DeniedServer::on("127.0.0.1:0").await
+    }
+
+    /// Listening on every address of the machine, IPv4 and IPv6 (`[::]`,
+    /// dual-stack): reached through `127.0.0.1`, `[::1]`, `0.0.0.0`, `[::]`
+    /// and the machine's own addresses alike, as a service bound to all
+    /// interfaces is (issue 34: the local host's other spellings).
+    pub async fn start_everywhere() -> DeniedServer {
+        DeniedServer::on("[::]:0").await
+    }
+
+    async fn on(address: &str) -> DeniedServer {
+        let listener = TcpListener::bind(address).await.expect("bind");
         let port = listener.local_addr().expect("address").port();
         let seen = Arc::new(Mutex::new(Seen::default()));
         let log = seen.clone();
