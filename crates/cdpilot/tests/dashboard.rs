@@ -29,7 +29,11 @@ fn any(_: &str) -> bool {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_dashboard_shows_answers_and_stops_sessions() {
     let site = TestSite::start().await;
-    let serve = Serve::start("[dialogs]\ntimeout_s = 120\n", &["--ask", "http://localhost:*/*"]).await;
+    let serve = Serve::start(
+        "[dialogs]\ntimeout_s = 120\n",
+        &["--ask", &format!("{}/*", site.b)],
+    )
+    .await;
 
     // Two sessions driven by other clients.
     let mut agent = serve.ws().await;

@@ -93,3 +93,91 @@ async fn an_ask_while_no_call_runs_is_refused_and_reported_not_asked() {
         .iter()
         .all(|r| !r.path.contains("between-calls")));
 }
+
+/// Answers every question "always", counting them.
+#[derive(Default)]
+struct Always(AtomicUsize);
+
+impl Asker for Always {
+    fn ask<'a>(&'a self, _: &'a Verdict) -> Pin<Box<dyn Future<Output = Answer> + Send + 'a>> {
+        self.0.fetch_add(1, Ordering::SeqCst);
+        Box::pin(async { Answer::Always })
+    }
+}
+
+/// Issue 34, finding 4: an `ask` host is not reachable without asking
+/// through what never reaches the request stage (a WebSocket, a fetch, an
+/// image, an EventSource, a beacon): the egress gate refuses the
+/// connection unless the user granted the origin, and nobody is asked.
+/// Once the user allowed the origin (navigating there asked), the same
+/// WebSocket reaches it.
+#[tokio::test]
+async fn an_ask_host_is_not_reachable_without_asking_through_a_websocket() {
+    let site = TestSite::start().await;
+    let asked = testkit::DeniedServer::start().await;
+    let pattern = format!("http://{}/*", asked.host());
+    let engine = engine_with(move |c| {
+        c.policy.rules.push(Rule {
+            pattern,
+            action: "ask".into(),
+            origin: None,
+        })
+    });
+    let asker = Arc::new(Always::default());
+    engine
+        .session()
+        .consent()
+        .install(Some(asker.clone() as Arc<dyn Asker>));
+    ok(
+        &engine,
+        "browser_navigate",
+        json!({"url": site.url(&format!("/egress.html?d={}", asked.host()))}),
+    )
+    .await;
+    for door in ["websocket", "eventsource", "beacon"] {
+        let out = ok(
+            &engine,
+            "browser_evaluate",
+            json!({"expression": format!("doors.{door}()")}),
+        )
+        .await;
+        let blocked = common::blocked_soon(&engine, &out).await;
+        assert!(
+            blocked.iter().any(|u| u.contains(&asked.host())),
+            "{door}: not refused: {blocked:?}"
+        );
+        asked.assert_untouched(door);
+    }
+    let fetched = format!(
+        "fetch('{}', {{mode: 'no-cors'}}).then(() => 'fetched', () => 'failed')",
+        asked.url("/fetched")
+    );
+    // The gate's refusal is a `403` from the proxy: a no-cors fetch
+    // settles either way; what holds is that nothing arrived.
+    ok(&engine, "browser_evaluate", json!({"expression": fetched})).await;
+    asked.assert_untouched("fetch");
+    assert_eq!(asker.0.load(Ordering::SeqCst), 0, "a connection is never asked");
+
+    // The user allows the origin (navigating there asks): the WebSocket
+    // from a page on another origin now reaches it.
+    ok(&engine, "browser_navigate", json!({"url": asked.url("/granted")})).await;
+    assert_eq!(asker.0.load(Ordering::SeqCst), 1);
+    ok(
+        &engine,
+        "browser_navigate",
+        json!({"url": site.url(&format!("/egress.html?d={}", asked.host()))}),
+    )
+    .await;
+    let before = asked.seen().connections;
+    ok(
+        &engine,
+        "browser_evaluate",
+        json!({"expression": "doors.websocket()"}),
+    )
+    .await;
+    assert!(
+        asked.seen().connections > before,
+        "a granted origin's WebSocket did not arrive: {:?}",
+        asked.seen()
+    );
+}

@@ -130,3 +130,168 @@ async fn blocked_after(engine: &Engine, target: &str) -> Vec<String> {
     let first = ok(engine, "browser_evaluate", json!({"expression": set})).await;
     blocked_soon(engine, &first).await
 }
+
+/// The local host's other spellings (issue 34, finding 3): each one the
+/// attacker page tries, on the denied server's port.
+const LOCAL_SPELLINGS: [&str; 14] = [
+    "0.0.0.0",
+    "0",
+    "0x0",
+    "0.0.0.0.",
+    "[::]",
+    "[::1]",
+    "[::ffff:127.0.0.1]",
+    "[::ffff:7f00:1]",
+    "[::ffff:0.0.0.0]",
+    "2130706433",
+    "0177.0.0.1",
+    "127.0.0.2",
+    "127.1",
+    "a.localhost",
+];
+
+/// A page expression that tries every channel to `http://HOST:PORT/` for
+/// each of `hosts` (an iframe, an image, `fetch`, a WebSocket, an
+/// EventSource) and resolves once each attempt has settled (or after 8 s).
+fn every_channel(hosts: &[String], port: u16) -> String {
+    let targets = serde_json::to_string(hosts).unwrap();
+    format!(
+        r#"(async () => {{
+  const cap = (p) => Promise.race([p, new Promise((r) => setTimeout(() => r('timeout'), 8000))]);
+  const tries = [];
+  for (const host of {targets}) {{
+    const base = `http://${{host}}:{port}`;
+    tries.push(cap(new Promise((r) => {{ const f = document.createElement('iframe'); f.onload = f.onerror = () => r('frame'); f.src = base + '/frame'; document.body.appendChild(f); }})));
+    tries.push(cap(new Promise((r) => {{ const i = new Image(); i.onload = i.onerror = () => r('image'); i.src = base + '/image.png'; }})));
+    tries.push(cap(fetch(base + '/fetch', {{mode: 'no-cors'}}).then(() => 'fetched', () => 'failed')));
+    tries.push(cap(new Promise((r) => {{ try {{ const w = new WebSocket(`ws://${{host}}:{port}/socket`); w.onopen = w.onerror = () => r('ws'); }} catch (e) {{ r('ws threw'); }} }})));
+    tries.push(cap(new Promise((r) => {{ const s = new EventSource(base + '/events'); s.onopen = s.onerror = () => {{ s.close(); r('es'); }}; }})));
+  }}
+  return (await Promise.all(tries)).length;
+}})()"#
+    )
+}
+
+/// Issue 34, finding 3: with the denied server's port denied as
+/// `127.0.0.1` and `localhost`, every other spelling of the local host
+/// (the unspecified addresses, IPv6 loopback, IPv4-mapped forms, other
+/// IPv4 spellings, `127/8`, `*.localhost`) is refused: navigating there is
+/// an error, and an iframe, an image, `fetch`, a WebSocket and an
+/// EventSource from the page reach nothing. The server listens on every
+/// address (`[::]`), as a service bound to all interfaces does.
+#[tokio::test]
+async fn every_spelling_of_the_local_host_is_refused_from_every_channel() {
+    let site = TestSite::start().await;
+    let denied = DeniedServer::start_everywhere().await;
+    let port = denied.port;
+    let engine = denying(vec![
+        format!("http://127.0.0.1:{port}/*"),
+        format!("http://localhost:{port}/*"),
+    ]);
+    ok(
+        &engine,
+        "browser_navigate",
+        json!({"url": site.url("/index.html")}),
+    )
+    .await;
+    for host in LOCAL_SPELLINGS {
+        let url = format!("http://{host}:{port}/navigated");
+        let e = call(&engine, "browser_navigate", json!({"url": url}))
+            .await
+            .expect_err(&url);
+        assert!(
+            matches!(e.code, ErrorCode::PermissionDenied | ErrorCode::NavigationFailed),
+            "{url}: {e}"
+        );
+        denied.assert_untouched(&format!("navigate {url}"));
+    }
+    ok(
+        &engine,
+        "browser_navigate",
+        json!({"url": site.url("/index.html")}),
+    )
+    .await;
+    let hosts: Vec<String> = LOCAL_SPELLINGS.iter().map(|h| h.to_string()).collect();
+    let out = ok(
+        &engine,
+        "browser_evaluate",
+        json!({"expression": every_channel(&hosts, port), "timeout_ms": 30000}),
+    )
+    .await;
+    let blocked = blocked_soon(&engine, &out).await;
+    assert!(!blocked.is_empty(), "nothing reported blocked: {}", out.text);
+    denied.assert_untouched("a page's iframes, images, fetches, WebSockets, EventSources");
+}
+
+/// Issue 34, finding 3: a deny written with a name refuses the addresses
+/// the name resolves to, whatever the page writes: `localhost` (also the
+/// local host's other spellings) and the machine's own name (which
+/// resolves through the system's resolver; its addresses are refused at
+/// the denied port, and no other name of the rules covers them).
+#[tokio::test]
+async fn a_deny_written_with_a_name_refuses_its_addresses() {
+    let site = TestSite::start().await;
+    let denied = DeniedServer::start_everywhere().await;
+    let port = denied.port;
+    let name = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|n| n.trim().to_ascii_lowercase())
+        .unwrap_or_default();
+    let addresses: Vec<String> = match tokio::net::lookup_host((name.as_str(), port)).await {
+        Ok(found) => found
+            .map(|a| match a.ip() {
+                std::net::IpAddr::V6(v6) => format!("[{v6}]"),
+                v4 => v4.to_string(),
+            })
+            .collect(),
+        Err(_) => Vec::new(),
+    };
+    if addresses.is_empty() {
+        eprintln!("the machine's name {name:?} does not resolve: only `localhost` is tried");
+    }
+    let engine = denying(vec![format!("http://localhost:{port}/*")]);
+    ok(
+        &engine,
+        "browser_navigate",
+        json!({"url": site.url("/index.html")}),
+    )
+    .await;
+    let mut hosts = vec!["127.0.0.1".to_owned()];
+    hosts.extend(addresses.iter().cloned());
+    let out = ok(
+        &engine,
+        "browser_evaluate",
+        json!({"expression": every_channel(&hosts, port), "timeout_ms": 30000}),
+    )
+    .await;
+    let blocked = blocked_soon(&engine, &out).await;
+    assert!(!blocked.is_empty(), "nothing reported blocked: {}", out.text);
+    denied.assert_untouched("a deny written as localhost");
+    if addresses.is_empty() {
+        return;
+    }
+    // The machine's name, denied on another port: a listener there sees
+    // nothing from the page's attempts on the name's addresses.
+    drop(engine);
+    let named = DeniedServer::start_everywhere().await;
+    let engine = denying(vec![format!("http://{name}:{}/*", named.port)]);
+    ok(
+        &engine,
+        "browser_navigate",
+        json!({"url": site.url("/index.html")}),
+    )
+    .await;
+    let out = ok(
+        &engine,
+        "browser_evaluate",
+        json!({"expression": every_channel(&addresses, named.port), "timeout_ms": 30000}),
+    )
+    .await;
+    let blocked = blocked_soon(&engine, &out).await;
+    assert!(
+        blocked
+            .iter()
+            .any(|u| addresses.iter().any(|a| u.contains(a.as_str()))),
+        "the name's addresses were not refused: {blocked:?}"
+    );
+    named.assert_untouched(&format!("a deny written as {name}: {addresses:?}"));
+}

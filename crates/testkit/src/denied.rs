@@ -57,9 +57,27 @@ impl DeniedServer {
             }
         };
         let port = v4.local_addr().expect("address").port();
+        DeniedServer::serving(port, vec![v4].into_iter().chain(v6).collect(), Some(udp))
+    }
+
+    /// Listening on every address of the machine, IPv4 and IPv6 (`[::]`,
+    /// dual-stack): reached through `127.0.0.1`, `[::1]`, `0.0.0.0`, `[::]`
+    /// and the machine's own addresses alike, as a service bound to all
+    /// interfaces is (issue 34: the local host's other spellings).
+    pub async fn start_everywhere() -> DeniedServer {
+        let listener = TcpListener::bind("[::]:0").await.expect("bind");
+        let port = listener.local_addr().expect("address").port();
+        DeniedServer::serving(port, vec![listener], None)
+    }
+
+    fn serving(
+        port: u16,
+        listeners: Vec<TcpListener>,
+        udp: Option<tokio::net::UdpSocket>,
+    ) -> DeniedServer {
         let seen = Arc::new(Mutex::new(Seen::default()));
         let mut tasks = Vec::new();
-        for listener in std::iter::once(v4).chain(v6) {
+        for listener in listeners {
             let log = seen.clone();
             tasks.push(tokio::spawn(async move {
                 while let Ok((stream, _)) = listener.accept().await {
@@ -68,13 +86,15 @@ impl DeniedServer {
                 }
             }));
         }
-        let log = seen.clone();
-        tasks.push(tokio::spawn(async move {
-            let mut buffer = [0u8; 2048];
-            while let Ok((n, _)) = udp.recv_from(&mut buffer).await {
-                log.lock().unwrap().datagrams.push(n);
-            }
-        }));
+        if let Some(udp) = udp {
+            let log = seen.clone();
+            tasks.push(tokio::spawn(async move {
+                let mut buffer = [0u8; 2048];
+                while let Ok((n, _)) = udp.recv_from(&mut buffer).await {
+                    log.lock().unwrap().datagrams.push(n);
+                }
+            }));
+        }
         DeniedServer { port, seen, tasks }
     }
 

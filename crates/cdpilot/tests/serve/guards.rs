@@ -105,7 +105,7 @@ async fn call_answering(
 #[tokio::test]
 async fn an_ask_rule_asks_a_websocket_client_through_an_event_and_decide() {
     let site = TestSite::start().await;
-    let serve = Serve::start("", &["--ask", "http://localhost:*/*"]).await;
+    let serve = Serve::start("", &["--ask", &format!("{}/*", site.b)]).await;
     let mut ws = serve.ws().await;
     ws.send(json!({"type": "hello", "protocol_version": 1, "token": serve.token, "ask": true}))
         .await;

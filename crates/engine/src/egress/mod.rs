@@ -15,7 +15,11 @@
 //! engine, so a busy engine runtime never delays the browser's traffic.
 //! Serving one connection is `proxy.rs`; resolving a name and judging its
 //! addresses `resolve.rs`; the user's upstream proxy `upstream.rs`; a
-//! worker's request gate (paths, which no connection shows) `workers.rs`.
+//! worker's request gate (paths, which no connection shows) `workers.rs`;
+//! who may knock on a door (cdpilot's own user only) `peer.rs`.
+//!
+//! An `ask` host passes a door only for an origin the user granted in
+//! the consent of a session the door serves ([`Door::serves`]).
 
 mod contexts;
 mod proxy;
@@ -23,17 +27,18 @@ pub mod workers;
 
 pub use contexts::ContextDoors;
 pub use proxy::GATE_ERROR_HEADER;
+mod peer;
 mod resolve;
 mod upstream;
 
 use std::collections::HashSet;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 
 use tokio::net::TcpListener;
 
 use crate::config::Config;
 use crate::policy::connection::ConnectionRules;
-use crate::policy::Policy;
+use crate::policy::{Consent, Policy};
 
 use upstream::Upstream;
 
@@ -67,6 +72,8 @@ pub fn check_config(config: &Config) -> Result<(), String> {
 /// What every door judges by and connects through.
 struct Judge {
     rules: ConnectionRules,
+    /// The addresses of the names host-level denies write.
+    denied_names: resolve::DeniedNames,
     /// `[policy] block_private_networks`.
     block_private: bool,
     /// `[browser] upstream_proxy`, if set.
@@ -98,8 +105,10 @@ impl Egress {
     /// browser without it.
     pub fn start(config: &Config) -> Result<Egress, String> {
         let policy = Policy::from_config(&config.policy)?;
+        let rules = policy.connection_rules();
         let judge = Arc::new(Judge {
-            rules: policy.connection_rules(),
+            denied_names: resolve::DeniedNames::new(rules.denied_names()),
+            rules,
             block_private: config.policy.block_private_networks,
             upstream: Upstream::parse(&config.browser.upstream_proxy)?,
             doors: Default::default(),
@@ -172,6 +181,22 @@ pub struct Door {
 struct Shared {
     judge: Arc<Judge>,
     refusals: Refusals,
+    /// The consents of the sessions whose contexts use this door: an
+    /// `ask` host passes only for an origin one of them granted.
+    consents: Mutex<Vec<Weak<Consent>>>,
+}
+
+impl Shared {
+    /// Whether a session this door serves granted an origin on `host` and
+    /// `port` (always, or once for a call still running).
+    fn granted(&self, host: &str, port: u16) -> bool {
+        let mut consents = self.consents.lock().unwrap();
+        consents.retain(|c| c.strong_count() > 0);
+        consents
+            .iter()
+            .filter_map(Weak::upgrade)
+            .any(|c| c.grants_connection(host, port))
+    }
 }
 
 impl Drop for Door {
@@ -190,7 +215,8 @@ impl Door {
         let cannot = |e: std::io::Error| format!("cdpilot's egress gate cannot listen on 127.0.0.1: {e}");
         let listener = std::net::TcpListener::bind("127.0.0.1:0").map_err(cannot)?;
         listener.set_nonblocking(true).map_err(cannot)?;
-        let port = listener.local_addr().map_err(cannot)?.port();
+        let address = listener.local_addr().map_err(cannot)?;
+        let port = address.port();
         let listener = {
             // Registered with the gate's runtime, whichever runtime (if
             // any) the caller is on.
@@ -200,14 +226,26 @@ impl Door {
         let shared = Arc::new(Shared {
             judge,
             refusals: Refusals::default(),
+            consents: Mutex::default(),
         });
         let serving = shared.clone();
         let task = runtime.spawn(async move {
             loop {
                 match listener.accept().await {
-                    Ok((stream, _)) => {
+                    Ok((stream, peer)) => {
                         let _ = stream.set_nodelay(true);
-                        tokio::spawn(proxy::serve(stream, serving.clone()));
+                        let serving = serving.clone();
+                        tokio::spawn(async move {
+                            // Another local user's connection gets nothing
+                            // (issue 34, finding 5): closed unanswered.
+                            match peer::is_ours(peer, address) {
+                                Ok(()) => proxy::serve(stream, serving).await,
+                                Err(why) => tracing::warn!(
+                                    "egress gate: refused a connection to 127.0.0.1:{port} from {why}: \
+                                     a door serves only cdpilot's own user's browsers"
+                                ),
+                            }
+                        });
                     }
                     Err(e) => {
                         // Out of file descriptors and the like: the
@@ -224,6 +262,13 @@ impl Door {
             .doors
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         Ok(Door { port, shared, task })
+    }
+
+    /// Lets `ask` hosts through this door for the origins `consent` grants
+    /// (the session whose context uses the door; the default context's
+    /// door serves every session on it).
+    pub fn serves(&self, consent: &Arc<Consent>) {
+        self.shared.consents.lock().unwrap().push(Arc::downgrade(consent));
     }
 
     /// `http://127.0.0.1:PORT`, for `--proxy-server` and `proxyServer`.

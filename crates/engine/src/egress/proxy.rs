@@ -11,7 +11,7 @@
 //! session's next result.
 
 use std::convert::Infallible;
-use std::net::{IpAddr, SocketAddr};
+use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -26,9 +26,10 @@ use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::net::TcpStream;
 
-use super::resolve::{is_private, lookup};
+use super::resolve::{is_private, lookup, plain};
 use super::{Refusal, Shared};
 use crate::policy::connection::canonical_host;
+use crate::policy::Decision;
 
 type Body = BoxBody<Bytes, hyper::Error>;
 
@@ -245,8 +246,19 @@ async fn open(
         text(StatusCode::FORBIDDEN, message)
     };
     let verdict = judge.rules.judge(host, port);
-    if !verdict.allowed() {
-        return Err(refuse(verdict.rule));
+    match verdict.decision {
+        Decision::Allow => {}
+        Decision::Deny => return Err(refuse(verdict.rule)),
+        // A connection never reaches a person (a WebSocket, a worker's
+        // fetch, a beacon): it passes only where the user already allowed
+        // the origin (issue 34, finding 4).
+        Decision::Ask if shared.granted(host, port) => {}
+        Decision::Ask => {
+            return Err(refuse(format!(
+                "{} (an ask rule: the user has not allowed this host)",
+                verdict.rule
+            )))
+        }
     }
     let addresses = match lookup(host, port).await {
         Ok(addresses) if !addresses.is_empty() => addresses,
@@ -267,10 +279,7 @@ async fn open(
         }
     };
     for address in &addresses {
-        let ip = match address.ip() {
-            IpAddr::V6(v6) => v6.to_ipv4_mapped().map(IpAddr::V4).unwrap_or(IpAddr::V6(v6)),
-            v4 => v4,
-        };
+        let ip = plain(address.ip());
         if let Some(rule) = judge.rules.denies_address(ip, port) {
             return Err(refuse(format!("{rule} ({host} is {ip})")));
         }
@@ -281,6 +290,11 @@ async fn open(
                 )));
             }
         }
+    }
+    // A deny written with a name refuses the name's addresses, whatever
+    // name or address the page wrote (issue 34, finding 3).
+    if let Some((rule, name, ip)) = judge.denied_names.refusing(&judge.rules, &addresses, port).await {
+        return Err(refuse(format!("{rule} ({host} is {ip}, an address of {name})")));
     }
     let failed = |e: std::io::Error| {
         let net_error = match e.kind() {

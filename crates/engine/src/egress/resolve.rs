@@ -3,9 +3,114 @@
 //! resolves differently a moment later (DNS rebinding) cannot slip past.
 //!
 //! Owns the list of address ranges `[policy] block_private_networks`
-//! refuses. Pure but for the lookup.
+//! refuses, and the addresses of the names the host-level denies write
+//! ([`DeniedNames`], looked up when a connection needs them and kept for
+//! [`NAMES_KEPT`]). Pure but for the lookups.
 
+use std::collections::HashMap;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crate::policy::canonical;
+use crate::policy::connection::ConnectionRules;
+
+/// How long the addresses of a denied name are kept before it is looked up
+/// again (a CDN's addresses move; a name's owner may move it).
+pub const NAMES_KEPT: Duration = Duration::from_secs(30);
+
+/// How long looking up one denied name may take. A name that cannot be
+/// looked up refuses nothing (its deny still refuses the name itself).
+const NAME_LOOKUP: Duration = Duration::from_secs(5);
+
+/// The addresses of the names host-level denies write (`bank.example` in
+/// `deny "https://{*.}?bank.example/*"`): a connection to one of them at a
+/// port the deny covers is refused whatever name or address the page wrote
+/// (issue 34, finding 3: "deny always wins").
+pub struct DeniedNames {
+    names: Vec<String>,
+    /// Each name's addresses and when they were looked up. Locked for
+    /// microseconds, never across a lookup.
+    kept: Mutex<HashMap<String, (Instant, Arc<Vec<IpAddr>>)>>,
+}
+
+impl DeniedNames {
+    pub fn new(names: Vec<String>) -> DeniedNames {
+        DeniedNames {
+            names,
+            kept: Mutex::default(),
+        }
+    }
+
+    /// The deny that refuses a connection to `addresses` at `port` because
+    /// one of them is an address of a denied name: `(rule, name, address)`.
+    pub async fn refusing(
+        &self,
+        rules: &ConnectionRules,
+        addresses: &[SocketAddr],
+        port: u16,
+    ) -> Option<(String, String, IpAddr)> {
+        for name in &self.names {
+            let Some(rule) = rules.denies_host(name, port) else {
+                continue;
+            };
+            let theirs = self.addresses(name).await;
+            for address in addresses {
+                if theirs.iter().any(|ip| same_host(*ip, address.ip())) {
+                    return Some((rule.to_owned(), name.clone(), address.ip()));
+                }
+            }
+        }
+        None
+    }
+
+    async fn addresses(&self, name: &str) -> Arc<Vec<IpAddr>> {
+        if let Some((at, kept)) = self.kept.lock().unwrap().get(name) {
+            if at.elapsed() < NAMES_KEPT {
+                return kept.clone();
+            }
+        }
+        let found = match tokio::time::timeout(NAME_LOOKUP, lookup(name, 0)).await {
+            Ok(Ok(found)) => found.iter().map(|a| a.ip()).collect(),
+            Ok(Err(e)) => {
+                tracing::debug!("egress gate: the denied name {name} does not resolve: {e}");
+                Vec::new()
+            }
+            Err(_) => {
+                tracing::warn!("egress gate: looking up the denied name {name} took over {NAME_LOOKUP:?}");
+                Vec::new()
+            }
+        };
+        let found = Arc::new(found);
+        self.kept
+            .lock()
+            .unwrap()
+            .insert(name.to_owned(), (Instant::now(), found.clone()));
+        found
+    }
+}
+
+/// The address as a connection reaches it: an IPv4-mapped (or compatible,
+/// or NAT64) IPv6 address as its IPv4.
+pub fn plain(ip: IpAddr) -> IpAddr {
+    match ip {
+        IpAddr::V6(v6) => canonical::mapped_v4(&v6)
+            .map(IpAddr::V4)
+            .unwrap_or(IpAddr::V6(v6)),
+        v4 => v4,
+    }
+}
+
+/// Whether two addresses reach the same host: equal once plain, or both
+/// the local host (`127/8`, `0/8`, `::1`, `::`).
+fn same_host(a: IpAddr, b: IpAddr) -> bool {
+    let (a, b) = (plain(a), plain(b));
+    let local = |ip: IpAddr| match ip {
+        IpAddr::V4(v4) => v4.is_loopback() || v4.octets()[0] == 0,
+        IpAddr::V6(v6) => v6.is_loopback() || v6.is_unspecified(),
+    };
+    a == b || (local(a) && local(b))
+}
 
 /// Why an address is private, or `None` for a public one: loopback,
 /// private (RFC 1918, unique local), shared (CGNAT), link-local, cloud
@@ -75,6 +180,42 @@ pub async fn lookup(host: &str, port: u16) -> std::io::Result<Vec<SocketAddr>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_local_host_and_mapped_forms_are_the_same_host() {
+        let ip = |s: &str| s.parse::<IpAddr>().unwrap();
+        assert!(same_host(ip("127.0.0.1"), ip("::ffff:127.0.0.1")));
+        assert!(same_host(ip("127.0.0.1"), ip("0.0.0.0")));
+        assert!(same_host(ip("::1"), ip("::")));
+        assert!(same_host(ip("10.0.0.1"), ip("64:ff9b::a00:1")));
+        assert!(!same_host(ip("10.0.0.1"), ip("10.0.0.2")));
+        assert!(!same_host(ip("127.0.0.1"), ip("10.0.0.1")));
+    }
+
+    /// Issue 34, finding 3: a deny written with a name refuses the
+    /// addresses the name resolves to (`localhost` resolves to loopback on
+    /// every machine; it is judged by name, not listed, so `vm`-like names
+    /// are what this covers: here the machine's own name when it resolves).
+    #[tokio::test]
+    async fn a_denied_names_addresses_are_refused() {
+        let policy =
+            crate::policy::tests::policy("allow", &[("deny", "http://localhost.test.invalid:8080/*")]);
+        let rules = policy.connection_rules();
+        let names = DeniedNames::new(vec!["localhost".into()]);
+        let at = |s: &str| vec![SocketAddr::new(s.parse().unwrap(), 8080)];
+        // `localhost` is no deny's name here: nothing is refused.
+        assert!(names.refusing(&rules, &at("127.0.0.1"), 8080).await.is_none());
+        let policy = crate::policy::tests::policy("allow", &[("deny", "http://localhost:8080/*")]);
+        let rules = policy.connection_rules();
+        let refused = names.refusing(&rules, &at("0.0.0.0"), 8080).await;
+        assert!(
+            refused
+                .as_ref()
+                .is_some_and(|(rule, name, _)| rule.contains("policy.rules[0]") && name == "localhost"),
+            "{refused:?}"
+        );
+        assert!(names.refusing(&rules, &at("127.0.0.1"), 8081).await.is_none());
+    }
 
     #[test]
     fn private_ranges_are_named() {

@@ -12,11 +12,18 @@
 //! slashes in the path (servers merge them) and percent-escapes of
 //! unreserved characters (`%73ecret` is `secret` to every server).
 //!
+//! The local host (issue 34, finding 3) has many names besides its
+//! canonical spellings: `localhost` (and `*.localhost`), every `127/8`
+//! address, `[::1]`, and the unspecified addresses `0.0.0.0/8` and `[::]`,
+//! which a connection reaches the local host through. A URL on any of them
+//! is also judged as each of [`LOCAL_HOST`] ([`local_spellings`]), so a rule
+//! written for one holds for all (a deny on any wins).
+//!
 //! Pure: owns no state. [`crate::policy::Policy::judge`] judges the raw
 //! and the canonical form; the egress gate's connection rules
 //! ([`crate::policy::connection`]) judge a host and port through [`host`].
 
-use std::net::Ipv6Addr;
+use std::net::{Ipv4Addr, Ipv6Addr};
 
 use url::{Host, Url};
 
@@ -80,9 +87,62 @@ fn canonical_host<S: AsRef<str>>(host: &Host<S>) -> String {
     }
 }
 
-/// `::ffff:a.b.c.d` connects to `a.b.c.d`.
-fn mapped_v4(ip: &Ipv6Addr) -> Option<std::net::Ipv4Addr> {
-    ip.to_ipv4_mapped()
+/// The IPv4 address an IPv6 one stands for: IPv4-mapped (`::ffff:a.b.c.d`,
+/// which connects to `a.b.c.d`), IPv4-compatible (`::a.b.c.d`, deprecated,
+/// still routed by some stacks; not `::` nor `::1`) and NAT64's well-known
+/// prefix (`64:ff9b::a.b.c.d`, which a NAT64 gateway turns into
+/// `a.b.c.d`).
+pub fn mapped_v4(ip: &Ipv6Addr) -> Option<Ipv4Addr> {
+    if let Some(v4) = ip.to_ipv4_mapped() {
+        return Some(v4);
+    }
+    let s = ip.segments();
+    let low = Ipv4Addr::new((s[6] >> 8) as u8, s[6] as u8, (s[7] >> 8) as u8, s[7] as u8);
+    let compatible = s[..6] == [0; 6] && !ip.is_unspecified() && !ip.is_loopback();
+    let nat64 = s[..6] == [0x64, 0xff9b, 0, 0, 0, 0];
+    (compatible || nat64).then_some(low)
+}
+
+/// The spellings every URL on the local host is also judged as: a rule
+/// written for any of them holds for all.
+pub const LOCAL_HOST: [&str; 5] = ["localhost", "127.0.0.1", "[::1]", "0.0.0.0", "[::]"];
+
+/// Whether a host in canonical form ([`host`]) is the local host:
+/// `localhost` and `*.localhost` (Chromium and most resolvers answer them
+/// with loopback), `127/8`, `[::1]`, and the unspecified `0.0.0.0/8` and
+/// `[::]` (a connection to them reaches the local host).
+pub fn is_local_host(canonical: &str) -> bool {
+    if canonical == "localhost" || canonical.ends_with(".localhost") {
+        return true;
+    }
+    if let Ok(v4) = canonical.parse::<Ipv4Addr>() {
+        return v4.is_loopback() || v4.octets()[0] == 0;
+    }
+    canonical
+        .strip_prefix('[')
+        .and_then(|h| h.strip_suffix(']'))
+        .and_then(|h| h.parse::<Ipv6Addr>().ok())
+        .is_some_and(|v6| v6.is_loopback() || v6.is_unspecified())
+}
+
+/// The other spellings of `url`'s host it is also judged as: every one of
+/// [`LOCAL_HOST`] when its (canonical) host is the local host, else none.
+pub fn local_spellings(url: &Url) -> Vec<Url> {
+    let Some(host) = url.host().map(|h| canonical_host(&h)) else {
+        return Vec::new();
+    };
+    if !is_local_host(&host) {
+        return Vec::new();
+    }
+    LOCAL_HOST
+        .iter()
+        .filter(|spelling| **spelling != host)
+        .filter_map(|spelling| {
+            let mut other = self::url(url);
+            other.set_host(Some(spelling)).ok()?;
+            Some(other)
+        })
+        .collect()
 }
 
 /// A path with unreserved percent-escapes decoded, `\` as `/` and
@@ -146,6 +206,12 @@ mod tests {
             ("https://BANK.example./x", "https://bank.example/x"),
             ("https://bücher.example/", "https://xn--bcher-kva.example/"),
             ("http://[::1]:8080/", "http://[::1]:8080/"),
+            ("http://[::127.0.0.1]:8080/", "http://127.0.0.1:8080/"),
+            ("http://[64:ff9b::7f00:1]:8080/", "http://127.0.0.1:8080/"),
+            ("http://[::]:8080/", "http://[::]:8080/"),
+            ("http://0:8080/", "http://0.0.0.0:8080/"),
+            ("http://0x0:8080/", "http://0.0.0.0:8080/"),
+            ("http://0.0.0.0.:8080/", "http://0.0.0.0:8080/"),
         ];
         for (spelling, want) in table {
             assert_eq!(canon(spelling), want, "{spelling}");
@@ -191,5 +257,50 @@ mod tests {
             assert_eq!(host(spelling).as_deref(), Some(want), "{spelling}");
         }
         assert_eq!(host("a b"), None);
+    }
+
+    /// Issue 34, finding 3: the unspecified addresses, `[::1]`, every
+    /// `127/8` address and `*.localhost` are the local host; other hosts
+    /// (a private address, a name merely containing "localhost") are not.
+    #[test]
+    fn the_local_host_is_every_spelling_of_it() {
+        for local in [
+            "localhost",
+            "a.localhost",
+            "127.0.0.1",
+            "127.3.2.1",
+            "0.0.0.0",
+            "0.1.2.3",
+            "[::1]",
+            "[::]",
+        ] {
+            assert!(is_local_host(local), "{local}");
+        }
+        for other in [
+            "10.0.0.1",
+            "localhost.example",
+            "notlocalhost",
+            "[::2]",
+            "[fe80::1]",
+        ] {
+            assert!(!is_local_host(other), "{other}");
+        }
+        let spellings = |u: &str| -> Vec<String> {
+            local_spellings(&Url::parse(u).unwrap())
+                .iter()
+                .map(|u| u.to_string())
+                .collect()
+        };
+        assert_eq!(
+            spellings("http://[::ffff:0:0]:8080/x"),
+            [
+                "http://localhost:8080/x",
+                "http://127.0.0.1:8080/x",
+                "http://[::1]:8080/x",
+                "http://[::]:8080/x"
+            ]
+        );
+        assert_eq!(spellings("http://[::1]:8080/").len(), 4);
+        assert!(spellings("http://10.0.0.1:8080/").is_empty());
     }
 }

@@ -7,16 +7,24 @@
 //! path is `*` (and that names no search or hash) is **host-level**: it
 //! decides the connection. A **path-level** rule (`https://x.example/admin/*`)
 //! cannot be judged here: its deny is left to the request stage, and its
-//! allow (or ask) keeps the host reachable, so the request stage can judge
-//! the paths. `ask` is asked at the request stage, where a person can be
-//! asked about a document; here it lets the connection through.
+//! allow keeps the host reachable, so the request stage can judge the
+//! paths. An `ask` is decided here as `ask`: the gate lets it through only
+//! for an origin the user granted (issue 34, finding 4: a WebSocket never
+//! reaches the request stage where it would be asked).
 //!
 //! A connection is refused when a host-level deny matches the host and
-//! port under any scheme (`http`, `https`, `ws`, `wss`); otherwise it
-//! passes when any rule that allows or asks matches, else by
-//! `policy.default`. The addresses a name resolves to are judged by the
-//! host-level denies alone (a deny on `127.0.0.1:8080` also refuses
-//! `localhost:8080`).
+//! port under any scheme (`http`, `https`, `ws`, `wss`), the host judged in
+//! canonical form and, on the local host, as each of its spellings
+//! ([`super::canonical::LOCAL_HOST`]). Otherwise, reading the rules that
+//! allow or ask from the last: a path-level allow lets it through (some
+//! path is allowed; the request stage judges which), the first host-level
+//! rule decides (`allow` or `ask`), a path-level ask is passed over (it
+//! covers only its paths); with none of those, `policy.default` decides,
+//! except that a default deny over a path-level ask is `ask`. The
+//! addresses a name resolves to are judged by the host-level denies alone
+//! (a deny on `127.0.0.1:8080` also refuses `localhost:8080`), and so are
+//! the addresses of the names the host-level denies write
+//! ([`ConnectionRules::denied_names`]: the gate resolves them).
 
 use std::net::IpAddr;
 
@@ -98,24 +106,66 @@ impl ConnectionRules {
         {
             return verdict(Decision::Deny, &deny.label);
         }
-        if let Some(pass) = self
+        let mut path_ask = None;
+        for rule in self
             .rules
             .iter()
             .rev()
             .filter(|r| r.decision() != Decision::Deny)
-            .find(matching)
+            .filter(matching)
         {
-            return verdict(Decision::Allow, &pass.label);
+            match (rule.decision(), rule.host_level()) {
+                (Decision::Ask, false) => path_ask = path_ask.or(Some(rule)),
+                (decision, _) => return verdict(decision, &rule.label),
+            }
         }
-        match self.default {
-            Decision::Deny => verdict(Decision::Deny, &self.default_label),
-            _ => verdict(Decision::Allow, &self.default_label),
+        match (self.default, path_ask) {
+            (Decision::Deny, Some(ask)) => verdict(Decision::Ask, &ask.label),
+            (default, _) => verdict(default, &self.default_label),
         }
+    }
+
+    /// The names the host-level denies write literally (`bank.example` in
+    /// `https://{*.}?bank.example/*`; not an address, not the local host,
+    /// not a wildcard), each once: the gate resolves them and refuses their
+    /// addresses at the ports the deny covers (issue 34, finding 3).
+    pub fn denied_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = Vec::new();
+        for rule in self
+            .rules
+            .iter()
+            .filter(|r| r.host_level() && r.decision() == Decision::Deny)
+        {
+            let pattern = rule.pattern().hostname();
+            let bare = pattern
+                .strip_prefix("{*.}?")
+                .or_else(|| pattern.strip_prefix("*."))
+                .unwrap_or(pattern);
+            if bare.is_empty() || bare.contains(|c: char| "*?+(){}:[]\\".contains(c)) {
+                continue;
+            }
+            let Some(name) = super::canonical::host(bare) else {
+                continue;
+            };
+            if name.parse::<IpAddr>().is_ok() || super::canonical::is_local_host(&name) {
+                continue;
+            }
+            if !names.contains(&name) {
+                names.push(name);
+            }
+        }
+        names
     }
 
     /// The host-level deny that refuses the address `ip` at `port`, if any.
     pub fn denies_address(&self, ip: IpAddr, port: u16) -> Option<&str> {
-        let urls = urls(&ip.to_string(), port);
+        self.denies_host(&ip.to_string(), port)
+    }
+
+    /// The host-level deny that refuses `host` (a name or an address) at
+    /// `port`, if any.
+    pub fn denies_host(&self, host: &str, port: u16) -> Option<&str> {
+        let urls = urls(host, port);
         self.rules
             .iter()
             .filter(|r| r.host_level() && r.decision() == Decision::Deny)
@@ -131,11 +181,26 @@ pub fn canonical_host(host: &str) -> String {
     super::canonical::host(host).unwrap_or_else(|| host.to_ascii_lowercase())
 }
 
+/// `host:port` under every scheme, the host in canonical form and, on the
+/// local host, in each of its spellings.
 fn urls(host: &str, port: u16) -> Vec<url::Url> {
     let host = canonical_host(host);
-    SCHEMES
+    let mut hosts = vec![host.clone()];
+    if super::canonical::is_local_host(&host) {
+        hosts.extend(
+            super::canonical::LOCAL_HOST
+                .iter()
+                .filter(|s| **s != host)
+                .map(|s| s.to_string()),
+        );
+    }
+    hosts
         .iter()
-        .filter_map(|scheme| url::Url::parse(&format!("{scheme}://{host}:{port}/")).ok())
+        .flat_map(|host| {
+            SCHEMES
+                .iter()
+                .filter_map(move |scheme| url::Url::parse(&format!("{scheme}://{host}:{port}/")).ok())
+        })
         .collect()
 }
 
@@ -201,7 +266,95 @@ mod tests {
         assert!(r
             .denies_address("::ffff:127.0.0.1".parse().unwrap(), 8080)
             .is_some());
-        assert!(r.denies_address("127.0.0.2".parse().unwrap(), 8080).is_none());
+        // Issue 34: every 127/8 address is the local host.
+        assert!(r.denies_address("127.0.0.2".parse().unwrap(), 8080).is_some());
+        assert!(r.denies_address("10.0.0.2".parse().unwrap(), 8080).is_none());
+    }
+
+    /// Issue 34, finding 3: every spelling of the local host is judged
+    /// as each of them, so a deny written for `127.0.0.1` or `localhost`
+    /// refuses `0.0.0.0`, `[::]`, `[::1]` and the mapped forms too; an
+    /// allow written for one lets the others through.
+    #[test]
+    fn the_local_host_is_one_host_whatever_its_spelling() {
+        for denied in ["http://127.0.0.1:8080/*", "http://localhost:8080/*"] {
+            let r = rules("allow", &[("deny", denied)]);
+            for host in [
+                "0.0.0.0",
+                "0",
+                "0x0",
+                "0.0.0.0.",
+                "[::]",
+                "::",
+                "[::1]",
+                "[::ffff:127.0.0.1]",
+                "[::ffff:7f00:1]",
+                "[::ffff:0.0.0.0]",
+                "2130706433",
+                "0177.0.0.1",
+                "127.0.0.2",
+                "localhost",
+                "a.localhost",
+                "127.0.0.1",
+            ] {
+                assert_eq!(r.judge(host, 8080).decision, Decision::Deny, "{denied}: {host}");
+            }
+            assert_eq!(r.judge("0.0.0.0", 8081).decision, Decision::Allow);
+            assert_eq!(r.judge("10.0.0.1", 8080).decision, Decision::Allow);
+            assert!(r.denies_address("::".parse().unwrap(), 8080).is_some());
+            assert!(r.denies_address("::1".parse().unwrap(), 8080).is_some());
+        }
+        let r = rules("deny", &[("allow", "http://127.0.0.1:*/*")]);
+        assert_eq!(r.judge("localhost", 9).decision, Decision::Allow);
+        assert_eq!(r.judge("[::1]", 9).decision, Decision::Allow);
+        assert_eq!(r.judge("10.0.0.1", 9).decision, Decision::Deny);
+    }
+
+    /// Issue 34, finding 4: an `ask` host is `ask` at the gate (let through
+    /// only where the user granted it), a path-level ask leaves the rest of
+    /// its host to the default, and a later allow of a path keeps the
+    /// host reachable.
+    #[test]
+    fn an_ask_is_decided_as_ask_at_the_connection_level() {
+        let r = rules("allow", &[("ask", "http://127.0.0.1:8080/*")]);
+        assert_eq!(r.judge("127.0.0.1", 8080).decision, Decision::Ask);
+        assert_eq!(r.judge("[::]", 8080).decision, Decision::Ask);
+        assert_eq!(rules("ask", &[]).judge("x.example", 443).decision, Decision::Ask);
+        let r = rules("allow", &[("ask", "https://x.example/admin/*")]);
+        assert_eq!(r.judge("x.example", 443).decision, Decision::Allow);
+        let r = rules("deny", &[("ask", "https://x.example/admin/*")]);
+        assert_eq!(r.judge("x.example", 443).decision, Decision::Ask);
+        let r = rules(
+            "deny",
+            &[
+                ("ask", "https://x.example/*"),
+                ("allow", "https://x.example/public/*"),
+            ],
+        );
+        assert_eq!(r.judge("x.example", 443).decision, Decision::Allow);
+        let r = rules(
+            "deny",
+            &[("allow", "https://x.example/*"), ("ask", "https://x.example/*")],
+        );
+        assert_eq!(r.judge("x.example", 443).decision, Decision::Ask);
+    }
+
+    #[test]
+    fn the_names_host_level_denies_write_are_listed_for_resolving() {
+        let r = rules(
+            "allow",
+            &[
+                ("deny", "https://{*.}?Bank.Example./*"),
+                ("deny", "http://vm:8080/*"),
+                ("deny", "http://127.0.0.1:8080/*"),
+                ("deny", "http://localhost:9/*"),
+                ("deny", "https://*.wild-*.example/*"),
+                ("deny", "https://path.example/secret/*"),
+                ("allow", "https://allowed.example/*"),
+                ("deny", "http://vm:9090/*"),
+            ],
+        );
+        assert_eq!(r.denied_names(), ["bank.example", "vm"]);
     }
 
     #[test]

@@ -53,15 +53,21 @@ pub struct Consent {
     /// runs (a page navigating by itself between calls) is refused, never
     /// put to the user, who would be asked about something no agent did.
     running: Arc<AtomicUsize>,
+    /// "Once" answers given at the request stage (a document paused
+    /// there), kept until no call of the session runs: the document's
+    /// connection through the egress gate comes after the answer.
+    held: Arc<Mutex<Vec<OnceGrant>>>,
 }
 
 /// A call of the session is running while this is held.
 #[derive(Debug)]
-pub struct Running(Arc<AtomicUsize>);
+pub struct Running(Arc<AtomicUsize>, Arc<Mutex<Vec<OnceGrant>>>);
 
 impl Drop for Running {
     fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::SeqCst);
+        if self.0.fetch_sub(1, Ordering::SeqCst) == 1 {
+            self.1.lock().unwrap().clear();
+        }
     }
 }
 
@@ -97,7 +103,7 @@ impl Consent {
     /// Marks a call of the session running until the guard is dropped.
     pub fn call_running(&self) -> Running {
         self.running.fetch_add(1, Ordering::SeqCst);
-        Running(self.running.clone())
+        Running(self.running.clone(), self.held.clone())
     }
 
     /// Whether a call of the session is running now.
@@ -120,6 +126,33 @@ impl Consent {
             return false;
         };
         self.always.lock().unwrap().contains(&origin) || self.once.lock().unwrap().contains(&origin)
+    }
+
+    /// Whether an origin the user allowed (always, or once for a call
+    /// still running) is on `host` and `port`: what the egress gate lets
+    /// an `ask` connection through by. A connection has no scheme it can
+    /// trust (`https` and `wss` share a tunnel), so any granted origin on
+    /// the host and port counts.
+    pub fn grants_connection(&self, host: &str, port: u16) -> bool {
+        let host = super::connection::canonical_host(host);
+        let on = |origin: &String| {
+            url::Url::parse(origin).is_ok_and(|u| {
+                u.port_or_known_default() == Some(port)
+                    && u.host_str().map(super::connection::canonical_host).as_deref() == Some(host.as_str())
+            })
+        };
+        self.always.lock().unwrap().iter().any(on) || self.once.lock().unwrap().iter().any(on)
+    }
+
+    /// Keeps a "once" given at the request stage until no call of the
+    /// session runs (the gate then still sees it when the document's
+    /// connection comes).
+    pub fn hold(&self, grant: Option<OnceGrant>) {
+        if let Some(grant) = grant {
+            if self.in_call() {
+                self.held.lock().unwrap().push(grant);
+            }
+        }
     }
 
     /// Applies an answer to the grants; `Ok` with a grant held by the call
@@ -233,6 +266,38 @@ mod tests {
         let e = c.settle(&denied, "navigating to", &budget()).await.unwrap_err();
         assert!(e.message.contains("is denied"), "{e}");
         assert_eq!(*asker.1.lock().unwrap(), 3, "a deny is not asked");
+    }
+
+    /// Issue 34, finding 4: the egress gate lets an `ask` connection
+    /// through only for a granted origin's host and port; a "once" held
+    /// from the request stage lasts until the session's calls end.
+    #[tokio::test]
+    async fn a_connection_is_granted_only_on_a_granted_origins_host_and_port() {
+        let (c, _) = consent(vec![Answer::Always, Answer::Once]);
+        assert!(!c.grants_connection("a.example", 443));
+        c.settle(
+            &verdict("https://A.example/x", Decision::Ask),
+            "navigating to",
+            &budget(),
+        )
+        .await
+        .unwrap();
+        assert!(c.grants_connection("a.example.", 443));
+        assert!(!c.grants_connection("a.example", 80));
+        assert!(!c.grants_connection("b.example", 443));
+        let running = c.call_running();
+        let once = c
+            .settle(
+                &verdict("http://127.0.0.1:9/", Decision::Ask),
+                "navigating to",
+                &budget(),
+            )
+            .await
+            .unwrap();
+        c.hold(once);
+        assert!(c.grants_connection("127.0.0.1", 9));
+        drop(running);
+        assert!(!c.grants_connection("127.0.0.1", 9), "held until the calls end");
     }
 
     #[tokio::test]

@@ -204,9 +204,11 @@ impl Gate {
                     let answer = tokio::time::timeout(ASK_BUDGET, asker.ask(&blocked.verdict))
                         .await
                         .unwrap_or_else(|_| super::Answer::Failed("no answer in time".into()));
-                    // A "once" here lets this request through; it is not
-                    // kept for the call (the gate does not know it).
-                    if consent.record(&blocked.verdict, answer.clone(), "").is_ok() {
+                    // A "once" here lets this request through, and its
+                    // connection through the egress gate while the
+                    // session's calls run.
+                    if let Ok(grant) = consent.record(&blocked.verdict, answer.clone(), "") {
+                        consent.hold(grant);
                         self::answer(session, request_id, None);
                     } else {
                         let blocked = Blocked {

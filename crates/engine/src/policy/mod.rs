@@ -107,10 +107,11 @@ impl Policy {
         !self.rules.is_empty() || self.default != Decision::Allow
     }
 
-    /// Judges one URL, as written and in its canonical form
-    /// ([`canonical::url`]): a deny matching either wins; otherwise the
-    /// stricter of the two forms' deciding rules decides; with no rule
-    /// matching either, the default. A URL that does not parse gets the
+    /// Judges one URL, as written, in its canonical form
+    /// ([`canonical::url`]) and, on the local host, as each of its
+    /// spellings ([`canonical::local_spellings`]): a deny matching any wins;
+    /// otherwise the strictest of the forms' deciding rules decides; with
+    /// no rule matching any, the default. A URL that does not parse gets the
     /// default. The verdict names the URL as written.
     pub fn judge(&self, url: &str) -> Verdict {
         let Ok(parsed) = url::Url::parse(url) else {
@@ -118,19 +119,21 @@ impl Policy {
         };
         let raw = self.decide(&parsed);
         let canonical = canonical::url(&parsed);
-        let canonical = if canonical == parsed {
-            None
-        } else {
-            self.decide(&canonical)
-        };
-        let decided = match (raw, canonical) {
-            (Some(a), Some(b)) => Some(if strictness(b.decision) > strictness(a.decision) {
-                b
-            } else {
-                a
-            }),
-            (a, b) => a.or(b),
-        };
+        let mut others = canonical::local_spellings(&parsed);
+        if canonical != parsed {
+            others.push(canonical);
+        }
+        let decided = others
+            .iter()
+            .map(|u| self.decide(u))
+            .fold(raw, |a, b| match (a, b) {
+                (Some(a), Some(b)) => Some(if strictness(b.decision) > strictness(a.decision) {
+                    b
+                } else {
+                    a
+                }),
+                (a, b) => a.or(b),
+            });
         self.verdict(url, decided)
     }
 
@@ -174,12 +177,12 @@ fn strictness(decision: Decision) -> u8 {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::config::{PolicyConfig, Rule as RuleConfig};
 
     /// A policy of `rules` (`(action, pattern)`) over `default`.
-    pub(super) fn policy(default: &str, rules: &[(&str, &str)]) -> Policy {
+    pub(crate) fn policy(default: &str, rules: &[(&str, &str)]) -> Policy {
         Policy::from_config(&PolicyConfig {
             default: default.into(),
             rules: rules

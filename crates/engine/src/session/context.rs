@@ -143,6 +143,14 @@ impl Context {
         })
     }
 
+    /// Lets the egress gate's door of this context pass the `ask` hosts
+    /// `consent` (the session's) grants.
+    pub fn serves(&self, consent: &Arc<crate::policy::Consent>) {
+        if let Some(door) = &self.door {
+            door.serves(consent);
+        }
+    }
+
     /// What the egress gate refused for this context since the last take,
     /// each host once.
     pub fn take_refusals(&self) -> Vec<Refusal> {

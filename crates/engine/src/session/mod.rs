@@ -388,6 +388,7 @@ impl Session {
             .finished()
             .and_then(Result::ok)
             .filter(|c| Arc::ptr_eq(&c.browser, &browser));
+        let consent = self.consent.clone();
         let opening = self
             .opening
             .run("opening the session", budget, move || async move {
@@ -402,6 +403,8 @@ impl Session {
                 let context = crate::timing::timed("session.context", opening).await;
                 drop(turn);
                 let context = context?;
+                // The gate lets this session's granted `ask` hosts through.
+                context.serves(&consent);
                 // `[browser] storage_state`: every new session starts with it.
                 if !state_file.is_empty() {
                     let path = std::path::Path::new(&state_file);
