@@ -75,8 +75,19 @@ class Agent:
         r = find_ref(self.last, needles)
         if r is None: raise LookupError(f"no ref for {needles}")
         return r
-    def click(self, *needles):
-        args = {"target": self.ref(*needles), "element": needles[0]} if self.pw else {"ref": self.ref(*needles)}
+    def ref_after(self, anchor, *needles):
+        """The ref for a needle on the lines after the first with `anchor`
+        (one post's icon, one row's button)."""
+        lines = self.last.splitlines()
+        at = next((i for i, l in enumerate(lines) if anchor in l), None)
+        if at is None: raise LookupError(f"no line with {anchor}")
+        r = find_ref("\n".join(lines[at:]), needles)
+        if r is None: raise LookupError(f"no ref for {needles} after {anchor}")
+        return r
+    def click(self, *needles, after=None, double=False):
+        r = self.ref_after(after, *needles) if after else self.ref(*needles)
+        args = {"target": r, "element": needles[0]} if self.pw else {"ref": r}
+        if double: args.update({"doubleClick": True} if self.pw else {"click_count": 2})
         text, err = self.s.call("browser_click", args)
         if err: raise RuntimeError(text[:100])
         return text
@@ -151,8 +162,35 @@ def tasks(base):
         a.nav(base + "/widget-native.html"); a.snap(); a.click('"From"'); a.key("Control+a"); a.key("Control+c")
         a.click('"To"'); a.key("Control+v"); s = a.snap()
         return any('"To"' in l and "copy me" in l for l in s.splitlines()) or bool(re.search(r'textbox "To".*\n\s*- text: copy me|textbox "To"[^\n]*: copy me', s))
+    # Issue 35: what the cheap signals missed, and drags in every direction.
+    def heading_dblclick(a):
+        a.nav(base + "/widget-native.html"); a.snap(); a.click("Double-click this heading", double=True)
+        return "Heading double-clicked: yes" in a.snap()
+    def feed_retweet(a):
+        a.nav(base + "/widget-feed.html"); a.snap(); a.click("retweet", after="Bob")
+        return "Last action: retweet of Bob" in a.snap()
+    def feed_menu(a):
+        a.nav(base + "/widget-feed.html"); a.snap(); a.click("more", after="Carol"); a.snap(); a.click("Mute Carol")
+        return "Last action: Mute Carol (Carol)" in a.snap()
+    def mail_forward(a):
+        a.nav(base + "/widget-mail.html"); a.snap(); a.click("Dave"); a.snap(); a.click("Forward")
+        return "Composer: Fwd: Lunch on Friday" in a.snap()
+    def folder_tree(a):
+        a.nav(base + "/widget-foldertree.html"); a.snap(); a.click("Documents"); a.snap(); a.click("Invoices"); a.snap()
+        a.click("invoice-2024-04.pdf"); return "Opened file: invoice-2024-04.pdf" in a.snap()
+    def virtual_reply(a):
+        a.nav(base + "/widget-virtual.html"); a.snap(); a.click("Reply", after="Contact 3")
+        return "Replying to: Contact 3" in a.snap()
+    def jq_sortable_up(a):
+        a.nav(base + "/widget-jqueryui.html"); a.snap(); a.drag(["Delta"], ["Alpha"])
+        return "Order: Delta, Alpha, Beta, Gamma" in a.snap()
+    def html5_list(a):
+        a.nav(base + "/widget-html5list.html"); a.snap(); a.drag(["Five"], ["One"]); a.snap(); a.drag(["Two"], ["Four"])
+        return "Queue order: Five, One, Three, Four, Two" in a.snap()
     return [datepicker, flatpickr, jq_slider, jq_sortable, autocomplete, tomselect, nouislider,
-            sortable_pointer, sortable_html5, quill, jstree, native_date, select_text, clipboard]
+            sortable_pointer, sortable_html5, quill, jstree, native_date, select_text, clipboard,
+            heading_dblclick, feed_retweet, feed_menu, mail_forward, folder_tree, virtual_reply,
+            jq_sortable_up, html5_list]
 
 PLAYWRIGHT_MCP = "0.0.83"
 

@@ -93,6 +93,17 @@ const PAGES: &[(&str, &str)] = &[
     ("widget-quill.html", include_str!("../site/widget-quill.html")),
     ("widget-jstree.html", include_str!("../site/widget-jstree.html")),
     ("widget-native.html", include_str!("../site/widget-native.html")),
+    ("widget-feed.html", include_str!("../site/widget-feed.html")),
+    ("widget-mail.html", include_str!("../site/widget-mail.html")),
+    (
+        "widget-foldertree.html",
+        include_str!("../site/widget-foldertree.html"),
+    ),
+    ("widget-virtual.html", include_str!("../site/widget-virtual.html")),
+    (
+        "widget-html5list.html",
+        include_str!("../site/widget-html5list.html"),
+    ),
     ("actable.html", include_str!("../site/actable.html")),
     ("refs.html", include_str!("../site/refs.html")),
     ("trees.html", include_str!("../site/trees.html")),

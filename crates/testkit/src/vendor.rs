@@ -15,6 +15,7 @@ pub const PACKAGES: &[&str] = &[
     "sortablejs",
     "quill",
     "jstree",
+    "@tanstack/virtual-core",
 ];
 
 /// The cache folder the libraries live in.

@@ -32,6 +32,9 @@ pub struct ResolveNode {
     pub backend_node_id: i64,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub execution_context_id: Option<i64>,
+    /// A group to release the object with (`Runtime.releaseObjectGroup`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub object_group: Option<String>,
 }
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]

@@ -8,6 +8,7 @@
 
 pub mod browser;
 pub mod dom;
+pub mod dom_debugger;
 pub mod emulation;
 pub mod fetch;
 pub mod input;

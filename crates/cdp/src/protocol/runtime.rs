@@ -99,6 +99,13 @@ pub struct ReleaseObject {
 }
 command!(ReleaseObject => "Runtime.releaseObject", Empty);
 
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReleaseObjectGroup {
+    pub object_group: String,
+}
+command!(ReleaseObjectGroup => "Runtime.releaseObjectGroup", Empty);
+
 /// Stops the script running on the session's main thread.
 #[derive(Debug, Default, Serialize)]
 pub struct TerminateExecution {}

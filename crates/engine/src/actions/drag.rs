@@ -6,8 +6,16 @@
 //! intercepted (`Input.setInterceptDrags`): when the page starts one, its
 //! data comes back to us and the drop is dispatched at the target
 //! (`Input.dispatchDragEvent`), as Playwright does.
+//!
+//! A drag of one item of a list onto another (a sortable: jQuery UI,
+//! SortableJS, an HTML5 list) means "put it where that one is": the drop
+//! point is past the target's middle in the direction of travel (every
+//! sortable moves an item past another once the pointer crosses half of
+//! it; the middle itself is on the fence), and the list's order is read
+//! back and answered, or the call fails when the item did not move.
 
 use cdp::protocol::input::{DispatchDragEvent, DragIntercepted, SetInterceptDrags};
+use cdp::protocol::runtime;
 use serde_json::{json, Value};
 
 use crate::action::DragArgs;
@@ -113,6 +121,29 @@ const FRAME: &str = "function () { const w = this.ownerDocument.defaultView; ret
 /// pointer's rest at the drop point before the button is released.
 const REST: &str = "function () { const w = this.ownerDocument.defaultView; return new Promise((r) => w.setTimeout(() => w.requestAnimationFrame(() => w.requestAnimationFrame(() => r(null))), 100)); }";
 
+/// Where the source and the target sit in their common parent, when they
+/// are two items of one list (`null` otherwise).
+const SIBLINGS: &str = r#"function (target) {
+  const list = this.parentElement;
+  if (!list || target === this || target.parentElement !== list) return null;
+  const items = Array.from(list.children).filter((el) => el.checkVisibility());
+  const from = items.indexOf(this), to = items.indexOf(target);
+  return from < 0 || to < 0 ? null : { from, to };
+}"#;
+
+/// After a frame: the source's list as it shows now (each shown item's
+/// text), and the source's place in it.
+const ORDER: &str = r#"function () {
+  const win = this.ownerDocument.defaultView;
+  return new Promise((resolve) => win.requestAnimationFrame(() => {
+    const list = this.parentElement;
+    if (!this.isConnected || !list) return resolve(null);
+    const items = Array.from(list.children).filter((el) => el.checkVisibility());
+    const text = (el) => (el.innerText || el.textContent || '').replace(/\s+/g, ' ').trim().slice(0, 100);
+    resolve({ order: items.map(text), at: items.indexOf(this) });
+  }));
+}"#;
+
 /// What undoing a drag's state may take after the call's budget ran out.
 const CLEANUP: std::time::Duration = std::time::Duration::from_secs(2);
 
@@ -142,7 +173,11 @@ pub async fn run(tab: &Tab, args: &DragArgs, budget: &Budget) -> Result<ActionOu
     // scroll again, so the target is measured last.
     target.actionable_point(tab, budget).await.map_err(covered)?;
     let from = source.actionable_point(tab, budget).await?;
-    let to = target.actionable_point(tab, budget).await.map_err(covered)?;
+    let mut to = target.actionable_point(tab, budget).await.map_err(covered)?;
+    let places = siblings(&source, &target, budget).await?;
+    if let Some((was, asked)) = places {
+        to = past_middle(tab, &target, from, to, asked > was, budget).await?;
+    }
 
     source
         .call(budget, "watching for a drag start", WATCH_DRAGSTART, vec![])
@@ -175,6 +210,10 @@ pub async fn run(tab: &Tab, args: &DragArgs, budget: &Budget) -> Result<ActionOu
     if target.frame.session.id() != tab.session.id() {
         target.settle(budget).await?;
     }
+    let landed = match places {
+        Some(places) => Some(read_back(&source, places, budget).await?),
+        None => None,
+    };
     // `kind` says which happened (the contract, v3): the page took an
     // HTML5 drag and drop, or followed the pointer/mouse events.
     let (kind, said) = if html5 {
@@ -185,10 +224,109 @@ pub async fn run(tab: &Tab, args: &DragArgs, budget: &Budget) -> Result<ActionOu
             "a mouse drag: the page followed pointer and mouse events",
         )
     };
-    Ok(ActionOutput::new(
-        format!("Dragged {} onto {} ({said}).", source.label, target.label),
-        json!({ "ok": true, "kind": kind, "html5": html5 }),
-    ))
+    let mut data = json!({ "ok": true, "kind": kind, "html5": html5 });
+    let mut text = format!("Dragged {} onto {} ({said}).", source.label, target.label);
+    if let Some((order, at, asked)) = landed.filter(|(order, ..)| !order.is_empty()) {
+        text += &format!(" The list's order is now: {}.", order.join(", "));
+        if at != asked {
+            text += &format!(
+                " It landed at position {} of {}, not {} as asked.",
+                at + 1,
+                order.len(),
+                asked + 1
+            );
+        }
+        data["order"] = json!(order);
+        data["position"] = json!(at + 1);
+    }
+    Ok(ActionOutput::new(text, data))
+}
+
+/// `(source's index, target's index)` when the two are items of one list.
+async fn siblings(
+    source: &element::Element,
+    target: &element::Element,
+    budget: &Budget,
+) -> Result<Option<(usize, usize)>, ActionError> {
+    let step = "reading the list the item is in";
+    let evaluated = source
+        .frame
+        .cdp(
+            budget,
+            step,
+            runtime::CallFunctionOn {
+                function_declaration: SIBLINGS.into(),
+                object_id: Some(source.object_id.clone()),
+                arguments: vec![runtime::CallArgument {
+                    value: None,
+                    object_id: Some(target.object_id.clone()),
+                }],
+                return_by_value: true,
+                ..Default::default()
+            },
+        )
+        .await?;
+    let places = evaluated.result.value.unwrap_or(Value::Null);
+    let index = |key: &str| places[key].as_u64().map(|n| n as usize);
+    Ok(index("from").zip(index("to")))
+}
+
+/// The drop point on a list item: a quarter of its size past its middle,
+/// along the axis of travel, towards where the item goes (below the
+/// middle moving down, above it moving up).
+async fn past_middle(
+    tab: &Tab,
+    target: &element::Element,
+    from: (f64, f64),
+    to: (f64, f64),
+    forward: bool,
+    budget: &Budget,
+) -> Result<(f64, f64), ActionError> {
+    let (left, top, right, bottom) = target.viewport_box(tab, budget).await?;
+    let sign = if forward { 1.0 } else { -1.0 };
+    if (to.0 - from.0).abs() > (to.1 - from.1).abs() {
+        Ok((to.0 + sign * (right - left) / 4.0, to.1))
+    } else {
+        Ok((to.0, to.1 + sign * (bottom - top) / 4.0))
+    }
+}
+
+/// The list's order after a drag of one of its items: `(order, where the
+/// item is, where it was asked to go)`; an error when it did not move.
+async fn read_back(
+    source: &element::Element,
+    (was, asked): (usize, usize),
+    budget: &Budget,
+) -> Result<(Vec<String>, usize, usize), ActionError> {
+    let read = source
+        .call_awaiting(budget, "reading the list's order back", ORDER, vec![])
+        .await?;
+    let order: Vec<String> = read["order"]
+        .as_array()
+        .map(|items| {
+            items
+                .iter()
+                .filter_map(|i| i.as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default();
+    let at = read["at"].as_u64().map(|n| n as usize);
+    match at {
+        Some(at) if at == was => Err(ActionError::new(
+            ErrorCode::ElementNotInteractable,
+            format!(
+                "{} was not placed: the mouse was released and the list's order is unchanged ({})",
+                source.label,
+                order.join(", ")
+            ),
+            "The list may move items only by a handle (take a browser_snapshot and drag the handle's ref), \
+             or not be sortable at all.",
+        )),
+        Some(at) => Ok((order, at, asked)),
+        // The page re-rendered the list (the dragged node is gone): the
+        // order is read in the next snapshot.
+        None => Ok((Vec::new(), asked, asked)),
+    }
 }
 
 /// Presses at `from`, moves to `to` in steps and drops there. Returns

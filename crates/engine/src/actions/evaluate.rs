@@ -228,6 +228,7 @@ async fn evaluate(
                         dom::ResolveNode {
                             backend_node_id,
                             execution_context_id: None,
+                            object_group: None,
                         },
                         budget.deadline(),
                     )
@@ -308,6 +309,7 @@ async fn in_frame(
             dom::ResolveNode {
                 backend_node_id,
                 execution_context_id: None,
+                object_group: None,
             },
         )
         .await?;

@@ -184,6 +184,7 @@ async fn through_chooser(
             dom::ResolveNode {
                 backend_node_id: opened.backend_node_id,
                 execution_context_id: None,
+                object_group: None,
             },
         )
         .await?;

@@ -37,7 +37,7 @@
   // Roles whose name is their text: the text is not repeated below them.
   const LEAF = new Set(['button', 'link', 'heading', 'option', 'tab', 'menuitem', 'menuitemcheckbox',
     'menuitemradio', 'treeitem', 'img', 'textbox', 'searchbox', 'spinbutton', 'slider', 'checkbox',
-    'radio', 'switch', 'progressbar', 'columnheader', 'rowheader']);
+    'radio', 'switch', 'progressbar', 'columnheader', 'rowheader', 'canvas', 'video']);
   const NAME_FROM_CONTENT = new Set(['button', 'link', 'heading', 'option', 'tab', 'menuitem',
     'menuitemcheckbox', 'menuitemradio', 'treeitem', 'checkbox', 'radio', 'switch', 'columnheader',
     'rowheader', 'cell', 'gridcell', 'tooltip']);
@@ -55,7 +55,10 @@
   // for (jQuery UI's `data-handler`, Google's `jsaction`, AngularJS's
   // `ng-click`, Bootstrap's toggles). The markers count only on elements
   // with no role of their own (a `<td data-handler>` holds a link already).
-  const HANDLERS = ['onclick', 'onmousedown', 'onmouseup', 'onpointerdown', 'onpointerup', 'ontouchstart'];
+  // (Every input event's: the listener scan leaves inline handlers to this
+  // check, see snapshot/listeners.rs.)
+  const HANDLERS = ['onclick', 'ondblclick', 'onauxclick', 'oncontextmenu', 'onmousedown', 'onmouseup',
+    'onpointerdown', 'onpointerup', 'ontouchstart', 'ontouchend', 'onkeydown', 'onkeyup', 'onkeypress'];
   const MARKERS = ['data-handler', 'data-action', 'jsaction', 'ng-click', 'data-toggle', 'data-bs-toggle'];
   // Cursors that say "act on me": a pointer, and what sortables and drag
   // handles show.
@@ -130,6 +133,9 @@
       case 'PROGRESS': return 'progressbar';
       case 'IFRAME': case 'FRAME': return 'iframe';
       case 'P': return 'paragraph';
+      case 'CANVAS': return 'canvas';
+      case 'VIDEO': return 'video';
+      case 'FIGURE': return 'figure';
       default: return 'generic';
     }
   }
@@ -310,6 +316,42 @@
     return names.length === 0 || getComputedStyle(node).contentVisibility !== 'hidden';
   }
 
+  // Elements the browser's own record says listen for input (clicks,
+  // presses, touches, keys), which their markup and cursor may not say:
+  // marked by cdpilot before a snapshot from `DOMDebugger.getEventListeners`
+  // (snapshot/listeners.rs), since the page's listeners cannot be seen
+  // from this world. `marked`: the nodes' backend ids, each resolved once
+  // per document; `stale`: the element tree changed since the last scan
+  // (a MutationObserver, disconnected at the first change until the next
+  // scan, so a busy page pays one callback per snapshot at most).
+  const listened = new WeakSet();
+  const marked = new Set();
+  let stale = true;
+  let watcher = null;
+  function listenersStale() {
+    if (!stale) return null;
+    stale = false;
+    watcher ??= new MutationObserver(() => { stale = true; watcher.disconnect(); });
+    watcher.observe(document, { childList: true, subtree: true });
+    return [...marked];
+  }
+  function listen(ids, elements) {
+    for (const id of ids) marked.add(id);
+    for (const el of elements) listened.add(el);
+  }
+  // Whether `el` listens for input itself (`<html>` and `<body>` hold a
+  // page's delegated listeners, not a control; a label's click is its
+  // control's, which has a ref): BY_LISTENER, else false. Such an element
+  // gets its ref only if nothing inside it got one: a list or a slider
+  // that delegates to its items or handle has theirs (see `place`).
+  const BY_LISTENER = 2;
+  const listens = (el, tag) => tag !== 'BODY' && tag !== 'HTML' && listened.has(el)
+    && !(tag === 'LABEL' && el.control) && BY_LISTENER;
+
+  // What an agent screenshots, hovers or drags: each keeps a ref, named or
+  // not (an unnamed one gets a hint).
+  const MEDIA = new Set(['img', 'canvas', 'video', 'figure']);
+
   function refFor(el) {
     let ref = refOf.get(el);
     if (!ref) {
@@ -323,7 +365,7 @@
   // Whether the element's own markup says an agent may act on it (a
   // pointer cursor, the other signal, is read from its style in `visit`).
   function interactive(el, role, tag, names) {
-    if (INTERACTIVE.has(role)) return true;
+    if (INTERACTIVE.has(role) || MEDIA.has(role)) return true;
     if (names.length === 0) return false;
     if (HANDLERS.some((h) => names.includes(h))) return true;
     // Something to drag (browser_drag) needs a ref as much as a button does.
@@ -369,7 +411,26 @@
         if (words(icon, out).length !== 0) break;
       }
     }
+    if (out.length === 0) {
+      const file = iconFile(el);
+      if (file) out.push(file);
+    }
     return out.length !== 0 ? clean(out[0], 40) : "";
+  }
+  // The file name of the image an element shows, when it is a word
+  // (`/icons/reply.png`, `content: url(retweet.svg)`): an `<img>`'s
+  // source, else what CSS paints as its content. Hashed names, numbers
+  // and inline `data:` images say nothing.
+  function iconFile(el) {
+    let url = el.tagName === 'IMG' ? el.getAttribute('src') || '' : '';
+    if (!url) {
+      const m = /url\(["']?([^"')]*)/.exec(getComputedStyle(el).content);
+      if (!m) return '';
+      url = m[1];
+    }
+    if (url.startsWith('data:')) return '';
+    const file = url.split(/[?#]/)[0].split('/').pop().replace(/\.[a-z0-9]+$/i, '').replace(ICON_PREFIX, '');
+    return /^[a-z][a-z_-]{1,29}$/i.test(file) ? file : '';
   }
 
   // A tree item's list of child items: a `<ul>`, `<ol>` or `role=group`
@@ -613,7 +674,9 @@
       if (role === null) return;
       let acts = interactive(el, role, tag, names);
       const above = cursorAbove;
-      let cursor = 'pointer';
+      // (A picture's ref says nothing of a handler: what it holds keeps
+      // the cursor from above.)
+      let cursor = MEDIA.has(role) ? above : 'pointer';
       if (!acts) {
         // One style read per element that is not a control and has
         // attributes (a class, an id, a style: what cursor rules hang on),
@@ -626,6 +689,7 @@
         } else {
           cursor = above;
         }
+        if (!acts) acts = listens(el, tag);
       }
       if (acts) role = actingRole(role, tag);
       cursorAbove = cursor;
@@ -690,16 +754,18 @@
       const head = indent(depth) + role + (name ? ' ' + q(name) : '');
       let line = '';
       // Refs go to what an agent may act on, and nothing else (issue 21):
-      // a heading or a landmark has a name but nothing to do; a named image
-      // keeps its ref (browser_screenshot takes it), a frame its own (its
-      // content is stitched in at it).
-      const ref = acts || frame || role === 'img' && name;
+      // a heading or a landmark has a name but nothing to do; an image, a
+      // canvas, a video or a figure keeps its ref (browser_screenshot and
+      // browser_drag take it: `interactive`), a frame its own (its content
+      // is stitched in at it).
+      let ref = acts && acts !== BY_LISTENER || frame;
       if (ref) {
         const r = refFor(el);
         line += ' [ref=' + r + ']';
         shownAs.set(r, role + '\n' + name);
         refs++;
       }
+      const refsBefore = refs;
       line += states(el, role, tag, names, acts);
       const value = valueOf(el, role, tag, names);
       if (value.length > TEXT_MAX) {
@@ -724,6 +790,21 @@
       }
       if (!LEAF.has(role) || role === 'treeitem' && groupOf(el)) walk(el, tag, names, depth + 1, name, true);
       textLine = -1;
+      if (acts === BY_LISTENER && refs === refsBefore) {
+        ref = true;
+        const r = refFor(el);
+        line = ' [ref=' + r + ']' + line;
+        shownAs.set(r, role + '\n' + name);
+        lines[at] = head + line;
+        refs++;
+      } else if (acts === BY_LISTENER && TRANSPARENT.has(role) && !name) {
+        // A wrapper that only delegates to what it holds is not printed,
+        // as if it had no listener: its lines move up.
+        lines.splice(at, 1);
+        for (let k = at; k < lines.length; k++) lines[k] = lines[k].slice(2);
+        adopt(el, names, depth);
+        return;
+      }
       // An unnamed element to act on with nothing inside to tell it by.
       if (ref && !name && !value && lines.length === at + 1) {
         const hint = hintOf(el);
@@ -858,5 +939,5 @@
   // in one that did: a world made for a later document has none).
   const issued = () => snapshots > 0;
 
-  return (globalThis.__cdpilot = { snapshot, lookup, target, refFor, issued });
+  return (globalThis.__cdpilot = { snapshot, lookup, target, refFor, issued, listenersStale, listen });
 })()

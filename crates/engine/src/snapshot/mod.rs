@@ -20,6 +20,7 @@ use crate::{ActionError, ActionOutput, Budget, ErrorCode};
 
 mod diff;
 mod find;
+mod listeners;
 mod sections;
 mod view;
 
@@ -237,6 +238,12 @@ impl Walk<'_> {
                 "prefix": frame.prefix(),
                 "refBase": base,
             });
+            // Best effort: without the marks, the cheap signals still give refs.
+            let _ = timing::timed(
+                "snapshot.listeners",
+                listeners::mark(self.tab, frame, self.budget),
+            )
+            .await;
             let value = timing::timed("snapshot.evaluate", self.serialize(frame, &options)).await?;
             let decoding = timing::span("snapshot.decode");
             let mut snap: Serialized = serde_json::from_value(value).map_err(|e| {

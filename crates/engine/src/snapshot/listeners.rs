@@ -1,0 +1,257 @@
+//! Which elements listen for input, from the browser's own record (issue
+//! 35): an empty `<span>` painted by CSS with a jQuery click handler, a
+//! heading with an inline `ondblclick`, a word with its own listener
+//! inside a clickable bar say nothing in their markup or cursor. Before a
+//! frame's snapshot, `DOMDebugger.getEventListeners` on its document (the
+//! whole tree, shadow roots included) lists the nodes with input
+//! listeners; those not marked yet are resolved in cdpilot's world and
+//! handed to the serializer (`listen`), which gives them a ref (a
+//! container whose listener delegates to items that have refs gets none).
+//! Inline `on…` attribute handlers are left out: the serializer reads the
+//! attribute itself, for free.
+//!
+//! Cost: the scan runs only when the serializer says the document's
+//! element tree changed since the last one (a `MutationObserver` in its
+//! world: `listenersStale`), so a snapshot of an unchanged page pays one
+//! small evaluate; a node is resolved once per document. A listener added
+//! to an existing node without any change to the tree is seen at the next
+//! change. Failures here never fail the snapshot: it is taken with the
+//! cheap signals alone.
+
+use cdp::protocol::{dom, dom_debugger, runtime};
+use futures_util::future::join_all;
+use serde_json::{json, Value};
+
+use crate::tab::{FrameRef, Tab};
+use crate::{ActionError, Budget};
+
+/// Events that say "an agent may act here": clicks, presses, touches,
+/// keys. Hover and scroll listeners (analytics, lazy loading) do not.
+const INPUT: &[&str] = &[
+    "click",
+    "dblclick",
+    "auxclick",
+    "contextmenu",
+    "mousedown",
+    "mouseup",
+    "pointerdown",
+    "pointerup",
+    "touchstart",
+    "touchend",
+    "keydown",
+    "keyup",
+    "keypress",
+];
+
+/// At most this many nodes are resolved in one scan (each is a round
+/// trip, sent together; 1,667 took 0.3–7 s on this 2-core machine): a
+/// page with more listeners than that marks most of them by the cheap
+/// signals.
+const MAX_NEW: usize = 500;
+
+/// The object group the scan's remote objects are released with.
+const GROUP: &str = "cdpilot-listeners";
+
+/// Marks `frame`'s elements with input listeners in its serializer, when
+/// its tree changed since the last scan. Errors are the caller's to drop.
+pub(super) async fn mark(tab: &Tab, frame: &FrameRef, budget: &Budget) -> Result<(), ActionError> {
+    let step = "reading the page's event listeners";
+    let marked = tab
+        .evaluate_in(
+            frame,
+            budget,
+            step,
+            "globalThis.__cdpilot?.listenersStale?.() ?? null",
+            true,
+            false,
+        )
+        .await?
+        .value;
+    // Not stale (or no serializer yet: the snapshot installs it).
+    let Some(Value::Array(marked)) = marked else {
+        return Ok(());
+    };
+    let marked: std::collections::HashSet<i64> = marked.iter().filter_map(Value::as_i64).collect();
+    let world = tab.world_of(frame, budget).await?;
+    let session = &frame.session;
+    // Asked of cdpilot's world's `document`, the record lists the page's
+    // own listeners too (those of every world on each node); with the
+    // document in an object group, each listener's function comes back
+    // (to tell inline attribute handlers apart), in that group.
+    let document = tab
+        .evaluate_in(frame, budget, step, "document", false, false)
+        .await?;
+    let Some(document) = document.object_id else {
+        return Ok(());
+    };
+    let described = budget
+        .cdp(
+            step,
+            session,
+            dom::DescribeNode {
+                object_id: Some(document.clone()),
+                backend_node_id: None,
+            },
+        )
+        .await;
+    let _ = budget
+        .cdp(step, session, runtime::ReleaseObject { object_id: document })
+        .await;
+    let grouped = budget
+        .cdp(
+            step,
+            session,
+            dom::ResolveNode {
+                backend_node_id: described?.node.backend_node_id,
+                execution_context_id: Some(world),
+                object_group: Some(GROUP.into()),
+            },
+        )
+        .await?
+        .object
+        .object_id;
+    let Some(document) = grouped else {
+        return Ok(());
+    };
+    let listed = budget
+        .cdp(
+            step,
+            session,
+            dom_debugger::GetEventListeners {
+                object_id: document,
+                depth: -1,
+                pierce: true,
+            },
+        )
+        .await;
+    let result = async {
+        let mut fresh: Vec<i64> = Vec::new();
+        for listener in listed?.listeners {
+            let Some(node) = listener.backend_node_id else {
+                continue;
+            };
+            if !INPUT.contains(&listener.kind.as_str()) || inline(&listener) {
+                continue;
+            }
+            if !marked.contains(&node) && !fresh.contains(&node) {
+                fresh.push(node);
+            }
+        }
+        fresh.truncate(MAX_NEW);
+        if fresh.is_empty() {
+            return Ok(());
+        }
+        // Resolved in cdpilot's world; a node of another frame's document
+        // (pierce) does not resolve there and is left out.
+        let resolved = join_all(fresh.iter().map(|&node| {
+            budget.cdp(
+                step,
+                session,
+                dom::ResolveNode {
+                    backend_node_id: node,
+                    execution_context_id: Some(world),
+                    object_group: Some(GROUP.into()),
+                },
+            )
+        }))
+        .await;
+        let mut ids = Vec::new();
+        let mut arguments = vec![runtime::CallArgument {
+            value: Some(json!(null)),
+            object_id: None,
+        }];
+        for (node, found) in fresh.iter().zip(resolved) {
+            if let Ok(Some(object_id)) = found.map(|r| r.object.object_id) {
+                ids.push(*node);
+                arguments.push(runtime::CallArgument {
+                    value: None,
+                    object_id: Some(object_id),
+                });
+            }
+        }
+        if ids.is_empty() {
+            return Ok(());
+        }
+        arguments[0].value = Some(json!(ids));
+        let first = arguments[1].object_id.clone();
+        let called = budget
+            .cdp(
+                step,
+                session,
+                runtime::CallFunctionOn {
+                    function_declaration:
+                        "function (ids, ...elements) { globalThis.__cdpilot?.listen?.(ids, elements); }"
+                            .into(),
+                    object_id: first,
+                    execution_context_id: None,
+                    arguments,
+                    return_by_value: true,
+                    await_promise: false,
+                    user_gesture: false,
+                },
+            )
+            .await?;
+        if let Some(exception) = called.exception_details {
+            return Err(ActionError::internal(format!("{step}: {}", exception.message())));
+        }
+        Ok(())
+    }
+    .await;
+    let _ = budget
+        .cdp(
+            step,
+            session,
+            runtime::ReleaseObjectGroup {
+                object_group: GROUP.into(),
+            },
+        )
+        .await;
+    result
+}
+
+/// Whether the listener is an inline `on…` attribute's (Chromium compiles
+/// one as `function onclick(event) {…}`): the serializer sees the
+/// attribute itself, and resolving each would cost a page of 1,667
+/// `<button onclick>`s seconds.
+fn inline(listener: &dom_debugger::EventListener) -> bool {
+    let source = listener
+        .handler
+        .as_ref()
+        .and_then(|h| h.description.as_deref())
+        .unwrap_or_default();
+    source
+        .strip_prefix("function on")
+        .and_then(|rest| rest.strip_prefix(listener.kind.as_str()))
+        .is_some_and(|rest| rest.starts_with("(event)"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn listener(kind: &str, source: &str) -> dom_debugger::EventListener {
+        dom_debugger::EventListener {
+            kind: kind.into(),
+            backend_node_id: Some(1),
+            handler: Some(runtime::RemoteObject {
+                description: Some(source.into()),
+                ..Default::default()
+            }),
+        }
+    }
+
+    #[test]
+    fn an_inline_attribute_handler_is_told_from_a_script_one() {
+        assert!(inline(&listener(
+            "click",
+            "function onclick(event) {\nthis.dataset.n=1\n}"
+        )));
+        assert!(inline(&listener(
+            "dblclick",
+            "function ondblclick(event) {\nx()\n}"
+        )));
+        assert!(!inline(&listener("click", "function (e) { go(); }")));
+        assert!(!inline(&listener("click", "(e) => go()")));
+        assert!(!inline(&listener("mousedown", "function onclick(event) {}")));
+    }
+}
