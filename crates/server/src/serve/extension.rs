@@ -300,7 +300,7 @@ pub async fn listen_for_stdio(
 /// ask serve's token.
 pub fn routes(extension: Arc<Extension>, guard: Arc<auth::Guard>) -> Routes {
     use Credential::{Bearer, FirstMessage};
-    Routes::new(guard)
+    Routes::<Arc<Extension>>::new(guard)
         .get(PATH, FirstMessage, upgrade_relay)
         .post("/v1/extension/pair", Bearer, pair)
         .get("/v1/extension/status", Bearer, status)

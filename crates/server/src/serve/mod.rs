@@ -113,11 +113,11 @@ pub fn app(state: &Arc<ServeState>, metrics: Arc<metrics::ServeMetrics>, local: 
         state.stopping.clone(),
     );
     let health_engine = engine.clone();
-    Routes::new(guard.clone())
+    Routes::<Arc<ServeState>>::new(guard.clone())
         .get("/v1/ws", FirstMessage, ws::upgrade)
         .get("/v1/schema", Bearer, ws::schema)
         .merge(dashboard::routes(guard.clone()))
-        .with_state(state.clone())
+        .with_state::<()>(state.clone())
         .service(
             "/mcp",
             vec![Method::POST, Method::GET, Method::DELETE],

@@ -35,7 +35,7 @@ const ENDED: &str = "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-
 /// no framing; the link is their credential, see `routes.rs`).
 pub fn routes(handoffs: Arc<Handoffs>, guard: Arc<Guard>) -> Routes {
     use Credential::{HandoffLink, Public};
-    Routes::new(guard)
+    Routes::<Arc<Handoffs>>::new(guard)
         .get("/handoff/page.js", Public, || async {
             asset("text/javascript", PAGE_JS)
         })
