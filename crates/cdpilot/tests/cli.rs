@@ -457,7 +457,16 @@ async fn handoff_prints_the_persons_link_and_waits() {
         stderr.contains("A person is needed (Let me in): open http://127.0.0.1:"),
         "{stderr}"
     );
-    assert!(stderr.contains("/handoff/h1#"), "{stderr}");
+    // Issue 34: the id is `h` and 128 random bits, not a counter.
+    let id = stderr
+        .split("/handoff/")
+        .nth(1)
+        .and_then(|rest| rest.split('#').next())
+        .unwrap_or_default();
+    assert!(
+        id.len() == 33 && id.starts_with('h') && id[1..].bytes().all(|b| b.is_ascii_hexdigit()),
+        "{stderr}"
+    );
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(stdout.contains("The until condition holds"), "{stdout}");
     // The link's token is on the CLI's stderr (for the person) and nowhere

@@ -28,8 +28,8 @@ use testkit::{DeniedServer, TestSite};
 /// `[::1]`, `[::ffff:127.0.0.1]`): the egress gate judges addresses, not
 /// only names, once the `gate` branch (issue 34, item 5) is merged. Until
 /// then these rows run and print but are not asserted; the lead sets this
-/// to `true` at that merge.
-const ASSERT_SPELLINGS: bool = false;
+/// to `true` at that merge (done: the gate judges addresses).
+const ASSERT_SPELLINGS: bool = true;
 
 /// Cells seen open on the `sources` branch (issue 34), printed and not
 /// asserted until fixed: a worker's fetch of a path-denied URL (the tab's

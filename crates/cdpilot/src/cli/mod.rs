@@ -424,6 +424,6 @@ mod tests {
         }
         assert_ne!(exit_code("element_stale"), exit_code("timeout"));
         let classes: std::collections::HashSet<u8> = codes.iter().map(|c| exit_code(c)).collect();
-        assert_eq!(classes.len(), 16, "one exit code per class");
+        assert_eq!(classes.len(), 17, "one exit code per class");
     }
 }
