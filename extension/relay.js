@@ -119,7 +119,8 @@ export class Relay {
       const fail = (why) => {
         this.lastError = why;
         stage = "failed";
-        socket.close(1008, "handshake");
+        // A page may close with 1000 or 3000–4999 only (1008 throws).
+        socket.close(4008, "handshake");
         reject(new Error(why));
       };
       socket.onopen = async () => {

@@ -472,7 +472,7 @@ async fn handoff_prints_the_persons_link_and_waits() {
     // The link's token is on the CLI's stderr (for the person) and nowhere
     // else: not in the result, not in the background server's log.
     let token = stderr
-        .split("/handoff/h1#")
+        .split(&format!("/handoff/{id}#"))
         .nth(1)
         .and_then(|rest| rest.split_whitespace().next())
         .expect("the link's token");

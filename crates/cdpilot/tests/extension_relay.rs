@@ -52,13 +52,14 @@ async fn prove(socket: &mut Raw, server: &str, secret: &str, ours: &str) -> Stri
     theirs
 }
 
-fn logged(serve: &Serve, reason: &str) -> bool {
-    serve
-        .log
-        .lock()
-        .unwrap()
-        .iter()
-        .any(|l| l.contains(&format!("extension relay socket closed: {reason}")))
+/// Whether serve logged this refusal (the line reaches the test through
+/// serve's stderr, a moment after the socket's close frame).
+async fn logged(serve: &Serve, reason: &str) -> bool {
+    let line = format!("extension relay socket closed: {reason}");
+    testkit::processes::wait_until(Duration::from_secs(10), || {
+        serve.log.lock().unwrap().iter().any(|l| l.contains(&line))
+    })
+    .await
 }
 
 #[tokio::test]
@@ -92,7 +93,7 @@ async fn pairing_proves_both_ends_one_relay_at_a_time_and_the_token_reconnects()
     relay::send(&mut first, json!({"type": "ping"})).await;
     assert_eq!(relay::next(&mut first).await.unwrap()["type"], "pong");
     assert_eq!(status(&serve).await["connected"], true);
-    assert!(logged(&serve, "already_connected"));
+    assert!(logged(&serve, "already_connected").await);
 
     // A handshake message after the handshake closes that socket.
     relay::send(&mut first, hello(&token, &nonce(5))).await;
@@ -158,7 +159,7 @@ async fn bad_hellos_wrong_and_replayed_proofs_close_their_socket_and_leave_the_p
             message => relay::send(&mut socket, message.clone()).await,
         }
         refused(&mut socket, reason).await;
-        assert!(logged(&serve, reason), "serve logs {reason}");
+        assert!(logged(&serve, reason).await, "serve logs {reason}");
     }
 
     // A proof for another challenge than this socket's.
@@ -181,7 +182,7 @@ async fn bad_hellos_wrong_and_replayed_proofs_close_their_socket_and_leave_the_p
     assert_eq!(relay::next(&mut replay).await.unwrap()["type"], "challenge");
     relay::send(&mut replay, json!({"type": "proof", "proof": replayed})).await;
     refused(&mut replay, "bad_proof").await;
-    assert!(logged(&serve, "bad_proof"));
+    assert!(logged(&serve, "bad_proof").await);
 
     // The paired relay was left alone: still connected, and it works.
     assert_eq!(status(&serve).await["connected"], true);

@@ -70,11 +70,7 @@ impl DeniedServer {
         DeniedServer::serving(port, vec![listener], None)
     }
 
-    fn serving(
-        port: u16,
-        listeners: Vec<TcpListener>,
-        udp: Option<tokio::net::UdpSocket>,
-    ) -> DeniedServer {
+    fn serving(port: u16, listeners: Vec<TcpListener>, udp: Option<tokio::net::UdpSocket>) -> DeniedServer {
         let seen = Arc::new(Mutex::new(Seen::default()));
         let mut tasks = Vec::new();
         for listener in listeners {

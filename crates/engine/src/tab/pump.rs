@@ -253,12 +253,14 @@ async fn prepare_child(session: &Session, kind: &str, setup: &TabSetup) {
             tracing::debug!("preparing an iframe session failed: {error}");
         }
     }
-    if matches!(kind, "worker" | "shared_worker" | "service_worker") && setup.policy.restricts() {
+    if matches!(kind, "worker" | "shared_worker") && setup.policy.restricts() {
         // Every request of a worker the tab's auto-attach holds (its
-        // dedicated workers; on some browsers its service worker) pauses
-        // in the worker's session, which is in the tab's tree: this
-        // reader's gate judges it, path rules included, as it judges the
-        // tab's documents (a worker's `fetch()` is no document).
+        // dedicated workers) pauses in the worker's session, which is in
+        // the tab's tree: this reader's gate judges it, path rules
+        // included, as it judges the tab's documents (a worker's `fetch()`
+        // is no document). A service worker is gated where the browser's
+        // auto-attach holds it (`egress::workers`), which reports its
+        // refusals with the worker as their source.
         let every_request = fetch::Enable {
             patterns: vec![fetch::RequestPattern {
                 url_pattern: "*".into(),

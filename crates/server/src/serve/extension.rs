@@ -52,8 +52,8 @@ use tokio_util::sync::CancellationToken;
 use super::auth::{self, random_hex};
 use super::extension_proof::{key_id, key_of, nonce_well_formed, proof, verify, Key, Role, RELAY_VERSION};
 use super::extension_store::{self, Tokens};
-use super::routes::{Credential, Routes};
 use super::extension_wire::{self as wire, Event, FromRelay, Named, ToRelay};
+use super::routes::{Credential, Routes};
 use super::sessions::Sessions;
 use super::upgrade;
 
@@ -225,6 +225,14 @@ impl Extension {
 
     /// Takes a good code by its key id (it is spent, whatever follows):
     /// its key.
+    /// Whether `key_id` names a pairing code not spent and not expired.
+    fn code_live(&self, key_id: &str) -> bool {
+        let codes = self.codes.lock().unwrap();
+        codes
+            .get(key_id)
+            .is_some_and(|(_, until)| *until > Instant::now())
+    }
+
     fn redeem(&self, key_id: &str) -> Option<Key> {
         let (key, until) = self.codes.lock().unwrap().remove(key_id)?;
         (until > Instant::now()).then_some(key)
@@ -369,7 +377,7 @@ async fn serve(socket: upgrade::Socket, extension: Arc<Extension>) {
     // Says why, closes with that reason; the paired relay, if any, is
     // left alone.
     let refuse = |Refusal(reason, message): Refusal| {
-        tracing::info!("extension relay socket closed: {reason}: {message}");
+        tracing::warn!("extension relay socket closed: {reason}: {message}");
         send(ToRelay::Reject { reason, message });
         let _ = to_socket.send(Message::Close(Some(CloseFrame {
             code: CloseCode::Policy,
@@ -502,20 +510,24 @@ async fn handshake<'a>(
             "hello's nonce must be 32 random bytes in lowercase hex",
         ));
     }
+    let unknown = || {
+        Refusal(
+            "bad_token",
+            "this server does not know the extension's pairing (a wrong, used or expired code, or a pairing with another server): run `cdpilot pair` and open the link".into(),
+        )
+    };
+    // A stranger learns only that its key is unknown; a known key learns
+    // that the slot is taken before a pairing code is spent on it.
+    let known = extension.tokens.key(&key_id);
+    if known.is_none() && !extension.code_live(&key_id) {
+        return Err(unknown());
+    }
     if extension.connected.load(Ordering::Acquire) {
         return Err(already_connected());
     }
-    let (key, pairing) = match extension.tokens.key(&key_id) {
+    let (key, pairing) = match known {
         Some(key) => (key, false),
-        None => match extension.redeem(&key_id) {
-            Some(key) => (key, true),
-            None => {
-                return Err(Refusal(
-                    "bad_token",
-                    "this server does not know the extension's pairing (a wrong, used or expired code, or a pairing with another server): run `cdpilot pair` and open the link".into(),
-                ))
-            }
-        },
+        None => (extension.redeem(&key_id).ok_or_else(unknown)?, true),
     };
     let server_nonce = random_hex(32);
     send(ToRelay::Challenge {
