@@ -74,10 +74,12 @@ pub(super) async fn mark(tab: &Tab, frame: &FrameRef, budget: &Budget) -> Result
     let marked: std::collections::HashSet<i64> = marked.iter().filter_map(Value::as_i64).collect();
     let world = tab.world_of(frame, budget).await?;
     let session = &frame.session;
-    // Asked of cdpilot's world's `document`, the record lists the page's
-    // own listeners too (those of every world on each node); with the
-    // document in an object group, each listener's function comes back
-    // (to tell inline attribute handlers apart), in that group.
+    // Asked of the page's own world's `document` (in an object group):
+    // each listener's function comes back in the world it belongs to, to
+    // tell inline attribute handlers apart. Asked of cdpilot's world's
+    // instead, the page's functions were handed across worlds, and on
+    // heavy pages (a news site's thousands of handlers) the renderer
+    // crashed.
     let document = tab
         .evaluate_in(frame, budget, step, "document", false, false)
         .await?;
@@ -103,7 +105,7 @@ pub(super) async fn mark(tab: &Tab, frame: &FrameRef, budget: &Budget) -> Result
             session,
             dom::ResolveNode {
                 backend_node_id: described?.node.backend_node_id,
-                execution_context_id: Some(world),
+                execution_context_id: None,
                 object_group: Some(GROUP.into()),
             },
         )

@@ -225,14 +225,6 @@ impl Extension {
 
     /// Takes a good code by its key id (it is spent, whatever follows):
     /// its key.
-    /// Whether `key_id` names a pairing code not spent and not expired.
-    fn code_live(&self, key_id: &str) -> bool {
-        let codes = self.codes.lock().unwrap();
-        codes
-            .get(key_id)
-            .is_some_and(|(_, until)| *until > Instant::now())
-    }
-
     fn redeem(&self, key_id: &str) -> Option<Key> {
         let (key, until) = self.codes.lock().unwrap().remove(key_id)?;
         (until > Instant::now()).then_some(key)
@@ -516,16 +508,9 @@ async fn handshake<'a>(
             "this server does not know the extension's pairing (a wrong, used or expired code, or a pairing with another server): run `cdpilot pair` and open the link".into(),
         )
     };
-    // A stranger learns only that its key is unknown; a known key learns
-    // that the slot is taken before a pairing code is spent on it.
-    let known = extension.tokens.key(&key_id);
-    if known.is_none() && !extension.code_live(&key_id) {
-        return Err(unknown());
-    }
-    if extension.connected.load(Ordering::Acquire) {
-        return Err(already_connected());
-    }
-    let (key, pairing) = match known {
+    // Whether another relay holds the slot is told only to a relay that
+    // proved its pairing (below): a stranger learns that its key is unknown.
+    let (key, pairing) = match extension.tokens.key(&key_id) {
         Some(key) => (key, false),
         None => (extension.redeem(&key_id).ok_or_else(unknown)?, true),
     };
