@@ -30,11 +30,6 @@ use crate::policy::{gate, Policy};
 /// it; the worker waits meanwhile).
 const PREPARE_BUDGET: Duration = Duration::from_secs(20);
 
-/// Whether a target of `kind` is a worker this gate is for.
-pub fn is_worker(kind: &str) -> bool {
-    matches!(kind, "service_worker" | "shared_worker" | "worker")
-}
-
 /// A worker (or any target but a page): every request it makes is judged
 /// by the URL rules before it leaves, then it runs; a refused one is
 /// recorded in `door` (its browser context's) for the session to report.
