@@ -7,6 +7,7 @@
 //!   pair and object, a result as one JSON object).
 //! - [`door`]: a session and the one way a front end calls into it.
 //! - [`mcp`]: the Model Context Protocol over stdio, with the official SDK.
+//! - `exposed`: a page's own tools listed as MCP tools (`page_<name>`).
 //! - `ask`: asking the user about an `ask` URL rule (MCP elicitation).
 //! - `offer`: offering a hand-off's link (MCP elicitation).
 //! - [`stdio`]: MCP's line framing on stdin/stdout, answering every line.
@@ -16,6 +17,7 @@
 mod ask;
 mod cancel;
 pub mod door;
+mod exposed;
 pub mod mcp;
 mod offer;
 pub mod outcome;

@@ -10,20 +10,23 @@
 //! the server keeps serving.
 
 use std::borrow::Cow;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
+use engine::config::PageToolsMode;
+use engine::events::SessionEvent;
 use engine::{tools, ActionError, ActionOutput, Engine, Session};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, InitializeResult,
     ListResourcesResult, ListToolsResult, PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams,
     ReadResourceResponse, ReadResourceResult, Resource, ResourceContents, ServerCapabilities, Tool,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{Peer, RequestContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
 use crate::door::{DefaultSession, Door};
+use crate::exposed::{self, Exposed};
 use crate::outcome::error_object;
 
 /// The metrics resource.
@@ -47,6 +50,10 @@ pub struct McpServer {
     over_http: bool,
     /// Cancelled when the whole server stops: every call in flight ends.
     stopping: CancellationToken,
+    /// The page tools' MCP names the client was last given (`[tools]
+    /// page_tools = "expose"`): a change from them is told with
+    /// `notifications/tools/list_changed`.
+    told: Arc<Mutex<Vec<String>>>,
 }
 
 impl McpServer {
@@ -57,6 +64,7 @@ impl McpServer {
             engine,
             over_http: false,
             stopping: CancellationToken::new(),
+            told: Arc::default(),
         }
     }
 
@@ -69,6 +77,7 @@ impl McpServer {
             door,
             over_http: true,
             stopping,
+            told: Arc::default(),
         }
     }
 
@@ -79,9 +88,72 @@ impl McpServer {
     /// The tools as MCP advertises them, built from the shared registry
     /// (only those the configuration turns on).
     pub fn tool_list(&self) -> Vec<Tool> {
-        tools::offered(self.engine.config())
+        let mut list: Vec<Tool> = tools::offered(self.engine.config())
             .map(|spec| Tool::new(spec.name, spec.description, Arc::new(spec.input_schema())))
-            .collect()
+            .collect();
+        if self.exposes_page_tools() {
+            let page = self.page_tools();
+            *self.told.lock().unwrap() = page.iter().map(|e| e.mcp_name.clone()).collect();
+            list.extend(page.iter().map(Exposed::tool));
+        }
+        list
+    }
+
+    /// `[tools] page_tools = "expose"`: the page's tools are listed too.
+    fn exposes_page_tools(&self) -> bool {
+        self.engine.config().tools.page_tools == PageToolsMode::Expose
+    }
+
+    /// The active tab's page tools, as listed.
+    fn page_tools(&self) -> Vec<Exposed> {
+        exposed::exposed(&self.session().page_tools_offered())
+    }
+
+    /// Tells the client its tool list changed, when the page tools' names
+    /// differ from those it was last given.
+    async fn tell_if_changed(&self, peer: &Peer<RoleServer>) -> Result<(), ()> {
+        let names: Vec<String> = self.page_tools().into_iter().map(|e| e.mcp_name).collect();
+        {
+            let mut told = self.told.lock().unwrap();
+            if *told == names {
+                return Ok(());
+            }
+            *told = names;
+        }
+        peer.notify_tool_list_changed().await.map_err(|_| ())
+    }
+
+    /// Follows the session's events for as long as the client is there,
+    /// telling it when the page's tools change (a page registers tools
+    /// whenever its scripts decide, not only during a call).
+    fn follow_page_tools(&self, peer: Peer<RoleServer>) {
+        let server = self.clone();
+        let mut events = self.session().events().subscribe();
+        tokio::spawn(async move {
+            loop {
+                match events.recv().await {
+                    Ok(SessionEvent::PageToolsChanged { .. } | SessionEvent::Navigated { .. })
+                    | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
+                        if server.tell_if_changed(&peer).await.is_err() {
+                            return;
+                        }
+                    }
+                    Ok(_) => {}
+                    Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+                }
+            }
+        });
+    }
+
+    /// A call to `page_<name>`: the `browser_page_tool` call it stands for.
+    fn page_tool_call(&self, name: &str, arguments: Value) -> Result<(&'static str, Value), ActionError> {
+        match self.page_tools().into_iter().find(|e| e.mcp_name == name) {
+            Some(tool) => Ok(("browser_page_tool", tool.call_arguments(arguments))),
+            None => Err(ActionError::invalid(
+                format!("the page offers no tool {name} now (its tools change as it registers and removes them)"),
+                "Take a browser_snapshot: its page tools section lists what the page offers now, and tools/list has them as page_<name>.",
+            )),
+        }
     }
 
     /// Runs one tool call; never fails at the protocol level. It stops
@@ -144,14 +216,24 @@ impl ServerHandler for McpServer {
         // extension's popup, the dashboard).
         self.session().set_client_name(&request.client_info.name);
         context.peer.set_peer_info(request.clone());
+        if self.exposes_page_tools() {
+            self.follow_page_tools(context.peer.clone());
+        }
         self.negotiate_initialize(&request)
     }
 
     fn get_info(&self) -> InitializeResult {
-        let capabilities = ServerCapabilities::builder()
-            .enable_tools()
-            .enable_resources()
-            .build();
+        let capabilities = match self.exposes_page_tools() {
+            true => ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tool_list_changed()
+                .enable_resources()
+                .build(),
+            false => ServerCapabilities::builder()
+                .enable_tools()
+                .enable_resources()
+                .build(),
+        };
         let mut info = InitializeResult::new(capabilities);
         info.server_info = Implementation::new("cdpilot", env!("CARGO_PKG_VERSION"));
         info.instructions = Some(match self.session().content_nonce() {
@@ -248,6 +330,22 @@ impl ServerHandler for McpServer {
                 None => Arc::new(crate::offer::ToCaller),
             };
         self.session().offer_handoffs_through(offer);
-        Ok(self.call(&name, arguments, context.ct).await.into())
+        let is_page_tool = self.exposes_page_tools()
+            && name.starts_with(exposed::PREFIX)
+            && !tools::offered(self.engine.config()).any(|spec| spec.name == name);
+        if !is_page_tool {
+            let result = self.call(&name, arguments, context.ct).await;
+            if self.exposes_page_tools() {
+                // A call may have switched tabs or changed the page.
+                let _ = self.tell_if_changed(&context.peer).await;
+            }
+            return Ok(result.into());
+        }
+        let result = match self.page_tool_call(&name, arguments) {
+            Ok((tool, arguments)) => self.call(tool, arguments, context.ct).await,
+            Err(error) => failure(&error),
+        };
+        let _ = self.tell_if_changed(&context.peer).await;
+        Ok(result.into())
     }
 }

@@ -313,6 +313,31 @@ fn unknown(tab: &Tab, name: &str) -> ActionError {
     )
 }
 
+/// What `tab`'s frames offer now, as a client showing page tools as tools
+/// of their own lists them: those of documents the URL rules deny left
+/// out, nothing while the browser has no WebMCP.
+pub(crate) fn offered(tab: &Tab) -> Vec<page_tools::Offered> {
+    let (availability, tools) =
+        tab.state(|s| (s.page_tools().availability(), s.page_tools().tools().to_vec()));
+    if availability == Availability::Absent {
+        return Vec::new();
+    }
+    let policy = tab.gate().policy();
+    tools
+        .into_iter()
+        .filter(|tool| policy.judge(&frame_url(tab, &tool.frame_id)).decision != Decision::Deny)
+        .filter_map(|tool| {
+            Some(page_tools::Offered {
+                frame: numbered_label(tab, &tool.frame_id)?,
+                description: page_tools::cap(&tool.description, page_tools::LISTED_DESCRIPTION),
+                schema: tool.schema,
+                read_only: tool.read_only,
+                name: tool.name,
+            })
+        })
+        .collect()
+}
+
 /// The URL of the document in `frame_id` (the tab's when unknown).
 fn frame_url(tab: &Tab, frame_id: &str) -> String {
     tab.state(|s| {
@@ -334,6 +359,18 @@ fn frame_label(tab: &Tab, frame_id: &str) -> String {
             Some(n) => format!("f{n}"),
             None => frame_id.to_owned(),
         }
+    })
+}
+
+/// `f2` (a number given now if the snapshot met the frame not yet), or
+/// `top` for the main frame: a name that lasts as long as the document;
+/// `None` for a frame not known (yet): its tools wait for it.
+fn numbered_label(tab: &Tab, frame_id: &str) -> Option<String> {
+    tab.state(|s| {
+        if frame_id == s.main_frame_id() {
+            return Some("top".to_owned());
+        }
+        s.frame_number_now(frame_id).map(|n| format!("f{n}"))
     })
 }
 

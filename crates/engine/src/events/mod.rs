@@ -81,6 +81,12 @@ pub enum SessionEvent {
         /// The tab's new URL.
         url: String,
     },
+    /// The tools the page in tab `tab` offers (WebMCP) may have changed: a
+    /// frame registered or removed one, or a document that had some went.
+    PageToolsChanged {
+        /// The tab's short id.
+        tab: String,
+    },
     /// The URL policy refused `url` by `rule`.
     PermissionDenied {
         /// The URL refused.
@@ -130,6 +136,7 @@ impl SessionEvent {
             SessionEvent::DialogOpened { .. } => "dialog_opened",
             SessionEvent::DialogClosed { .. } => "dialog_closed",
             SessionEvent::Navigated { .. } => "navigated",
+            SessionEvent::PageToolsChanged { .. } => "page_tools_changed",
             SessionEvent::PermissionDenied { .. } => "permission_denied",
             SessionEvent::Obstacle { .. } => "obstacle",
             SessionEvent::Handoff { .. } => "handoff",
@@ -147,6 +154,7 @@ impl SessionEvent {
                 data
             }
             SessionEvent::Navigated { tab, url } => json!({ "tab": tab, "url": url }),
+            SessionEvent::PageToolsChanged { tab } => json!({ "tab": tab }),
             SessionEvent::PermissionDenied { url, rule } => json!({ "url": url, "rule": rule }),
             SessionEvent::Obstacle { tab, obstacle } => json!({ "tab": tab, "obstacle": obstacle }),
             SessionEvent::Handoff { tab, id, url, reason } => {
@@ -198,7 +206,9 @@ impl SessionEvent {
                 url,
                 reason: secrets.redact(&reason),
             },
-            other @ (SessionEvent::Ended { .. } | SessionEvent::HandoffEnded { .. }) => other,
+            other @ (SessionEvent::Ended { .. }
+            | SessionEvent::HandoffEnded { .. }
+            | SessionEvent::PageToolsChanged { .. }) => other,
         }
     }
 }

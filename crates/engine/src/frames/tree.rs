@@ -264,6 +264,21 @@ impl FrameTree {
         number
     }
 
+    /// The number of a known subframe, given now if it has none (a frame
+    /// whose page tools are listed before any snapshot met it). `None`
+    /// for the main frame and a frame not known.
+    pub fn number_now(&mut self, id: &str) -> Option<u32> {
+        let i = self.find(id)?;
+        self.frames[i].parent.as_ref()?;
+        let mut last = self.last_number;
+        let number = *self.frames[i].number.get_or_insert_with(|| {
+            last += 1;
+            last
+        });
+        self.last_number = last;
+        Some(number)
+    }
+
     /// The frame numbered `n` in the current main document.
     pub fn by_number(&self, n: u32) -> Option<&Frame> {
         self.frames.iter().find(|f| f.number == Some(n))

@@ -79,6 +79,22 @@ impl PageTool {
     }
 }
 
+/// A tool as offered to a client that shows page tools as tools of its
+/// own (`[tools] page_tools = "expose"`): every word is the page's.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Offered {
+    /// Its name, as the page registered it.
+    pub name: String,
+    /// `top`, or the frame's label (`f2`) as the snapshot shows it.
+    pub frame: String,
+    /// Capped at [`LISTED_DESCRIPTION`], on one line.
+    pub description: String,
+    /// Its input schema, when it gave one small enough to keep.
+    pub schema: Option<Value>,
+    /// The page said it changes nothing.
+    pub read_only: bool,
+}
+
 /// An invocation waiting for `toolResponded` (or its tool's removal).
 #[derive(Debug)]
 struct Pending {
@@ -99,6 +115,10 @@ pub struct PageTools {
     absence_said: bool,
     pending: HashMap<String, Pending>,
     early: Vec<ToolResponded>,
+    /// Moves on whenever the set of tools may have changed (a registration,
+    /// a removal, a frame's document replaced or gone): the tab's reader
+    /// tells the session when it moved (`page_tools_changed`).
+    generation: u64,
 }
 
 /// The status a removed tool's pending invocation is answered with.
@@ -113,6 +133,11 @@ impl PageTools {
     /// Registrations refused since the main document began (the cap).
     pub fn refused(&self) -> usize {
         self.refused
+    }
+
+    /// Moves on whenever the set of tools may have changed.
+    pub fn generation(&self) -> u64 {
+        self.generation
     }
 
     /// Whether the browser has the domain.
@@ -138,6 +163,7 @@ impl PageTools {
     /// Applies `toolsAdded` from `session`. A tool registered again
     /// (`WebMCP.enable` repeats the registered ones) replaces its record.
     pub fn added(&mut self, session: &str, tools: Vec<Tool>) {
+        self.generation += 1;
         for tool in tools {
             if let Some(known) = self
                 .tools
@@ -158,6 +184,7 @@ impl PageTools {
     /// Applies `toolsRemoved`: the tools go, and a call waiting on one is
     /// answered with [`REMOVED`].
     pub fn removed(&mut self, tools: &[RemovedTool]) {
+        self.generation += 1;
         for gone in tools {
             self.tools
                 .retain(|t| !(t.frame_id == gone.frame_id && t.name == gone.name));
@@ -168,6 +195,14 @@ impl PageTools {
     /// A frame's document was replaced: its tools go (all of them when it
     /// is the main frame, whose new document starts a new count).
     pub fn frame_navigated(&mut self, frame_id: &str, main: bool) {
+        let before = self.tools.len();
+        self.drop_frame_tools(frame_id, main);
+        if self.tools.len() != before {
+            self.generation += 1;
+        }
+    }
+
+    fn drop_frame_tools(&mut self, frame_id: &str, main: bool) {
         if main {
             self.tools.clear();
             self.refused = 0;
@@ -186,6 +221,9 @@ impl PageTools {
             .filter(|t| t.session == session)
             .map(|t| t.frame_id.clone())
             .collect();
+        if !frames.is_empty() {
+            self.generation += 1;
+        }
         self.tools.retain(|t| t.session != session);
         self.answer_waiting(|p| frames.contains(&p.frame_id));
     }

@@ -472,6 +472,25 @@ impl Session {
         self.seat.release();
     }
 
+    /// The page tools the active tab offers now (WebMCP; every name,
+    /// description and schema is the page's own, untrusted), those of
+    /// documents the URL rules deny left out; empty before the session's
+    /// first page. No browser round trip: for `[tools] page_tools =
+    /// "expose"`, whose transport lists them as tools of their own.
+    pub fn page_tools_offered(&self) -> Vec<crate::page_tools::Offered> {
+        let context = self.context.lock().unwrap().clone();
+        let active = context.and_then(|c| c.tabs_now().into_iter().find(|(_, _, active)| *active));
+        let Some((_, tab, _)) = active else {
+            return Vec::new();
+        };
+        let mut offered = actions::page_tool::offered(&tab);
+        // The page's words, inside the session's markers.
+        for tool in &mut offered {
+            tool.description = self.markers.render(&crate::content::page(&tool.description));
+        }
+        offered
+    }
+
     /// Its Grid session's id and the node it runs on (`[browser] grid`).
     pub fn grid_session(&self) -> Option<(String, Option<String>)> {
         self.seat.describe()

@@ -158,9 +158,16 @@ pub(super) fn spawn(
             } else if let Some(detached) = event.decode::<target::DetachedFromTarget>() {
                 let child = detached.session_id;
                 if !child.is_empty() {
-                    let mut state = state.lock().unwrap();
-                    state.frames.oopif_detached(&child);
-                    state.page_tools.session_detached(&child);
+                    let tools_changed = {
+                        let mut state = state.lock().unwrap();
+                        state.frames.oopif_detached(&child);
+                        let before = state.page_tools.generation();
+                        state.page_tools.session_detached(&child);
+                        state.page_tools.generation() != before
+                    };
+                    if tools_changed {
+                        book.events().emit(|tab| SessionEvent::PageToolsChanged { tab });
+                    }
                 }
             } else if is_document_request(&event) {
                 if let Some(paused) = event.decode::<RequestPaused>() {
@@ -169,16 +176,21 @@ pub(super) fn spawn(
             } else {
                 let from_tab = event.session_id == tab_session;
                 let opened = book.apply(&event);
-                let navigated = {
+                let (navigated, tools_changed) = {
                     let mut state = state.lock().unwrap();
                     let before = from_tab.then(|| (state.document, state.url.clone()));
+                    let tools_before = state.page_tools.generation();
                     state.apply_from(&event, from_tab);
-                    before
+                    let navigated = before
                         .filter(|(document, url)| *document != state.document || *url != state.url)
-                        .map(|_| state.url.clone())
+                        .map(|_| state.url.clone());
+                    (navigated, state.page_tools.generation() != tools_before)
                 };
                 if let Some(url) = navigated {
                     book.events().emit(|tab| SessionEvent::Navigated { tab, url });
+                }
+                if tools_changed {
+                    book.events().emit(|tab| SessionEvent::PageToolsChanged { tab });
                 }
                 if let Some(dialog) = opened {
                     let session = conn.session(dialog.session.clone());

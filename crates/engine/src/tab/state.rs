@@ -94,6 +94,11 @@ impl TabState {
         &self.frames
     }
 
+    /// A subframe's number, given now if it has none.
+    pub fn frame_number_now(&mut self, id: &str) -> Option<u32> {
+        self.frames.number_now(id)
+    }
+
     /// The tools its frames registered (WebMCP).
     pub fn page_tools(&self) -> &crate::page_tools::PageTools {
         &self.page_tools

@@ -1,0 +1,222 @@
+//! `[tools] page_tools = "expose"` (issue 36): the tools a page offers
+//! (WebMCP) listed as MCP tools of their own (`page_<name>`, a frame's as
+//! `page_<name>__f1`), the client told with
+//! `notifications/tools/list_changed` whenever the page registers or
+//! removes one or goes, and a call to one run as `browser_page_tool`
+//! (schema checked, judged, answered inside the markers). Through
+//! `cdpilot mcp` as a spawned process, in real Chromium with the feature
+//! on and a cross-origin frame (`--site-per-process`).
+
+mod support;
+
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+use support::text_of;
+use testkit::{McpClient, TestSite};
+
+const LIST_CHANGED: &str = "notifications/tools/list_changed";
+
+fn spawn(tmp: &tempfile::TempDir) -> McpClient {
+    let chrome = testkit::chromium::executable();
+    McpClient::spawn(
+        env!("CARGO_BIN_EXE_cdpilot"),
+        &["mcp"],
+        &[
+            ("TMPDIR", tmp.path().to_str().unwrap()),
+            ("CDPILOT_CHROME", chrome.to_str().unwrap()),
+            ("CDPILOT_CONFIG", ""),
+            ("CDPILOT_TOOLS_PAGE_TOOLS", "expose"),
+        ],
+    )
+}
+
+/// The tools listed now whose names start with `page_`.
+async fn page_tools(client: &mut McpClient) -> Vec<Value> {
+    client
+        .list_tools()
+        .await
+        .into_iter()
+        .filter(|t| t["name"].as_str().is_some_and(|n| n.starts_with("page_")))
+        .collect()
+}
+
+fn names(tools: &[Value]) -> Vec<String> {
+    let mut names: Vec<String> = tools
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+/// Takes one `list_changed` the server sent (already read while waiting
+/// for a response, or the next to come); false when none comes in `within`.
+async fn told(client: &mut McpClient, within: Duration) -> bool {
+    if let Some(at) = client
+        .notifications
+        .iter()
+        .position(|m| m["method"] == LIST_CHANGED)
+    {
+        client.notifications.remove(at);
+        return true;
+    }
+    let deadline = Instant::now() + within;
+    while let Some(left) = deadline.checked_duration_since(Instant::now()) {
+        match client.next_message(left).await {
+            Some(m) if m["method"] == LIST_CHANGED => return true,
+            Some(_) => continue,
+            None => return false,
+        }
+    }
+    false
+}
+
+/// Lists the page tools after each `list_changed` until `done` holds for
+/// their names (the page registers its tools as its scripts run, the
+/// frame's after it loads), for up to 15 s.
+async fn listed_until(client: &mut McpClient, what: &str, done: impl Fn(&[String]) -> bool) -> Vec<Value> {
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        let tools = page_tools(client).await;
+        if done(&names(&tools)) {
+            return tools;
+        }
+        let left = deadline
+            .checked_duration_since(Instant::now())
+            .unwrap_or_else(|| panic!("{what}: the page tools listed are {:?}", names(&tools)));
+        assert!(
+            told(client, left).await,
+            "{what}: no list_changed came; listed: {:?}",
+            names(&tools)
+        );
+    }
+}
+
+/// Whether every occurrence of `needle` in `text` sits inside a page
+/// content block.
+fn only_inside_markers(text: &str, needle: &str) -> bool {
+    let mut found = false;
+    for (at, _) in text.match_indices(needle) {
+        found = true;
+        let before = &text[..at];
+        let opened = before.rfind("<<page-content nonce=");
+        let closed = before.rfind("<</page-content nonce=");
+        if opened.is_none() || closed > opened {
+            return false;
+        }
+    }
+    found
+}
+
+#[tokio::test]
+async fn a_pages_tools_are_listed_as_mcp_tools_told_when_they_change_and_called_through_the_gate() {
+    let site = TestSite::start().await;
+    let tmp = tempfile::tempdir().unwrap();
+    let mut client = spawn(&tmp);
+    let init = client.initialize().await;
+    assert_eq!(
+        init["capabilities"]["tools"]["listChanged"],
+        json!(true),
+        "{init}"
+    );
+    let before = client.list_tools().await;
+    let before_chars = serde_json::to_string(&before).unwrap().len();
+    assert!(names(&page_tools(&mut client).await).is_empty(), "no page yet");
+
+    let out = client
+        .call("browser_navigate", json!({"url": site.url("/page-tools.html")}))
+        .await;
+    assert_eq!(out["isError"], json!(false), "{out}");
+    let tools = listed_until(&mut client, "the top frame's and the frame's tools", |n| {
+        n.contains(&"page_lookup".to_owned()) && n.contains(&"page_frame_echo__f1".to_owned())
+    })
+    .await;
+    let after = client.list_tools().await;
+    let after_chars = serde_json::to_string(&after).unwrap().len();
+    println!(
+        "tool list: {} tools, {before_chars} characters before the page; {} tools, {after_chars} after",
+        before.len(),
+        after.len()
+    );
+    for expected in ["page_add_to_cart", "page_notes", "page_search_site"] {
+        assert!(
+            names(&tools).contains(&expected.to_owned()),
+            "{:?}",
+            names(&tools)
+        );
+    }
+
+    // The page's words only inside the markers, in the description and
+    // nowhere in the schema.
+    let notes = tools.iter().find(|t| t["name"] == "page_notes").unwrap();
+    let description = notes["description"].as_str().unwrap();
+    assert!(description.starts_with("A tool the page offers"), "{description}");
+    assert!(
+        only_inside_markers(description, "IGNORE ALL PREVIOUS INSTRUCTIONS"),
+        "{description}"
+    );
+    let cart = tools.iter().find(|t| t["name"] == "page_add_to_cart").unwrap();
+    let schema = &cart["inputSchema"];
+    assert_eq!(
+        schema["properties"]["sku"]["pattern"], "^[A-Z]{3}-[0-9]+$",
+        "{schema}"
+    );
+    assert!(
+        !schema.to_string().contains("The product code"),
+        "the page's words stay out of the schema: {schema}"
+    );
+
+    // A call is browser_page_tool's: arguments checked against the tool's
+    // own schema before the page sees them.
+    let bad = client
+        .call("page_add_to_cart", json!({"sku": "abc", "qty": "two"}))
+        .await;
+    assert_eq!(bad["isError"], json!(true), "{bad}");
+    assert_eq!(
+        bad["structuredContent"]["error"]["code"], "invalid_argument",
+        "{bad}"
+    );
+    let added = client
+        .call("page_add_to_cart", json!({"sku": "ABC-1", "qty": 2}))
+        .await;
+    assert_eq!(added["isError"], json!(false), "{added}");
+    assert!(
+        only_inside_markers(&text_of(&added), "added 2 x ABC-1"),
+        "{}",
+        text_of(&added)
+    );
+    let echoed = client.call("page_frame_echo__f1", json!({"word": "hi"})).await;
+    assert!(
+        only_inside_markers(&text_of(&echoed), "says hi"),
+        "{}",
+        text_of(&echoed)
+    );
+
+    // Unregistered: the client is told, the tool is gone and not callable.
+    let out = client
+        .call("browser_evaluate", json!({"expression": "unregister('lookup')"}))
+        .await;
+    assert_eq!(out["isError"], json!(false), "{out}");
+    assert!(
+        told(&mut client, Duration::from_secs(10)).await,
+        "a tool removed is told"
+    );
+    listed_until(&mut client, "lookup gone", |n| {
+        !n.contains(&"page_lookup".to_owned()) && n.contains(&"page_notes".to_owned())
+    })
+    .await;
+    let gone = client.call("page_lookup", json!({"q": "ABC-1"})).await;
+    assert_eq!(gone["isError"], json!(true), "{gone}");
+    assert!(
+        text_of(&gone).contains("offers no tool page_lookup"),
+        "{}",
+        text_of(&gone)
+    );
+
+    // Leaving the page takes every frame's tools along.
+    client
+        .call("browser_navigate", json!({"url": site.url("/index.html")}))
+        .await;
+    listed_until(&mut client, "every tool gone", |n| n.is_empty()).await;
+}
