@@ -2,6 +2,9 @@
 //! dedicated) makes is paused (`Fetch.enable` on `*` in the worker's own
 //! session: a worker's `fetch()` is no document a tab's gate would see),
 //! judged by the URL rules, path rules included, and refused or let go;
+//! and the refusing rules as the worker's blocklist
+//! ([`crate::policy::blocklist`]), which holds from its first request
+//! where `Fetch` is missing (a dedicated worker) or late (a shared one);
 //! a refusal is recorded in the egress door of the worker's browser context
 //! ([`Door::record_worker_block`]), so the session owning that context
 //! reports it. The egress gate holds the worker's connections by host; this
@@ -24,7 +27,7 @@ use std::sync::Arc;
 use tokio::time::Instant;
 
 use super::Door;
-use crate::policy::{gate, Policy};
+use crate::policy::{blocklist, gate, Policy};
 
 /// How long gating and resuming one worker may take (no caller waits on
 /// it; the worker waits meanwhile).
@@ -43,6 +46,12 @@ pub async fn gate_and_run(
     door: Weak<Door>,
 ) {
     let deadline = Instant::now() + PREPARE_BUDGET;
+    if policy.restricts() {
+        if let Err(error) = blocklist::install(session, &policy, deadline).await {
+            // Its connections are still held by host at the egress gate.
+            tracing::debug!("giving a {kind} target its blocklist failed: {error}");
+        }
+    }
     if policy.restricts() {
         let mut events = session.connection().events(Some(session.id()));
         // The browser session's events say when the worker's session ends

@@ -9,6 +9,7 @@
 //! canonical form ([`canonical`]): a rule matching either decides, and a
 //! deny matching either wins.
 
+pub mod blocklist;
 pub mod canonical;
 pub mod cdp_fence;
 pub mod connection;
@@ -105,6 +106,16 @@ impl Policy {
     /// nothing is intercepted at all.
     pub fn restricts(&self) -> bool {
         !self.rules.is_empty() || self.default != Decision::Allow
+    }
+
+    /// The patterns of every rule that refuses (deny, and ask: nobody is
+    /// asked about a worker's request), as written.
+    pub fn refusing_patterns(&self) -> Vec<String> {
+        self.rules
+            .iter()
+            .filter(|r| r.decision != Decision::Allow)
+            .map(|r| r.text.clone())
+            .collect()
     }
 
     /// Judges one URL, as written, in its canonical form

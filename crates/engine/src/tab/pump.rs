@@ -27,7 +27,7 @@ use super::TabState;
 use crate::dialogs::{self, Watchdogs};
 pub use crate::dialogs::{DialogPolicy, DialogRules};
 use crate::events::SessionEvent;
-use crate::policy::{gate, Gate, Policy};
+use crate::policy::{blocklist, gate, Gate, Policy};
 
 /// Installed in every document of the tab and its frames before any page
 /// script runs: automation must not announce itself.
@@ -254,23 +254,14 @@ async fn prepare_child(session: &Session, kind: &str, setup: &TabSetup) {
         }
     }
     if matches!(kind, "worker" | "shared_worker") && setup.policy.restricts() {
-        // Every request of a worker the tab's auto-attach holds (its
-        // dedicated workers) pauses in the worker's session, which is in
-        // the tab's tree: this reader's gate judges it, path rules
-        // included, as it judges the tab's documents (a worker's `fetch()`
-        // is no document). A service worker is gated where the browser's
-        // auto-attach holds it (`egress::workers`), which reports its
-        // refusals with the worker as their source.
-        let every_request = fetch::Enable {
-            patterns: vec![fetch::RequestPattern {
-                url_pattern: "*".into(),
-                resource_type: None,
-                request_stage: "Request".into(),
-            }],
-        };
-        if let Err(error) = session.call(every_request, deadline).await {
-            // Its connections are still held by host at the egress gate.
-            tracing::debug!("gating a {kind} target's requests failed: {error}");
+        // A worker the tab's auto-attach holds (its dedicated workers):
+        // Chrome has no `Fetch` in its session (its requests pause in the
+        // parent frame's, among the frame's own sub-resources, which the
+        // request stage lets through unjudged by path), so the refusing
+        // rules go with it as its blocklist, before it runs. Its
+        // connections are held by host at the egress gate.
+        if let Err(error) = blocklist::install(session, &setup.policy, deadline).await {
+            tracing::debug!("giving a {kind} target its blocklist failed: {error}");
         }
     }
     if let Err(error) = session.call(runtime::RunIfWaitingForDebugger {}, deadline).await {
