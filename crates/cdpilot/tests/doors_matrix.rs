@@ -32,10 +32,8 @@ use testkit::{DeniedServer, TestSite};
 const ASSERT_SPELLINGS: bool = true;
 
 /// Cells still open (issue 34), printed and not asserted until fixed:
-/// STUN over UDP on browsers cdpilot did not start (no flag of cdpilot's),
-/// a popup's iframe and a shared worker's fetch of a path-denied URL under
-/// auto-connect (neither is a related target of the agent's tab). Remove
-/// an entry when its fix lands.
+/// STUN over UDP on browsers cdpilot did not start (no flag of cdpilot's).
+/// Remove an entry when its fix lands.
 const KNOWN_OPEN: &[&str] = &[
     "attached (cdp_url): the denied server saw",
     "attached (cdp_url): host webrtc",
@@ -43,8 +41,6 @@ const KNOWN_OPEN: &[&str] = &[
     "endpoint fleet: host webrtc",
     "auto-connect: the denied server saw",
     "auto-connect: host webrtc",
-    "auto-connect: path popupiframe",
-    "auto-connect: path sharedworker",
 ];
 
 /// What the rules deny, for one source's run.

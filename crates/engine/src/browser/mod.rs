@@ -86,11 +86,12 @@ pub struct Browser {
     openings: tokio::sync::Semaphore,
     /// The user's own browser (`source = "auto_connect"`), with tabs and
     /// workers of the user's: nothing outside the contexts sessions created
-    /// is attached, paused or judged (no browser-wide auto-attach, no
-    /// browser-wide `Fetch`); sessions' contexts are gated by their egress
-    /// doors and their tabs' own request stages, and each tab's related
-    /// targets (workers, prerenders, frames) are auto-attached paused and
-    /// gated as they come (`Target.autoAttachRelated`, `adopt.rs`).
+    /// is paused, judged or kept attached (no browser-wide `Fetch`; the
+    /// browser-wide auto-attach is limited to pages and shared and service
+    /// workers, and lets go at once of what is not the agent's,
+    /// `adopt.rs`); sessions' contexts are gated by their egress doors and
+    /// their tabs' own request stages; a tab's frames and dedicated workers
+    /// come with its own auto-attach.
     shared: bool,
     /// The sessions' contexts (and openings) on it now: the slot closes a
     /// launched browser nobody held for a while (`[serve]
@@ -231,14 +232,11 @@ impl Browser {
             bridge,
             policy,
         });
-        let mut targets = timing::timed(
+        let targets = timing::timed(
             "launch.targets",
             TargetManager::start(conn, setup.clone(), budget),
         )
         .await?;
-        if shared {
-            targets = targets.attach_related();
-        }
         let link = Arc::new(Link {
             targets,
             generation: 0,
@@ -361,10 +359,7 @@ impl Browser {
                 }
             }
         };
-        let mut targets = TargetManager::start(conn, self.setup.clone(), budget).await?;
-        if self.shared {
-            targets = targets.attach_related();
-        }
+        let targets = TargetManager::start(conn, self.setup.clone(), budget).await?;
         let generation = self.link().generation + 1;
         let link = Arc::new(Link { targets, generation });
         if !self.shared {

@@ -10,11 +10,12 @@
 //! reports it. The egress gate holds the worker's connections by host; this
 //! holds its requests by path.
 //!
-//! Used for every worker cdpilot attaches, however it came: the browser
-//! session's auto-attach (`browser/adopt.rs`), a tab's own (its dedicated
-//! workers, and on a browser cdpilot shares with its user the related
-//! targets of the agent's tabs). Owns one task per gated worker, ending
-//! with the worker's session.
+//! Used for every worker the browser session's auto-attach brings
+//! (`browser/adopt.rs`: service and shared workers; on a browser cdpilot
+//! shares with its user, only those in the agent's contexts); a tab's
+//! dedicated workers get their blocklist from the tab's reader
+//! (`tab/pump.rs`). Owns one task per gated worker, ending with the
+//! worker's session.
 
 use std::sync::Weak;
 use std::time::Duration;
