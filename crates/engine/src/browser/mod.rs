@@ -134,7 +134,7 @@ impl Browser {
             let ws_url = autoconnect::endpoint(&config.user_data_dir, budget).await?;
             let transport = Arc::new(WebSocket::new(ws_url));
             return Browser::open(
-                transport, None, dialogs, bridge, policy, egress, None, true, budget,
+                transport, None, dialogs, bridge, policy, egress, None, true, false, budget,
             )
             .await;
         }
@@ -171,30 +171,37 @@ impl Browser {
                 .map_err(attach_timed_out)?;
             (Arc::new(WebSocket::new(ws_url)), None)
         };
+        // Launched: the gate's flags set its WebRTC policy.
+        let webrtc_set = process.is_some();
         Browser::open(
-            transport, process, dialogs, bridge, policy, egress, door, false, budget,
+            transport, process, dialogs, bridge, policy, egress, door, false, webrtc_set, budget,
         )
         .await
     }
 
-    /// Attaches through `transport` (a Grid session's `se:cdp`): nothing
-    /// to launch or resolve, nothing to close but the connection.
+    /// Attaches through `transport` (a Grid session's `se:cdp`, the
+    /// extension's relay): nothing to launch or resolve, nothing to close
+    /// but the connection. `webrtc_set`: the browser's WebRTC IP policy is
+    /// cdpilot's (a Grid node's, in its capabilities).
     pub async fn attach(
         transport: Arc<dyn Transport>,
         dialogs: DialogRules,
         bridge: bool,
         policy: Arc<Policy>,
         egress: Arc<Egress>,
+        webrtc_set: bool,
         budget: &Budget,
     ) -> Result<Browser, ActionError> {
         Browser::open(
-            transport, None, dialogs, bridge, policy, egress, None, false, budget,
+            transport, None, dialogs, bridge, policy, egress, None, false, webrtc_set, budget,
         )
         .await
     }
 
     /// Connects through `transport` to the browser `process` runs (`None`:
-    /// someone else's) and follows its targets.
+    /// someone else's) and follows its targets. `webrtc_set`: the
+    /// browser's WebRTC IP policy is cdpilot's (launched, a Grid node);
+    /// otherwise every document goes without peer connections.
     #[allow(clippy::too_many_arguments)]
     async fn open(
         transport: Arc<dyn Transport>,
@@ -205,6 +212,7 @@ impl Browser {
         egress: Arc<Egress>,
         door: Option<Arc<Door>>,
         shared: bool,
+        webrtc_set: bool,
         budget: &Budget,
     ) -> Result<Browser, ActionError> {
         let attached = process.is_none();
@@ -231,6 +239,7 @@ impl Browser {
             dialogs,
             bridge,
             policy,
+            no_webrtc: !webrtc_set,
         });
         let targets = timing::timed(
             "launch.targets",

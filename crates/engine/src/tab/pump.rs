@@ -34,6 +34,29 @@ use crate::policy::{blocklist, gate, Gate, Policy};
 pub const NO_WEBDRIVER: &str =
     "Object.defineProperty(Navigator.prototype, 'webdriver', { get: () => false, configurable: true });";
 
+/// Installed in the page's own world of every document of the tab and its
+/// frames before any page script runs, on a browser whose WebRTC policy
+/// cdpilot could not set ([`TabSetup::no_webrtc`]): no peer connection,
+/// so no ICE gathering and no STUN over UDP around the egress gate. Chrome
+/// runs it in a frame's first document too (a fresh `about:blank` or
+/// `srcdoc` iframe's window), so no new frame hands it back; a popup's
+/// first window is the opener's to script before the popup's own session
+/// could install anything, so `window.open` takes it away from the window
+/// it returns.
+pub const NO_WEBRTC: &str = r#"(() => {
+  const names = ['RTCPeerConnection', 'webkitRTCPeerConnection'];
+  const strip = (w) => { for (const name of names) { try { delete w[name]; } catch (e) {} } };
+  strip(globalThis);
+  const open = globalThis.open;
+  if (typeof open === 'function') {
+    globalThis.open = function (...args) {
+      const w = open.apply(this, args);
+      if (w) { try { strip(w); } catch (e) {} }
+      return w;
+    };
+  }
+})();"#;
+
 /// What every session of the tab is given before it runs, and how its
 /// dialogs are handled.
 #[derive(Debug, Clone, Default)]
@@ -45,6 +68,10 @@ pub struct TabSetup {
     pub bridge: bool,
     /// The URL rules every document request is judged by.
     pub policy: Arc<Policy>,
+    /// WebRTC's peer connections are taken away ([`NO_WEBRTC`]): a browser
+    /// cdpilot did not start (attached, an endpoint, the user's own
+    /// Chrome), whose WebRTC IP policy is not cdpilot's to set.
+    pub no_webrtc: bool,
 }
 
 impl TabSetup {
@@ -99,7 +126,13 @@ impl TabSetup {
             },
             deadline,
         );
-        let script = session.call(before_scripts(NO_WEBDRIVER), deadline);
+        let script = async {
+            let result = session.call(before_scripts(NO_WEBDRIVER), deadline).await;
+            if self.no_webrtc {
+                session.call(before_scripts(NO_WEBRTC), deadline).await?;
+            }
+            result
+        };
         let agent = async {
             match &self.user_agent {
                 Some(ua) => {
