@@ -2,7 +2,7 @@
 //! dedicated) makes is paused (`Fetch.enable` on `*` in the worker's own
 //! session: a worker's `fetch()` is no document a tab's gate would see),
 //! judged by the URL rules, path rules included, and refused or let go;
-//! and the refusing rules as the worker's blocklist
+//! and the rules that refuse by path as the worker's blocklist
 //! ([`crate::policy::blocklist`]), which holds from its first request
 //! where `Fetch` is missing (a dedicated worker) or late (a shared one);
 //! a refusal is recorded in the egress door of the worker's browser context

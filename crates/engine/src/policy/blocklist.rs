@@ -1,7 +1,7 @@
-//! A worker's blocklist: the refusing URL rules, given to a paused
-//! worker's own session (`Network.setBlockedURLs`) before it runs, so that
-//! every request it makes whose URL a deny (or ask) rule matches fails
-//! where it starts, path rules included.
+//! A worker's blocklist: the URL rules that refuse by path, given to a
+//! paused worker's own session (`Network.setBlockedURLs`) before it runs,
+//! so that every request it makes whose URL such a deny (or ask) rule
+//! matches fails where it starts.
 //!
 //! Why not only the request stage: Chrome has no `Fetch` domain in a
 //! dedicated worker's session (it answers "'Fetch.enable' wasn't found";
@@ -13,11 +13,12 @@
 //! `runIfWaitingForDebugger`: it holds from the worker's first request.
 //!
 //! The rules are URLPattern constructor strings, the syntax Chrome's
-//! blocklist takes, so each refusing rule is sent as written. What it
-//! does not do, the other guards do: other spellings of a host, the
-//! addresses a name resolves to and `policy.default = "deny"` are the
-//! egress gate's (by host, for every connection); reporting a refusal in
-//! a result's `blocked` is the request stage's, where Chrome has one.
+//! blocklist takes, so each rule is sent as written. Host-level rules are
+//! not in it: the egress gate holds them for every connection, every
+//! spelling of the host and every address its name resolves to, and
+//! reports each refusal in a result's `blocked` (a refusal here is not
+//! reported: Chrome fails the request before anyone else sees it), as is
+//! `policy.default = "deny"`.
 //! Owns nothing: one call per worker, before it runs.
 
 use cdp::protocol::network::{BlockPattern, Enable, SetBlockedUrls};
@@ -26,11 +27,11 @@ use tokio::time::Instant;
 
 use super::Policy;
 
-/// Gives `session` (a paused worker's) the refusing rules of `policy` as
-/// its blocklist. Nothing is sent when no rule refuses.
+/// Gives `session` (a paused worker's) the rules of `policy` that refuse
+/// by path as its blocklist. Nothing is sent when there are none.
 pub async fn install(session: &Session, policy: &Policy, deadline: Instant) -> Result<(), CdpError> {
     let url_patterns: Vec<BlockPattern> = policy
-        .refusing_patterns()
+        .refusing_path_patterns()
         .into_iter()
         .map(|url_pattern| BlockPattern {
             url_pattern,

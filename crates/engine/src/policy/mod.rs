@@ -109,11 +109,13 @@ impl Policy {
     }
 
     /// The patterns of every rule that refuses (deny, and ask: nobody is
-    /// asked about a worker's request), as written.
-    pub fn refusing_patterns(&self) -> Vec<String> {
+    /// asked about a worker's request) by path, search or hash, as
+    /// written. Host-level ones are left out: the egress gate holds them
+    /// for every connection, and reports what it refused.
+    pub fn refusing_path_patterns(&self) -> Vec<String> {
         self.rules
             .iter()
-            .filter(|r| r.decision != Decision::Allow)
+            .filter(|r| r.decision != Decision::Allow && !r.host_level)
             .map(|r| r.text.clone())
             .collect()
     }

@@ -290,8 +290,8 @@ async fn prepare_child(session: &Session, kind: &str, setup: &TabSetup) {
         // A worker the tab's auto-attach holds (its dedicated workers):
         // Chrome has no `Fetch` in its session (its requests pause in the
         // parent frame's, among the frame's own sub-resources, which the
-        // request stage lets through unjudged by path), so the refusing
-        // rules go with it as its blocklist, before it runs. Its
+        // request stage lets through unjudged by path), so the rules that
+        // refuse by path go with it as its blocklist, before it runs. Its
         // connections are held by host at the egress gate.
         if let Err(error) = blocklist::install(session, &setup.policy, deadline).await {
             tracing::debug!("giving a {kind} target its blocklist failed: {error}");
