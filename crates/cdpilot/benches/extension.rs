@@ -1,7 +1,7 @@
 //! What the extension relay adds per action (issue 22): the same calls over
 //! the WebSocket API against a browser `cdpilot serve` launched, then
 //! against the user's Chrome through the extension (headless Chromium with
-//! the unpacked extension, paired). Prints the median and p90 of each.
+//! the unpacked extension, paired). Prints the median and p95 of each.
 //!
 //! Run: `cargo bench -p cdpilot --bench extension`. Not a test: asserts
 //! nothing. Timings on a loaded machine are noisy: compare the two columns
@@ -35,7 +35,7 @@ fn percentile(samples: &mut [Duration], p: f64) -> f64 {
     samples[i].as_secs_f64() * 1000.0
 }
 
-/// `(tool, p50 ms, p90 ms)` for evaluate, click, snapshot and navigate.
+/// `(tool, p50 ms, p95 ms)` for evaluate, click, snapshot and navigate.
 async fn measure(ws: &mut Ws, site: &TestSite) -> Vec<(&'static str, f64, f64)> {
     let mut id = 0;
     let mut call = |tool: &'static str, arguments: Value| {
@@ -70,7 +70,11 @@ async fn measure(ws: &mut Ws, site: &TestSite) -> Vec<(&'static str, f64, f64)> 
         if tool == "browser_navigate" {
             // Refs from before the navigations are gone; nothing follows.
         }
-        rows.push((tool, percentile(&mut samples, 0.5), percentile(&mut samples, 0.9)));
+        rows.push((
+            tool,
+            percentile(&mut samples, 0.5),
+            percentile(&mut samples, 0.95),
+        ));
     }
     rows
 }
@@ -93,19 +97,19 @@ async fn main() {
     drop(ws);
     let mut connects = connects(&chrome).await;
 
-    println!("| tool | launched p50 / p90 (ms) | extension relay p50 / p90 (ms) | added p50 (ms) |");
+    println!("| tool | launched p50 / p95 (ms) | extension relay p50 / p95 (ms) | added p50 (ms) |");
     println!("| --- | --- | --- | --- |");
-    for ((tool, d50, d90), (_, r50, r90)) in direct.iter().zip(&relayed) {
+    for ((tool, d50, d95), (_, r50, r95)) in direct.iter().zip(&relayed) {
         println!(
-            "| {tool} | {d50:.1} / {d90:.1} | {r50:.1} / {r90:.1} | {:+.1} |",
+            "| {tool} | {d50:.1} / {d95:.1} | {r50:.1} / {r95:.1} | {:+.1} |",
             r50 - d50
         );
     }
     println!(
-        "\nrelay connect (socket open → ack, the handshake included), {} rounds: p50 {:.1} ms, p90 {:.1} ms",
+        "\nrelay connect (socket open → ack, the handshake included), {} rounds: p50 {:.1} ms, p95 {:.1} ms",
         connects.len(),
         percentile(&mut connects, 0.5),
-        percentile(&mut connects, 0.9)
+        percentile(&mut connects, 0.95)
     );
 }
 

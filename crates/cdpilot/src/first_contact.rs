@@ -71,6 +71,32 @@ fn report(ok: bool, what: &str, detail: &str) {
     out(&format!("[{mark}] {what}: {detail}"));
 }
 
+/// What holds on a browser cdpilot did not start (`cdp_url`, endpoints,
+/// auto-connect): the same lines as the book's threat model.
+const NOT_STARTED_HOLDS: &[&str] = &[
+    "every session in a browser context of its own, whose connections go through cdpilot's egress gate: host-level URL rules hold for every connection (every spelling of a host, every address its name resolves to)",
+    "path rules at the request stage for documents, iframes and popups, and for every worker's requests (its blocklist)",
+    "no WebRTC peer connections in the agent's pages (taken away before the page's own scripts run, in new frames and popups too): no STUN over UDP around the gate",
+];
+const NOT_STARTED_DOES_NOT_HOLD: &[&str] = &[
+    "the browser's own WebRTC IP policy is not cdpilot's to set: WebRTC is held by a script in the agent's pages, not by the browser; start Chrome with --webrtc-ip-handling-policy=disable_non_proxied_udp to have the browser hold it too",
+    "with auto-connect, each new page and shared or service worker of yours is attached for a moment to see that it is not the agent's, then let go, nothing enabled in it",
+];
+
+/// Prints what holds on a browser cdpilot did not start, and what does not.
+fn not_started_promises() {
+    out("
+What holds on a browser cdpilot did not start:");
+    for line in NOT_STARTED_HOLDS {
+        out(&format!("  - {line}"));
+    }
+    out("What does not:");
+    for line in NOT_STARTED_DOES_NOT_HOLD {
+        out(&format!("  - {line}"));
+    }
+    out("");
+}
+
 /// `cdpilot doctor --extension`: the user's Chrome is reached only through
 /// a running server, so this says whether a pairing is kept, and exactly
 /// what holds for that source and what does not.
@@ -127,12 +153,14 @@ pub async fn doctor(mut config: Config) -> ExitCode {
             "browser",
             "auto-connecting to your running Chrome (its DevToolsActivePort)",
         );
+        not_started_promises();
     } else if attach {
         report(
             true,
             "browser",
             &format!("attaching to {} (browser.cdp_url)", config.browser.cdp_url),
         );
+        not_started_promises();
     } else {
         let executable = match config.browser.executable.as_str() {
             "" => cdp::launch::find_executable().map_err(|e| e.to_string()),

@@ -398,6 +398,36 @@ async fn doctor_checks_the_browser_and_says_what_to_fix() {
     );
 }
 
+/// Issue 34: on a browser cdpilot did not start, `cdpilot doctor` says
+/// what holds there and what does not (WebRTC held by a script in the
+/// agent's pages, not by the browser's policy), and still checks the page.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn doctor_on_an_attached_browser_says_what_holds_and_what_does_not() {
+    let chrome = testkit::chromium::UsersChrome::start().await;
+    let cli = Cli::new();
+    let config = cli.root.path().join("cdpilot.toml");
+    std::fs::write(&config, format!("[browser]\ncdp_url = {:?}\n", chrome.ws_url())).unwrap();
+    let output = cli
+        .command(&["doctor"])
+        .env("CDPILOT_CONFIG", &config)
+        .output()
+        .await
+        .unwrap();
+    let text = String::from_utf8_lossy(&output.stdout).to_string();
+    assert_eq!(output.status.code(), Some(0), "{text}");
+    for line in [
+        "What holds on a browser cdpilot did not start:",
+        "host-level URL rules hold for every connection",
+        "every worker's requests",
+        "no WebRTC peer connections in the agent's pages",
+        "What does not:",
+        "--webrtc-ip-handling-policy=disable_non_proxied_udp",
+        "a page loads",
+    ] {
+        assert!(text.contains(line), "doctor says: {line}\n{text}");
+    }
+}
+
 /// Issue 34: `cdpilot doctor --extension` cannot reach the user's Chrome
 /// (only a running server can), so it says whether a pairing is kept and
 /// exactly what holds for that source and what does not: the same lines

@@ -10,16 +10,23 @@
 //! it); adding an attack is one entry in [`attacks`] (and, for a new door,
 //! a function in `testkit/site/matrix.html`).
 //!
-//! Not here: the extension source (`[browser] source = "extension"`): its
-//! relay handshake is being rebuilt (issue 34, item 3), and its gate is the
-//! extension's own (`extension/gate.js`), tested in `extension*.rs`.
+//! The extension source (the user's Chrome through the cdpilot extension,
+//! headless Chromium with it loaded and paired, driven over serve's MCP)
+//! aims its host rows at names (`denied.test`, mapped to the denied
+//! server's loopback by `--host-resolver-rules`): its gate is the user's
+//! blocklist of hosts (`extension/gate.js`), which cannot tell two ports
+//! of `127.0.0.1` apart. What it cannot hold by design (it has no egress
+//! gate) is listed in [`KNOWN_OPEN`] with its reason, as in the threat
+//! model.
 
 use std::future::Future;
 use std::pin::Pin;
 use std::time::Duration;
 
+mod support;
+
 use engine::config::Rule;
-use engine::{ActionError, ActionOutput, Config, Engine, Session};
+use engine::{Config, Engine, Session};
 use serde_json::{json, Value};
 use testkit::chromium::UsersChrome;
 use testkit::{DeniedServer, TestSite};
@@ -31,33 +38,39 @@ use testkit::{DeniedServer, TestSite};
 /// to `true` at that merge (done: the gate judges addresses).
 const ASSERT_SPELLINGS: bool = true;
 
-/// Cells seen open on the `sources` branch (issue 34), printed and not
-/// asserted until fixed: a worker's fetch of a path-denied URL (the tab's
-/// gate does not see it), a shared worker's on launched and Grid, STUN
-/// over UDP on browsers cdpilot did not start (no flag of cdpilot's), a
-/// popup's iframe under auto-connect. Remove an entry when its fix lands.
+/// Cells known to be open, printed and not asserted (an entry is
+/// `"SOURCE: ROW"`, with its reason written in the threat model). Only
+/// the extension's, which it cannot hold by design: it has no egress gate
+/// (cdpilot's rules judge its documents at the request stage; its own
+/// blocklist holds hosts as the user typed them, on requests Chrome ties
+/// to the agent's tabs), so sub-resources aimed at a host by another
+/// spelling or address go out; a shared worker belongs to no tab; a
+/// popup's first requests leave before the extension hears of the popup.
 const KNOWN_OPEN: &[&str] = &[
-    "launched: path worker",
-    "launched: path sharedworker",
-    "attached (cdp_url): the denied server saw",
-    "attached (cdp_url): host webrtc",
-    "attached (cdp_url): path worker",
-    "endpoint fleet: the denied server saw",
-    "endpoint fleet: host webrtc",
-    "endpoint fleet: path worker",
-    "Selenium Grid: path worker",
-    "Selenium Grid: path sharedworker",
-    "auto-connect: the denied server saw",
-    "auto-connect: host webrtc",
-    "auto-connect: path popupiframe",
-    "auto-connect: path worker",
-    "auto-connect: path sharedworker",
+    "extension: host sharedworker",
+    "extension: path sharedworker",
+    "extension: path popupiframe",
+    "extension: 0.0.0.0 image",
+    "extension: 0.0.0.0 fetch",
+    "extension: 0.0.0.0 websocket",
+    "extension: [::1] image",
+    "extension: [::1] fetch",
+    "extension: [::1] websocket",
+    "extension: [::ffff:127.0.0.1] image",
+    "extension: [::ffff:127.0.0.1] fetch",
+    "extension: [::ffff:127.0.0.1] websocket",
+    "extension: localhost image",
+    "extension: localhost fetch",
+    "extension: localhost websocket",
 ];
 
 /// What the rules deny, for one source's run.
 struct Targets {
     /// The denied server (host-level rules: `127.0.0.1:P` and `localhost:P`).
     denied: DeniedServer,
+    /// The name host rows aim at: `127.0.0.1`, or for the extension
+    /// `denied.test` (its blocklist holds hosts, not ports).
+    denied_host: &'static str,
     /// A second denied server, for the spelling rows only (so that a
     /// spelling the gate does not hold yet cannot hide a real leak in the
     /// totals of the first).
@@ -67,9 +80,10 @@ struct Targets {
 }
 
 impl Targets {
-    async fn start() -> Targets {
+    async fn start(denied_host: &'static str) -> Targets {
         Targets {
             denied: DeniedServer::start().await,
+            denied_host,
             spelled: DeniedServer::start().await,
             site: TestSite::start().await,
         }
@@ -86,6 +100,12 @@ impl Targets {
         for port in [self.denied.port, self.spelled.port] {
             rules.push(deny(format!("http://127.0.0.1:{port}/*")));
             rules.push(deny(format!("http://localhost:{port}/*")));
+        }
+        if self.denied_host != "127.0.0.1" {
+            rules.push(deny(format!(
+                "http://{}:{}/*",
+                self.denied_host, self.denied.port
+            )));
         }
         rules.push(deny(format!("{}/secret/*", self.site.a)));
         rules
@@ -109,44 +129,73 @@ fn config(targets: &Targets) -> Config {
     config
 }
 
-/// A source, started: the engine, the session the attacks run in, and
-/// whatever must live as long (the Chromium or Grid the test started).
+/// A source, started: how its session is driven, and whatever must live
+/// as long (the Chromium, Grid or serve the test started).
 struct Running {
-    engine: Engine,
-    /// A serve session (`Engine::new_session`); `None`: the default
-    /// session, stdio's.
-    session: Option<Session>,
+    driver: Driver,
     _keep: Vec<Box<dyn std::any::Any + Send>>,
 }
 
+/// Where the attacks' calls go.
+enum Driver {
+    /// In this process: the engine, and a serve session
+    /// (`Engine::new_session`) or `None`, the default session (stdio's).
+    Engine(Engine, Option<Session>),
+    /// A `cdpilot serve` over MCP (the extension source).
+    Mcp(tokio::sync::Mutex<testkit::McpHttpClient>),
+}
+
 impl Running {
-    fn session(&self) -> &Session {
-        self.session.as_ref().unwrap_or_else(|| self.engine.session())
+    fn engine(engine: Engine, session: Option<Session>, keep: Vec<Box<dyn std::any::Any + Send>>) -> Running {
+        Running {
+            driver: Driver::Engine(engine, session),
+            _keep: keep,
+        }
     }
 
-    async fn call(&self, tool: &str, args: Value) -> Result<ActionOutput, ActionError> {
-        engine::dispatch::call(self.session(), tool, args, Default::default()).await
+    /// One tool call; `Err` with the error's text.
+    async fn call(&self, tool: &str, args: Value) -> Result<(), String> {
+        match &self.driver {
+            Driver::Engine(engine, session) => {
+                let session = session.as_ref().unwrap_or_else(|| engine.session());
+                engine::dispatch::call(session, tool, args, Default::default())
+                    .await
+                    .map(|_| ())
+                    .map_err(|e| e.to_string())
+            }
+            Driver::Mcp(mcp) => {
+                let answer = mcp.lock().await.call(tool, args).await;
+                match answer["isError"].as_bool() {
+                    Some(false) => Ok(()),
+                    _ => Err(support::text_of(&answer)),
+                }
+            }
+        }
+    }
+
+    async fn shutdown(self) {
+        if let Driver::Engine(engine, _) = self.driver {
+            engine.shutdown().await;
+        }
     }
 }
 
 type Start = for<'a> fn(&'a Targets) -> Pin<Box<dyn Future<Output = Running> + 'a>>;
 
 /// Every browser source the test can start, by name.
-const SOURCES: &[(&str, Start)] = &[
-    ("launched", |t| Box::pin(launched(t))),
-    ("attached (cdp_url)", |t| Box::pin(attached(t))),
-    ("endpoint fleet", |t| Box::pin(endpoint(t))),
-    ("Selenium Grid", |t| Box::pin(grid(t))),
-    ("auto-connect", |t| Box::pin(auto_connect(t))),
+/// and the name its host rows aim at.
+const SOURCES: &[(&str, Start, &str)] = &[
+    ("launched", |t| Box::pin(launched(t)), "127.0.0.1"),
+    ("attached (cdp_url)", |t| Box::pin(attached(t)), "127.0.0.1"),
+    ("endpoint fleet", |t| Box::pin(endpoint(t)), "127.0.0.1"),
+    ("Selenium Grid", |t| Box::pin(grid(t)), "127.0.0.1"),
+    ("auto-connect", |t| Box::pin(auto_connect(t)), "127.0.0.1"),
+    ("extension", |t| Box::pin(extension(t)), "denied.test"),
 ];
 
 /// A Chromium cdpilot launches (stdio's default session).
 async fn launched(targets: &Targets) -> Running {
-    Running {
-        engine: Engine::start(config(targets)).expect("config"),
-        session: None,
-        _keep: Vec::new(),
-    }
+    Running::engine(Engine::start(config(targets)).expect("config"), None, Vec::new())
 }
 
 /// A Chromium someone else started, attached through `cdp_url` (stdio's
@@ -155,11 +204,11 @@ async fn attached(targets: &Targets) -> Running {
     let chrome = UsersChrome::start().await;
     let mut config = config(targets);
     config.browser.cdp_url = chrome.ws_url().to_owned();
-    Running {
-        engine: Engine::start(config).expect("config"),
-        session: None,
-        _keep: vec![Box::new(chrome)],
-    }
+    Running::engine(
+        Engine::start(config).expect("config"),
+        None,
+        vec![Box::new(chrome)],
+    )
 }
 
 /// `[browser] endpoints`: a serve session placed on a Chromium someone
@@ -170,11 +219,7 @@ async fn endpoint(targets: &Targets) -> Running {
     config.browser.endpoints = vec![chrome.ws_url().to_owned()];
     let engine = Engine::start(config).expect("config");
     let session = engine.new_session();
-    Running {
-        engine,
-        session: Some(session),
-        _keep: vec![Box::new(chrome)],
-    }
+    Running::engine(engine, Some(session), vec![Box::new(chrome)])
 }
 
 /// `[browser] grid`: a real Selenium Grid 4 (standalone), stdio's default
@@ -185,11 +230,7 @@ async fn grid(targets: &Targets) -> Running {
     config.browser.grid = grid.url().to_owned();
     // Chromium on the node runs as this user (root in CI): no sandbox.
     config.browser.args.push("--no-sandbox".into());
-    Running {
-        engine: Engine::start(config).expect("config"),
-        session: None,
-        _keep: vec![Box::new(grid)],
-    }
+    Running::engine(Engine::start(config).expect("config"), None, vec![Box::new(grid)])
 }
 
 /// `--auto-connect`: the user's running Chrome, found through its
@@ -199,10 +240,50 @@ async fn auto_connect(targets: &Targets) -> Running {
     let mut config = config(targets);
     config.browser.source = "auto_connect".into();
     config.browser.user_data_dir = chrome.profile.display().to_string();
+    Running::engine(
+        Engine::start(config).expect("config"),
+        None,
+        vec![Box::new(chrome)],
+    )
+}
+
+/// `[browser] source = "extension"`: the user's Chrome (headless, the
+/// extension loaded and paired with a `cdpilot serve --extension` given
+/// the run's rules), its blocklist naming the denied host as a user would
+/// type it; driven over serve's MCP.
+async fn extension(targets: &Targets) -> Running {
+    use support::extension::{paired_with, UserChrome};
+    let rules: String = targets
+        .rules()
+        .iter()
+        .map(|r| format!("[[policy.rules]]\npattern = {:?}\naction = \"deny\"\n", r.pattern))
+        .collect();
+    let (serve, chrome) = paired_with(
+        &rules,
+        &[&format!(
+            "--host-resolver-rules=MAP {} 127.0.0.1",
+            targets.denied_host
+        )],
+    )
+    .await;
+    let options = chrome.extension_page("options.html").await;
+    let saved = format!(
+        "(async () => {{ document.getElementById('blocklist').value = '{}'; document.getElementById('save-blocklist').click(); while (!document.getElementById('saved').textContent) await new Promise(r => setTimeout(r, 50)); return true; }})()",
+        targets.denied_host
+    );
+    assert_eq!(UserChrome::eval(&options, &saved).await, true);
+    // The worker has read it.
+    let worker = chrome.worker().await;
+    let read = format!(
+        "(async () => {{ while (globalThis.cdpilot.blockedBy('http://{0}/') !== '{0}') await new Promise(r => setTimeout(r, 50)); return true; }})()",
+        targets.denied_host
+    );
+    assert_eq!(UserChrome::eval(&worker, &read).await, true);
+    let mut mcp = serve.mcp_client();
+    assert_eq!(mcp.initialize().await.status, 200);
     Running {
-        engine: Engine::start(config).expect("config"),
-        session: None,
-        _keep: vec![Box::new(chrome)],
+        driver: Driver::Mcp(tokio::sync::Mutex::new(mcp)),
+        _keep: vec![Box::new(serve), Box::new(chrome)],
     }
 }
 
@@ -243,6 +324,9 @@ fn attacks() -> Vec<Attack> {
         "speculation",
         "popupiframe",
         "webrtc",
+        "webrtcframe",
+        "webrtcsrcdoc",
+        "webrtcpopup",
     ];
     for door in host_doors {
         rows.push(Attack {
@@ -288,7 +372,7 @@ fn marker(row: usize) -> String {
 fn base(targets: &Targets, attack: &Attack, row: usize) -> String {
     let m = marker(row);
     match attack.aim {
-        Aim::Host => format!("http://127.0.0.1:{}/{m}", targets.denied.port),
+        Aim::Host => format!("http://{}:{}/{m}", targets.denied_host, targets.denied.port),
         Aim::Path => format!("{}/secret/{m}", targets.site.a),
         Aim::Spelling(host) => format!("http://{host}:{}/{m}", targets.spelled.port),
     }
@@ -300,14 +384,19 @@ struct Cell {
     leak: String,
 }
 
-/// Runs every attack in `running`'s session; the column of cells.
-async fn run_attacks(running: &Running, targets: &Targets, attacks: &[Attack]) -> Vec<Cell> {
+/// Runs every attack in `running`'s session; the column of cells, and how
+/// many of the denied server's datagrams the WebRTC rows account for.
+async fn run_attacks(running: &Running, targets: &Targets, attacks: &[Attack]) -> (Vec<Cell>, usize) {
     let page = targets.site.url("/matrix.html");
     let go = |url: String| json!({"url": url, "timeout_ms": 120000});
     running
         .call("browser_navigate", go(page.clone()))
         .await
         .unwrap_or_else(|e| panic!("the matrix page did not load: {e}"));
+    // The datagrams each WebRTC row's gathering sent (STUN names no row:
+    // counted before and after the row, whose call returns once gathering
+    // completed or failed).
+    let mut datagrams = vec![0; attacks.len()];
     for (row, attack) in attacks.iter().enumerate() {
         let base = base(targets, attack, row);
         match attack.door {
@@ -322,14 +411,16 @@ async fn run_attacks(running: &Running, targets: &Targets, attacks: &[Attack]) -
                     .await
                     .unwrap_or_else(|e| panic!("back to the matrix page: {e}"));
             }
-            "webrtc" => {
-                let expression = format!("attack.webrtc({})", targets.denied.port);
+            door if door.starts_with("webrtc") => {
+                let before = targets.denied.seen().datagrams.len();
+                let expression = format!("attack.{door}({})", targets.denied.port);
                 let _ = running
                     .call(
                         "browser_evaluate",
                         json!({"expression": expression, "timeout_ms": 20000}),
                     )
                     .await;
+                datagrams[row] = targets.denied.seen().datagrams.len() - before;
             }
             door => {
                 let expression = format!("attack.{door}({base:?})");
@@ -350,7 +441,7 @@ async fn run_attacks(running: &Running, targets: &Targets, attacks: &[Attack]) -
     let denied = targets.denied.seen();
     let spelled = targets.spelled.seen();
     let site = targets.site.received();
-    attacks
+    let cells = attacks
         .iter()
         .enumerate()
         .map(|(row, attack)| {
@@ -361,10 +452,7 @@ async fn run_attacks(running: &Running, targets: &Targets, attacks: &[Attack]) -
                     .iter()
                     .filter(|r| r.contains(&m))
                     .cloned()
-                    .chain(
-                        (attack.door == "webrtc" && !denied.datagrams.is_empty())
-                            .then(|| format!("{} UDP datagram(s)", denied.datagrams.len())),
-                    )
+                    .chain((datagrams[row] > 0).then(|| format!("{} UDP datagram(s)", datagrams[row])))
                     .collect(),
                 Aim::Path => site
                     .iter()
@@ -383,7 +471,8 @@ async fn run_attacks(running: &Running, targets: &Targets, attacks: &[Attack]) -
                 leak: leak.join(", "),
             }
         })
-        .collect()
+        .collect();
+    (cells, datagrams.iter().sum())
 }
 
 /// Issue 34, item 10: every attack against every source, held.
@@ -392,21 +481,26 @@ async fn every_attack_is_held_on_every_browser_source() {
     let attacks = attacks();
     let mut columns = Vec::new();
     let mut failures = Vec::new();
-    for (name, start) in SOURCES {
-        let targets = Targets::start().await;
+    for (name, start, denied_host) in SOURCES {
+        let targets = Targets::start(denied_host).await;
         let running = start(&targets).await;
-        let cells = run_attacks(&running, &targets, &attacks).await;
-        running.engine.shutdown().await;
+        let (cells, attributed) = run_attacks(&running, &targets, &attacks).await;
+        running.shutdown().await;
         // Whatever reached the denied server must be attributed to a row
-        // (a bare connection, a datagram outside the WebRTC row is a leak
-        // no row shows).
+        // (a request naming no row, a connection that sent no request, a
+        // datagram outside the WebRTC rows is a leak no row shows).
         let seen = targets.denied.seen();
-        if seen.connections != 0 || !seen.datagrams.is_empty() {
+        let unnamed: Vec<&String> = seen
+            .requests
+            .iter()
+            .filter(|r| !(0..attacks.len()).any(|row| r.contains(&format!("/{}/", marker(row)))))
+            .collect();
+        if !unnamed.is_empty() || seen.connections > seen.requests.len() || seen.datagrams.len() > attributed
+        {
             failures.push(format!(
-                "{name}: the denied server saw {} connection(s) and {} datagram(s): {:?}",
+                "{name}: the denied server saw what no row shows: {} connection(s), {} datagram(s) ({attributed} of the WebRTC rows'), requests {unnamed:?}",
                 seen.connections,
                 seen.datagrams.len(),
-                seen.requests
             ));
         }
         for (attack, cell) in attacks.iter().zip(&cells) {

@@ -24,6 +24,27 @@ pub struct SetBypassServiceWorker {
 }
 command!(SetBypassServiceWorker => "Network.setBypassServiceWorker", Empty);
 
+/// One entry of [`SetBlockedUrls`]: a URLPattern constructor string
+/// (the syntax of `[[policy.rules]]`), and whether a URL it matches is
+/// blocked (`false`: let through, whatever later entries say).
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BlockPattern {
+    pub url_pattern: String,
+    pub block: bool,
+}
+
+/// Requests of the session whose URL matches (the first matching entry
+/// decides) are failed where they start, before they leave (needs
+/// `Network.enable`). Sent before a paused target runs, it holds from its
+/// first request: Chrome runs a session's commands in order.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SetBlockedUrls {
+    pub url_patterns: Vec<BlockPattern>,
+}
+command!(SetBlockedUrls => "Network.setBlockedURLs", Empty);
+
 /// A request as the page sent it.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]

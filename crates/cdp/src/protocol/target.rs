@@ -72,6 +72,27 @@ pub struct SetAutoAttach {
 }
 command!(SetAutoAttach => "Target.setAutoAttach", Empty);
 
+/// One entry of a [`SetAutoAttachFiltered`] filter: targets of `kind` (any
+/// kind when `None`) are attached, or left alone when `exclude`. The first
+/// matching entry decides.
+#[derive(Debug, Clone, Serialize)]
+pub struct TargetFilter {
+    #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    pub exclude: bool,
+}
+
+/// `Target.setAutoAttach` limited to the kinds `filter` lets through.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SetAutoAttachFiltered {
+    pub auto_attach: bool,
+    pub wait_for_debugger_on_start: bool,
+    pub flatten: bool,
+    pub filter: Vec<TargetFilter>,
+}
+command!(SetAutoAttachFiltered => "Target.setAutoAttach", Empty);
+
 /// Browser session only: attaches (flattened) the targets related to
 /// `target_id` as they are created (its frames, its workers, new versions
 /// of its service worker, its prerendered pages), held before they run

@@ -16,6 +16,14 @@
 //!   context lists it in its next result's `blocked`, naming the worker;
 //!   any other kind (browser UI, worklets) just runs.
 //!
+//! On a browser shared with its user (auto-connect) the auto-attach is
+//! limited to pages and shared and service workers: a popup of an agent's
+//! tab is no related target of it (`Target.autoAttachRelated` leaves it
+//! out, and its iframes fetched unjudged), nor is a shared worker. What
+//! is not in a browser context of the agent's (the user's tabs, new and
+//! old, and their workers) is let run and detached at once, nothing
+//! enabled in it: attached only to learn whose it is.
+//!
 //! Pages that existed before (the first blank tab, a browser we attached
 //! to) are announced attached but not paused, and so is every explicit
 //! `Target.attachToTarget` of ours (a tab, an evaluate lane): those are
@@ -31,7 +39,9 @@ use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use cdp::protocol::runtime::RunIfWaitingForDebugger;
-use cdp::protocol::target::{AttachedToTarget, DetachFromTarget, SetAutoAttach};
+use cdp::protocol::target::{
+    AttachedToTarget, DetachFromTarget, SetAutoAttach, SetAutoAttachFiltered, TargetFilter,
+};
 use cdp::Session;
 use tokio::time::Instant;
 
@@ -44,9 +54,12 @@ use crate::{ActionError, Budget};
 const PREPARE_BUDGET: Duration = Duration::from_secs(20);
 
 /// Switches on paused auto-attach for `link`'s connection and follows what
-/// it attaches. On a browser `shared` with its user nothing browser-wide
-/// is switched on: what comes is what the agent's tabs' related targets
-/// bring (`TargetManager::attach_related`).
+/// it attaches. On a browser `shared` with its user it is limited to pages
+/// and shared and service workers, and what is not in a context of the
+/// agent's is let go at once (a tab's frames and dedicated workers come
+/// with the tab's own auto-attach). Not `Target.autoAttachRelated`: it
+/// leaves popups out, and once called it turns the browser session's
+/// auto-attach into its own (the tab's paused session was detached).
 pub async fn watch(
     link: &Arc<Link>,
     doors: Arc<ContextDoors>,
@@ -61,7 +74,33 @@ pub async fn watch(
         wait_for_debugger_on_start: true,
         flatten: true,
     };
-    if !shared {
+    if shared {
+        let only = |kind: &str| TargetFilter {
+            kind: Some(kind.into()),
+            exclude: false,
+        };
+        let auto_attach = SetAutoAttachFiltered {
+            auto_attach: true,
+            wait_for_debugger_on_start: true,
+            flatten: true,
+            filter: vec![
+                only("page"),
+                only("shared_worker"),
+                only("service_worker"),
+                TargetFilter {
+                    kind: None,
+                    exclude: true,
+                },
+            ],
+        };
+        budget
+            .cdp(
+                "pausing the agent's popups and shared workers until they are gated",
+                &conn.browser(),
+                auto_attach,
+            )
+            .await?;
+    } else {
         budget
             .cdp(
                 "pausing new targets until they are gated",
@@ -79,6 +118,16 @@ pub async fn watch(
             let Some(link) = link.upgrade() else { break };
             let session = conn.session(attached.session_id.clone());
             let info = attached.target_info;
+            // The user's: let go, untouched.
+            let theirs = shared
+                && !info
+                    .browser_context_id
+                    .as_deref()
+                    .is_some_and(|context| doors.created(context));
+            if theirs {
+                tokio::spawn(release(session, attached.waiting_for_debugger));
+                continue;
+            }
             match (info.kind.as_str(), attached.waiting_for_debugger) {
                 ("page", true) => {
                     tokio::spawn(adopt_page(link, info.target_id));
@@ -130,6 +179,16 @@ async fn adopt_page(link: Arc<Link>, target_id: String) {
             .await;
         detach(session).await;
     }
+}
+
+/// Lets a target that is not the agent's run, and detaches from it.
+async fn release(session: Session, waiting: bool) {
+    if waiting {
+        let _ = session
+            .call(RunIfWaitingForDebugger {}, Instant::now() + PREPARE_BUDGET)
+            .await;
+    }
+    detach(session).await;
 }
 
 async fn detach(session: Session) {

@@ -86,11 +86,12 @@ pub struct Browser {
     openings: tokio::sync::Semaphore,
     /// The user's own browser (`source = "auto_connect"`), with tabs and
     /// workers of the user's: nothing outside the contexts sessions created
-    /// is attached, paused or judged (no browser-wide auto-attach, no
-    /// browser-wide `Fetch`); sessions' contexts are gated by their egress
-    /// doors and their tabs' own request stages, and each tab's related
-    /// targets (workers, prerenders, frames) are auto-attached paused and
-    /// gated as they come (`Target.autoAttachRelated`, `adopt.rs`).
+    /// is paused, judged or kept attached (no browser-wide `Fetch`; the
+    /// browser-wide auto-attach is limited to pages and shared and service
+    /// workers, and lets go at once of what is not the agent's,
+    /// `adopt.rs`); sessions' contexts are gated by their egress doors and
+    /// their tabs' own request stages; a tab's frames and dedicated workers
+    /// come with its own auto-attach.
     shared: bool,
     /// The sessions' contexts (and openings) on it now: the slot closes a
     /// launched browser nobody held for a while (`[serve]
@@ -133,7 +134,7 @@ impl Browser {
             let ws_url = autoconnect::endpoint(&config.user_data_dir, budget).await?;
             let transport = Arc::new(WebSocket::new(ws_url));
             return Browser::open(
-                transport, None, dialogs, bridge, policy, egress, None, true, budget,
+                transport, None, dialogs, bridge, policy, egress, None, true, false, budget,
             )
             .await;
         }
@@ -170,30 +171,37 @@ impl Browser {
                 .map_err(attach_timed_out)?;
             (Arc::new(WebSocket::new(ws_url)), None)
         };
+        // Launched: the gate's flags set its WebRTC policy.
+        let webrtc_set = process.is_some();
         Browser::open(
-            transport, process, dialogs, bridge, policy, egress, door, false, budget,
+            transport, process, dialogs, bridge, policy, egress, door, false, webrtc_set, budget,
         )
         .await
     }
 
-    /// Attaches through `transport` (a Grid session's `se:cdp`): nothing
-    /// to launch or resolve, nothing to close but the connection.
+    /// Attaches through `transport` (a Grid session's `se:cdp`, the
+    /// extension's relay): nothing to launch or resolve, nothing to close
+    /// but the connection. `webrtc_set`: the browser's WebRTC IP policy is
+    /// cdpilot's (a Grid node's, in its capabilities).
     pub async fn attach(
         transport: Arc<dyn Transport>,
         dialogs: DialogRules,
         bridge: bool,
         policy: Arc<Policy>,
         egress: Arc<Egress>,
+        webrtc_set: bool,
         budget: &Budget,
     ) -> Result<Browser, ActionError> {
         Browser::open(
-            transport, None, dialogs, bridge, policy, egress, None, false, budget,
+            transport, None, dialogs, bridge, policy, egress, None, false, webrtc_set, budget,
         )
         .await
     }
 
     /// Connects through `transport` to the browser `process` runs (`None`:
-    /// someone else's) and follows its targets.
+    /// someone else's) and follows its targets. `webrtc_set`: the
+    /// browser's WebRTC IP policy is cdpilot's (launched, a Grid node);
+    /// otherwise every document goes without peer connections.
     #[allow(clippy::too_many_arguments)]
     async fn open(
         transport: Arc<dyn Transport>,
@@ -204,6 +212,7 @@ impl Browser {
         egress: Arc<Egress>,
         door: Option<Arc<Door>>,
         shared: bool,
+        webrtc_set: bool,
         budget: &Budget,
     ) -> Result<Browser, ActionError> {
         let attached = process.is_none();
@@ -230,15 +239,13 @@ impl Browser {
             dialogs,
             bridge,
             policy,
+            no_webrtc: !webrtc_set,
         });
-        let mut targets = timing::timed(
+        let targets = timing::timed(
             "launch.targets",
             TargetManager::start(conn, setup.clone(), budget),
         )
         .await?;
-        if shared {
-            targets = targets.attach_related();
-        }
         let link = Arc::new(Link {
             targets,
             generation: 0,
@@ -361,10 +368,7 @@ impl Browser {
                 }
             }
         };
-        let mut targets = TargetManager::start(conn, self.setup.clone(), budget).await?;
-        if self.shared {
-            targets = targets.attach_related();
-        }
+        let targets = TargetManager::start(conn, self.setup.clone(), budget).await?;
         let generation = self.link().generation + 1;
         let link = Arc::new(Link { targets, generation });
         if !self.shared {

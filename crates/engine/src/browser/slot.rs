@@ -172,6 +172,8 @@ impl BrowserSlot {
                 bridge,
                 self.policy.clone(),
                 self.egress.clone(),
+                // The user's Chrome: its WebRTC policy is not ours to set.
+                false,
                 &budget,
             );
             let browser = Arc::new(attached.await?);

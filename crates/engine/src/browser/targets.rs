@@ -51,12 +51,6 @@ pub struct TargetManager {
     attached: Flights,
     /// Attached tabs, by target id (what the flights produced).
     tabs: Arc<Mutex<HashMap<String, Arc<Tab>>>>,
-    /// A browser cdpilot shares with its user (no browser-wide
-    /// auto-attach): each tab's related targets (its workers, its service
-    /// worker's new versions, its prerenders, its frames) are auto-attached
-    /// paused to the browser session as they are created
-    /// (`Target.autoAttachRelated`), where `adopt.rs` gates them.
-    related: bool,
 }
 
 /// One target's attach (the finished one holds its tab).
@@ -151,7 +145,6 @@ impl TargetManager {
             })),
             attached: Arc::default(),
             tabs: Arc::default(),
-            related: false,
         };
         tokio::spawn(follow(
             wake,
@@ -160,13 +153,6 @@ impl TargetManager {
             Arc::downgrade(&manager.attached),
         ));
         Ok(manager)
-    }
-
-    /// Each tab's related targets auto-attached as they come (a browser
-    /// shared with its user, where nothing browser-wide is).
-    pub fn attach_related(mut self) -> TargetManager {
-        self.related = true;
-        self
     }
 
     /// How many targets, flights, tabs and paused pages it holds now.
@@ -239,12 +225,11 @@ impl TargetManager {
             .or_default()
             .clone();
         let attach_budget = ATTACH_BUDGET.max(budget.remaining());
-        let (conn, setup, tabs, id, related) = (
+        let (conn, setup, tabs, id) = (
             self.conn.clone(),
             self.setup.clone(),
             self.tabs.clone(),
             target_id.to_owned(),
-            self.related,
         );
         let result = flight
             .run("attaching to the tab", budget, move || {
@@ -258,15 +243,6 @@ impl TargetManager {
                         (None, Some(session)) => Tab::adopt(&conn, &id, &session, setup, &budget).await?,
                         (None, None) => Tab::attach(&conn, &id, setup, &budget).await?,
                     };
-                    if related {
-                        let relate = target::AutoAttachRelated {
-                            target_id: id.clone(),
-                            wait_for_debugger_on_start: true,
-                        };
-                        budget
-                            .cdp("following the tab's related targets", &conn.browser(), relate)
-                            .await?;
-                    }
                     let tab = Arc::new(tab);
                     tabs.lock().unwrap().insert(id, tab.clone());
                     Ok(tab)

@@ -2,16 +2,20 @@
 //! dedicated) makes is paused (`Fetch.enable` on `*` in the worker's own
 //! session: a worker's `fetch()` is no document a tab's gate would see),
 //! judged by the URL rules, path rules included, and refused or let go;
+//! and the rules that refuse by path as the worker's blocklist
+//! ([`crate::policy::blocklist`]), which holds from its first request
+//! where `Fetch` is missing (a dedicated worker) or late (a shared one);
 //! a refusal is recorded in the egress door of the worker's browser context
 //! ([`Door::record_worker_block`]), so the session owning that context
 //! reports it. The egress gate holds the worker's connections by host; this
 //! holds its requests by path.
 //!
-//! Used for every worker cdpilot attaches, however it came: the browser
-//! session's auto-attach (`browser/adopt.rs`), a tab's own (its dedicated
-//! workers, and on a browser cdpilot shares with its user the related
-//! targets of the agent's tabs). Owns one task per gated worker, ending
-//! with the worker's session.
+//! Used for every worker the browser session's auto-attach brings
+//! (`browser/adopt.rs`: service and shared workers; on a browser cdpilot
+//! shares with its user, only those in the agent's contexts); a tab's
+//! dedicated workers get their blocklist from the tab's reader
+//! (`tab/pump.rs`). Owns one task per gated worker, ending with the
+//! worker's session.
 
 use std::sync::Weak;
 use std::time::Duration;
@@ -24,7 +28,7 @@ use std::sync::Arc;
 use tokio::time::Instant;
 
 use super::Door;
-use crate::policy::{gate, Policy};
+use crate::policy::{blocklist, gate, Policy};
 
 /// How long gating and resuming one worker may take (no caller waits on
 /// it; the worker waits meanwhile).
@@ -43,6 +47,12 @@ pub async fn gate_and_run(
     door: Weak<Door>,
 ) {
     let deadline = Instant::now() + PREPARE_BUDGET;
+    if policy.restricts() {
+        if let Err(error) = blocklist::install(session, &policy, deadline).await {
+            // Its connections are still held by host at the egress gate.
+            tracing::debug!("giving a {kind} target its blocklist failed: {error}");
+        }
+    }
     if policy.restricts() {
         let mut events = session.connection().events(Some(session.id()));
         // The browser session's events say when the worker's session ends

@@ -9,6 +9,7 @@
 //! canonical form ([`canonical`]): a rule matching either decides, and a
 //! deny matching either wins.
 
+pub mod blocklist;
 pub mod canonical;
 pub mod cdp_fence;
 pub mod connection;
@@ -105,6 +106,18 @@ impl Policy {
     /// nothing is intercepted at all.
     pub fn restricts(&self) -> bool {
         !self.rules.is_empty() || self.default != Decision::Allow
+    }
+
+    /// The patterns of every rule that refuses (deny, and ask: nobody is
+    /// asked about a worker's request) by path, search or hash, as
+    /// written. Host-level ones are left out: the egress gate holds them
+    /// for every connection, and reports what it refused.
+    pub fn refusing_path_patterns(&self) -> Vec<String> {
+        self.rules
+            .iter()
+            .filter(|r| r.decision != Decision::Allow && !r.host_level)
+            .map(|r| r.text.clone())
+            .collect()
     }
 
     /// Judges one URL, as written, in its canonical form

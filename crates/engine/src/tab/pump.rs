@@ -27,12 +27,35 @@ use super::TabState;
 use crate::dialogs::{self, Watchdogs};
 pub use crate::dialogs::{DialogPolicy, DialogRules};
 use crate::events::SessionEvent;
-use crate::policy::{gate, Gate, Policy};
+use crate::policy::{blocklist, gate, Gate, Policy};
 
 /// Installed in every document of the tab and its frames before any page
 /// script runs: automation must not announce itself.
 pub const NO_WEBDRIVER: &str =
     "Object.defineProperty(Navigator.prototype, 'webdriver', { get: () => false, configurable: true });";
+
+/// Installed in the page's own world of every document of the tab and its
+/// frames before any page script runs, on a browser whose WebRTC policy
+/// cdpilot could not set ([`TabSetup::no_webrtc`]): no peer connection,
+/// so no ICE gathering and no STUN over UDP around the egress gate. Chrome
+/// runs it in a frame's first document too (a fresh `about:blank` or
+/// `srcdoc` iframe's window), so no new frame hands it back; a popup's
+/// first window is the opener's to script before the popup's own session
+/// could install anything, so `window.open` takes it away from the window
+/// it returns.
+pub const NO_WEBRTC: &str = r#"(() => {
+  const names = ['RTCPeerConnection', 'webkitRTCPeerConnection'];
+  const strip = (w) => { for (const name of names) { try { delete w[name]; } catch (e) {} } };
+  strip(globalThis);
+  const open = globalThis.open;
+  if (typeof open === 'function') {
+    globalThis.open = function (...args) {
+      const w = open.apply(this, args);
+      if (w) { try { strip(w); } catch (e) {} }
+      return w;
+    };
+  }
+})();"#;
 
 /// What every session of the tab is given before it runs, and how its
 /// dialogs are handled.
@@ -45,6 +68,10 @@ pub struct TabSetup {
     pub bridge: bool,
     /// The URL rules every document request is judged by.
     pub policy: Arc<Policy>,
+    /// WebRTC's peer connections are taken away ([`NO_WEBRTC`]): a browser
+    /// cdpilot did not start (attached, an endpoint, the user's own
+    /// Chrome), whose WebRTC IP policy is not cdpilot's to set.
+    pub no_webrtc: bool,
 }
 
 impl TabSetup {
@@ -99,7 +126,13 @@ impl TabSetup {
             },
             deadline,
         );
-        let script = session.call(before_scripts(NO_WEBDRIVER), deadline);
+        let script = async {
+            let result = session.call(before_scripts(NO_WEBDRIVER), deadline).await;
+            if self.no_webrtc {
+                session.call(before_scripts(NO_WEBRTC), deadline).await?;
+            }
+            result
+        };
         let agent = async {
             match &self.user_agent {
                 Some(ua) => {
@@ -266,23 +299,14 @@ async fn prepare_child(session: &Session, kind: &str, setup: &TabSetup) {
         }
     }
     if matches!(kind, "worker" | "shared_worker") && setup.policy.restricts() {
-        // Every request of a worker the tab's auto-attach holds (its
-        // dedicated workers) pauses in the worker's session, which is in
-        // the tab's tree: this reader's gate judges it, path rules
-        // included, as it judges the tab's documents (a worker's `fetch()`
-        // is no document). A service worker is gated where the browser's
-        // auto-attach holds it (`egress::workers`), which reports its
-        // refusals with the worker as their source.
-        let every_request = fetch::Enable {
-            patterns: vec![fetch::RequestPattern {
-                url_pattern: "*".into(),
-                resource_type: None,
-                request_stage: "Request".into(),
-            }],
-        };
-        if let Err(error) = session.call(every_request, deadline).await {
-            // Its connections are still held by host at the egress gate.
-            tracing::debug!("gating a {kind} target's requests failed: {error}");
+        // A worker the tab's auto-attach holds (its dedicated workers):
+        // Chrome has no `Fetch` in its session (its requests pause in the
+        // parent frame's, among the frame's own sub-resources, which the
+        // request stage lets through unjudged by path), so the rules that
+        // refuse by path go with it as its blocklist, before it runs. Its
+        // connections are held by host at the egress gate.
+        if let Err(error) = blocklist::install(session, &setup.policy, deadline).await {
+            tracing::debug!("giving a {kind} target its blocklist failed: {error}");
         }
     }
     if let Err(error) = session.call(runtime::RunIfWaitingForDebugger {}, deadline).await {

@@ -88,6 +88,7 @@ pub const WHAT_DOES_NOT_HOLD: &[&str] = &[
     "the extension's source is what you loaded: Chrome does not check an unpacked extension's folder, and cdpilot checks that the relay holds the pairing key, not which code holds it; keep the folder writable by you alone",
     "whoever can read extension-tokens in your state directory (you, root) can pass for the paired extension",
     "blocklist entries that are IPv6 literals are judged on the agent's commands only, not on every request",
+    "a shared worker an agent's page starts belongs to no tab: its requests are under neither your blocklist nor cdpilot's URL rules (the door matrix's extension column)",
 ];
 
 /// The sessions that may run in the paired Chrome: what the user's Stop

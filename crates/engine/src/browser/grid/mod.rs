@@ -367,6 +367,8 @@ impl Grid {
             bridge,
             self.policy.clone(),
             self.egress.clone(),
+            // The node's Chromium got the WebRTC policy in its capabilities.
+            true,
             &budget,
         )
         .await
