@@ -157,3 +157,18 @@ async fn a_virtual_lists_reused_row_is_refused_and_the_new_one_acts() {
     let after = snapshot(&mut c).await;
     assert!(after.contains("Replying to: Contact 40"), "{after}");
 }
+
+/// Issue 35, item 1: a handler delegated by jQuery (`$(box).on("click",
+/// ".follow", fn)`) is on the box, not on the icons it serves, so the
+/// icons had no ref (the box had one, and a click on its middle hit no
+/// icon). The delegation is read from jQuery's data: each icon has its
+/// ref, and a click on Erin's follows Erin.
+#[tokio::test]
+async fn icons_served_by_a_delegated_jquery_handler_have_refs() {
+    let (mut c, s, _held) = open_and_read("widget-feed.html").await;
+    let erin = ref_after(&s, "Erin", "follow");
+    assert_ne!(erin, ref_after(&s, "Dave", "follow"), "{s}");
+    ok(&mut c, "browser_click", json!({"ref": erin})).await;
+    let after = snapshot(&mut c).await;
+    assert_eq!(last_action(&after), "followed Erin", "{after}");
+}
