@@ -366,4 +366,17 @@ mod tests {
         assert!(!inline(&listener("click", "(e) => go()")));
         assert!(!inline(&listener("mousedown", "function onclick(event) {}")));
     }
+
+    #[test]
+    fn jquerys_dispatcher_is_told_minified_or_not() {
+        assert!(jquery(&listener(
+            "click",
+            "function(e){return void 0!==S&&S.event.triggered!==e.type?S.event.dispatch.apply(t,arguments):void 0}"
+        )));
+        assert!(jquery(&listener(
+            "click",
+            "function( e ) {\n\treturn typeof jQuery !== \"undefined\" && jQuery.event.triggered !== e.type ?\n\t\tjQuery.event.dispatch.apply( elem, arguments ) : undefined;\n}"
+        )));
+        assert!(!jquery(&listener("click", "function (e) { go(); }")));
+    }
 }
