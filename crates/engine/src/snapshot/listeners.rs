@@ -58,22 +58,32 @@ const MAX_NEW: usize = 500;
 const MAX_DELEGATING: usize = 50;
 
 /// Asked of a jQuery container in the page's world: the selectors its
-/// input handlers delegate to. jQuery 3 keeps its data in a property
-/// `jQuery<digits>` of the element itself (bundled copies too); an older
-/// one's is reached through a global `jQuery._data`.
+/// input handlers delegate to. jQuery 2 and later keep their data in a
+/// property `jQuery<digits>` of the element itself (bundled copies too);
+/// only data properties are read (no getter runs) and jQuery 1's
+/// `jQuery._data` is not called. Run in the page's world, it uses the
+/// page's built-ins: a page that replaced `Object.getOwnPropertyNames`
+/// sees when the scan runs (nothing more: it gets no handle on cdpilot's
+/// world, and what comes back is only selector strings).
 const DELEGATED: &str = r#"function (types) {
   const out = [];
   const add = (events) => {
     for (const type of types) {
-      for (const handler of (events && events[type]) || []) {
-        if (typeof handler.selector === 'string' && handler.selector && !out.includes(handler.selector)) out.push(handler.selector);
+      const handlers = value(events, type);
+      if (!Array.isArray(handlers)) continue;
+      for (let i = 0; i < handlers.length && i < 100; i++) {
+        const selector = value(handlers[i], 'selector');
+        if (typeof selector === 'string' && selector && !out.includes(selector)) out.push(selector);
       }
     }
   };
+  const value = (object, key) => {
+    const found = object && Object.getOwnPropertyDescriptor(object, key);
+    return found && 'value' in found ? found.value : undefined;
+  };
   for (const key of Object.getOwnPropertyNames(this)) {
-    if (key.startsWith('jQuery')) add(this[key] && this[key].events);
+    if (key.startsWith('jQuery')) add(value(value(this, key), 'events'));
   }
-  if (out.length === 0 && typeof window.jQuery?._data === 'function') add(window.jQuery._data(this, 'events'));
   return out.slice(0, 20);
 }"#;
 
