@@ -187,13 +187,17 @@ def tasks(base):
     def virtual_scroll(a):
         """Scrolls the list to reach a row that is not rendered yet: cdpilot
         with browser_scroll on the list, Playwright MCP (no scroll tool) by
-        focusing the list and pressing PageDown."""
+        focusing the list and pressing PageDown until the row shows."""
         a.nav(base + "/widget-virtual.html"); a.snap()
         if a.pw:
-            a.click("Contact 1"); [a.key("PageDown") for _ in range(5)]
+            a.click("Contact 1")
+            for _ in range(10):
+                a.key("PageDown")
+                if '"Reply to Contact 40"' in a.snap(): break
         else:
             a.s.call("browser_scroll", {"ref": a.ref("Contact 1"), "direction": "down", "amount": 1110})
-        a.snap(); a.click('"Reply to Contact 40"')
+            a.snap()
+        a.click('"Reply to Contact 40"')
         return "Replying to: Contact 40" in a.snap()
     def jq_sortable_up(a):
         a.nav(base + "/widget-jqueryui.html"); a.snap(); a.drag(["Delta"], ["Alpha"])
@@ -237,8 +241,11 @@ def main():
     }
     scratch = tempfile.mkdtemp(prefix="cdpilot-bench-cwd-")
     rows = {}
+    # BENCH_WIDGETS_TASKS=a,b runs only those tasks.
+    only = [t for t in os.environ.get("BENCH_WIDGETS_TASKS", "").split(",") if t]
     for name, (argv, env, pw) in servers.items():
         for t in tasks(base):
+            if only and t.__name__ not in only: continue
             s = Server(name, argv, env, cwd=scratch)
             a = Agent(s, pw)
             started = time.time()
