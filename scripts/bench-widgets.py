@@ -181,6 +181,24 @@ def tasks(base):
     def virtual_reply(a):
         a.nav(base + "/widget-virtual.html"); a.snap(); a.click("Reply", after="Contact 3")
         return "Replying to: Contact 3" in a.snap()
+    def feed_follow(a):
+        a.nav(base + "/widget-feed.html"); a.snap(); a.click("follow", after="Erin")
+        return "Last action: followed Erin" in a.snap()
+    def virtual_scroll(a):
+        """Scrolls the list to reach a row that is not rendered yet: cdpilot
+        with browser_scroll on the list, Playwright MCP (no scroll tool) by
+        focusing the list and pressing PageDown until the row shows."""
+        a.nav(base + "/widget-virtual.html"); a.snap()
+        if a.pw:
+            a.click("Contact 1")
+            for _ in range(10):
+                a.key("PageDown")
+                if '"Reply to Contact 40"' in a.snap(): break
+        else:
+            a.s.call("browser_scroll", {"ref": a.ref("Contact 1"), "direction": "down", "amount": 1110})
+            a.snap()
+        a.click('"Reply to Contact 40"')
+        return "Replying to: Contact 40" in a.snap()
     def jq_sortable_up(a):
         a.nav(base + "/widget-jqueryui.html"); a.snap(); a.drag(["Delta"], ["Alpha"])
         return "Order: Delta, Alpha, Beta, Gamma" in a.snap()
@@ -190,7 +208,7 @@ def tasks(base):
     return [datepicker, flatpickr, jq_slider, jq_sortable, autocomplete, tomselect, nouislider,
             sortable_pointer, sortable_html5, quill, jstree, native_date, select_text, clipboard,
             heading_dblclick, feed_retweet, feed_menu, mail_forward, folder_tree, virtual_reply,
-            jq_sortable_up, html5_list]
+            jq_sortable_up, html5_list, feed_follow, virtual_scroll]
 
 PLAYWRIGHT_MCP = "0.0.83"
 
@@ -223,8 +241,11 @@ def main():
     }
     scratch = tempfile.mkdtemp(prefix="cdpilot-bench-cwd-")
     rows = {}
+    # BENCH_WIDGETS_TASKS=a,b runs only those tasks.
+    only = [t for t in os.environ.get("BENCH_WIDGETS_TASKS", "").split(",") if t]
     for name, (argv, env, pw) in servers.items():
         for t in tasks(base):
+            if only and t.__name__ not in only: continue
             s = Server(name, argv, env, cwd=scratch)
             a = Agent(s, pw)
             started = time.time()

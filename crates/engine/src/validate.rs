@@ -87,7 +87,8 @@ pub(crate) fn element_target(tool: &str, target: &ElementTarget) -> Result<(), A
 
 /// Refs look like `e12` (main frame) or `f2e7` (inside frame 2).
 pub fn reference(r: &str) -> Result<(), ActionError> {
-    let body = match r.strip_prefix('f') {
+    let (_, rest) = crate::tab::refs::split_tab(r);
+    let body = match rest.strip_prefix('f') {
         Some(rest) => {
             let digits = rest.find('e').map(|i| &rest[..i]).unwrap_or("");
             if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
@@ -96,7 +97,7 @@ pub fn reference(r: &str) -> Result<(), ActionError> {
                 &rest[digits.len()..]
             }
         }
-        None => r,
+        None => rest,
     };
     let ok = body
         .strip_prefix('e')
@@ -106,7 +107,7 @@ pub fn reference(r: &str) -> Result<(), ActionError> {
     } else {
         Err(ActionError::invalid(
             format!("\"{}\" is not a ref", truncate(r, 40)),
-            "Use a ref exactly as browser_snapshot printed it, e.g. e12 or f2e7.",
+            "Use a ref exactly as browser_snapshot printed it, e.g. e12, f2e7 or t2e5.",
         ))
     }
 }
@@ -184,10 +185,12 @@ mod tests {
 
     #[test]
     fn refs_are_checked_for_shape() {
-        for good in ["e1", "e999", "f2e7", "f10e12"] {
+        for good in ["e1", "e999", "f2e7", "f10e12", "t2e5", "t12f3e7"] {
             assert!(reference(good).is_ok(), "{good}");
         }
-        for bad in ["", "e", "12", "ex", "f2", "fe3", "f2e", "e1 ", "button"] {
+        for bad in [
+            "", "e", "12", "ex", "f2", "fe3", "f2e", "e1 ", "button", "t2", "te5", "t2f3",
+        ] {
             assert!(reference(bad).is_err(), "{bad}");
         }
     }

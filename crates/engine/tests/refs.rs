@@ -269,3 +269,74 @@ async fn the_check_costs_a_click_on_the_5000_control_page_little() {
     );
     engine.shutdown().await;
 }
+
+/// Who the page in `tab` says was replied to.
+async fn replied_in(engine: &engine::Engine, tab: &str) -> String {
+    let out = ok(
+        engine,
+        "browser_evaluate",
+        json!({"expression": "document.getElementById('replied').textContent", "tab": tab}),
+    )
+    .await;
+    out.data["value"].as_str().unwrap_or_default().to_owned()
+}
+
+/// Two tabs on the same page issue the same element numbers. A ref was
+/// numbered per tab, so tab 2's ref for Carol's Reply, used on tab 1,
+/// clicked tab 1's element of that number and answered success. A tab
+/// other than the session's first now carries its id in its refs
+/// (`t2e5`): each tab's refs used on the other are `ref_unknown` naming
+/// the tab that issued them, and nothing is clicked on either; a ref of
+/// a closed tab says so.
+#[tokio::test]
+async fn the_same_ref_number_from_another_tab_is_refused_in_both_directions() {
+    let (site, engine) = open("/refs.html").await;
+    let mine = ok(&engine, "browser_snapshot", json!({})).await;
+    let opened = ok(
+        &engine,
+        "browser_tabs",
+        json!({"action": "new", "url": site.url("/refs.html")}),
+    )
+    .await;
+    let first = opened.data["tabs"][0]["id"].as_str().unwrap().to_owned();
+    let second = opened.data["tabs"][1]["id"].as_str().unwrap().to_owned();
+    let theirs = ok(&engine, "browser_snapshot", json!({ "tab": second })).await;
+    let (here, there) = (
+        ref_of(&mine.text, "Reply to Carol"),
+        ref_of(&theirs.text, "Reply to Carol"),
+    );
+    assert_eq!(there, format!("{second}{here}"), "{}", theirs.text);
+
+    for (reference, on, issued_by) in [(&there, &first, &second), (&here, &second, &first)] {
+        let e = call(&engine, "browser_click", json!({ "ref": reference, "tab": on }))
+            .await
+            .expect_err("another tab's ref");
+        assert_eq!(e.code.as_str(), "ref_unknown", "{reference} on {on}: {e}");
+        assert!(e.message.contains(issued_by.as_str()), "{e}");
+        assert!(e.next_step.contains(&format!("tab: \"{issued_by}\"")), "{e}");
+    }
+    assert_eq!(
+        replied_in(&engine, &first).await,
+        "nobody",
+        "nothing clicked on {first}"
+    );
+    assert_eq!(
+        replied_in(&engine, &second).await,
+        "nobody",
+        "nothing clicked on {second}"
+    );
+
+    // Each acts on its own tab.
+    ok(&engine, "browser_click", json!({ "ref": there, "tab": second })).await;
+    assert_eq!(replied_in(&engine, &second).await, "Carol");
+    assert_eq!(replied_in(&engine, &first).await, "nobody");
+
+    // Its tab closed: the ref says where it came from.
+    ok(&engine, "browser_tabs", json!({"action": "close", "tab": second})).await;
+    let e = call(&engine, "browser_click", json!({ "ref": there, "tab": first }))
+        .await
+        .expect_err("a closed tab's ref");
+    assert_eq!(e.code.as_str(), "ref_unknown", "{e}");
+    assert!(e.message.contains(&format!("tab {second}")), "{e}");
+    engine.shutdown().await;
+}

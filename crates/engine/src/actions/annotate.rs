@@ -65,10 +65,7 @@ pub async fn draw(tab: &Tab, max_elements: u32, budget: &Budget) -> Result<Drawn
     // By frame: "" for the main document, else the frame's number.
     let mut by_frame: BTreeMap<Option<u32>, Vec<String>> = BTreeMap::new();
     for reference in refs {
-        let number = reference
-            .strip_prefix('f')
-            .and_then(|rest| rest.split('e').next())
-            .and_then(|n| n.parse::<u32>().ok());
+        let number = crate::tab::refs::parse(&reference).and_then(|(frame, _)| frame);
         by_frame.entry(number).or_default().push(reference);
     }
     let mut drawn = Drawn {

@@ -103,6 +103,18 @@ const WATCH_DROP: &str = r#"function () {
   const seen = (type) => new Promise((resolve) => win.addEventListener(type, () => resolve(true), { once: true, capture: true }));
   win.__cdpilotDragOver = seen('dragover');
   win.__cdpilotDrop = seen('drop');
+  win.addEventListener('dragover', (e) => { win.__cdpilotOver = { target: e.target, x: e.clientX, y: e.clientY }; }, { once: true, capture: true });
+}"#;
+
+/// After a dragover: whether the element under the pointer is no longer
+/// the one the dragover went to (the page moved its items during the
+/// dragover, as an HTML5 list written to MDN's pattern moves the dragged
+/// item under the pointer).
+const MOVED_UNDER: &str = r#"function () {
+  const over = this.ownerDocument.defaultView.__cdpilotOver;
+  if (!over) return false;
+  const now = this.ownerDocument.elementFromPoint(over.x, over.y);
+  return !!now && now !== over.target;
 }"#;
 
 /// Whether the target's window saw `__cdpilot<name>` within 5 s, answered
@@ -428,6 +440,24 @@ async fn drop_at(
         target
             .call_awaiting(budget, "waiting for the dragover", SEEN, vec![json!("DragOver")])
             .await?;
+        // The page moved another element under the pointer: Chromium's
+        // next dragover only enters it (dragenter, dragleave), and a drop
+        // before its own dragover accepted is no drop. A hand keeps
+        // moving; here one dragover switches, the next is the element's.
+        if target
+            .call(budget, "waiting for the dragover", MOVED_UNDER, vec![])
+            .await?
+            == Value::Bool(true)
+        {
+            budget.cdp("dropping", &tab.session, dispatch("dragOver")).await?;
+            target
+                .call(budget, "watching for the drop", WATCH_DROP, vec![])
+                .await?;
+            budget.cdp("dropping", &tab.session, dispatch("dragOver")).await?;
+            target
+                .call_awaiting(budget, "waiting for the dragover", SEEN, vec![json!("DragOver")])
+                .await?;
+        }
         budget.cdp("dropping", &tab.session, dispatch("drop")).await?;
         let dropped = target
             .call_awaiting(budget, "waiting for the drop", SEEN, vec![json!("Drop")])

@@ -335,9 +335,32 @@
     watcher.observe(document, { childList: true, subtree: true });
     return [...marked];
   }
-  function listen(ids, elements) {
+  function listen(ids, elements, delegated) {
     for (const id of ids) marked.add(id);
     for (const el of elements) listened.add(el);
+    for (const [at, selectors] of delegated || []) {
+      if (elements[at]) delegations.push([new WeakRef(elements[at]), selectors]);
+    }
+  }
+  // Delegated handlers (jQuery's `$(list).on('click', '.item', fn)`): the
+  // container listens, its matching descendants are what an agent acts
+  // on. Matched again at each snapshot (items come and go); a selector
+  // that matches more than DELEGATED_MAX elements (`*`, `div`) says
+  // nothing and is skipped, as is one this world cannot parse (jQuery's
+  // own `:visible`).
+  const delegations = [];
+  const DELEGATED_MAX = 2000;
+  function delegate() {
+    for (const [held, selectors] of delegations) {
+      const container = held.deref();
+      if (!container || !container.isConnected) continue;
+      for (const selector of selectors) {
+        let found;
+        try { found = container.querySelectorAll(selector); } catch (e) { continue; }
+        if (found.length > DELEGATED_MAX) continue;
+        for (const el of found) listened.add(el);
+      }
+    }
   }
   // Whether `el` listens for input itself (`<html>` and `<body>` hold a
   // page's delegated listeners, not a control; a label's click is its
@@ -571,6 +594,7 @@
     const start = opts.start > 0 ? opts.start : 0;
     prefix = opts.prefix || '';
     labelsByRoot = new Map();
+    if (delegations.length !== 0) delegate();
     nextRef = Math.max(nextRef, opts.refBase || 1);
     const frames = [];
     const earlierFrames = [];

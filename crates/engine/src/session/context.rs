@@ -247,7 +247,8 @@ impl Context {
     /// under its short id.
     fn adopt(&self, tabs: &mut TabSet, tab: Arc<Tab>) -> String {
         let events = tab.dialogs();
-        let id = tabs.add(tab);
+        let id = tabs.add(tab.clone());
+        tab.state(|s| s.tab_named(&id));
         events.events().bind(&self.events, &id);
         id
     }

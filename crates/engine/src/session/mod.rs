@@ -677,6 +677,17 @@ fn issued_elsewhere(error: ActionError, context: &Context, tab: &Tab) -> ActionE
             ),
             ..error
         },
-        None => error,
+        // Its tab part names a tab, and that tab has no such ref now (it
+        // was closed, or navigated since).
+        None => match crate::tab::refs::split_tab(reference).0 {
+            Some(other) if other != tab.state(|s| s.refs_tab()) => ActionError {
+                message: format!(
+                    "ref {reference} was issued in tab {other} (closed, or on another page since), not in this one"
+                ),
+                next_step: "Take a browser_snapshot of this tab and use a ref from it.".into(),
+                ..error
+            },
+            _ => error,
+        },
     }
 }

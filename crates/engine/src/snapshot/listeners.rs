@@ -8,7 +8,11 @@
 //! handed to the serializer (`listen`), which gives them a ref (a
 //! container whose listener delegates to items that have refs gets none).
 //! Inline `on…` attribute handlers are left out: the serializer reads the
-//! attribute itself, for free.
+//! attribute itself, for free. A jQuery listener (its dispatcher) is asked,
+//! in the page's world, for the selectors it delegates to (`$(list).on(
+//! 'click', '.item', fn)`, kept in jQuery's data on the element); the
+//! serializer marks the container's descendants that match them, at each
+//! snapshot. Other libraries' delegation cannot be told from the record.
 //!
 //! Cost: the scan runs only when the serializer says the document's
 //! element tree changed since the last one (a `MutationObserver` in its
@@ -48,6 +52,40 @@ const INPUT: &[&str] = &[
 /// page with more listeners than that marks most of them by the cheap
 /// signals.
 const MAX_NEW: usize = 500;
+
+/// At most this many jQuery containers are asked for their delegated
+/// selectors in one scan (two round trips each, sent together).
+const MAX_DELEGATING: usize = 50;
+
+/// Asked of a jQuery container in the page's world: the selectors its
+/// input handlers delegate to. jQuery 2 and later keep their data in a
+/// property `jQuery<digits>` of the element itself (bundled copies too);
+/// only data properties are read (no getter runs) and jQuery 1's
+/// `jQuery._data` is not called. Run in the page's world, it uses the
+/// page's built-ins: a page that replaced `Object.getOwnPropertyNames`
+/// sees when the scan runs (nothing more: it gets no handle on cdpilot's
+/// world, and what comes back is only selector strings).
+const DELEGATED: &str = r#"function (types) {
+  const out = [];
+  const add = (events) => {
+    for (const type of types) {
+      const handlers = value(events, type);
+      if (!Array.isArray(handlers)) continue;
+      for (let i = 0; i < handlers.length && i < 100; i++) {
+        const selector = value(handlers[i], 'selector');
+        if (typeof selector === 'string' && selector && !out.includes(selector)) out.push(selector);
+      }
+    }
+  };
+  const value = (object, key) => {
+    const found = object && Object.getOwnPropertyDescriptor(object, key);
+    return found && 'value' in found ? found.value : undefined;
+  };
+  for (const key of Object.getOwnPropertyNames(this)) {
+    if (key.startsWith('jQuery')) add(value(value(this, key), 'events'));
+  }
+  return out.slice(0, 20);
+}"#;
 
 /// The object group the scan's remote objects are released with.
 const GROUP: &str = "cdpilot-listeners";
@@ -128,6 +166,7 @@ pub(super) async fn mark(tab: &Tab, frame: &FrameRef, budget: &Budget) -> Result
         .await;
     let result = async {
         let mut fresh: Vec<i64> = Vec::new();
+        let mut delegating: Vec<i64> = Vec::new();
         for listener in listed?.listeners {
             let Some(node) = listener.backend_node_id else {
                 continue;
@@ -138,8 +177,14 @@ pub(super) async fn mark(tab: &Tab, frame: &FrameRef, budget: &Budget) -> Result
             if !marked.contains(&node) && !fresh.contains(&node) {
                 fresh.push(node);
             }
+            if jquery(&listener) && !marked.contains(&node) && !delegating.contains(&node) {
+                delegating.push(node);
+            }
         }
         fresh.truncate(MAX_NEW);
+        delegating.retain(|node| fresh.contains(node));
+        delegating.truncate(MAX_DELEGATING);
+        let delegated = join_all(delegating.iter().map(|&node| selectors(budget, session, node))).await;
         if fresh.is_empty() {
             return Ok(());
         }
@@ -175,14 +220,31 @@ pub(super) async fn mark(tab: &Tab, frame: &FrameRef, budget: &Budget) -> Result
             return Ok(());
         }
         arguments[0].value = Some(json!(ids));
-        let first = arguments[1].object_id.clone();
+        // `[at, selectors]`: the container's place among the elements.
+        let delegated: Vec<Value> = delegating
+            .iter()
+            .zip(delegated)
+            .filter(|(_, selectors)| !selectors.is_empty())
+            .filter_map(|(node, selectors)| {
+                let at = ids.iter().position(|id| id == node)?;
+                Some(json!([at, selectors]))
+            })
+            .collect();
+        arguments.insert(
+            1,
+            runtime::CallArgument {
+                value: Some(json!(delegated)),
+                object_id: None,
+            },
+        );
+        let first = arguments[2].object_id.clone();
         let called = budget
             .cdp(
                 step,
                 session,
                 runtime::CallFunctionOn {
                     function_declaration:
-                        "function (ids, ...elements) { globalThis.__cdpilot?.listen?.(ids, elements); }"
+                        "function (ids, delegated, ...elements) { globalThis.__cdpilot?.listen?.(ids, elements, delegated); }"
                             .into(),
                     object_id: first,
                     execution_context_id: None,
@@ -209,6 +271,64 @@ pub(super) async fn mark(tab: &Tab, frame: &FrameRef, budget: &Budget) -> Result
         )
         .await;
     result
+}
+
+/// The selectors the jQuery container `node` delegates input to, asked in
+/// the page's world (resolved into the scan's object group); none when it
+/// delegates nothing or cannot be asked.
+async fn selectors(budget: &Budget, session: &cdp::Session, node: i64) -> Vec<String> {
+    let step = "reading the page's delegated handlers";
+    let Ok(resolved) = budget
+        .cdp(
+            step,
+            session,
+            dom::ResolveNode {
+                backend_node_id: node,
+                execution_context_id: None,
+                object_group: Some(GROUP.into()),
+            },
+        )
+        .await
+    else {
+        return Vec::new();
+    };
+    let Some(object_id) = resolved.object.object_id else {
+        return Vec::new();
+    };
+    let called = budget
+        .cdp(
+            step,
+            session,
+            runtime::CallFunctionOn {
+                function_declaration: DELEGATED.into(),
+                object_id: Some(object_id),
+                execution_context_id: None,
+                arguments: vec![runtime::CallArgument {
+                    value: Some(json!(INPUT)),
+                    object_id: None,
+                }],
+                return_by_value: true,
+                await_promise: false,
+                user_gesture: false,
+            },
+        )
+        .await;
+    called
+        .ok()
+        .and_then(|c| c.result.value)
+        .and_then(|v| serde_json::from_value(v).ok())
+        .unwrap_or_default()
+}
+
+/// Whether the listener is jQuery's dispatcher (`jQuery.event.dispatch`
+/// behind every handler jQuery attaches, minified or not): its
+/// delegated selectors can be asked of jQuery's data.
+fn jquery(listener: &dom_debugger::EventListener) -> bool {
+    listener
+        .handler
+        .as_ref()
+        .and_then(|h| h.description.as_deref())
+        .is_some_and(|source| source.contains("event.dispatch.apply"))
 }
 
 /// Whether the listener is an inline `on…` attribute's (Chromium compiles
@@ -255,5 +375,18 @@ mod tests {
         assert!(!inline(&listener("click", "function (e) { go(); }")));
         assert!(!inline(&listener("click", "(e) => go()")));
         assert!(!inline(&listener("mousedown", "function onclick(event) {}")));
+    }
+
+    #[test]
+    fn jquerys_dispatcher_is_told_minified_or_not() {
+        assert!(jquery(&listener(
+            "click",
+            "function(e){return void 0!==S&&S.event.triggered!==e.type?S.event.dispatch.apply(t,arguments):void 0}"
+        )));
+        assert!(jquery(&listener(
+            "click",
+            "function( e ) {\n\treturn typeof jQuery !== \"undefined\" && jQuery.event.triggered !== e.type ?\n\t\tjQuery.event.dispatch.apply( elem, arguments ) : undefined;\n}"
+        )));
+        assert!(!jquery(&listener("click", "function (e) { go(); }")));
     }
 }

@@ -235,7 +235,7 @@ impl Walk<'_> {
                 "selector": selector,
                 "maxElements": self.remaining.max(1),
                 "start": self.skip,
-                "prefix": frame.prefix(),
+                "prefix": self.tab.state(|s| s.refs_tab()) + &frame.prefix(),
                 "refBase": base,
             });
             // Best effort: without the marks, the cheap signals still give refs.

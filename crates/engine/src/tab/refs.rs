@@ -7,9 +7,25 @@
 //! ref was shown as (its role and name) is kept beside its element, in
 //! cdpilot's world of the frame (`scripts/serializer.js`, `target`).
 
-/// A ref's frame number (`None`: the main frame's) and element number:
-/// `f2e7` → `(Some(2), 7)`, `e7` → `(None, 7)`.
+/// A ref's tab part and the rest: `t2f3e7` → `(Some("t2"), "f3e7")`,
+/// `e7` → `(None, "e7")`. The session's first tab's refs have none; every
+/// other tab's carry its id, so a ref carried to another tab is told
+/// from that tab's own (`ref_unknown`), never taken for its element of
+/// the same number.
+pub fn split_tab(reference: &str) -> (Option<&str>, &str) {
+    if let Some(rest) = reference.strip_prefix('t') {
+        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+        if digits > 0 {
+            return (Some(&reference[..=digits]), &rest[digits..]);
+        }
+    }
+    (None, reference)
+}
+
+/// A ref's frame number (`None`: the main frame's) and element number,
+/// its tab part aside: `f2e7` → `(Some(2), 7)`, `t3e7` → `(None, 7)`.
 pub fn parse(reference: &str) -> Option<(Option<u32>, u64)> {
+    let (_, reference) = split_tab(reference);
     let (frame, element) = match reference.strip_prefix('f') {
         Some(rest) => {
             let at = rest.find('e')?;
@@ -62,6 +78,8 @@ pub struct Refs {
     document: Option<u64>,
     /// The tab's latest snapshot tree.
     last: Option<Previous>,
+    /// The tab part of its refs (`t2`), `None` for the session's first tab.
+    tab: Option<String>,
 }
 
 impl Refs {
@@ -73,6 +91,15 @@ impl Refs {
     /// The latest snapshot tree, if it is of `document`.
     pub fn tree_of(&self, document: u64) -> Option<&str> {
         self.last.as_ref()?.of_document(document)
+    }
+
+    /// The tab part of the tab's refs (`t2`), if they carry one.
+    pub fn tab(&self) -> Option<&str> {
+        self.tab.as_deref()
+    }
+
+    pub(super) fn name_tab(&mut self, id: &str) {
+        self.tab = (id != "t1").then(|| id.to_owned());
     }
 
     pub(super) fn issued_for(&mut self, document: u64) {
@@ -100,5 +127,9 @@ mod tests {
         assert_eq!(super::parse("f2e17"), Some((Some(2), 17)));
         assert_eq!(super::parse("f2"), None);
         assert_eq!(super::parse("x1"), None);
+        assert_eq!(super::parse("t2f3e7"), Some((Some(3), 7)));
+        assert_eq!(super::split_tab("t12e4"), (Some("t12"), "e4"));
+        assert_eq!(super::split_tab("e4"), (None, "e4"));
+        assert_eq!(super::split_tab("te4"), (None, "te4"));
     }
 }

@@ -130,6 +130,18 @@ impl TabState {
         &self.emulated
     }
 
+    /// The session gave the tab its id (`t2`): its refs carry it, except
+    /// the first tab's (`t1`), whose refs stay `e5`.
+    pub fn tab_named(&mut self, id: &str) {
+        self.refs.name_tab(id);
+    }
+
+    /// What starts each of the tab's refs before the frame part: `t2`, or
+    /// nothing.
+    pub fn refs_tab(&self) -> String {
+        self.refs.tab().unwrap_or_default().to_owned()
+    }
+
     /// The document generation the current refs were issued for, if any.
     pub fn refs_document(&self) -> Option<u64> {
         self.refs.document()
@@ -171,6 +183,9 @@ impl TabState {
     /// one it never issued is another tab's, another frame's, or made up.
     pub fn issued(&self, reference: &str) -> bool {
         if self.refs.document() != Some(self.document) {
+            return false;
+        }
+        if super::refs::split_tab(reference).0 != self.refs.tab() {
             return false;
         }
         let Some((frame, number)) = super::refs::parse(reference) else {
