@@ -4,10 +4,10 @@
 
 use serde_json::{json, Value};
 
-use crate::action::CdpArgs;
-use crate::config::CdpAccess;
+use crate::action::{Action, CdpArgs};
+use crate::config::{CdpAccess, Config};
 use crate::tab::Tab;
-use crate::tool::{Declaration, DefaultBudget, Group, Scope, Switch, TabCall};
+use crate::tool::{Before, Declaration, DefaultBudget, Effect, Group, Scope, Switch, TabCall};
 use crate::{ActionError, ActionOutput, Budget, ErrorCode};
 
 /// `browser_cdp`'s declaration (see `crate::tool`).
@@ -24,7 +24,35 @@ pub(crate) const TOOL: Declaration = Declaration {
         setting: "cdp",
         on: |tools| tools.cdp != CdpAccess::Off,
     }),
+    effect: Effect::Acts,
+    before: Before {
+        destination: Some(destination),
+        admit: Some(admit),
+    },
 };
+
+/// Where a raw command sends the browser: `Page.navigate`'s and
+/// `Target.createTarget`'s `url` (a new blank target is not judged).
+/// Other raw commands that navigate (`Page.navigateToHistoryEntry`, a
+/// script setting `location`) cannot be judged here; the request stage
+/// still judges their documents.
+fn destination(action: &Action) -> Option<&str> {
+    let Action::Cdp(args) = action else { return None };
+    if !matches!(args.method.as_str(), "Page.navigate" | "Target.createTarget") {
+        return None;
+    }
+    let url = args.params.as_ref()?.get("url")?.as_str()?;
+    (!url.is_empty() && url != "about:blank").then_some(url)
+}
+
+/// What `[tools] cdp` lets through (`crate::policy::cdp_fence`), before
+/// anything is opened.
+fn admit(action: &Action, config: &Config) -> Result<(), ActionError> {
+    match action {
+        Action::Cdp(args) => crate::policy::cdp_fence::admit(&args.method, config.tools.cdp),
+        _ => Ok(()),
+    }
+}
 
 /// A method shaped `Domain.method` (what `[tools] cdp` lets through is
 /// judged by the session, which holds the configuration).

@@ -9,7 +9,7 @@ use crate::actions::{download, element, front, input};
 use crate::error::Failure;
 use crate::tab::Tab;
 use crate::timing;
-use crate::tool::{Declaration, DefaultBudget, Group, Scope, TabCall};
+use crate::tool::{Before, Declaration, DefaultBudget, Effect, Group, Scope, TabCall};
 use crate::validate;
 use crate::{ActionError, ActionOutput, Budget};
 
@@ -24,6 +24,8 @@ pub(crate) const TOOL: Declaration = Declaration {
     budget: DefaultBudget::Action,
     changes_page: true,
     switch: None,
+    effect: Effect::Acts,
+    before: Before::NOTHING,
 };
 
 /// One element; a click count of 1 to 3.

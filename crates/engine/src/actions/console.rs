@@ -5,7 +5,7 @@ use serde_json::json;
 
 use crate::action::{ConsoleArgs, ConsoleLevel};
 use crate::tab::Tab;
-use crate::tool::{Declaration, DefaultBudget, Group, Scope, TabCall};
+use crate::tool::{Before, Declaration, DefaultBudget, Effect, Group, Scope, TabCall};
 use crate::{ActionError, ActionOutput};
 
 /// `browser_console`'s declaration (see `crate::tool`).
@@ -19,6 +19,8 @@ pub(crate) const TOOL: Declaration = Declaration {
     budget: DefaultBudget::Action,
     changes_page: false,
     switch: None,
+    effect: Effect::Acts,
+    before: Before::NOTHING,
 };
 
 /// Nothing to check beyond the schema.

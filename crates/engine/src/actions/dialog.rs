@@ -6,7 +6,7 @@ use serde_json::json;
 use crate::action::{DialogAnswer, DialogArgs};
 use crate::dialogs::answer;
 use crate::tab::Tab;
-use crate::tool::{Declaration, DefaultBudget, Group, Scope, TabCall};
+use crate::tool::{Before, Declaration, DefaultBudget, Effect, Group, Scope, TabCall};
 use crate::{ActionError, ActionOutput, Budget};
 
 /// `browser_dialog`'s declaration (see `crate::tool`).
@@ -20,6 +20,8 @@ pub(crate) const TOOL: Declaration = Declaration {
     budget: DefaultBudget::Action,
     changes_page: true,
     switch: None,
+    effect: Effect::AnswersDialog,
+    before: Before::NOTHING,
 };
 
 /// Nothing to check beyond the schema.

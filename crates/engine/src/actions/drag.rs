@@ -21,7 +21,7 @@ use serde_json::{json, Value};
 use crate::action::DragArgs;
 use crate::actions::{element, front, input};
 use crate::tab::Tab;
-use crate::tool::{Declaration, DefaultBudget, Group, Scope, TabCall};
+use crate::tool::{Before, Declaration, DefaultBudget, Effect, Group, Scope, TabCall};
 use crate::validate;
 use crate::{ActionError, ActionOutput, Budget, ErrorCode};
 
@@ -36,6 +36,8 @@ pub(crate) const TOOL: Declaration = Declaration {
     budget: DefaultBudget::Action,
     changes_page: true,
     switch: None,
+    effect: Effect::Acts,
+    before: Before::NOTHING,
 };
 
 /// One element to drag, and one place to drop it.

@@ -12,7 +12,7 @@ use serde_json::json;
 
 use crate::action::{ColorScheme, EmulateArgs};
 use crate::tab::Tab;
-use crate::tool::{Declaration, DefaultBudget, Group, Scope, TabCall};
+use crate::tool::{Before, Declaration, DefaultBudget, Effect, Group, Scope, TabCall};
 use crate::{ActionError, ActionOutput, Budget};
 
 /// `browser_emulate`'s declaration (see `crate::tool`).
@@ -26,6 +26,8 @@ pub(crate) const TOOL: Declaration = Declaration {
     budget: DefaultBudget::Action,
     changes_page: false,
     switch: None,
+    effect: Effect::Acts,
+    before: Before::NOTHING,
 };
 
 /// Runs the tool in the call's tab.

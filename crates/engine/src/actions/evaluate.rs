@@ -29,7 +29,7 @@ use crate::actions::element;
 use crate::metrics::Metrics;
 use crate::tab::lanes::{Lane, Leased};
 use crate::tab::Tab;
-use crate::tool::{Declaration, DefaultBudget, Group, Scope, Switch, TabCall};
+use crate::tool::{Before, Declaration, DefaultBudget, Effect, Group, Scope, Switch, TabCall};
 use crate::validate;
 use crate::{ActionError, ActionOutput, Budget, ErrorCode};
 
@@ -47,6 +47,8 @@ pub(crate) const TOOL: Declaration = Declaration {
         setting: "evaluate",
         on: |tools| tools.evaluate,
     }),
+    effect: Effect::Acts,
+    before: Before::NOTHING,
 };
 
 /// An expression or a function; a ref only with a function, not with a

@@ -15,7 +15,7 @@ use crate::action::{FillFormArgs, FormField, MouseButton};
 use crate::actions::element::{self, Element};
 use crate::actions::{front, input, select_option, slider, type_text};
 use crate::tab::Tab;
-use crate::tool::{Declaration, DefaultBudget, Group, Scope, TabCall};
+use crate::tool::{Before, Declaration, DefaultBudget, Effect, Group, Scope, TabCall};
 use crate::validate;
 use crate::{ActionError, ActionOutput, Budget, ErrorCode};
 
@@ -30,6 +30,8 @@ pub(crate) const TOOL: Declaration = Declaration {
     budget: DefaultBudget::Action,
     changes_page: true,
     switch: None,
+    effect: Effect::Acts,
+    before: Before::NOTHING,
 };
 
 /// At least one field, each naming one element.

@@ -11,9 +11,9 @@ use std::time::Duration;
 use cdp::protocol::page;
 use serde_json::{json, Value};
 
-use crate::action::{History, NavigateArgs};
+use crate::action::{Action, History, NavigateArgs};
 use crate::tab::{Navigations, Tab};
-use crate::tool::{Declaration, DefaultBudget, Group, Scope, TabCall};
+use crate::tool::{Before, Declaration, DefaultBudget, Effect, Group, Scope, TabCall};
 use crate::validate;
 use crate::{ActionError, ActionOutput, Budget, ErrorCode};
 
@@ -29,7 +29,21 @@ pub(crate) const TOOL: Declaration = Declaration {
     budget: DefaultBudget::Action,
     changes_page: true,
     switch: None,
+    effect: Effect::Leaves,
+    before: Before {
+        destination: Some(destination),
+        admit: None,
+    },
 };
+
+/// Where a navigate sends the tab: its URL (history moves are judged by
+/// the request stage as they load).
+fn destination(action: &Action) -> Option<&str> {
+    match action {
+        Action::Navigate(args) => args.url.as_deref(),
+        _ => None,
+    }
+}
 
 /// One of url and history; a URL that is not empty (its scheme is judged
 /// against `[policy] schemes` by the session, which holds the

@@ -10,7 +10,7 @@ use serde_json::{json, Map, Value};
 use crate::action::{NetworkAction, NetworkArgs};
 use crate::network::Request;
 use crate::tab::Tab;
-use crate::tool::{Declaration, DefaultBudget, Group, Scope, TabCall};
+use crate::tool::{Before, Declaration, DefaultBudget, Effect, Group, Scope, TabCall};
 use crate::{ActionError, ActionOutput, Budget};
 
 /// `browser_network`'s declaration (see `crate::tool`).
@@ -24,6 +24,8 @@ pub(crate) const TOOL: Declaration = Declaration {
     budget: DefaultBudget::Action,
     changes_page: false,
     switch: None,
+    effect: Effect::Acts,
+    before: Before::NOTHING,
 };
 
 /// Runs the tool in the call's tab.

@@ -23,7 +23,7 @@ use crate::content;
 use crate::page_tools::{self, schema, Availability, PageTool};
 use crate::policy::{Answer, Decision, Verdict};
 use crate::tab::Tab;
-use crate::tool::{Declaration, DefaultBudget, Group, Scope, Switch, TabCall};
+use crate::tool::{Before, Declaration, DefaultBudget, Effect, Group, Scope, Switch, TabCall};
 use crate::{ActionError, ActionOutput, Budget, ErrorCode};
 
 /// `browser_page_tool`'s declaration (see `crate::tool`).
@@ -40,6 +40,8 @@ pub(crate) const TOOL: Declaration = Declaration {
         setting: "page_tools",
         on: |tools| tools.page_tools.on(),
     }),
+    effect: Effect::Acts,
+    before: Before::NOTHING,
 };
 
 /// A name to look for.

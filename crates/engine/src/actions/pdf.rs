@@ -8,7 +8,7 @@ use serde_json::json;
 use crate::action::PdfArgs;
 use crate::config::FilesConfig;
 use crate::tab::Tab;
-use crate::tool::{Declaration, DefaultBudget, Group, Scope, TabCall};
+use crate::tool::{Before, Declaration, DefaultBudget, Effect, Group, Scope, TabCall};
 use crate::validate;
 use crate::{files, ActionError, ActionOutput, Budget};
 
@@ -23,6 +23,8 @@ pub(crate) const TOOL: Declaration = Declaration {
     budget: DefaultBudget::Action,
     changes_page: false,
     switch: None,
+    effect: Effect::Acts,
+    before: Before::NOTHING,
 };
 
 /// A path that is not empty (where it may go is judged as it is written).

@@ -5,7 +5,7 @@ use serde_json::json;
 use crate::action::PressKeyArgs;
 use crate::actions::{front, input, keys};
 use crate::tab::Tab;
-use crate::tool::{Declaration, DefaultBudget, Group, Scope, TabCall};
+use crate::tool::{Before, Declaration, DefaultBudget, Effect, Group, Scope, TabCall};
 use crate::{ActionError, ActionOutput, Budget};
 
 /// `browser_press_key`'s declaration (see `crate::tool`).
@@ -19,6 +19,8 @@ pub(crate) const TOOL: Declaration = Declaration {
     budget: DefaultBudget::Action,
     changes_page: true,
     switch: None,
+    effect: Effect::Acts,
+    before: Before::NOTHING,
 };
 
 /// A key (or combo) the keyboard table knows.

@@ -11,7 +11,7 @@ use crate::action::{ImageFormat, ScreenshotArgs};
 use crate::actions::{annotate, element};
 use crate::config::FilesConfig;
 use crate::tab::Tab;
-use crate::tool::{Declaration, DefaultBudget, Group, Scope, TabCall};
+use crate::tool::{Before, Declaration, DefaultBudget, Effect, Group, Scope, TabCall};
 use crate::validate;
 use crate::{files, ActionError, ActionOutput, Budget, Image};
 
@@ -26,6 +26,8 @@ pub(crate) const TOOL: Declaration = Declaration {
     budget: DefaultBudget::Action,
     changes_page: false,
     switch: None,
+    effect: Effect::Reads,
+    before: Before::NOTHING,
 };
 
 /// A ref of the right shape, not with full_page; quality for JPEG only.

@@ -9,7 +9,7 @@ use crate::action::{ScrollArgs, ScrollDirection};
 use crate::actions::element::{self, Element};
 use crate::actions::{front, input};
 use crate::tab::Tab;
-use crate::tool::{Declaration, DefaultBudget, Group, Scope, TabCall};
+use crate::tool::{Before, Declaration, DefaultBudget, Effect, Group, Scope, TabCall};
 use crate::validate;
 use crate::{ActionError, ActionOutput, Budget};
 
@@ -24,6 +24,8 @@ pub(crate) const TOOL: Declaration = Declaration {
     budget: DefaultBudget::Action,
     changes_page: true,
     switch: None,
+    effect: Effect::Acts,
+    before: Before::NOTHING,
 };
 
 /// An element to bring into view, or a direction (an amount only with one).

@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 use crate::action::SelectOptionArgs;
 use crate::actions::{combobox, element, front, selection};
 use crate::tab::Tab;
-use crate::tool::{Declaration, DefaultBudget, Group, Scope, TabCall};
+use crate::tool::{Before, Declaration, DefaultBudget, Effect, Group, Scope, TabCall};
 use crate::validate;
 use crate::{ActionError, ActionOutput, Budget};
 
@@ -23,6 +23,8 @@ pub(crate) const TOOL: Declaration = Declaration {
     budget: DefaultBudget::Action,
     changes_page: true,
     switch: None,
+    effect: Effect::Acts,
+    before: Before::NOTHING,
 };
 
 /// Values for one element, or a text (in an element, or the page).

@@ -2,7 +2,7 @@
 //! ref on every element. The work is the `snapshot` module's.
 
 use crate::action::SnapshotArgs;
-use crate::tool::{Declaration, DefaultBudget, Group, Scope, TabCall};
+use crate::tool::{Before, Declaration, DefaultBudget, Effect, Group, Scope, TabCall};
 use crate::validate;
 use crate::{ActionError, ActionOutput};
 
@@ -17,6 +17,8 @@ pub(crate) const TOOL: Declaration = Declaration {
     budget: DefaultBudget::Action,
     changes_page: false,
     switch: None,
+    effect: Effect::Reads,
+    before: Before::NOTHING,
 };
 
 /// A selector that is not empty, a cap of at least 1, and the view's own

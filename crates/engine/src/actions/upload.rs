@@ -14,7 +14,7 @@ use crate::action::{MouseButton, UploadArgs};
 use crate::actions::element::{self, Element};
 use crate::actions::input;
 use crate::tab::Tab;
-use crate::tool::{Declaration, DefaultBudget, Group, Scope, TabCall};
+use crate::tool::{Before, Declaration, DefaultBudget, Effect, Group, Scope, TabCall};
 use crate::validate;
 use crate::{ActionError, ActionOutput, Budget, ErrorCode};
 
@@ -29,6 +29,8 @@ pub(crate) const TOOL: Declaration = Declaration {
     budget: DefaultBudget::Action,
     changes_page: true,
     switch: None,
+    effect: Effect::Acts,
+    before: Before::NOTHING,
 };
 
 /// One element, and at least one path, none empty.

@@ -9,7 +9,7 @@ use serde_json::json;
 use crate::action::WaitArgs;
 use crate::error::Failure;
 use crate::tab::Tab;
-use crate::tool::{Declaration, DefaultBudget, Group, Scope, TabCall};
+use crate::tool::{Before, Declaration, DefaultBudget, Effect, Group, Scope, TabCall};
 use crate::validate;
 use crate::{ActionError, ActionOutput, Budget, ErrorCode};
 
@@ -25,6 +25,8 @@ pub(crate) const TOOL: Declaration = Declaration {
     budget: DefaultBudget::Wait,
     changes_page: false,
     switch: None,
+    effect: Effect::Reads,
+    before: Before::NOTHING,
 };
 
 /// Exactly one condition, none of them empty.

@@ -280,10 +280,8 @@ impl Session {
         // cooperative budget keeps a caller that loops on them from
         // starving the tab's own tasks (the dialog watchdog) on its thread.
         tokio::task::consume_budget().await;
-        if let Action::Cdp(args) = action {
-            crate::policy::cdp_fence::admit(&args.method, self.config.tools.cdp)?;
-        }
-        let destination = policy::destination_url(action);
+        spec.admit(action, &self.config)?;
+        let destination = spec.destination(action);
         if let Some(url) = destination {
             crate::validate::url(url, &self.config.policy.schemes)?;
         }
@@ -314,7 +312,7 @@ impl Session {
                 action.in_session(&call).await
             }
             Scope::Tab => match context.tab(action.common().tab.as_deref(), budget).await {
-                Ok(tab) if tab.crash.is_crashed() && !matches!(action, Action::Navigate(_)) => {
+                Ok(tab) if tab.crash.is_crashed() && !spec.escapes_crash() => {
                     Err(crate::tab::crash::Crash::error())
                 }
                 Ok(tab) => {
@@ -322,7 +320,7 @@ impl Session {
                     tab.crash.clear();
                     notes.url_before = Some(tab.state(|s| s.url().to_owned()));
                     tab.gate().serve(&self.consent);
-                    let judging = policy::current_page(action, &tab, rules, &self.consent, budget);
+                    let judging = policy::current_page(spec, &tab, rules, &self.consent, budget);
                     let _once = crate::timing::timed("session.policy", judging).await?;
                     let mark = tab.gate().mark();
                     let acting = self.supervised(spec, &tab, action, budget);
@@ -337,9 +335,9 @@ impl Session {
             },
         };
         // What the egress gate refused (connections by host and port).
-        let (result, refused) = refusals::after(action, result, context.take_refusals());
+        let (result, refused) = refusals::after(spec, action, result, context.take_refusals());
         notes.verdicts.extend(refused);
-        let result = self.after_obstacle(&context, action, result, budget).await;
+        let result = self.after_obstacle(&context, spec, action, result, budget).await;
         result.map(|mut output| {
             if restarted {
                 output.text = format!(
@@ -489,11 +487,11 @@ impl Session {
         action: &Action,
         budget: &Budget,
     ) -> Result<ActionOutput, ActionError> {
-        self.refuse_in_handoff(tab, action, spec.name)?;
+        self.refuse_in_handoff(tab, spec)?;
         if !spec.runs_during_dialog {
             if let Some(dialog) = tab.dialogs().blocking() {
                 // Leaving the page is the way out of a dialog nobody can answer.
-                let escape = dialog.orphaned && matches!(action, Action::Navigate(_));
+                let escape = dialog.orphaned && spec.escapes_orphaned_dialog();
                 if !escape {
                     return Err(dialogs::pending_error(&dialog));
                 }
@@ -506,7 +504,7 @@ impl Session {
         // Boxed: the action's future is large, and moving it by value into
         // another future overflowed the stack of debug builds.
         let run = Box::pin(self.in_tab(tab, action, budget));
-        dialogs::during(&tab.dialogs(), matches!(action, Action::Dialog(_)), run).await
+        dialogs::during(&tab.dialogs(), spec.answers_dialogs(), run).await
     }
 
     /// Runs a tab-scoped tool's handler (the dispatch generated from the
