@@ -2,11 +2,43 @@
 //! its own, or the browser's default context over stdio), its metrics, and
 //! the path every action takes in it.
 //!
-//! Owns: the session's [`Context`] (replaced when the browser was
+//! Owns: the session's `Context` (replaced when the browser was
 //! relaunched: the next result says so), its metrics, its event stream
 //! (`events`) and, with a fleet of endpoints, its placement on one. The
 //! browser is shared (`Browsers`); nothing here holds a lock across an
 //! await.
+//!
+//! One door: a library user reaches the browser through
+//! [`Session::call`] only. Nothing public hands out the session's browser
+//! context, a tab, or a raw CDP session (`docs/src/library.md`); these do
+//! not compile:
+//!
+//! ```compile_fail,E0624
+//! # async fn f(session: &engine::Session, budget: &engine::Budget) {
+//! // The session's browser context (its tabs, their CDP sessions).
+//! let _ = session.context(budget).await;
+//! # }
+//! ```
+//!
+//! ```compile_fail,E0603
+//! // The context's type is the crate's own.
+//! fn tabs_of(context: &engine::session::Context) {}
+//! ```
+//!
+//! ```compile_fail,E0603
+//! // No tab (and so no tab's CDP session) from any public module.
+//! fn raw(tab: &engine::tab::Tab) {}
+//! ```
+//!
+//! while the door itself does:
+//!
+//! ```no_run
+//! # async fn f(session: &engine::Session) -> Result<(), engine::ActionError> {
+//! let call = engine::ToolCall::new("browser_cdp", serde_json::json!({"method": "Page.getLayoutMetrics"}));
+//! session.call(call).await?;
+//! # Ok(())
+//! # }
+//! ```
 
 mod context;
 mod downloads;
@@ -41,7 +73,7 @@ use crate::tool::{Declaration, Scope, TabCall};
 use crate::{ActionError, ActionOutput, Budget, Failure};
 
 use crate::events::{EndReason, Events, Lifecycle, SessionEvent};
-pub use context::Context;
+pub(crate) use context::Context;
 pub use watch::{Overview, TabView};
 
 /// One client's session: its browser context and tabs, and the path every
@@ -352,8 +384,10 @@ impl Session {
 
     /// The session's context in the live browser, opening it (once, for
     /// concurrent callers) when there is none or the browser was replaced.
-    /// The flag says a context on an earlier browser was lost.
-    pub async fn context(&self, budget: &Budget) -> Result<(Arc<Context>, bool), ActionError> {
+    /// The flag says a context on an earlier browser was lost. The
+    /// engine's own (its tabs hold raw CDP sessions): a library user's
+    /// way in is [`Session::call`].
+    pub(crate) async fn context(&self, budget: &Budget) -> Result<(Arc<Context>, bool), ActionError> {
         // A tenancy first: a browser being closed for idleness gives out
         // none, and the next one the slot gives is a new browser.
         let (browser, tenancy) = loop {
@@ -588,6 +622,48 @@ fn session_restarted(result: &mut Result<ActionOutput, ActionError>, timeout_s: 
             output.data["session_restarted"] = true.into();
         }
         Err(error) => error.next_step = format!("{} {note}", error.next_step),
+    }
+}
+
+/// Tests only (cargo feature `test-support`, which the engine's own tests
+/// turn on): weak handles on a session's context and tabs, to see them
+/// freed after close. They hand out nothing to act with.
+#[cfg(feature = "test-support")]
+#[doc(hidden)]
+pub struct Held {
+    context: std::sync::Weak<Context>,
+    tabs: Vec<std::sync::Weak<Tab>>,
+}
+
+#[cfg(feature = "test-support")]
+#[doc(hidden)]
+impl Held {
+    /// How many tabs the context had.
+    pub fn tabs(&self) -> usize {
+        self.tabs.len()
+    }
+
+    /// Whether something still holds the context.
+    pub fn context_held(&self) -> bool {
+        self.context.upgrade().is_some()
+    }
+
+    /// How many of its tabs something still holds.
+    pub fn tabs_held(&self) -> usize {
+        self.tabs.iter().filter(|t| t.upgrade().is_some()).count()
+    }
+}
+
+#[cfg(feature = "test-support")]
+#[doc(hidden)]
+impl Session {
+    /// Tests only: [`Held`] for the session's context (opened if needed).
+    pub async fn held(&self, budget: &Budget) -> Result<Held, ActionError> {
+        let (context, _) = self.context(budget).await?;
+        Ok(Held {
+            tabs: context.tabs().iter().map(Arc::downgrade).collect(),
+            context: Arc::downgrade(&context),
+        })
     }
 }
 
