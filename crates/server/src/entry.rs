@@ -1,4 +1,4 @@
-//! How a front end runs one call in its session: a [`Door`] is a session
+//! How a front end runs one call in its session: an [`Entry`] is a session
 //! plus the way into it. The engine's default session (MCP over stdio)
 //! goes straight to the one dispatch; a serve session's lease
 //! (`serve::sessions::Lease`) adds its bookkeeping around the same
@@ -13,11 +13,11 @@ use engine::{ActionError, ActionOutput, Engine, Session};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-/// A call's future, boxed so `Door` can be a trait object.
+/// A call's future, boxed so `Entry` can be a trait object.
 pub type CallFuture<'a> = Pin<Box<dyn Future<Output = Result<ActionOutput, ActionError>> + Send + 'a>>;
 
 /// A session and the one way its front end calls into it.
-pub trait Door: Send + Sync {
+pub trait Entry: Send + Sync {
     /// The session the calls run in.
     fn session(&self) -> &Session;
 
@@ -29,7 +29,7 @@ pub trait Door: Send + Sync {
 /// The engine's default session: the dispatch and nothing else.
 pub struct DefaultSession(pub Arc<Engine>);
 
-impl Door for DefaultSession {
+impl Entry for DefaultSession {
     fn session(&self) -> &Session {
         self.0.session()
     }
