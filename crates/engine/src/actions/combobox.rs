@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 
 use crate::action::MouseButton;
 use crate::actions::element::Element;
-use crate::actions::{input, keys, type_text};
+use crate::actions::{field, input, keys};
 use crate::tab::Tab;
 use crate::{ActionError, Budget, ErrorCode};
 
@@ -211,7 +211,7 @@ async fn close(tab: &Tab, element: &Element, before: Option<&str>, budget: &Budg
             .call(
                 &cleanup,
                 "clearing the combobox",
-                &type_text::prepare(),
+                &field::prepare(),
                 vec![Value::Bool(true)],
             )
             .await;

@@ -13,7 +13,7 @@ use serde_json::{json, Value};
 
 use crate::action::{FillFormArgs, FormField, MouseButton};
 use crate::actions::element::{self, Element};
-use crate::actions::{front, input, select_option, slider, type_text};
+use crate::actions::{field, front, input, slider};
 use crate::tab::Tab;
 use crate::tool::{Before, Declaration, DefaultBudget, Effect, Group, Scope, TabCall};
 use crate::validate;
@@ -90,52 +90,12 @@ const KIND: &str = r#"function () {
   return { kind: 'none', what: '<' + el.tagName.toLowerCase() + '>' };
 }"#;
 
-/// Sets a range/date/time/color/number input from its string form through
-/// the native setter (so frameworks that track the value see the change),
-/// then fires `input` and `change`. `{bad}` when the input refused the text,
-/// `{outside: [min, max]}` when it is past the input's bounds; either way
-/// the old value is put back and no event fires.
-pub(crate) const SET_VALUE: &str = r#"function (value) {
-  const el = this;
-  if (el.disabled) return { refused: 'is disabled' };
-  if (el.readOnly) return { refused: 'is read-only' };
-  const setter = Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, 'value').set;
-  const old = el.value;
-  setter.call(el, value);
-  const numeric = el.type === 'range' || el.type === 'number';
-  const bad = numeric ? (value.trim() === '' || isNaN(Number(value)))
-    : el.type === 'color' ? el.value !== value.toLowerCase()
-    : value !== '' && el.value === '';
-  if (bad) { setter.call(el, old); return { bad: true }; }
-  // A range input clamps by itself; the others only flag it.
-  if (el.validity.rangeUnderflow || el.validity.rangeOverflow) {
-    setter.call(el, old);
-    return { outside: [el.min || null, el.max || null] };
-  }
-  el.dispatchEvent(new Event('input', { bubbles: true }));
-  el.dispatchEvent(new Event('change', { bubbles: true }));
-  return { value: el.value };
-}"#;
-
 /// Clicks a checkbox or radio a person cannot reach (a custom control that
 /// hides the real input behind its label): the page sees `input` and
 /// `change` as for a click.
 const CLICK_HIDDEN: &str = "function () { this.click(); }";
 
 const CHECKED: &str = "function () { return this.checked; }";
-
-/// The format each value input expects, for the error that refuses one.
-fn format_of(kind: &str) -> &'static str {
-    match kind {
-        "date" => "YYYY-MM-DD",
-        "time" => "HH:MM or HH:MM:SS",
-        "color" => "#rrggbb",
-        "month" => "YYYY-MM",
-        "week" => "YYYY-Www",
-        "datetime-local" => "YYYY-MM-DDTHH:MM",
-        _ => "a number",
-    }
-}
 
 pub async fn run(tab: &Tab, args: &FillFormArgs, budget: &Budget) -> Result<ActionOutput, ActionError> {
     let mut values = Vec::with_capacity(args.fields.len());
@@ -193,7 +153,7 @@ async fn fill(tab: &Tab, field: &FormField, budget: &Budget) -> Result<(String, 
         "check" => check_box(tab, &element, &kind, &field.value, budget).await?,
         "select" => select(&element, &field.value, budget).await?,
         "slider" => slider::set(tab, &element, &field.value, budget).await?,
-        "value" => set_value(&element, kind["type"].as_str().unwrap_or_default(), &field.value, budget).await?,
+        "value" => field::set_value(&element, kind["type"].as_str().unwrap_or_default(), &field.value, budget).await?,
         "refused" => {
             return Err(ActionError::new(
                 ErrorCode::ElementNotInteractable,
@@ -226,7 +186,7 @@ async fn text(tab: &Tab, element: &Element, value: &str, budget: &Budget) -> Res
         .call(
             budget,
             "focusing the field",
-            &type_text::prepare(),
+            &field::prepare(),
             vec![Value::Bool(true)],
         )
         .await?;
@@ -247,7 +207,7 @@ async fn text(tab: &Tab, element: &Element, value: &str, budget: &Budget) -> Res
         element.settle(budget).await?;
     }
     element
-        .call(budget, "reading the field", type_text::VALUE, vec![])
+        .call(budget, "reading the field", field::VALUE, vec![])
         .await
 }
 
@@ -311,12 +271,7 @@ async fn check_box(
 
 async fn select(element: &Element, value: &str, budget: &Budget) -> Result<Value, ActionError> {
     let result = element
-        .call(
-            budget,
-            "choosing the option",
-            select_option::SELECT,
-            vec![json!([value])],
-        )
+        .call(budget, "choosing the option", field::SELECT, vec![json!([value])])
         .await?;
     if result["missing"].is_string() {
         return Err(ActionError::invalid(
@@ -328,48 +283,4 @@ async fn select(element: &Element, value: &str, budget: &Budget) -> Result<Value
         ));
     }
     Ok(result["selected"][0].clone())
-}
-
-pub(crate) async fn set_value(
-    element: &Element,
-    kind: &str,
-    value: &str,
-    budget: &Budget,
-) -> Result<Value, ActionError> {
-    let result = element
-        .call(budget, "setting the value", SET_VALUE, vec![json!(value)])
-        .await?;
-    if let Some(why) = result["refused"].as_str() {
-        return Err(ActionError::new(
-            ErrorCode::ElementNotInteractable,
-            format!("{} {why}", element.label),
-            "Fill in what the form needs first, or leave this field out.",
-        ));
-    }
-    if result["bad"] == Value::Bool(true) {
-        return Err(ActionError::invalid(
-            format!(
-                "\"{value}\" is not a valid value for {} (an <input type={kind}>)",
-                element.label
-            ),
-            format!("Pass {}.", format_of(kind)),
-        ));
-    }
-    if let Some(bounds) = result["outside"].as_array() {
-        let bound = |i: usize| bounds.get(i).and_then(Value::as_str).map(str::to_owned);
-        let range = match (bound(0), bound(1)) {
-            (Some(min), Some(max)) => format!("from {min} to {max}"),
-            (Some(min), None) => format!("{min} or later"),
-            (None, Some(max)) => format!("up to {max}"),
-            (None, None) => "within its bounds".to_owned(),
-        };
-        return Err(ActionError::invalid(
-            format!(
-                "{value:?} is outside what {} accepts (an <input type={kind}> taking {range}); its value was left as it was",
-                element.label
-            ),
-            format!("Pass {} {range}.", format_of(kind)),
-        ));
-    }
-    Ok(result["value"].clone())
 }

@@ -17,6 +17,7 @@ pub mod element;
 pub mod emulate;
 pub mod evaluate;
 pub mod extract;
+pub mod field;
 pub mod fill_form;
 pub mod front;
 pub mod geometry;

@@ -6,7 +6,7 @@
 use serde_json::{json, Value};
 
 use crate::action::SelectOptionArgs;
-use crate::actions::{combobox, element, front, selection};
+use crate::actions::{combobox, element, field, front, selection};
 use crate::tab::Tab;
 use crate::tool::{Before, Declaration, DefaultBudget, Effect, Group, Scope, TabCall};
 use crate::validate;
@@ -60,31 +60,18 @@ pub(crate) async fn perform(
     run(call.tab, args, call.budget).await
 }
 
-/// Returns the chosen options' values and labels, or `{missing}` /
-/// `{not_select}` / `{too_many}`.
-pub(crate) const SELECT: &str = r#"function (wanted) {
-  if (!(this instanceof HTMLSelectElement)) return { not_select: this.tagName.toLowerCase() };
-  const options = Array.from(this.options);
-  const picks = [];
-  for (const w of wanted) {
-    const o = options.find((o) => o.value === w) || options.find((o) => o.label.trim() === w.trim() || o.textContent.trim() === w.trim());
-    if (!o) return { missing: w, available: options.map((o) => o.label) };
-    picks.push(o);
-  }
-  if (!this.multiple && picks.length > 1) return { too_many: true };
-  for (const o of options) o.selected = picks.includes(o);
-  this.dispatchEvent(new Event('input', { bubbles: true }));
-  this.dispatchEvent(new Event('change', { bubbles: true }));
-  return { selected: picks.map((o) => o.value), labels: picks.map((o) => o.label) };
-}"#;
-
 pub async fn run(tab: &Tab, args: &SelectOptionArgs, budget: &Budget) -> Result<ActionOutput, ActionError> {
     if let Some(text) = &args.text {
         return selection::run(tab, &args.target, text, budget).await;
     }
     let element = element::resolve(tab, &args.target, budget).await?;
     let result = element
-        .call(budget, "choosing the option", SELECT, vec![json!(args.values)])
+        .call(
+            budget,
+            "choosing the option",
+            field::SELECT,
+            vec![json!(args.values)],
+        )
         .await?;
     if let Some(tag) = result["not_select"].as_str() {
         let [wanted] = args.values.as_slice() else {

@@ -6,7 +6,8 @@
 use serde_json::{json, Value};
 
 use crate::action::TypeArgs;
-use crate::actions::{element, fill_form, front, input, keys};
+use crate::actions::field::{self, prepare, VALUE};
+use crate::actions::{element, front, input, keys};
 use crate::tab::Tab;
 use crate::tool::{Before, Declaration, DefaultBudget, Effect, Group, Scope, TabCall};
 use crate::validate;
@@ -45,49 +46,6 @@ pub(crate) async fn perform(call: &TabCall<'_>, args: &TypeArgs) -> Result<Actio
     run(call.tab, args, call.budget).await
 }
 
-/// Focuses the element and, when asked, selects its whole content so the
-/// inserted text replaces it. Returns false for elements that take no text,
-/// and `{value: type}` for inputs whose browser-drawn editor takes no
-/// inserted text (a date field stays empty): those are set by value.
-pub(crate) const PREPARE: &str = r#"function (clear) {
-  if (this instanceof HTMLInputElement && VALUE_TYPES.includes(this.type)) return { value: this.type };
-  const editable = this.isContentEditable ||
-    (this instanceof HTMLInputElement && !['checkbox','radio','button','submit','reset','image','file','range','color'].includes(this.type)) ||
-    this instanceof HTMLTextAreaElement;
-  if (!editable) return false;
-  this.focus();
-  if (clear) {
-    if (this.isContentEditable) {
-      const range = document.createRange();
-      range.selectNodeContents(this);
-      const selection = this.ownerDocument.getSelection();
-      selection.removeAllRanges();
-      selection.addRange(range);
-    } else {
-      this.select();
-    }
-  }
-  return true;
-}"#;
-
-/// The `<input>` types set by value rather than typed into.
-const VALUE_TYPES: &str = "['date','time','datetime-local','month','week','color','range','number']";
-
-/// [`PREPARE`], with its list of value types in place.
-pub(crate) fn prepare() -> String {
-    PREPARE.replace("VALUE_TYPES", VALUE_TYPES)
-}
-
-/// The field's value as the result reports it; a password-like field's
-/// (the snapshot's `secretLike` test) reads `••••` (issue 21).
-pub(crate) const VALUE: &str = r#"function () {
-  if (this.isContentEditable) return this.textContent;
-  const autocomplete = (this.getAttribute && this.getAttribute('autocomplete')) || '';
-  const secret = this.tagName === 'INPUT' && (this.type === 'password'
-    || /(?:^|\s)(?:current-password|new-password|one-time-code|cc-number|cc-csc)(?:\s|$)/i.test(autocomplete));
-  return secret && this.value ? '••••' : this.value;
-}"#;
-
 pub async fn run(tab: &Tab, args: &TypeArgs, budget: &Budget) -> Result<ActionOutput, ActionError> {
     let element = element::resolve(tab, &args.target, budget).await?;
     let clear = args.clear.unwrap_or(true);
@@ -97,7 +55,7 @@ pub async fn run(tab: &Tab, args: &TypeArgs, budget: &Budget) -> Result<ActionOu
     if let Some(kind) = editable["value"].as_str() {
         // A date, time, colour, range or number input: its value is set
         // whole, with `input` and `change`, as browser_fill_form does.
-        let value = fill_form::set_value(&element, kind, &args.text, budget).await?;
+        let value = field::set_value(&element, kind, &args.text, budget).await?;
         let value = value.as_str().unwrap_or_default().to_owned();
         if args.submit.unwrap_or(false) {
             input::press_enter(tab, budget).await?;
