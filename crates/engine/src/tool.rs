@@ -17,7 +17,7 @@
 //! checks and the dispatch) is `crate::tools`. It must not import any
 //! tool: every tool imports it.
 
-use crate::action::Action;
+use crate::calls::Action;
 use crate::config::{Config, ToolsConfig};
 use crate::metrics::Metrics;
 use crate::secrets::Secrets;

@@ -13,13 +13,13 @@ use cdp::protocol::target::{DetachedFromTarget, TargetDestroyed};
 use serde_json::json;
 
 use super::{Context, Session, SessionCall};
-use crate::action::Action;
-use crate::action::{HandoffArgs, WaitArgs};
+use crate::calls::Action;
+use crate::calls::{HandoffArgs, WaitArgs};
 use crate::events::SessionEvent;
 use crate::handoff::{Answer, Offer, Offered};
 use crate::tab::Tab;
 use crate::tool::{Before, Declaration, DefaultBudget, Effect, Group, Scope};
-use crate::{actions, validate, ActionError, ActionOutput, Budget, ErrorCode};
+use crate::{tab_tools, validate, ActionError, ActionOutput, Budget, ErrorCode};
 
 /// `browser_handoff`'s declaration (see `crate::tool`).
 pub(crate) const TOOL: Declaration = Declaration {
@@ -76,10 +76,10 @@ macro_rules! declared {
     ([] $( $scope:ident $variant:ident($args:ty) = $module:ident ;)*) => {
         const DECLARED: &[Declaration] = &[$(declared!(@ $scope $module)),*];
     };
-    (@ tab $module:ident) => { crate::actions::$module::TOOL };
+    (@ tab $module:ident) => { crate::tab_tools::$module::TOOL };
     (@ session $module:ident) => { crate::session::$module::TOOL };
 }
-crate::action::tool_list!(declared);
+crate::calls::tool_list!(declared);
 
 /// Whether a call of the tool `spec` declares may run in a tab a person
 /// holds (`held`): `tab_in_handoff` unless it only reads the page.
@@ -132,7 +132,7 @@ impl Session {
     ) -> Result<ActionOutput, ActionError> {
         let tab = context.tab(args.common.tab.as_deref(), budget).await?;
         // A tab behind another sends no frame to the person's view.
-        actions::front::bring(&tab, budget).await?;
+        tab_tools::front::bring(&tab, budget).await?;
         let name = context
             .tabs_now()
             .into_iter()
@@ -222,7 +222,7 @@ impl Session {
                         selector: until.selector.clone(),
                         ..Default::default()
                     };
-                    actions::wait::run(tab, &wait, budget).await
+                    tab_tools::wait::run(tab, &wait, budget).await
                 }
                 None => std::future::pending().await,
             }
@@ -328,7 +328,7 @@ impl Session {
             ),
             _ => e,
         })?;
-        let (url, title) = actions::navigate::location(tab, budget).await?;
+        let (url, title) = tab_tools::navigate::location(tab, budget).await?;
         let said = match by {
             "person" => "The person pressed Done",
             _ => "The until condition holds",
@@ -364,7 +364,7 @@ impl Session {
         let args = HandoffArgs {
             reason: format!("the page shows {} ([handoff] auto)", kind.replace('_', " ")),
             until: None,
-            common: crate::action::Common {
+            common: crate::calls::Common {
                 tab: action.common().tab.clone(),
                 timeout_ms: None,
             },

@@ -55,12 +55,11 @@ use std::sync::{Arc, Mutex};
 
 use tracing::Instrument;
 
-use crate::action::{dispatch, tool_list, Action};
-use crate::actions;
 use crate::audit::Audit;
 use crate::browser::fleet::Placement;
 use crate::browser::grid::Seat;
 use crate::browser::{Browser, Browsers};
+use crate::calls::{dispatch, tool_list, Action};
 use crate::config::Config;
 use crate::content::Markers;
 use crate::dialogs;
@@ -69,6 +68,7 @@ use crate::policy::{Consent, Decision, Verdict};
 use crate::secrets::Secrets;
 use crate::single_flight::SingleFlight;
 use crate::tab::{DialogPolicy, Tab};
+use crate::tab_tools;
 use crate::tool::{Declaration, Scope, TabCall};
 use crate::{ActionError, ActionOutput, Budget, Failure};
 
@@ -580,7 +580,7 @@ impl Session {
         crate::validate::reference(reference)?;
         let (context, _) = self.context(budget).await?;
         let tab = context.tab(None, budget).await?;
-        let element = actions::element::by_ref(&tab, reference, budget).await?;
+        let element = tab_tools::element::by_ref(&tab, reference, budget).await?;
         element.backend_node_id(budget).await
     }
 

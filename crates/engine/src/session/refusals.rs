@@ -12,7 +12,7 @@
 
 use serde_json::{json, Value};
 
-use crate::action::Action;
+use crate::calls::Action;
 use crate::egress::{Blocked, Refusal};
 use crate::policy::connection::canonical_host;
 use crate::policy::{Decision, Verdict};

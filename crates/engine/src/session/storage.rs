@@ -4,7 +4,7 @@
 
 use serde_json::{json, Value};
 
-use crate::action::{SameSite, StorageAction, StorageArgs};
+use crate::calls::{SameSite, StorageAction, StorageArgs};
 use crate::config::FilesConfig;
 use crate::session::storage_state;
 use crate::session::Context;

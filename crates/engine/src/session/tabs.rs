@@ -5,11 +5,11 @@ use std::sync::Arc;
 
 use serde_json::json;
 
-use crate::action::{Action, NavigateArgs, TabsAction, TabsArgs};
-use crate::actions::navigate;
+use crate::calls::{Action, NavigateArgs, TabsAction, TabsArgs};
 use crate::policy::Consent;
 use crate::session::Context;
 use crate::session::SessionCall;
+use crate::tab_tools::navigate;
 use crate::tool::{Before, Declaration, DefaultBudget, Effect, Group, Scope};
 use crate::validate;
 use crate::{ActionError, ActionOutput, Budget};
