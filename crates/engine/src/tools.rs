@@ -3,7 +3,7 @@
 //! served to every front end (MCP's tools/list, the CLI's verbs and help,
 //! the dashboard, the docs), and each call's parsing and checks. The
 //! [`Action`] enum is the list's own; the dispatch from an `Action` to its
-//! handler is generated in `actions` (a tab's tools) and `session` (the
+//! handler is generated in `tab_tools` (a tab's tools) and `session` (the
 //! session's).
 //!
 //! Adding a tool: a file with its declaration, checks and handler

@@ -12,26 +12,26 @@ use super::{Common, ElementTarget};
 /// Arguments of `browser_fill_form`.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct FillFormArgs {
-    #[allow(missing_docs)] // schema-visible: see the `action` module doc
+    #[allow(missing_docs)] // schema-visible: see the `calls` module doc
     pub fields: Vec<FormField>,
-    #[allow(missing_docs)] // schema-visible: see the `action` module doc
+    #[allow(missing_docs)] // schema-visible: see the `calls` module doc
     #[serde(flatten)]
     pub common: Common,
 }
 
 // One field of `browser_fill_form`: which control, and its new value (a
 // comment, not a doc: it would be repeated in the schema).
-#[allow(missing_docs)] // schema-visible: see the `action` module doc
+#[allow(missing_docs)] // schema-visible: see the `calls` module doc
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FormField {
-    #[allow(missing_docs)] // schema-visible: see the `action` module doc
+    #[allow(missing_docs)] // schema-visible: see the `calls` module doc
     #[serde(rename = "ref", default, skip_serializing_if = "Option::is_none")]
     pub reference: Option<String>,
-    #[allow(missing_docs)] // schema-visible: see the `action` module doc
+    #[allow(missing_docs)] // schema-visible: see the `calls` module doc
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub selector: Option<String>,
-    #[allow(missing_docs)] // schema-visible: see the `action` module doc
+    #[allow(missing_docs)] // schema-visible: see the `calls` module doc
     #[serde(deserialize_with = "text_of_scalar")]
     pub value: String,
 }
@@ -62,16 +62,16 @@ fn text_of_scalar<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::E
 /// Arguments of `browser_drag`.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct DragArgs {
-    #[allow(missing_docs)] // schema-visible: see the `action` module doc
+    #[allow(missing_docs)] // schema-visible: see the `calls` module doc
     #[serde(flatten)]
     pub target: ElementTarget,
-    #[allow(missing_docs)] // schema-visible: see the `action` module doc
+    #[allow(missing_docs)] // schema-visible: see the `calls` module doc
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub to_ref: Option<String>,
-    #[allow(missing_docs)] // schema-visible: see the `action` module doc
+    #[allow(missing_docs)] // schema-visible: see the `calls` module doc
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub to_selector: Option<String>,
-    #[allow(missing_docs)] // schema-visible: see the `action` module doc
+    #[allow(missing_docs)] // schema-visible: see the `calls` module doc
     #[serde(flatten)]
     pub common: Common,
 }
@@ -89,18 +89,18 @@ impl DragArgs {
 /// Arguments of `browser_upload`.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct UploadArgs {
-    #[allow(missing_docs)] // schema-visible: see the `action` module doc
+    #[allow(missing_docs)] // schema-visible: see the `calls` module doc
     #[serde(flatten)]
     pub target: ElementTarget,
     /// Relative to the server's directory.
     pub paths: Vec<String>,
-    #[allow(missing_docs)] // schema-visible: see the `action` module doc
+    #[allow(missing_docs)] // schema-visible: see the `calls` module doc
     #[serde(flatten)]
     pub common: Common,
 }
 
 // Which way `browser_scroll` scrolls.
-#[allow(missing_docs)] // schema-visible: see the `action` module doc
+#[allow(missing_docs)] // schema-visible: see the `calls` module doc
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum ScrollDirection {
@@ -113,16 +113,16 @@ pub enum ScrollDirection {
 /// Arguments of `browser_scroll`.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct ScrollArgs {
-    #[allow(missing_docs)] // schema-visible: see the `action` module doc
+    #[allow(missing_docs)] // schema-visible: see the `calls` module doc
     #[serde(flatten)]
     pub target: ElementTarget,
-    #[allow(missing_docs)] // schema-visible: see the `action` module doc
+    #[allow(missing_docs)] // schema-visible: see the `calls` module doc
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub direction: Option<ScrollDirection>,
     /// Pixels (default one viewport).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub amount: Option<u32>,
-    #[allow(missing_docs)] // schema-visible: see the `action` module doc
+    #[allow(missing_docs)] // schema-visible: see the `calls` module doc
     #[serde(flatten)]
     pub common: Common,
 }

@@ -11,7 +11,7 @@
 //! what it needs:
 //!
 //! - here: the `Action` enum, the arguments every tool takes, the JSON;
-//! - `actions`: the dispatch of a tab's tool to its handler;
+//! - `tab_tools`: the dispatch of a tab's tool to its handler;
 //! - `session`: the dispatch of a session's tool to its handler;
 //! - `tools`: the registry (each declaration, schema and parser), the
 //!   checks, each call's tool name.
@@ -100,7 +100,7 @@ impl Action {
 }
 
 /// A dispatch from an `Action` to its handler, generated where the
-/// handlers are: `tool_list!(dispatch tab in_tab TabCall)` in `actions`,
+/// handlers are: `tool_list!(dispatch tab in_tab TabCall)` in `tab_tools`,
 /// `tool_list!(dispatch session in_session SessionCall)` in `session`.
 /// Each tool whose scope is `$place` goes to its module's `perform`.
 macro_rules! dispatch {
