@@ -26,7 +26,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::transport::{self, Outgoing, Transport, WebSocket};
-use crate::{CdpError, Session};
+use crate::CdpError;
 
 /// A CDP event as it arrived. `session_id` is `""` for the browser session.
 /// Its params stay the JSON text Chrome sent (a few times smaller than the
@@ -266,17 +266,6 @@ impl Connection {
     /// What carries this connection: ask it before opening another pipe.
     pub fn transport(&self) -> &Arc<dyn Transport> {
         &self.inner.transport
-    }
-
-    /// The browser-level session (routed as `""`).
-    pub fn browser(&self) -> Session {
-        Session::new(self.clone(), String::new())
-    }
-
-    /// A handle for a flattened session id returned by `Target.attachToTarget`
-    /// or announced by `Target.attachedToTarget`.
-    pub fn session(&self, session_id: impl Into<String>) -> Session {
-        Session::new(self.clone(), session_id.into())
     }
 
     /// True once the socket is gone; every later command fails with

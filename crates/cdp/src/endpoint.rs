@@ -2,14 +2,16 @@
 //!
 //! `ws://…` and `wss://…` are used as they are; `http://host:port` is asked
 //! for `/json/version`, whose `webSocketDebuggerUrl` is the browser endpoint.
-//! DevTools' HTTP endpoint is plain HTTP/1.1 on loopback or a tunnel, so a
-//! single GET is written by hand rather than pulling in an HTTP client. The
-//! answer ends where its framing says, never at the socket's close: Chromium
-//! ignores `Connection: close` and keeps the socket open after answering.
-//! This module has no clock of its own; the caller races it against its
-//! budget.
+//! DevTools' HTTP endpoint is plain HTTP/1.1 on loopback or a tunnel: one
+//! GET with hyper's HTTP/1.1 client (as the CLI's), whose answer ends where
+//! its framing says (`Content-Length`, chunked, or the end of the stream),
+//! never waiting for the socket's close: Chromium ignores `Connection:
+//! close` and keeps the socket open after answering. This module has no
+//! clock of its own; the caller races it against its budget.
 
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+use http_body_util::{BodyExt, Empty, Limited};
+use hyper::body::Bytes;
+use hyper_util::rt::TokioIo;
 use tokio::net::TcpStream;
 
 use crate::CdpError;
@@ -34,138 +36,68 @@ pub async fn resolve(address: &str) -> Result<String, CdpError> {
              that port (or use the ws://… URL Chromium printed as cdp_url)"
         ))
     };
-    let mut stream = TcpStream::connect(host_port)
+    let stream = TcpStream::connect(host_port)
         .await
         .map_err(|e| failed(format!("could not connect: {e}")))?;
-    let request = format!("GET /json/version HTTP/1.1\r\nHost: {host_port}\r\nConnection: close\r\n\r\n");
-    stream
-        .write_all(request.as_bytes())
-        .await
-        .map_err(|e| failed(format!("could not be sent: {e}")))?;
-    let response = read_response(&mut stream).await.map_err(failed)?;
-    if response.status != 200 {
+    let (status, body) = get_version(stream, host_port).await.map_err(failed)?;
+    if status != 200 {
         return Err(failed(format!(
-            "answered {}: {}",
-            response.status,
-            String::from_utf8_lossy(&response.body).trim()
+            "answered {status}: {}",
+            String::from_utf8_lossy(&body).trim()
         )));
     }
     let version: serde_json::Value =
-        serde_json::from_slice(&response.body).map_err(|_| failed("did not answer with JSON".into()))?;
+        serde_json::from_slice(&body).map_err(|_| failed("did not answer with JSON".into()))?;
     version["webSocketDebuggerUrl"]
         .as_str()
         .map(str::to_owned)
         .ok_or_else(|| failed("gave no webSocketDebuggerUrl".into()))
 }
 
-#[derive(Debug, PartialEq, Eq)]
-struct Response {
-    status: u16,
-    body: Vec<u8>,
+/// `GET /json/version` on `stream`: the status and the body (at most
+/// [`MAX_RESPONSE`] bytes). The error says what went wrong, to follow the
+/// request line.
+async fn get_version(stream: TcpStream, host_port: &str) -> Result<(u16, Bytes), String> {
+    let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+        .await
+        .map_err(|e| format!("could not be sent: {e}"))?;
+    // The connection's task ends with this call (the socket Chromium keeps
+    // open is closed when it is aborted).
+    let connection = AbortOnDrop(tokio::spawn(connection));
+    let request = hyper::Request::get("/json/version")
+        .header(hyper::header::HOST, host_port)
+        .body(Empty::<Bytes>::new())
+        .map_err(|e| format!("could not be written: {e}"))?;
+    let response = sender
+        .send_request(request)
+        .await
+        .map_err(|e| format!("failed while reading the answer: {e}"))?;
+    let status = response.status().as_u16();
+    let body = Limited::new(response.into_body(), MAX_RESPONSE)
+        .collect()
+        .await
+        .map_err(|e| match e.downcast_ref::<http_body_util::LengthLimitError>() {
+            Some(_) => format!("answered more than {MAX_RESPONSE} bytes"),
+            None => format!("closed the connection in the middle of the answer: {e}"),
+        })?
+        .to_bytes();
+    drop(connection);
+    Ok((status, body))
 }
 
-/// Reads one HTTP/1.1 response, stopping as soon as its body is complete.
-/// The error says what went wrong, to follow the request line.
-async fn read_response(stream: &mut (impl AsyncRead + Unpin)) -> Result<Response, String> {
-    let mut received = Vec::new();
-    let mut chunk = [0u8; 4096];
-    loop {
-        let read = stream
-            .read(&mut chunk)
-            .await
-            .map_err(|e| format!("failed while reading the answer: {e}"))?;
-        received.extend_from_slice(&chunk[..read]);
-        if let Some(response) = complete_response(&received, read == 0)? {
-            return Ok(response);
-        }
-        if received.len() > MAX_RESPONSE {
-            return Err(format!("answered more than {MAX_RESPONSE} bytes"));
-        }
-    }
-}
+/// A task aborted when its handle is dropped.
+struct AbortOnDrop(tokio::task::JoinHandle<Result<(), hyper::Error>>);
 
-/// The response in `received` if it is complete: its body framed by
-/// `Transfer-Encoding: chunked`, else `Content-Length`, else (HTTP/1.0
-/// style) by the end of the stream. `None` while more bytes are needed.
-fn complete_response(received: &[u8], at_eof: bool) -> Result<Option<Response>, String> {
-    let Some(head_end) = find(received, b"\r\n\r\n") else {
-        return if at_eof {
-            Err("closed the connection without an answer".into())
-        } else {
-            Ok(None)
-        };
-    };
-    let head = String::from_utf8_lossy(&received[..head_end]);
-    let mut lines = head.split("\r\n");
-    let status_line = lines.next().unwrap_or_default();
-    let status = status_line
-        .strip_prefix("HTTP/1.")
-        .and_then(|rest| rest.split(' ').nth(1))
-        .and_then(|code| code.parse::<u16>().ok())
-        .ok_or_else(|| format!("did not answer with HTTP: {status_line:?}"))?;
-    let mut chunked = false;
-    let mut length = None;
-    for line in lines {
-        let Some((name, value)) = line.split_once(':') else {
-            continue;
-        };
-        let value = value.trim();
-        if name.trim().eq_ignore_ascii_case("transfer-encoding") {
-            chunked = value.to_ascii_lowercase().contains("chunked");
-        } else if name.trim().eq_ignore_ascii_case("content-length") {
-            length = Some(
-                value
-                    .parse::<usize>()
-                    .map_err(|_| format!("sent a bad Content-Length {value:?}"))?,
-            );
-        }
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
     }
-    let body = &received[head_end + 4..];
-    let complete = if chunked {
-        dechunk(body)?
-    } else if let Some(length) = length {
-        (body.len() >= length).then(|| body[..length].to_vec())
-    } else {
-        at_eof.then(|| body.to_vec())
-    };
-    match complete {
-        Some(body) => Ok(Some(Response { status, body })),
-        None if at_eof => Err("closed the connection in the middle of the answer".into()),
-        None => Ok(None),
-    }
-}
-
-/// The body of a chunked transfer once its last (zero-size) chunk has
-/// arrived; trailers are ignored.
-fn dechunk(mut data: &[u8]) -> Result<Option<Vec<u8>>, String> {
-    let mut body = Vec::new();
-    loop {
-        let Some(line_end) = find(data, b"\r\n") else {
-            return Ok(None);
-        };
-        let size_line = String::from_utf8_lossy(&data[..line_end]);
-        let size_hex = size_line.split(';').next().unwrap_or_default().trim();
-        let size =
-            usize::from_str_radix(size_hex, 16).map_err(|_| format!("sent a bad chunk size {size_hex:?}"))?;
-        if size == 0 {
-            return Ok(Some(body));
-        }
-        let chunk_start = line_end + 2;
-        if data.len() < chunk_start + size + 2 {
-            return Ok(None);
-        }
-        body.extend_from_slice(&data[chunk_start..chunk_start + size]);
-        data = &data[chunk_start + size + 2..];
-    }
-}
-
-fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
-    haystack.windows(needle.len()).position(|w| w == needle)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
     use tokio::net::TcpListener;
 
     const VERSION: &str =
@@ -180,7 +112,7 @@ mod tests {
             let (mut socket, _) = listener.accept().await.unwrap();
             let mut request = Vec::new();
             let mut buf = [0u8; 1024];
-            while find(&request, b"\r\n\r\n").is_none() {
+            while !request.windows(4).any(|w| w == b"\r\n\r\n") {
                 let n = socket.read(&mut buf).await.unwrap();
                 assert!(n > 0, "the client closed before sending its request");
                 request.extend_from_slice(&buf[..n]);
@@ -223,31 +155,41 @@ mod tests {
         server.abort();
     }
 
-    #[test]
-    fn a_response_is_incomplete_until_its_framing_says_so() {
-        let head = b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n";
-        let partial = [&head[..], b"abc"].concat();
-        assert_eq!(complete_response(&partial, false), Ok(None));
-        assert!(complete_response(&partial, true).is_err(), "cut short");
-        let whole = [&head[..], b"abcde"].concat();
-        assert_eq!(
-            complete_response(&whole, false),
-            Ok(Some(Response {
-                status: 200,
-                body: b"abcde".to_vec()
-            }))
-        );
-        // Without framing the body runs to the end of the stream.
-        let unframed = b"HTTP/1.0 404 Not Found\r\n\r\nnope";
-        assert_eq!(complete_response(unframed, false), Ok(None));
-        assert_eq!(
-            complete_response(unframed, true),
-            Ok(Some(Response {
-                status: 404,
-                body: b"nope".to_vec()
-            }))
-        );
-        assert!(complete_response(b"SSH-2.0-OpenSSH\r\n\r\n", false).is_err());
+    /// A DevTools-like server that answers `reply` and closes the socket.
+    async fn serve_and_close(reply: &'static [u8]) -> String {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let address = format!("http://{}", listener.local_addr().unwrap());
+        tokio::spawn(async move {
+            let (mut socket, _) = listener.accept().await.unwrap();
+            let mut request = Vec::new();
+            let mut buf = [0u8; 1024];
+            while !request.windows(4).any(|w| w == b"\r\n\r\n") {
+                let n = socket.read(&mut buf).await.unwrap();
+                if n == 0 {
+                    return;
+                }
+                request.extend_from_slice(&buf[..n]);
+            }
+            socket.write_all(reply).await.unwrap();
+        });
+        address
+    }
+
+    /// The answer ends where its framing says: cut short is an error that
+    /// says so, an unframed body runs to the end of the stream, a status
+    /// other than 200 is said with its body, and what is not HTTP is
+    /// refused.
+    #[tokio::test]
+    async fn a_response_is_incomplete_until_its_framing_says_so() {
+        let cut = serve_and_close(b"HTTP/1.1 200 OK\r\nContent-Length: 500\r\n\r\n{\"webSocket").await;
+        let error = resolve(&cut).await.unwrap_err().to_string();
+        assert!(error.contains("in the middle of the answer"), "{error}");
+        let unframed = serve_and_close(b"HTTP/1.0 404 Not Found\r\n\r\nnope").await;
+        let error = resolve(&unframed).await.unwrap_err().to_string();
+        assert!(error.contains("answered 404: nope"), "{error}");
+        let ssh = serve_and_close(b"SSH-2.0-OpenSSH\r\n\r\n").await;
+        let error = resolve(&ssh).await.unwrap_err().to_string();
+        assert!(error.starts_with("finding the browser endpoint"), "{error}");
     }
 
     #[tokio::test]

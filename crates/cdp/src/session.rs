@@ -27,6 +27,21 @@ impl std::fmt::Debug for Session {
     }
 }
 
+/// A connection's sessions, made here (a session is a handle on its
+/// connection: the connection below does not know this type).
+impl Connection {
+    /// The browser-level session (routed as `""`).
+    pub fn browser(&self) -> Session {
+        Session::new(self.clone(), String::new())
+    }
+
+    /// A handle for a flattened session id returned by `Target.attachToTarget`
+    /// or announced by `Target.attachedToTarget`.
+    pub fn session(&self, session_id: impl Into<String>) -> Session {
+        Session::new(self.clone(), session_id.into())
+    }
+}
+
 impl Session {
     pub(crate) fn new(conn: Connection, id: String) -> Session {
         Session { conn, id }

@@ -143,11 +143,11 @@ fn extension_doctor() -> ExitCode {
 
 /// `cdpilot doctor`: exit 0 when the browser works, 1 with what to fix.
 pub async fn doctor(mut config: Config) -> ExitCode {
-    if config.browser.source == "extension" {
+    if config.browser.source == engine::config::Source::Extension {
         return extension_doctor();
     }
     let attach = !config.browser.cdp_url.is_empty();
-    if config.browser.source == "auto_connect" {
+    if config.browser.source == engine::config::Source::AutoConnect {
         report(
             true,
             "browser",
@@ -278,7 +278,7 @@ pub async fn doctor(mut config: Config) -> ExitCode {
 
 /// Whether the engine launches its browser (`[browser] source = "launch"`).
 fn config_source_is_launch(engine: &Engine) -> bool {
-    engine.config().browser.source == "launch"
+    engine.config().browser.source == engine::config::Source::Launch
 }
 
 /// A loopback HTTP server answering every request with one small page;

@@ -203,10 +203,10 @@ impl BrowserArgs {
             config.browser.user_data_dir = dir.display().to_string();
         }
         if self.auto_connect {
-            config.browser.source = "auto_connect".into();
+            config.browser.source = engine::config::Source::AutoConnect;
         }
         if self.extension {
-            config.browser.source = "extension".into();
+            config.browser.source = engine::config::Source::Extension;
         }
         if !self.caps.is_empty() {
             config.tools.caps = self.caps.clone();

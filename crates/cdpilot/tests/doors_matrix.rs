@@ -238,7 +238,7 @@ async fn grid(targets: &Targets) -> Running {
 async fn auto_connect(targets: &Targets) -> Running {
     let chrome = UsersChrome::start().await;
     let mut config = config(targets);
-    config.browser.source = "auto_connect".into();
+    config.browser.source = engine::config::Source::AutoConnect;
     config.browser.user_data_dir = chrome.profile.display().to_string();
     Running::engine(
         Engine::start(config).expect("config"),

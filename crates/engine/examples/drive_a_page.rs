@@ -7,7 +7,7 @@
 //! `cargo run -p cdpilot-engine --example drive_a_page -- https://example.com`
 //! (Chromium from `$CDPILOT_CHROME` or PATH).
 
-use engine::action::{ClickArgs, Common, ElementTarget, NavigateArgs, SnapshotArgs};
+use engine::calls::{ClickArgs, Common, ElementTarget, NavigateArgs, SnapshotArgs};
 use engine::{Action, ActionError, Config, Engine};
 
 /// The ref on the first snapshot line that names a link or a button.

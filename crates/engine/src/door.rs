@@ -15,8 +15,8 @@
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::action::Action;
 use crate::audit::{self, Record};
+use crate::calls::Action;
 use crate::session::{Notes, Session};
 use crate::tools::{self, ToolSpec};
 use crate::{ActionError, ActionOutput};

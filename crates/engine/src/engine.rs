@@ -13,6 +13,7 @@ use crate::browser::fleet::{EndpointStatus, Fleet};
 use crate::browser::grid::{Grid, GridStatus};
 use crate::browser::slot::BrowserSlot;
 use crate::browser::Browsers;
+use crate::config::Source;
 use crate::door::ToolCall;
 use crate::egress::Egress;
 use crate::metrics::Metrics;
@@ -88,7 +89,7 @@ impl Engine {
             // In the user's own Chrome (auto-connect, or the extension's
             // emulated browser over stdio) the default session gets a
             // browser context of its own too: the default one is the user's.
-            config.browser.source != "launch",
+            config.browser.source != Source::Launch,
             metrics.clone(),
             audit.clone(),
             secrets.clone(),
@@ -215,12 +216,9 @@ impl Engine {
         match &self.fleet {
             Some(fleet) => fleet.status(),
             None => vec![EndpointStatus {
-                url: match (
-                    self.config.browser.source.as_str(),
-                    self.config.browser.cdp_url.as_str(),
-                ) {
-                    ("auto_connect", _) => "auto-connect (your running Chrome)".into(),
-                    ("extension", _) => "the paired Chrome (extension)".into(),
+                url: match (self.config.browser.source, self.config.browser.cdp_url.as_str()) {
+                    (Source::AutoConnect, _) => "auto-connect (your running Chrome)".into(),
+                    (Source::Extension, _) => "the paired Chrome (extension)".into(),
                     (_, "") => "launched".into(),
                     (_, url) => url.into(),
                 },

@@ -8,7 +8,7 @@
 //! [`Engine::new_session`] makes more, each with a browser context of its own
 //! (cookies, storage and tabs no other session sees). [`Session::call`] is
 //! the one door: a [`ToolCall`] (a tool's name and JSON arguments, or a
-//! typed [`Action`], one struct per tool in [`action`]) is checked, run
+//! typed [`Action`], one struct per tool in [`calls`]) is checked, run
 //! under its [`Budget`] (deadline plus cancellation), redacted of secrets
 //! and audited, and returns an [`ActionOutput`] (text for a model, the same
 //! facts as JSON) or an [`ActionError`] (a contract [`ErrorCode`], the
@@ -16,7 +16,7 @@
 //! ([`dispatch::call`]).
 //!
 //! ```no_run
-//! use engine::action::{NavigateArgs, SnapshotArgs};
+//! use engine::calls::{NavigateArgs, SnapshotArgs};
 //! use engine::{Action, Budget, Config, Engine, ToolCall};
 //!
 //! # async fn run() -> Result<(), engine::ActionError> {
@@ -47,20 +47,19 @@
 //!
 //! Layout, on floors (`crates/engine/floors.txt`, checked by a test: a
 //! module uses only its own floor or lower): leaves (`error`, `budget`,
-//! `timing`, `scripts` — the in-page scripts —, `action`, …) → `config` →
+//! `timing`, `scripts` — the in-page scripts —, `calls`, …) → `config` →
 //! policies and records ([`policy`], [`audit`], [`secrets`], [`events`]) →
 //! the egress gate and the dialog book → `tab` → `browser`, `snapshot`,
-//! `actions/` (one file per tab tool: its declaration, checks and handler)
+//! `tab_tools/` (one file per tab tool: its declaration, checks and handler)
 //! → [`session`] (the session's tools too) → [`tools`] (the list every tool
 //! is generated from), [`dispatch`], [`startup`] → [`Engine`].
 
 #![warn(missing_docs)]
 
-pub mod action;
-mod actions;
 pub mod audit;
 mod browser;
 mod budget;
+pub mod calls;
 pub mod config;
 mod console;
 pub mod content;
@@ -87,6 +86,7 @@ mod single_flight;
 mod snapshot;
 pub mod startup;
 mod tab;
+mod tab_tools;
 mod tabs;
 #[cfg(test)]
 mod test_browser;
@@ -95,13 +95,13 @@ pub mod tool;
 pub mod tools;
 mod validate;
 
-pub use action::Action;
-pub use action::{ActionOutput, Image};
 /// The extension relay's transport (`[browser] source = "extension"`).
 pub use browser::extension as browser_extension;
 pub use browser::fleet::EndpointStatus;
 pub use browser::grid::GridStatus;
 pub use budget::Budget;
+pub use calls::Action;
+pub use calls::{ActionOutput, Image};
 pub use config::Config;
 pub use door::ToolCall;
 pub use engine::Engine;

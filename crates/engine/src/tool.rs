@@ -1,19 +1,28 @@
 //! What a tool declares about itself, in its own file beside its handler:
 //! a [`Declaration`] (name, CLI verb, group, description, scope, dialog
 //! behaviour, default budget, whether it changes the page, the `[tools]`
-//! switch that turns it off), and the `TabCall` a
-//! tab-scoped handler runs with.
+//! switch that turns it off, what it does to the page ([`Effect`]: read,
+//! act, leave, answer its dialog) and what the session checks before it
+//! runs ([`Before`]: where it sends the browser, what the configuration
+//! admits)), and the `TabCall` a tab-scoped handler runs with.
+//!
+//! The session asks a tool's declaration every question it has about it
+//! (may it run while a person holds the tab, while a dialog blocks the
+//! page, in a crashed tab; is the page it is on judged; where does it go;
+//! does an obstacle it meets start a hand-off): it never matches on the
+//! tool, so a new tool is its own file and one line in the list.
 //!
 //! This module is the vocabulary only; the list of declared tools (and
 //! everything generated from it: the `Action` enum, the registry, the
 //! checks and the dispatch) is `crate::tools`. It must not import any
 //! tool: every tool imports it.
 
+use crate::calls::Action;
 use crate::config::{Config, ToolsConfig};
 use crate::metrics::Metrics;
 use crate::secrets::Secrets;
 use crate::tab::Tab;
-use crate::Budget;
+use crate::{ActionError, Budget};
 
 /// Tool groups (`docs/src/spec/tools.md`, v2): `core` is always offered;
 /// `[tools] caps` turns on the others.
@@ -127,6 +136,118 @@ pub struct Declaration {
     /// The `[tools]` setting that turns it off, beside its group (`None`:
     /// its group alone decides).
     pub switch: Option<Switch>,
+    /// What its call does to the tab's page (what the session lets it do
+    /// while a person holds the tab, in a crashed tab, on a page the URL
+    /// rules would refuse).
+    pub effect: Effect,
+    /// What the session checks before anything is opened or sent.
+    pub before: Before,
+}
+
+impl Declaration {
+    /// Whether it may run in a tab a person holds (`browser_handoff`):
+    /// only tools that read the page do.
+    pub fn runs_in_handoff(&self) -> bool {
+        self.effect == Effect::Reads
+    }
+
+    /// Whether it may run in a tab whose renderer crashed: only a tool
+    /// that loads another document (in a new renderer) does.
+    pub fn escapes_crash(&self) -> bool {
+        self.effect == Effect::Leaves
+    }
+
+    /// Whether it may run while a dialog that nobody can answer (its
+    /// opener gone) blocks the page, though it does not run during a
+    /// dialog: a tool that leaves the page (the way out) does.
+    pub fn escapes_orphaned_dialog(&self) -> bool {
+        self.effect == Effect::Leaves
+    }
+
+    /// Whether the page the tab is on is judged by the URL rules before
+    /// the call: not for a tool that leaves it or answers its dialog.
+    pub fn judges_current_page(&self) -> bool {
+        !matches!(self.effect, Effect::Leaves | Effect::AnswersDialog)
+    }
+
+    /// Whether, under `[dialogs] policy = "must_respond"`, a dialog that
+    /// opens during the call lets it go on (it is the call that answers).
+    pub fn answers_dialogs(&self) -> bool {
+        self.effect == Effect::AnswersDialog
+    }
+
+    /// Whether an obstacle its call meets (a CAPTCHA, a login wall) starts
+    /// a hand-off by itself under `[handoff] auto`: a tool that loaded the
+    /// page that shows it.
+    pub fn hands_off_obstacles(&self) -> bool {
+        self.effect == Effect::Leaves
+    }
+
+    /// Where `action` (a call of this tool) sends the browser, if it says:
+    /// judged by the URL rules before anything is sent.
+    pub fn destination<'a>(&self, action: &'a Action) -> Option<&'a str> {
+        self.before
+            .destination
+            .and_then(|destination| destination(action))
+    }
+
+    /// The document `action` loads in the tab, for a tool that leaves the
+    /// page (the egress gate's refusal of its host ends the call).
+    pub fn leaves_to<'a>(&self, action: &'a Action) -> Option<&'a str> {
+        (self.effect == Effect::Leaves)
+            .then(|| self.destination(action))
+            .flatten()
+    }
+
+    /// What the configuration says of `action` before anything is opened
+    /// (`browser_cdp`'s fence).
+    pub fn admit(&self, action: &Action, config: &Config) -> Result<(), ActionError> {
+        self.before.admit.map_or(Ok(()), |admit| admit(action, config))
+    }
+}
+
+/// What a tool's call does to the tab's page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Effect {
+    /// Only reads it (snapshot, screenshot, wait): runs while a person
+    /// holds the tab.
+    Reads,
+    /// Acts on it (click, type, evaluate, …) or on the session: refused
+    /// while a person holds the tab.
+    Acts,
+    /// Loads another document in the tab (navigate): the page it leaves
+    /// is not judged, it runs in a crashed tab and past a dialog nobody
+    /// can answer, and an obstacle on the page it loads may start a
+    /// hand-off (`[handoff] auto`).
+    Leaves,
+    /// Answers the page's dialog: the page is not judged, and a dialog
+    /// opening during it does not end it.
+    AnswersDialog,
+}
+
+/// Where a call sends the browser (`None`: it does not say).
+pub type Destination = for<'a> fn(&'a Action) -> Option<&'a str>;
+
+/// What the configuration says of a call before anything is opened.
+pub type Admit = fn(&Action, &Config) -> Result<(), ActionError>;
+
+/// What the session checks of a tool's call before anything is opened or
+/// sent, beyond its arguments' own checks.
+#[derive(Debug, Clone, Copy)]
+pub struct Before {
+    /// Where the call sends the browser (judged by the URL rules, its
+    /// scheme by `[policy] schemes`).
+    pub destination: Option<Destination>,
+    /// Whether the configuration lets the call through.
+    pub admit: Option<Admit>,
+}
+
+impl Before {
+    /// Nothing beyond the arguments' checks.
+    pub const NOTHING: Before = Before {
+        destination: None,
+        admit: None,
+    };
 }
 
 /// A `[tools]` setting that turns one tool off (`[tools] evaluate = false`).

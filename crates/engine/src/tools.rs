@@ -1,21 +1,21 @@
-//! The registry, generated from the list of tools (`crate::action`): each
+//! The registry, generated from the list of tools (`crate::calls`): each
 //! tool's declaration (written beside its handler) and argument schema,
 //! served to every front end (MCP's tools/list, the CLI's verbs and help,
 //! the dashboard, the docs), and each call's parsing and checks. The
 //! [`Action`] enum is the list's own; the dispatch from an `Action` to its
-//! handler is generated in `actions` (a tab's tools) and `session` (the
+//! handler is generated in `tab_tools` (a tab's tools) and `session` (the
 //! session's).
 //!
 //! Adding a tool: a file with its declaration, checks and handler
-//! (`actions/` for a tab's tool, `session/` for the session's), its
-//! arguments and one line in the list (`crate::action`).
+//! (`tab_tools/` for a tab's tool, `session/` for the session's), its
+//! arguments and one line in the list (`crate::calls`).
 
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
-use crate::action::*;
+use crate::calls::*;
 pub use crate::tool::{Declaration, DefaultBudget, Group, Scope, Switch};
 use crate::{ActionError, Budget};
 
@@ -49,14 +49,14 @@ fn parse_as<T: DeserializeOwned>(args: Value, wrap: fn(T) -> Action) -> Result<A
     serde_json::from_value(args).map(wrap)
 }
 
-/// A declared tool's module, by its scope in the list: `actions::` for a
+/// A declared tool's module, by its scope in the list: `tab_tools::` for a
 /// tab's tool, `session::` for the session's; `$rest` follows the path.
 macro_rules! at {
-    (tab $module:ident $($rest:tt)*) => { crate::actions::$module $($rest)* };
+    (tab $module:ident $($rest:tt)*) => { crate::tab_tools::$module $($rest)* };
     (session $module:ident $($rest:tt)*) => { crate::session::$module $($rest)* };
 }
 
-/// What the registry takes from the list of tools (`crate::action`): each
+/// What the registry takes from the list of tools (`crate::calls`): each
 /// module's `TOOL` (its [`Declaration`]) and `check` (what its schema
 /// cannot say), each argument type's schema and parser.
 macro_rules! declare_tools {
@@ -95,7 +95,7 @@ macro_rules! declare_tools {
         );)*
     };
 }
-crate::action::tool_list!(declare_tools);
+crate::calls::tool_list!(declare_tools);
 
 /// Every tool, in the order tools/list shows them.
 pub fn tools() -> &'static [ToolSpec] {

@@ -4,7 +4,7 @@
 //! session, which holds the configuration). Each tool's own rules are its
 //! `check`, beside its handler.
 
-use crate::action::ElementTarget;
+use crate::calls::ElementTarget;
 use crate::ActionError;
 
 const MAX_TIMEOUT_MS: u64 = 600_000;
@@ -85,9 +85,24 @@ pub(crate) fn element_target(tool: &str, target: &ElementTarget) -> Result<(), A
     }
 }
 
+/// A ref's tab part and the rest: `t2f3e7` → `(Some("t2"), "f3e7")`,
+/// `e7` → `(None, "e7")`. The session's first tab's refs have none; every
+/// other tab's carry its id, so a ref carried to another tab is told
+/// from that tab's own (`ref_unknown`), never taken for its element of
+/// the same number.
+pub fn split_tab(reference: &str) -> (Option<&str>, &str) {
+    if let Some(rest) = reference.strip_prefix('t') {
+        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+        if digits > 0 {
+            return (Some(&reference[..=digits]), &rest[digits..]);
+        }
+    }
+    (None, reference)
+}
+
 /// Refs look like `e12` (main frame) or `f2e7` (inside frame 2).
 pub fn reference(r: &str) -> Result<(), ActionError> {
-    let (_, rest) = crate::tab::refs::split_tab(r);
+    let (_, rest) = split_tab(r);
     let body = match rest.strip_prefix('f') {
         Some(rest) => {
             let digits = rest.find('e').map(|i| &rest[..i]).unwrap_or("");

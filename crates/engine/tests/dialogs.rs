@@ -204,7 +204,7 @@ async fn the_recent_ring_keeps_the_last_twenty() {
 #[tokio::test]
 async fn the_bridge_round_trips_alert_prompt_and_confirm() {
     let site = TestSite::start().await;
-    let engine = engine_with(|c| c.dialogs.bridge = "on".into());
+    let engine = engine_with(|c| c.dialogs.bridge = engine::config::Bridge::On);
     ok(&engine, "browser_navigate", json!({"url": site.url("/")})).await;
 
     let out = ok(
@@ -357,7 +357,7 @@ async fn a_cancelled_answer_leaves_the_dialog_to_the_watchdog() {
 async fn an_answer_names_the_dialog_the_page_opened_in_reaction() {
     let site = TestSite::start().await;
     for bridge in ["off", "on"] {
-        let engine = engine_with(|c| c.dialogs.bridge = bridge.into());
+        let engine = engine_with(|c| c.dialogs.bridge = bridge.parse().expect("a bridge"));
         answers_name_the_next_dialog(&site, &engine).await;
         engine.shutdown().await;
     }

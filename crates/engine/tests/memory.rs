@@ -170,27 +170,19 @@ async fn a_closed_sessions_tabs_and_everything_they_held_are_freed() {
     let console = ok_in(&session, "browser_console", json!({})).await;
     assert!(!console.text.is_empty());
 
-    let (context, _) = session.context(&common::budget()).await.expect("its context");
-    let tabs: Vec<_> = context.tabs().iter().map(std::sync::Arc::downgrade).collect();
-    assert_eq!(tabs.len(), 2, "two tabs open");
-    let held = std::sync::Arc::downgrade(&context);
-    drop(context);
-    let context = held;
+    let held = session.held(&common::budget()).await.expect("its context");
+    assert_eq!(held.tabs(), 2, "two tabs open");
     session.close(&common::budget()).await;
     drop(session);
     let freed = testkit::processes::wait_until(Duration::from_secs(10), || {
-        context.upgrade().is_none() && tabs.iter().all(|t| t.upgrade().is_none())
+        !held.context_held() && held.tabs_held() == 0
     })
     .await;
     assert!(
         freed,
         "after close: the context is {}, {} of 2 tabs still held",
-        if context.upgrade().is_some() {
-            "held"
-        } else {
-            "freed"
-        },
-        tabs.iter().filter(|t| t.upgrade().is_some()).count()
+        if held.context_held() { "held" } else { "freed" },
+        held.tabs_held()
     );
     engine.shutdown().await;
 }

@@ -5,7 +5,8 @@
 //!
 //! - [`outcome`]: a finished call as clients read it (errors' sentence
 //!   pair and object, a result as one JSON object).
-//! - [`door`]: a session and the one way a front end calls into it.
+//! - [`entry`]: a session and the one way a front end calls into it (its
+//!   `Entry`; the engine's one door is `Session::call`).
 //! - [`mcp`]: the Model Context Protocol over stdio, with the official SDK.
 //! - `exposed`: a page's own tools listed as MCP tools (`page_<name>`).
 //! - `ask`: asking the user about an `ask` URL rule (MCP elicitation).
@@ -16,7 +17,7 @@
 
 mod ask;
 mod cancel;
-pub mod door;
+pub mod entry;
 mod exposed;
 pub mod mcp;
 mod offer;

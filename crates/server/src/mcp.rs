@@ -25,7 +25,7 @@ use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
-use crate::door::{DefaultSession, Door};
+use crate::entry::{DefaultSession, Entry};
 use crate::exposed::{self, Exposed};
 use crate::outcome::error_object;
 
@@ -45,7 +45,7 @@ pub struct McpServer {
     /// The session this server's calls run in and the way into it: the
     /// engine's default session (stdio), or a serve session's lease
     /// (HTTP; dropping the last clone ends it).
-    door: Arc<dyn Door>,
+    entry: Arc<dyn Entry>,
     /// Over streamable HTTP (a session of its own), not stdio.
     over_http: bool,
     /// Cancelled when the whole server stops: every call in flight ends.
@@ -60,7 +60,7 @@ impl McpServer {
     /// The server of the engine's default session (stdio).
     pub fn new(engine: Arc<Engine>) -> McpServer {
         McpServer {
-            door: Arc::new(DefaultSession(engine.clone())),
+            entry: Arc::new(DefaultSession(engine.clone())),
             engine,
             over_http: false,
             stopping: CancellationToken::new(),
@@ -69,12 +69,12 @@ impl McpServer {
     }
 
     /// The server of one session of its own (an MCP session over HTTP),
-    /// reached through `door`; `stopping` ends its calls in flight when the
+    /// reached through `entry`; `stopping` ends its calls in flight when the
     /// process shuts down.
-    pub fn for_session(engine: Arc<Engine>, door: Arc<dyn Door>, stopping: CancellationToken) -> McpServer {
+    pub fn for_session(engine: Arc<Engine>, entry: Arc<dyn Entry>, stopping: CancellationToken) -> McpServer {
         McpServer {
             engine,
-            door,
+            entry,
             over_http: true,
             stopping,
             told: Arc::default(),
@@ -82,7 +82,7 @@ impl McpServer {
     }
 
     fn session(&self) -> &Session {
-        self.door.session()
+        self.entry.session()
     }
 
     /// The tools as MCP advertises them, built from the shared registry
@@ -160,7 +160,7 @@ impl McpServer {
     /// when `cancel` fires or the server stops.
     pub async fn call(&self, name: &str, arguments: Value, cancel: CancellationToken) -> CallToolResult {
         let call = self.stopping.child_token();
-        let dispatched = self.door.call(name, arguments, call.clone());
+        let dispatched = self.entry.call(name, arguments, call.clone());
         let outcome = crate::cancel::linked(dispatched, &cancel, &call).await;
         match outcome {
             Ok(output) => success(output),

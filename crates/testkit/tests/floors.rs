@@ -32,10 +32,41 @@ struct Floors {
     allowed: BTreeMap<(String, String), String>,
 }
 
+/// A crate's `floors.txt`: the crate's own table, and a table for each
+/// folder that has a section (`[actions]`, `[serve::dashboard]`: the
+/// folder's module path), whose floors hold the folder's modules.
+fn parse_tables(text: &str) -> Result<BTreeMap<String, Floors>, String> {
+    let mut sections: Vec<(String, usize, String)> = vec![(String::new(), 0, String::new())];
+    for (n, line) in text.lines().enumerate() {
+        let code = line.split('#').next().unwrap_or_default().trim();
+        if let Some(name) = code.strip_prefix('[').and_then(|c| c.strip_suffix(']')) {
+            sections.push((name.trim().to_owned(), n + 1, String::new()));
+            continue;
+        }
+        let last = sections.last_mut().unwrap();
+        last.2.push_str(line);
+        last.2.push('\n');
+    }
+    let mut tables = BTreeMap::new();
+    for (name, offset, text) in sections {
+        let floors = Floors::parse_from(&text, offset)?;
+        if tables.insert(name.clone(), floors).is_some() {
+            return Err(format!("floors.txt: [{name}] twice"));
+        }
+    }
+    Ok(tables)
+}
+
 impl Floors {
     fn parse(text: &str) -> Result<Floors, String> {
+        Floors::parse_from(text, 0)
+    }
+
+    /// A table whose first line is line `offset + 1` of the file.
+    fn parse_from(text: &str, offset: usize) -> Result<Floors, String> {
         let mut floors = Floors::default();
         for (n, line) in text.lines().enumerate() {
+            let n = n + offset;
             let line = line.split('#').next().unwrap_or_default().trim();
             if line.is_empty() {
                 continue;
@@ -252,12 +283,27 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
 }
 
 impl Sources {
+    /// The crate's top-level modules and their reaches into each other.
     fn read(src: &Path) -> Sources {
-        let root = ["lib.rs", "main.rs"]
-            .iter()
-            .map(|f| src.join(f))
+        Sources::read_folder(src, &[])
+    }
+
+    /// The modules of the folder at module path `folder` (`["serve"]`:
+    /// `src/serve/`, its root `mod.rs` or `src/serve.rs`; empty: the
+    /// crate, its root `lib.rs` or `main.rs`) and their reaches into each
+    /// other: `crate::serve::x`, `super::x` from a module of the folder,
+    /// `super::super::x` from one a floor deeper, …
+    fn read_folder(src: &Path, folder: &[String]) -> Sources {
+        let dir = folder.iter().fold(src.to_owned(), |d, p| d.join(p));
+        let roots: Vec<PathBuf> = if folder.is_empty() {
+            vec![src.join("lib.rs"), src.join("main.rs")]
+        } else {
+            vec![dir.join("mod.rs"), dir.with_extension("rs")]
+        };
+        let root = roots
+            .into_iter()
             .find(|p| p.exists())
-            .unwrap_or_else(|| panic!("{}: no lib.rs or main.rs", src.display()));
+            .unwrap_or_else(|| panic!("{}: no root module file", dir.display()));
         let root_code = code_of(&std::fs::read_to_string(&root).unwrap()).join("\n");
         let mut modules = BTreeSet::new();
         // `crate::Name` for a name the root re-exports means its module.
@@ -302,12 +348,16 @@ impl Sources {
             }
         };
         let mut files = Vec::new();
-        rust_files(src, &mut files);
+        rust_files(&dir, &mut files);
         let mut edges = Vec::new();
+        let depth = folder.len();
         for file in files.iter().filter(|f| **f != root) {
             let relative = file.strip_prefix(src).unwrap();
             let path = module_path(relative);
-            let me = path[0].clone();
+            if path.len() <= depth || path[..depth] != *folder {
+                continue;
+            }
+            let me = path[depth].clone();
             let lines = code_of(&std::fs::read_to_string(file).unwrap());
             let text: Vec<char> = lines.join("\n").chars().collect();
             let line_of = |at: usize| text[..at].iter().filter(|c| **c == '\n').count() + 1;
@@ -331,7 +381,23 @@ impl Sources {
                 }
                 let from_here: String = text[i..text.len().min(i + 7)].iter().collect();
                 if from_here == "crate::" {
-                    let at = i + 7;
+                    let mut at = i + 7;
+                    // Down to the folder: `crate::serve::`.
+                    let mut inside = true;
+                    for part in folder {
+                        let named = ident_at(&text, at);
+                        let after = at + part.len();
+                        if named.as_deref() == Some(part.as_str()) && text[after..].starts_with(&[':', ':']) {
+                            at = after + 2;
+                        } else {
+                            inside = false;
+                            break;
+                        }
+                    }
+                    if !inside {
+                        i = at;
+                        continue;
+                    }
                     if text.get(at) == Some(&'{') {
                         for (name, end) in group_heads(&text, at) {
                             reach(&name, end);
@@ -351,7 +417,10 @@ impl Sources {
                         climbs += 1;
                         at += 7;
                     }
-                    if climbs >= path.len() {
+                    // The crate's root (or above, an error rustc names),
+                    // or exactly the folder.
+                    let lands = path.len().checked_sub(climbs);
+                    if (depth == 0 && lands.is_none()) || lands == Some(depth) {
                         if text.get(at) == Some(&'{') {
                             for (name, end) in group_heads(&text, at) {
                                 reach(&name, end);
@@ -519,6 +588,33 @@ fn crates_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_owned()
 }
 
+/// Every module folder under `src` (`["serve"]`, `["serve", "dashboard"]`),
+/// as module paths.
+fn folders(src: &Path) -> Vec<Vec<String>> {
+    let mut found = Vec::new();
+    let mut stack = vec![(src.to_owned(), Vec::<String>::new())];
+    while let Some((dir, path)) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let p = entry.path();
+            if !p.is_dir() {
+                continue;
+            }
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let mut child = path.clone();
+            child.push(name);
+            if p.join("mod.rs").exists() || p.with_extension("rs").exists() {
+                found.push(child.clone());
+            }
+            stack.push((p, child));
+        }
+    }
+    found.sort();
+    found
+}
+
 #[test]
 fn every_crate_with_a_table_keeps_its_floors_and_has_no_circle() {
     let mut checked = Vec::new();
@@ -532,9 +628,11 @@ fn every_crate_with_a_table_keeps_its_floors_and_has_no_circle() {
     crates.sort();
     for dir in crates {
         let name = dir.file_name().unwrap().to_string_lossy().into_owned();
-        let floors = Floors::parse(&std::fs::read_to_string(dir.join("floors.txt")).unwrap())
+        let mut tables = parse_tables(&std::fs::read_to_string(dir.join("floors.txt")).unwrap())
             .unwrap_or_else(|e| panic!("crates/{name}/{e}"));
-        let sources = Sources::read(&dir.join("src"));
+        let src = dir.join("src");
+        let floors = tables.remove("").unwrap_or_default();
+        let sources = Sources::read(&src);
         assert!(
             sources.modules.len() < 2 || !sources.edges.is_empty(),
             "crates/{name}: no module reaches another: the reader is broken"
@@ -548,12 +646,42 @@ fn every_crate_with_a_table_keeps_its_floors_and_has_no_circle() {
         for ((from, to), reason) in &floors.allowed {
             eprintln!("crates/{name}: excepted {from} -> {to}: {reason}");
         }
+        // Inside each folder: its section's floors if it has one, and no
+        // circle among its modules either way.
+        for folder in folders(&src) {
+            let key = folder.join("::");
+            let sources = Sources::read_folder(&src, &folder);
+            let floors = tables.remove(&key);
+            if let Some(floors) = &floors {
+                assert!(
+                    sources.modules.len() < 2 || !sources.edges.is_empty(),
+                    "crates/{name} [{key}]: no module reaches another: the reader is broken"
+                );
+                for line in violations(&sources, floors) {
+                    wrong.push(format!("crates/{name} [{key}]: {line}"));
+                }
+                for ((from, to), reason) in &floors.allowed {
+                    eprintln!("crates/{name} [{key}]: excepted {from} -> {to}: {reason}");
+                }
+            }
+            for circle in circles(&sources, &floors.unwrap_or_default()) {
+                wrong.push(format!("crates/{name} [{key}]: {}", describe(&circle, &sources)));
+            }
+            checked.push(format!("{name}::{key}"));
+        }
+        for key in tables.keys() {
+            wrong.push(format!(
+                "crates/{name}/floors.txt: [{key}] is not a folder of the crate"
+            ));
+        }
         checked.push(name);
     }
-    assert!(
-        checked.contains(&"engine".to_owned()),
-        "the engine has a floors.txt: {checked:?}"
-    );
+    for table in ["engine", "cdp", "server", "engine::tab_tools", "server::serve"] {
+        assert!(
+            checked.contains(&table.to_owned()),
+            "{table} is checked: {checked:?}"
+        );
+    }
     assert!(wrong.is_empty(), "\n{}\n", wrong.join("\n"));
 }
 
@@ -618,6 +746,33 @@ fn the_checker_finds_reaches_up_and_circles() {
     assert!(
         Floors::parse("allow a -> b:\n").is_err(),
         "an exception without a reason"
+    );
+    // Inside a folder: `f/a.rs` reaches its sibling through `super::`,
+    // `f/b.rs` through `crate::f::` and `f/deep/c.rs` through
+    // `super::super::`: the folder's own section sees each, and a circle.
+    write("f/mod.rs", "mod a;\nmod b;\nmod deep;\n");
+    write("f/a.rs", "fn a() { super::b::x(); }\n");
+    write("f/b.rs", "use crate::f::a;\n");
+    write("f/deep/mod.rs", "mod c;\n");
+    write("f/deep/c.rs", "fn c() { super::super::b::x(); }\n");
+    let folder = Sources::read_folder(&dir, &["f".to_owned()]);
+    let tables = parse_tables("0: low high peer top\n[f]\n0: a deep\n1: b\n").unwrap();
+    let wrong = violations(&folder, &tables["f"]);
+    assert_eq!(
+        wrong,
+        [
+            "f/a.rs:1: `a` (floor 0) reaches up into `b` (floor 1)",
+            "f/deep/c.rs:1: `deep` (floor 0) reaches up into `b` (floor 1)",
+        ],
+        "{wrong:#?}"
+    );
+    assert_eq!(
+        circles(&folder, &tables["f"]),
+        [vec!["a".to_owned(), "b".to_owned()]]
+    );
+    assert!(
+        tables[""].floor.contains_key("top"),
+        "the crate's own table before the first section"
     );
     let _ = std::fs::remove_dir_all(&dir);
 }

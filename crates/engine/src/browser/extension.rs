@@ -24,6 +24,8 @@ use cdp::{CdpError, Transport};
 use futures_util::future::BoxFuture;
 use tokio::sync::{mpsc, Notify};
 
+use crate::config::Source;
+
 /// How long opening a pipe waits for the extension to (re)connect: longer
 /// than the relay's longest backoff step (4 s) after its worker restarts.
 const CONNECT_WAIT: Duration = Duration::from_secs(8);
@@ -128,19 +130,16 @@ impl Transport for Relay {
 /// `[browser] source`: `launch`, `extension` or `auto_connect`, and an
 /// extension or auto-connect source with nothing else to reach a browser by.
 pub fn check(config: &crate::config::BrowserConfig) -> Result<(), String> {
-    match config.source.as_str() {
-        "launch" => Ok(()),
-        "extension" if !config.cdp_url.is_empty() || !config.endpoints.is_empty() || !config.grid.is_empty() => Err(
+    let elsewhere = !config.cdp_url.is_empty() || !config.endpoints.is_empty() || !config.grid.is_empty();
+    match config.source {
+        Source::Launch => Ok(()),
+        Source::Extension if elsewhere => Err(
             "browser.source = \"extension\" with browser.cdp_url, endpoints or grid set: sessions run in the paired Chrome, so leave those empty".into(),
         ),
-        "extension" => Ok(()),
-        "auto_connect" if !config.cdp_url.is_empty() || !config.endpoints.is_empty() || !config.grid.is_empty() => Err(
+        Source::AutoConnect if elsewhere => Err(
             "browser.source = \"auto_connect\" with browser.cdp_url, endpoints or grid set: sessions run in your running Chrome, found through its DevToolsActivePort, so leave those empty".into(),
         ),
-        "auto_connect" => Ok(()),
-        other => Err(format!(
-            "browser.source = {other:?}: allowed is \"launch\", \"extension\" or \"auto_connect\""
-        )),
+        Source::Extension | Source::AutoConnect => Ok(()),
     }
 }
 

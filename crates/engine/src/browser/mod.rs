@@ -130,7 +130,7 @@ impl Browser {
         egress: Arc<Egress>,
         budget: &Budget,
     ) -> Result<Browser, ActionError> {
-        if config.source == "auto_connect" {
+        if config.source == crate::config::Source::AutoConnect {
             let ws_url = autoconnect::endpoint(&config.user_data_dir, budget).await?;
             let transport = Arc::new(WebSocket::new(ws_url));
             return Browser::open(

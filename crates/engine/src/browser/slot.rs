@@ -9,7 +9,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use crate::config::Config;
+use crate::config::{Bridge, Config, Source};
 use crate::egress::Egress;
 use crate::metrics::Metrics;
 use crate::policy::Policy;
@@ -56,7 +56,7 @@ impl BrowserSlot {
             Policy::refusing_all(&e)
         });
         policy.page_tools = config.tools.page_tools.on();
-        let relay = (config.browser.source == "extension").then(|| Arc::new(Relay::new()));
+        let relay = (config.browser.source == Source::Extension).then(|| Arc::new(Relay::new()));
         BrowserSlot {
             relay,
             policy: Arc::new(policy),
@@ -162,7 +162,7 @@ impl BrowserSlot {
             old.shutdown().await;
         }
         let rules = dialog_rules(&self.config);
-        let bridge = self.config.dialogs.bridge == "on";
+        let bridge = self.config.dialogs.bridge == Bridge::On;
         let budget = Budget::with_timeout(time);
         if let Some(relay) = &self.relay {
             let transport: Arc<dyn cdp::Transport> = relay.clone();

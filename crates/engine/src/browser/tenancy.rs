@@ -82,11 +82,6 @@ impl Tenants {
         self.state.lock().unwrap().retired
     }
 
-    /// Tenancies held now.
-    pub fn held(&self) -> usize {
-        self.state.lock().unwrap().held
-    }
-
     /// Waits until nobody holds the browser for `idle`, then retires it.
     /// Returns when it is retired (by this wait or anyone else).
     pub async fn retire_when_idle(&self, idle: Duration) {

@@ -40,7 +40,7 @@ pub struct BrowserConfig {
     /// `cdp_url`), `extension` (the user's own Chrome, paired with
     /// cdpilot's extension) or `auto_connect` (the user's running Chrome,
     /// found through its `DevToolsActivePort`).
-    pub source: String,
+    pub source: Source,
     /// The memory ceiling of one tab's page, in MiB: the V8 heap limit of
     /// each renderer of a browser cdpilot launches
     /// (`--js-flags=--max-old-space-size`). A page that allocates past it
@@ -63,7 +63,7 @@ impl Default for BrowserConfig {
             grid: String::new(),
             grid_capabilities: serde_json::Map::new(),
             grid_headers: std::collections::BTreeMap::new(),
-            source: "launch".into(),
+            source: Source::Launch,
             tab_memory_mb: 1024,
         }
     }
@@ -78,7 +78,7 @@ pub struct DialogConfig {
     /// How long a dialog may wait for its answer, in seconds.
     pub timeout_s: u64,
     /// Where dialogs are also reported (`off` by default).
-    pub bridge: String,
+    pub bridge: Bridge,
 }
 
 impl Default for DialogConfig {
@@ -86,60 +86,50 @@ impl Default for DialogConfig {
         DialogConfig {
             policy: DialogPolicy::MustRespond,
             timeout_s: 300,
-            bridge: "off".into(),
+            bridge: Bridge::Off,
         }
     }
 }
 
-/// `[dialogs] policy`: what happens to a dialog that opens.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum DialogPolicy {
-    /// The model answers (`browser_dialog`); an action that opens one ends
-    /// with `dialog_opened`; unanswered after `timeout_s`, it is dismissed.
-    #[default]
-    MustRespond,
-    /// Dismissed at once.
-    AutoDismiss,
-    /// Accepted at once.
-    AutoAccept,
-}
-
-impl DialogPolicy {
-    /// Every policy with its name in the file and on the command line: the
-    /// one list of names.
-    pub const NAMED: [(&'static str, DialogPolicy); 3] = [
-        ("must_respond", DialogPolicy::MustRespond),
-        ("auto_dismiss", DialogPolicy::AutoDismiss),
-        ("auto_accept", DialogPolicy::AutoAccept),
-    ];
-
-    /// The policy's name (`must_respond`, …).
-    pub fn name(self) -> &'static str {
-        Self::NAMED
-            .iter()
-            .find(|(_, p)| *p == self)
-            .map_or("must_respond", |(name, _)| name)
+closed_set! {
+    /// `[dialogs] policy`: what happens to a dialog that opens.
+    "dialogs.policy" => pub enum DialogPolicy {
+        /// The model answers (`browser_dialog`); an action that opens one ends
+        /// with `dialog_opened`; unanswered after `timeout_s`, it is dismissed.
+        MustRespond = "must_respond",
+        /// Dismissed at once.
+        AutoDismiss = "auto_dismiss",
+        /// Accepted at once.
+        AutoAccept = "auto_accept",
     }
 }
 
-impl std::str::FromStr for DialogPolicy {
-    type Err = String;
-
-    /// A policy by name; the error names the key and the allowed names.
-    fn from_str(name: &str) -> Result<DialogPolicy, String> {
-        Self::NAMED
-            .iter()
-            .find(|(n, _)| *n == name)
-            .map(|(_, p)| *p)
-            .ok_or_else(|| {
-                let names: Vec<&str> = Self::NAMED.iter().map(|(n, _)| *n).collect();
-                format!("dialogs.policy = {name:?}: allowed is {}", names.join(" | "))
-            })
+impl Default for DialogPolicy {
+    fn default() -> Self {
+        DialogPolicy::MustRespond
     }
 }
 
-impl<'de> Deserialize<'de> for DialogPolicy {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        String::deserialize(d)?.parse().map_err(serde::de::Error::custom)
+closed_set! {
+    /// `[browser] source`: where sessions run.
+    "browser.source" => pub enum Source {
+        /// A Chromium cdpilot launches (or the one at `cdp_url`, `endpoints`,
+        /// `grid`).
+        Launch = "launch",
+        /// The user's own Chrome, paired with cdpilot's extension.
+        Extension = "extension",
+        /// The user's running Chrome, found through its `DevToolsActivePort`.
+        AutoConnect = "auto_connect",
+    }
+}
+
+closed_set! {
+    /// `[dialogs] bridge`: whether dialogs are also reported through the
+    /// page's bridge.
+    "dialogs.bridge" => pub enum Bridge {
+        /// Not bridged (default).
+        Off = "off",
+        /// Bridged.
+        On = "on",
     }
 }

@@ -44,7 +44,9 @@ impl Config {
                 .collect::<Result<_, _>>()?;
         }
         if let Some(v) = get("CDPILOT_BROWSER_SOURCE") {
-            self.browser.source = v;
+            self.browser.source = v
+                .parse()
+                .map_err(|e: String| format!("$CDPILOT_BROWSER_SOURCE: {e}"))?;
         }
         if let Some(v) = get("CDPILOT_BROWSER_STORAGE_STATE") {
             self.browser.storage_state = v;

@@ -5,6 +5,65 @@
 //! this build does not enforce yet are refused rather than silently ignored:
 //! a URL rule that is accepted but not applied would be worse than none.
 
+/// A closed set of names in the configuration as an enum, its names in
+/// one list: `NAMED` (name, value), `name()`, `FromStr` (the error names
+/// the key and every allowed name) and `Deserialize` from the name.
+macro_rules! closed_set {
+    (
+        $(#[$meta:meta])*
+        $key:literal => pub enum $name:ident {
+            $( $(#[$vmeta:meta])* $variant:ident = $word:literal, )+
+        }
+    ) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub enum $name {
+            $( $(#[$vmeta])* $variant, )+
+        }
+
+        impl $name {
+            /// Every value with its name in the file, on the command line
+            /// and in the environment: the one list of names.
+            pub const NAMED: &'static [(&'static str, $name)] = &[$(($word, $name::$variant)),+];
+
+            /// Its name in the configuration.
+            pub fn name(self) -> &'static str {
+                match self {
+                    $($name::$variant => $word,)+
+                }
+            }
+        }
+
+        impl std::str::FromStr for $name {
+            type Err = String;
+
+            /// A value by name; the error names the key and the allowed names.
+            fn from_str(word: &str) -> Result<$name, String> {
+                Self::NAMED
+                    .iter()
+                    .find(|(n, _)| *n == word)
+                    .map(|(_, v)| *v)
+                    .ok_or_else(|| {
+                        let names: Vec<&str> = Self::NAMED.iter().map(|(n, _)| *n).collect();
+                        format!("{} = {word:?}: allowed is {}", $key, names.join(" | "))
+                    })
+            }
+        }
+
+        impl<'de> serde::Deserialize<'de> for $name {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                String::deserialize(d)?.parse().map_err(serde::de::Error::custom)
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.name())
+            }
+        }
+    };
+}
+
 mod browser;
 mod env;
 mod files;
@@ -15,7 +74,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-pub use browser::{BrowserConfig, DialogConfig, DialogPolicy};
+pub use browser::{Bridge, BrowserConfig, DialogConfig, DialogPolicy, Source};
 pub use files::{AuditConfig, FilesConfig, OutputConfig};
 pub use limits::{HandoffConfig, Limits, ServeConfig, SessionConfig};
 pub use policy::{CdpAccess, PageToolsMode, PolicyConfig, Rule, ToolsConfig};
@@ -107,7 +166,6 @@ impl Config {
     /// proxy settings, reading `browser.storage_state`) are the engine's
     /// start-up check (`crate::startup::check`, run by `Engine::start`).
     pub fn check(&self) -> Result<(), String> {
-        one_of("dialogs.bridge", &self.dialogs.bridge, &["off", "on"])?;
         // Enforced by `validate::urls` for every URL a tool opens. Only http
         // and https may be listed: `javascript:`, `data:`, `file:`, `chrome:`
         // and `view-source:` run code or read local state, never load a page.

@@ -264,11 +264,11 @@ impl Handoff {
             }
             Input::Back => {
                 self.audited("person: back");
-                let back = crate::action::NavigateArgs {
-                    history: Some(crate::action::History::Back),
+                let back = crate::calls::NavigateArgs {
+                    history: Some(crate::calls::History::Back),
                     ..Default::default()
                 };
-                crate::actions::navigate::run(&self.tab, &back, &budget).await?;
+                crate::tab_tools::navigate::run(&self.tab, &back, &budget).await?;
             }
             Input::Done => {
                 self.audited("person: done");

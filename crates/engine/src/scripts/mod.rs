@@ -2,7 +2,7 @@
 //! knows nothing of tabs or tools. The tab installs the serializer in
 //! cdpilot's isolated world of every document (`tab/pump.rs`); the snapshot
 //! calls it (`snapshot/`); `browser_extract` runs the reader
-//! (`actions/extract.rs`).
+//! (`tab_tools/extract.rs`).
 
 /// The serializer's source; evaluating it yields the world's `__cdpilot`.
 pub const SERIALIZER: &str = include_str!("serializer.js");

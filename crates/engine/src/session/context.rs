@@ -21,12 +21,14 @@ use crate::tab::Tab;
 use crate::tabs::TabSet;
 use crate::{ActionError, Budget, ErrorCode};
 
-/// A session's place in one browser: its browser context and tabs.
-pub struct Context {
+/// A session's place in one browser: its browser context and tabs. The
+/// engine's own: a library user reaches the browser through
+/// `Session::call` only.
+pub(crate) struct Context {
     /// The browser the context lives in.
-    pub browser: Arc<Browser>,
+    pub(crate) browser: Arc<Browser>,
     /// The browser context this session created; `None`: the default one.
-    pub id: Option<String>,
+    pub(crate) id: Option<String>,
     /// The session's tabs, by short id, and which is active. Locked for
     /// microseconds.
     tabs: Mutex<TabSet>,

@@ -1,7 +1,7 @@
 //! Where a session's downloads go: its browser context is told, once per
 //! connection, to save every download into `[files] output_dir` (created
 //! here) and to report them, so no download ever waits on a prompt. The
-//! action that started one (`actions::download`) names the file and reports it.
+//! action that started one (`tab_tools::download`) names the file and reports it.
 
 use std::path::Path;
 use std::sync::atomic::Ordering;

@@ -13,13 +13,13 @@ use cdp::protocol::target::{DetachedFromTarget, TargetDestroyed};
 use serde_json::json;
 
 use super::{Context, Session, SessionCall};
-use crate::action::Action;
-use crate::action::{HandoffArgs, WaitArgs};
+use crate::calls::Action;
+use crate::calls::{HandoffArgs, WaitArgs};
 use crate::events::SessionEvent;
 use crate::handoff::{Answer, Offer, Offered};
 use crate::tab::Tab;
-use crate::tool::{Declaration, DefaultBudget, Group, Scope};
-use crate::{actions, validate, ActionError, ActionOutput, Budget, ErrorCode};
+use crate::tool::{Before, Declaration, DefaultBudget, Effect, Group, Scope};
+use crate::{tab_tools, validate, ActionError, ActionOutput, Budget, ErrorCode};
 
 /// `browser_handoff`'s declaration (see `crate::tool`).
 pub(crate) const TOOL: Declaration = Declaration {
@@ -32,6 +32,8 @@ pub(crate) const TOOL: Declaration = Declaration {
     budget: DefaultBudget::Handoff,
     changes_page: true,
     switch: None,
+    effect: Effect::Acts,
+    before: Before::NOTHING,
 };
 
 /// A reason; at most one `until` condition, not empty.
@@ -68,6 +70,41 @@ pub(crate) async fn perform(call: &SessionCall<'_>, args: &HandoffArgs) -> Resul
     call.session.hand_off(call.context, args, call.budget).await
 }
 
+/// Every declared tool, from the list of tools (for the next step that
+/// names the ones still allowed).
+macro_rules! declared {
+    ([] $( $scope:ident $variant:ident($args:ty) = $module:ident ;)*) => {
+        const DECLARED: &[Declaration] = &[$(declared!(@ $scope $module)),*];
+    };
+    (@ tab $module:ident) => { crate::tab_tools::$module::TOOL };
+    (@ session $module:ident) => { crate::session::$module::TOOL };
+}
+crate::calls::tool_list!(declared);
+
+/// Whether a call of the tool `spec` declares may run in a tab a person
+/// holds (`held`): `tab_in_handoff` unless it only reads the page.
+fn may_run(spec: &Declaration, held: bool) -> Result<(), ActionError> {
+    if spec.runs_in_handoff() || !held {
+        return Ok(());
+    }
+    let readers: Vec<&str> = DECLARED
+        .iter()
+        .filter(|t| t.runs_in_handoff())
+        .map(|t| t.name)
+        .collect();
+    Err(ActionError::new(
+        ErrorCode::TabInHandoff,
+        format!(
+            "a person holds this tab (browser_handoff); {} would act on it",
+            spec.name
+        ),
+        format!(
+            "Wait for browser_handoff to return (if its link came back to you, call browser_handoff again on this tab to wait for the person); {} still read the tab.",
+            readers.join(", ")
+        ),
+    ))
+}
+
 /// The line a result with an obstacle adds.
 pub(super) const SUGGESTION: &str = "A person can take over with browser_handoff.";
 
@@ -78,27 +115,9 @@ impl Session {
     }
 
     /// `tab_in_handoff` for a tool that acts on a tab a person holds;
-    /// reading tools (snapshot, screenshot, wait) go on.
-    pub(super) fn refuse_in_handoff(
-        &self,
-        tab: &Tab,
-        action: &Action,
-        tool: &str,
-    ) -> Result<(), ActionError> {
-        let reads = matches!(
-            action,
-            Action::Snapshot(_) | Action::Screenshot(_) | Action::Wait(_)
-        );
-        if reads || !self.handoffs.holding(&tab.target_id) {
-            return Ok(());
-        }
-        Err(ActionError::new(
-            ErrorCode::TabInHandoff,
-            format!(
-                "a person holds this tab (browser_handoff); {tool} would act on it"
-            ),
-            "Wait for browser_handoff to return (if its link came back to you, call browser_handoff again on this tab to wait for the person); browser_snapshot, browser_screenshot and browser_wait still read the tab.",
-        ))
+    /// tools that declare they only read the page go on.
+    pub(super) fn refuse_in_handoff(&self, tab: &Tab, spec: &Declaration) -> Result<(), ActionError> {
+        may_run(spec, self.handoffs.holding(&tab.target_id))
     }
 
     /// `browser_handoff`: hands tab `args.common.tab` (default the active
@@ -113,7 +132,7 @@ impl Session {
     ) -> Result<ActionOutput, ActionError> {
         let tab = context.tab(args.common.tab.as_deref(), budget).await?;
         // A tab behind another sends no frame to the person's view.
-        actions::front::bring(&tab, budget).await?;
+        tab_tools::front::bring(&tab, budget).await?;
         let name = context
             .tabs_now()
             .into_iter()
@@ -203,7 +222,7 @@ impl Session {
                         selector: until.selector.clone(),
                         ..Default::default()
                     };
-                    actions::wait::run(tab, &wait, budget).await
+                    tab_tools::wait::run(tab, &wait, budget).await
                 }
                 None => std::future::pending().await,
             }
@@ -309,7 +328,7 @@ impl Session {
             ),
             _ => e,
         })?;
-        let (url, title) = actions::navigate::location(tab, budget).await?;
+        let (url, title) = tab_tools::navigate::location(tab, budget).await?;
         let said = match by {
             "person" => "The person pressed Done",
             _ => "The until condition holds",
@@ -328,6 +347,7 @@ impl Session {
     pub(super) async fn after_obstacle(
         &self,
         context: &Context,
+        spec: &Declaration,
         action: &Action,
         result: Result<ActionOutput, ActionError>,
         budget: &Budget,
@@ -337,14 +357,14 @@ impl Session {
             return Ok(output);
         };
         let kind = obstacle.kind;
-        if !(self.config.handoff.auto && matches!(action, Action::Navigate(_))) {
+        if !(self.config.handoff.auto && spec.hands_off_obstacles()) {
             output.text = format!("{}\n{SUGGESTION}", output.text);
             return Ok(output);
         }
         let args = HandoffArgs {
             reason: format!("the page shows {} ([handoff] auto)", kind.replace('_', " ")),
             until: None,
-            common: crate::action::Common {
+            common: crate::calls::Common {
                 tab: action.common().tab.clone(),
                 timeout_ms: None,
             },
@@ -394,6 +414,44 @@ async fn closed(tab: &Tab) {
             if gone.session_id == session_id {
                 return;
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A tool declared here, in no list: what its declaration says is all
+    /// the session asks.
+    fn scratch(effect: Effect) -> Declaration {
+        Declaration {
+            name: "browser_scratch",
+            verb: "scratch",
+            group: Group::Core,
+            description: "A tool no list names.",
+            scope: Scope::Tab,
+            runs_during_dialog: false,
+            budget: DefaultBudget::Action,
+            changes_page: false,
+            switch: None,
+            effect,
+            before: Before::NOTHING,
+        }
+    }
+
+    #[test]
+    fn a_new_reading_tool_runs_during_a_hand_off_without_editing_a_list() {
+        assert!(may_run(&scratch(Effect::Reads), true).is_ok());
+        for acting in [Effect::Acts, Effect::Leaves, Effect::AnswersDialog] {
+            let refused = may_run(&scratch(acting), true).unwrap_err();
+            assert_eq!(refused.code, ErrorCode::TabInHandoff, "{acting:?}");
+            assert!(refused.message.contains("browser_scratch"), "{}", refused.message);
+            // The next step names the declared readers.
+            for reader in ["browser_snapshot", "browser_screenshot", "browser_wait"] {
+                assert!(refused.next_step.contains(reader), "{}", refused.next_step);
+            }
+            assert!(may_run(&scratch(acting), false).is_ok());
         }
     }
 }

@@ -2,11 +2,43 @@
 //! its own, or the browser's default context over stdio), its metrics, and
 //! the path every action takes in it.
 //!
-//! Owns: the session's [`Context`] (replaced when the browser was
+//! Owns: the session's `Context` (replaced when the browser was
 //! relaunched: the next result says so), its metrics, its event stream
 //! (`events`) and, with a fleet of endpoints, its placement on one. The
 //! browser is shared (`Browsers`); nothing here holds a lock across an
 //! await.
+//!
+//! One door: a library user reaches the browser through
+//! [`Session::call`] only. Nothing public hands out the session's browser
+//! context, a tab, or a raw CDP session (`docs/src/library.md`); these do
+//! not compile:
+//!
+//! ```compile_fail,E0624
+//! # async fn f(session: &engine::Session, budget: &engine::Budget) {
+//! // The session's browser context (its tabs, their CDP sessions).
+//! let _ = session.context(budget).await;
+//! # }
+//! ```
+//!
+//! ```compile_fail,E0603
+//! // The context's type is the crate's own.
+//! fn tabs_of(context: &engine::session::Context) {}
+//! ```
+//!
+//! ```compile_fail,E0603
+//! // No tab (and so no tab's CDP session) from any public module.
+//! fn raw(tab: &engine::tab::Tab) {}
+//! ```
+//!
+//! while the door itself does:
+//!
+//! ```no_run
+//! # async fn f(session: &engine::Session) -> Result<(), engine::ActionError> {
+//! let call = engine::ToolCall::new("browser_cdp", serde_json::json!({"method": "Page.getLayoutMetrics"}));
+//! session.call(call).await?;
+//! # Ok(())
+//! # }
+//! ```
 
 mod context;
 mod downloads;
@@ -23,12 +55,11 @@ use std::sync::{Arc, Mutex};
 
 use tracing::Instrument;
 
-use crate::action::{dispatch, tool_list, Action};
-use crate::actions;
 use crate::audit::Audit;
 use crate::browser::fleet::Placement;
 use crate::browser::grid::Seat;
 use crate::browser::{Browser, Browsers};
+use crate::calls::{dispatch, tool_list, Action};
 use crate::config::Config;
 use crate::content::Markers;
 use crate::dialogs;
@@ -37,11 +68,12 @@ use crate::policy::{Consent, Decision, Verdict};
 use crate::secrets::Secrets;
 use crate::single_flight::SingleFlight;
 use crate::tab::{DialogPolicy, Tab};
+use crate::tab_tools;
 use crate::tool::{Declaration, Scope, TabCall};
 use crate::{ActionError, ActionOutput, Budget, Failure};
 
 use crate::events::{EndReason, Events, Lifecycle, SessionEvent};
-pub use context::Context;
+pub(crate) use context::Context;
 pub use watch::{Overview, TabView};
 
 /// One client's session: its browser context and tabs, and the path every
@@ -280,10 +312,8 @@ impl Session {
         // cooperative budget keeps a caller that loops on them from
         // starving the tab's own tasks (the dialog watchdog) on its thread.
         tokio::task::consume_budget().await;
-        if let Action::Cdp(args) = action {
-            crate::policy::cdp_fence::admit(&args.method, self.config.tools.cdp)?;
-        }
-        let destination = policy::destination_url(action);
+        spec.admit(action, &self.config)?;
+        let destination = spec.destination(action);
         if let Some(url) = destination {
             crate::validate::url(url, &self.config.policy.schemes)?;
         }
@@ -314,7 +344,7 @@ impl Session {
                 action.in_session(&call).await
             }
             Scope::Tab => match context.tab(action.common().tab.as_deref(), budget).await {
-                Ok(tab) if tab.crash.is_crashed() && !matches!(action, Action::Navigate(_)) => {
+                Ok(tab) if tab.crash.is_crashed() && !spec.escapes_crash() => {
                     Err(crate::tab::crash::Crash::error())
                 }
                 Ok(tab) => {
@@ -322,7 +352,7 @@ impl Session {
                     tab.crash.clear();
                     notes.url_before = Some(tab.state(|s| s.url().to_owned()));
                     tab.gate().serve(&self.consent);
-                    let judging = policy::current_page(action, &tab, rules, &self.consent, budget);
+                    let judging = policy::current_page(spec, &tab, rules, &self.consent, budget);
                     let _once = crate::timing::timed("session.policy", judging).await?;
                     let mark = tab.gate().mark();
                     let acting = self.supervised(spec, &tab, action, budget);
@@ -337,9 +367,9 @@ impl Session {
             },
         };
         // What the egress gate refused (connections by host and port).
-        let (result, refused) = refusals::after(action, result, context.take_refusals());
+        let (result, refused) = refusals::after(spec, action, result, context.take_refusals());
         notes.verdicts.extend(refused);
-        let result = self.after_obstacle(&context, action, result, budget).await;
+        let result = self.after_obstacle(&context, spec, action, result, budget).await;
         result.map(|mut output| {
             if restarted {
                 output.text = format!(
@@ -354,8 +384,10 @@ impl Session {
 
     /// The session's context in the live browser, opening it (once, for
     /// concurrent callers) when there is none or the browser was replaced.
-    /// The flag says a context on an earlier browser was lost.
-    pub async fn context(&self, budget: &Budget) -> Result<(Arc<Context>, bool), ActionError> {
+    /// The flag says a context on an earlier browser was lost. The
+    /// engine's own (its tabs hold raw CDP sessions): a library user's
+    /// way in is [`Session::call`].
+    pub(crate) async fn context(&self, budget: &Budget) -> Result<(Arc<Context>, bool), ActionError> {
         // A tenancy first: a browser being closed for idleness gives out
         // none, and the next one the slot gives is a new browser.
         let (browser, tenancy) = loop {
@@ -483,7 +515,7 @@ impl Session {
         let Some((_, tab, _)) = active else {
             return Vec::new();
         };
-        let mut offered = actions::page_tool::offered(&tab);
+        let mut offered = tab_tools::page_tool::offered(&tab);
         // The page's words, inside the session's markers.
         for tool in &mut offered {
             tool.description = self.markers.render(&crate::content::page(&tool.description));
@@ -508,11 +540,11 @@ impl Session {
         action: &Action,
         budget: &Budget,
     ) -> Result<ActionOutput, ActionError> {
-        self.refuse_in_handoff(tab, action, spec.name)?;
+        self.refuse_in_handoff(tab, spec)?;
         if !spec.runs_during_dialog {
             if let Some(dialog) = tab.dialogs().blocking() {
                 // Leaving the page is the way out of a dialog nobody can answer.
-                let escape = dialog.orphaned && matches!(action, Action::Navigate(_));
+                let escape = dialog.orphaned && spec.escapes_orphaned_dialog();
                 if !escape {
                     return Err(dialogs::pending_error(&dialog));
                 }
@@ -525,7 +557,7 @@ impl Session {
         // Boxed: the action's future is large, and moving it by value into
         // another future overflowed the stack of debug builds.
         let run = Box::pin(self.in_tab(tab, action, budget));
-        dialogs::during(&tab.dialogs(), matches!(action, Action::Dialog(_)), run).await
+        dialogs::during(&tab.dialogs(), spec.answers_dialogs(), run).await
     }
 
     /// Runs a tab-scoped tool's handler (the dispatch generated from the
@@ -567,7 +599,7 @@ impl Session {
         crate::validate::reference(reference)?;
         let (context, _) = self.context(budget).await?;
         let tab = context.tab(None, budget).await?;
-        let element = actions::element::by_ref(&tab, reference, budget).await?;
+        let element = tab_tools::element::by_ref(&tab, reference, budget).await?;
         element.backend_node_id(budget).await
     }
 
@@ -609,6 +641,48 @@ fn session_restarted(result: &mut Result<ActionOutput, ActionError>, timeout_s: 
             output.data["session_restarted"] = true.into();
         }
         Err(error) => error.next_step = format!("{} {note}", error.next_step),
+    }
+}
+
+/// Tests only (cargo feature `test-support`, which the engine's own tests
+/// turn on): weak handles on a session's context and tabs, to see them
+/// freed after close. They hand out nothing to act with.
+#[cfg(feature = "test-support")]
+#[doc(hidden)]
+pub struct Held {
+    context: std::sync::Weak<Context>,
+    tabs: Vec<std::sync::Weak<Tab>>,
+}
+
+#[cfg(feature = "test-support")]
+#[doc(hidden)]
+impl Held {
+    /// How many tabs the context had.
+    pub fn tabs(&self) -> usize {
+        self.tabs.len()
+    }
+
+    /// Whether something still holds the context.
+    pub fn context_held(&self) -> bool {
+        self.context.upgrade().is_some()
+    }
+
+    /// How many of its tabs something still holds.
+    pub fn tabs_held(&self) -> usize {
+        self.tabs.iter().filter(|t| t.upgrade().is_some()).count()
+    }
+}
+
+#[cfg(feature = "test-support")]
+#[doc(hidden)]
+impl Session {
+    /// Tests only: [`Held`] for the session's context (opened if needed).
+    pub async fn held(&self, budget: &Budget) -> Result<Held, ActionError> {
+        let (context, _) = self.context(budget).await?;
+        Ok(Held {
+            tabs: context.tabs().iter().map(Arc::downgrade).collect(),
+            context: Arc::downgrade(&context),
+        })
     }
 }
 

@@ -10,30 +10,12 @@
 
 use serde_json::Value;
 
-use crate::action::Action;
-use crate::action::TabsAction;
 use crate::policy::consent::OnceGrant;
 use crate::policy::gate::Blocked;
 use crate::policy::{Answer, Consent, Decision, Policy, Verdict};
 use crate::tab::Tab;
+use crate::tool::Declaration;
 use crate::{ActionError, ActionOutput, Budget, ErrorCode};
-
-/// Where an action sends the browser, if it says: a navigate's or a new
-/// tab's URL, and `browser_cdp`'s `Page.navigate` and `Target.createTarget`
-/// (`url`; a new blank target is not judged). Other raw commands that
-/// navigate (`Page.navigateToHistoryEntry`, a script setting `location`)
-/// cannot be judged here; the request stage still judges their documents.
-pub fn destination_url(action: &Action) -> Option<&str> {
-    match action {
-        Action::Navigate(args) => args.url.as_deref(),
-        Action::Tabs(args) if args.action == TabsAction::New => args.url.as_deref(),
-        Action::Cdp(args) if matches!(args.method.as_str(), "Page.navigate" | "Target.createTarget") => {
-            let url = args.params.as_ref()?.get("url")?.as_str()?;
-            (!url.is_empty() && url != "about:blank").then_some(url)
-        }
-        _ => None,
-    }
-}
 
 /// The page the action is about to act on: it may have moved by itself
 /// (or been opened by the page, out of the request stage's sight), so it
@@ -42,14 +24,14 @@ pub fn destination_url(action: &Action) -> Option<&str> {
 /// the page moved while the user was being asked, the new URL is judged
 /// (and asked about) again.
 pub async fn current_page(
-    action: &Action,
+    spec: &Declaration,
     tab: &Tab,
     policy: &Policy,
     consent: &Consent,
     budget: &Budget,
 ) -> Result<Vec<OnceGrant>, ActionError> {
     let mut grants = Vec::new();
-    if matches!(action, Action::Navigate(_) | Action::Dialog(_) | Action::Tabs(_)) {
+    if !spec.judges_current_page() {
         return Ok(grants);
     }
     loop {

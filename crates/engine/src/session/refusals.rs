@@ -12,16 +12,18 @@
 
 use serde_json::{json, Value};
 
-use crate::action::Action;
+use crate::calls::Action;
 use crate::egress::{Blocked, Refusal};
 use crate::policy::connection::canonical_host;
 use crate::policy::{Decision, Verdict};
+use crate::tool::Declaration;
 use crate::{ActionError, ActionOutput, ErrorCode};
 
 /// The call's result with the gate's `refusals` in it; the refusals are
 /// also returned as `deny` verdicts for the audit and the event stream (a
 /// failed call has no result to carry them, but its events say them).
 pub fn after(
+    spec: &Declaration,
     action: &Action,
     result: Result<ActionOutput, ActionError>,
     refusals: Vec<Refusal>,
@@ -39,12 +41,9 @@ pub fn after(
         .collect();
     let connection = |r: &&Refusal| r.blocked == Blocked::Connection;
     if let Some(refused) =
-        destination(action).and_then(|d| refusals.iter().filter(connection).find(|r| r.host == d))
+        destination(spec, action).and_then(|d| refusals.iter().filter(connection).find(|r| r.host == d))
     {
-        let url = match action {
-            Action::Navigate(args) => args.url.clone().unwrap_or_default(),
-            _ => refused.url.clone(),
-        };
+        let url = spec.leaves_to(action).unwrap_or(&refused.url).to_owned();
         let error = ActionError::new(
             ErrorCode::PermissionDenied,
             format!(
@@ -90,12 +89,10 @@ pub fn after(
     (Ok(output), verdicts)
 }
 
-/// A navigate's destination as the gate counts hosts (`host:port`).
-fn destination(action: &Action) -> Option<String> {
-    let Action::Navigate(args) = action else {
-        return None;
-    };
-    let url = url::Url::parse(args.url.as_deref()?).ok()?;
+/// The document a call that leaves the page loads, as the gate counts
+/// hosts (`host:port`).
+fn destination(spec: &Declaration, action: &Action) -> Option<String> {
+    let url = url::Url::parse(spec.leaves_to(action)?).ok()?;
     Some(format!(
         "{}:{}",
         canonical_host(url.host_str()?),

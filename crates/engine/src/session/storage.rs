@@ -4,12 +4,12 @@
 
 use serde_json::{json, Value};
 
-use crate::action::{SameSite, StorageAction, StorageArgs};
+use crate::calls::{SameSite, StorageAction, StorageArgs};
 use crate::config::FilesConfig;
 use crate::session::storage_state;
 use crate::session::Context;
 use crate::session::SessionCall;
-use crate::tool::{Declaration, DefaultBudget, Group, Scope};
+use crate::tool::{Before, Declaration, DefaultBudget, Effect, Group, Scope};
 use crate::{files, ActionError, ActionOutput, Budget};
 
 /// `browser_storage`'s declaration (see `crate::tool`).
@@ -23,6 +23,8 @@ pub(crate) const TOOL: Declaration = Declaration {
     budget: DefaultBudget::Action,
     changes_page: false,
     switch: None,
+    effect: Effect::Acts,
+    before: Before::NOTHING,
 };
 
 /// Runs the tool on the session's context.

@@ -5,12 +5,12 @@ use std::sync::Arc;
 
 use serde_json::json;
 
-use crate::action::{NavigateArgs, TabsAction, TabsArgs};
-use crate::actions::navigate;
+use crate::calls::{Action, NavigateArgs, TabsAction, TabsArgs};
 use crate::policy::Consent;
 use crate::session::Context;
 use crate::session::SessionCall;
-use crate::tool::{Declaration, DefaultBudget, Group, Scope};
+use crate::tab_tools::navigate;
+use crate::tool::{Before, Declaration, DefaultBudget, Effect, Group, Scope};
 use crate::validate;
 use crate::{ActionError, ActionOutput, Budget};
 
@@ -25,7 +25,20 @@ pub(crate) const TOOL: Declaration = Declaration {
     budget: DefaultBudget::Action,
     changes_page: true,
     switch: None,
+    effect: Effect::Acts,
+    before: Before {
+        destination: Some(destination),
+        admit: None,
+    },
 };
+
+/// Where a call sends the browser: a new tab's URL.
+fn destination(action: &Action) -> Option<&str> {
+    match action {
+        Action::Tabs(args) if args.action == TabsAction::New => args.url.as_deref(),
+        _ => None,
+    }
+}
 
 /// A url only for new, and not empty.
 pub(crate) fn check(a: &TabsArgs) -> Result<(), ActionError> {

@@ -13,7 +13,7 @@ use cdp::protocol::dom;
 use serde::Deserialize;
 use serde_json::json;
 
-use crate::action::SnapshotArgs;
+use crate::calls::SnapshotArgs;
 use crate::tab::{FrameRef, Tab};
 use crate::timing;
 use crate::{ActionError, ActionOutput, Budget, ErrorCode};

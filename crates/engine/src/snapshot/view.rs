@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 
 use super::diff;
 use super::find::{self, Pattern};
-use crate::action::SnapshotArgs;
+use crate::calls::SnapshotArgs;
 use crate::tab::refs::Key;
 use crate::tab::Tab;
 use crate::ActionError;

@@ -2,7 +2,7 @@
 //! reader's key (a random id per document world + its mutation count +
 //! selector + links), so a later `start_char` page of an unchanged document
 //! costs only the slice. Bounded ([`KEPT`] documents, [`BYTES_KEPT`]) and dropped with the
-//! tab. Its own lock, held for microseconds; `actions/extract.rs` fills it.
+//! tab. Its own lock, held for microseconds; `tab_tools/extract.rs` fills it.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};

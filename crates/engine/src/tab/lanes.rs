@@ -1,7 +1,7 @@
 //! A tab's evaluate lanes: `browser_evaluate`'s own sessions on the tab's
 //! target, so a script that never returns cannot block the main session's
 //! commands. Owns the idle ones; a lane in use is owned by its call (a
-//! [`Leased`]). `actions/evaluate.rs` opens lanes and runs calls on them.
+//! [`Leased`]). `tab_tools/evaluate.rs` opens lanes and runs calls on them.
 
 use std::sync::Mutex;
 use std::time::Duration;

@@ -37,12 +37,15 @@ mod worlds;
 pub use navigation::Navigations;
 pub use worlds::FrameRef;
 
+/// One page target, attached: its CDP session and what it watches. Only
+/// the engine holds one (its fields are the crate's: no public item
+/// hands out a tab's raw CDP session, `docs/src/library.md`).
 pub struct Tab {
-    pub target_id: String,
-    pub session: Session,
+    pub(crate) target_id: String,
+    pub(crate) session: Session,
     /// browser_evaluate's own connections to this tab: each call holds one
     /// of its own; clean ones are kept warm for the next call.
-    pub evaluate_lanes: lanes::Lanes,
+    pub(crate) evaluate_lanes: lanes::Lanes,
     /// The Markdown `browser_extract` made of this tab's documents.
     extracts: extracts::Extracts,
     state: Arc<Mutex<TabState>>,
@@ -51,7 +54,7 @@ pub struct Tab {
     /// The event reader; aborted when the tab is dropped.
     pump: tokio::task::JoinHandle<()>,
     /// Its renderer crashed since its last navigation.
-    pub crash: crash::Crash,
+    pub(crate) crash: crash::Crash,
     /// The tab's one screencast, shared by its viewers.
     screencast: screencast::Screencast,
     /// cdpilot's world being made in a frame: one flight per frame.

@@ -7,20 +7,7 @@
 //! ref was shown as (its role and name) is kept beside its element, in
 //! cdpilot's world of the frame (`scripts/serializer.js`, `target`).
 
-/// A ref's tab part and the rest: `t2f3e7` → `(Some("t2"), "f3e7")`,
-/// `e7` → `(None, "e7")`. The session's first tab's refs have none; every
-/// other tab's carry its id, so a ref carried to another tab is told
-/// from that tab's own (`ref_unknown`), never taken for its element of
-/// the same number.
-pub fn split_tab(reference: &str) -> (Option<&str>, &str) {
-    if let Some(rest) = reference.strip_prefix('t') {
-        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
-        if digits > 0 {
-            return (Some(&reference[..=digits]), &rest[digits..]);
-        }
-    }
-    (None, reference)
-}
+pub use crate::validate::split_tab;
 
 /// A ref's frame number (`None`: the main frame's) and element number,
 /// its tab part aside: `f2e7` → `(Some(2), 7)`, `t3e7` → `(None, 7)`.

@@ -245,6 +245,7 @@ impl TabState {
 
     /// Applies one event of the tab's own session. Pure bookkeeping,
     /// unit-tested without a browser.
+    #[cfg(test)]
     pub fn apply(&mut self, event: &Event) {
         self.apply_from(event, true)
     }
@@ -348,7 +349,9 @@ impl TabState {
         }
     }
 
-    /// cdpilot's isolated world in the current main document, once known.
+    /// cdpilot's isolated world in the current main document, once known
+    /// (the tests read it).
+    #[cfg(test)]
     pub fn world(&self) -> Option<i64> {
         self.frames.world(&self.main_frame_id, None)
     }

@@ -289,7 +289,9 @@ impl Tab {
             .await
     }
 
-    /// How many times Chrome was asked to make cdpilot's world in this tab.
+    /// How many times Chrome was asked to make cdpilot's world in this tab
+    /// (the tests read it).
+    #[cfg(test)]
     pub fn worlds_asked(&self) -> usize {
         self.worlds.asked.load(Ordering::Relaxed)
     }

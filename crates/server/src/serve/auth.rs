@@ -37,6 +37,12 @@ pub enum Credential {
     Public,
 }
 
+/// The cdpilot extension's id, fixed by the `key` in
+/// `extension/manifest.json`: its pages and service worker are an origin
+/// the guard lets in (the relay, `extension.rs`, above this module, names
+/// it too).
+pub const EXTENSION_ID: &str = "cgolnlbbddjholdlhbgdgeffmhifhpfg";
+
 pub struct Guard {
     token: String,
     /// The address served; a loopback one means `Host` must be a loopback name.
@@ -97,7 +103,7 @@ impl Guard {
         }
         // The cdpilot extension's pages and service worker (its relay
         // socket and pairing); nothing else of a chrome-extension:// origin.
-        if origin == format!("chrome-extension://{}", super::extension::EXTENSION_ID) {
+        if origin == format!("chrome-extension://{}", EXTENSION_ID) {
             return true;
         }
         // The server's own pages: the origin names the host that was asked.

@@ -57,8 +57,9 @@ use super::routes::{Credential, Routes};
 use super::sessions::Sessions;
 use super::upgrade;
 
-/// The extension's id, fixed by the `key` in `extension/manifest.json`.
-pub const EXTENSION_ID: &str = "cgolnlbbddjholdlhbgdgeffmhifhpfg";
+/// The extension's id: the guard's (`auth`, below this module), since it
+/// lets the extension's origin in.
+pub use super::auth::EXTENSION_ID;
 /// The path of the relay's socket.
 pub const PATH: &str = "/v1/extension";
 /// How long a pairing code may wait to be used.

@@ -26,7 +26,7 @@ use serde_json::Value;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use crate::door::{CallFuture, Door};
+use crate::entry::{CallFuture, Entry};
 use crate::serve::metrics::ServeMetrics;
 use crate::serve::turns::{Turn, Turns};
 
@@ -260,9 +260,9 @@ fn canceled_waiting() -> ActionError {
     )
 }
 
-/// A serve session is a door for MCP over HTTP: its calls go through
+/// A serve session is an entry for MCP over HTTP: its calls go through
 /// [`Lease::call`].
-impl Door for Arc<Lease> {
+impl Entry for Arc<Lease> {
     fn session(&self) -> &Session {
         &self.session
     }

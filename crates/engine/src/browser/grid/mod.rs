@@ -360,7 +360,7 @@ impl Grid {
             self.hub.headers_for(&created.cdp),
         ));
         let budget = Budget::with_timeout(ATTACH_BUDGET);
-        let bridge = self.config.dialogs.bridge == "on";
+        let bridge = self.config.dialogs.bridge == crate::config::Bridge::On;
         let browser = Browser::attach(
             transport,
             dialog_rules(&self.config),

@@ -166,32 +166,16 @@ impl Thumbnails {
 }
 
 /// The dashboard's routes, on the WebSocket API's shared state.
-/// Decodes standard base64 (what CDP sends), without a dependency.
+/// Decodes standard base64 (what CDP sends), padded or not: the `base64`
+/// crate, configured for either.
 fn base64_decode(text: &str) -> Result<Vec<u8>, ()> {
-    fn value(c: u8) -> Result<u32, ()> {
-        match c {
-            b'A'..=b'Z' => Ok(u32::from(c - b'A')),
-            b'a'..=b'z' => Ok(u32::from(c - b'a') + 26),
-            b'0'..=b'9' => Ok(u32::from(c - b'0') + 52),
-            b'+' => Ok(62),
-            b'/' => Ok(63),
-            _ => Err(()),
-        }
-    }
-    let bytes: Vec<u8> = text
-        .bytes()
-        .filter(|&c| c != b'=' && !c.is_ascii_whitespace())
-        .collect();
-    let mut out = Vec::with_capacity(bytes.len() * 3 / 4);
-    for chunk in bytes.chunks(4) {
-        let mut acc = 0u32;
-        for (i, &c) in chunk.iter().enumerate() {
-            acc |= value(c)? << (18 - 6 * i);
-        }
-        let n = chunk.len() * 6 / 8;
-        out.extend_from_slice(&acc.to_be_bytes()[1..1 + n]);
-    }
-    Ok(out)
+    use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
+    use base64::Engine as _;
+    const CDP: GeneralPurpose = GeneralPurpose::new(
+        &base64::alphabet::STANDARD,
+        GeneralPurposeConfig::new().with_decode_padding_mode(DecodePaddingMode::Indifferent),
+    );
+    CDP.decode(text.trim()).map_err(|_| ())
 }
 
 #[cfg(test)]

@@ -1,0 +1,777 @@
+//! Resolving an action's target (a ref from a snapshot, or a CSS selector)
+//! to a live element handle in cdpilot's isolated world.
+//!
+//! This is where refs go stale: a ref issued for an earlier document of the
+//! tab is `element_stale`; a ref the current document never issued (another
+//! tab's, another frame's, made up) is `ref_unknown`; one whose element has
+//! left the DOM is `element_not_found`. An acting tool's target is checked
+//! against the role and name its ref was shown with ([`resolve`]): one
+//! that reads otherwise now is `ref_changed`, and nothing is done to it.
+//! Reading tools take the element as it is ([`resolve_to_read`], [`by_ref`]).
+
+use cdp::protocol::{dom, runtime};
+use serde_json::json;
+
+use crate::calls::ElementTarget;
+use crate::error::{Failure, RefChange};
+use crate::tab::{FrameRef, Tab};
+use crate::tab_tools::{geometry, input};
+use crate::timing;
+use crate::{ActionError, Budget, ErrorCode};
+
+/// Resolves `null` once the element is attached, visible, enabled and has
+/// not moved for one animation frame, else the reason after `ms`. The fast
+/// path (already actionable, no animation running) answers without waiting
+/// for a frame. A window that draws no frames (hidden, minimized) is not
+/// waited on past `ms` either: a timer answers then, and an element no
+/// frame was drawn for is not called moving.
+const WAIT_ACTIONABLE: &str = r#"function (ms) {
+  const el = this;
+  const disabled = () => el.disabled === true || el.getAttribute('aria-disabled') === 'true' || !!el.closest('fieldset[disabled]');
+  const visible = () => el.checkVisibility({ visibilityProperty: true, opacityProperty: false }) && el.getClientRects().length > 0;
+  const problem = () => !el.isConnected ? 'detached' : !visible() ? 'hidden' : disabled() ? 'disabled' : null;
+  if (!problem() && el.getAnimations().length === 0) return null;
+  return new Promise((resolve) => {
+    const end = performance.now() + ms;
+    let last = null;
+    let frames = 0;
+    setTimeout(() => resolve(problem() || (frames > 1 ? 'moving' : null)), ms + 100);
+    const tick = () => {
+      frames++;
+      const p = problem();
+      const r = el.isConnected ? el.getBoundingClientRect() : null;
+      const key = r && [r.x, r.y, r.width, r.height].join();
+      if (!p && key === last) return resolve(null);
+      last = key;
+      if (performance.now() > end) return resolve(p || 'moving');
+      requestAnimationFrame(tick);
+    };
+    requestAnimationFrame(tick);
+  });
+}"#;
+
+/// How long a covered element is measured again before the cover is
+/// reported (covers that are animations pass within it).
+const COVER_PATIENCE: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Resolves after the element's window drew two more frames, or after
+/// 200 ms when it draws none (hidden).
+const NEXT_FRAME: &str = "function () { const w = this.ownerDocument.defaultView; return new Promise((r) => { w.setTimeout(() => r(null), 200); w.requestAnimationFrame(() => w.requestAnimationFrame(() => r(null))); }); }";
+
+/// With `pointer`, arms `__cdpilotMoved` (resolves when the window sees a
+/// trusted `mousemove`); then resolves `true` after the element's window
+/// drew two more frames, or `false` after `ms` without them.
+const DRAWN: &str = "function (ms, pointer) { const w = this.ownerDocument.defaultView; \
+if (pointer) w.__cdpilotMoved = new Promise((seen) => { const on = (e) => { if (e.isTrusted) { w.removeEventListener('mousemove', on, true); seen(true); } }; w.addEventListener('mousemove', on, true); }); \
+return new Promise((r) => { w.setTimeout(() => r(false), ms); w.requestAnimationFrame(() => w.requestAnimationFrame(() => r(true))); }); }";
+
+/// Whether the window saw the move `DRAWN` armed for, within `ms`.
+const MOVE_SEEN: &str = "function (ms) { const w = this.ownerDocument.defaultView; const moved = w.__cdpilotMoved || Promise.resolve(true); \
+return Promise.race([moved, new Promise((r) => w.setTimeout(() => r(false), ms))]); }";
+
+/// How long input into a cross-origin frame waits for the frame to draw.
+const DRAW_PATIENCE_MS: u64 = 10_000;
+
+/// How many pointer moves [`Element::pointer_ready`] sends at most, and
+/// how long it waits for the frame to see each.
+const MOVES: u32 = 3;
+const MOVE_PATIENCE_MS: u64 = 500;
+
+/// `null` if a click at (x, y) reaches the element (or something inside
+/// it), else a short description of the element that covers it.
+const HIT_TEST: &str = r#"function (x, y) {
+  const root = this.getRootNode();
+  const hit = (root.elementFromPoint ? root : document).elementFromPoint(x, y);
+  if (!hit || hit === this || this.contains(hit)) return null;
+  let d = '<' + hit.tagName.toLowerCase();
+  if (hit.id) d += ' id="' + hit.id + '"';
+  const label = hit.getAttribute('aria-label') || (hit.textContent || '').trim().slice(0, 40);
+  if (hit.className && typeof hit.className === 'string') d += ' class="' + hit.className.slice(0, 40) + '"';
+  d += '>';
+  if (label) d += ' "' + label + '"';
+  return d;
+}"#;
+
+/// A live element: a remote object in cdpilot's isolated world of its frame.
+pub struct Element {
+    pub object_id: String,
+    /// How the caller named it (`ref e12`, `selector "#go"`), for messages.
+    pub label: String,
+    /// The frame whose document holds it (its session answers for it).
+    pub frame: FrameRef,
+}
+
+/// What the caller does with the element: acting on it checks its ref
+/// against what the snapshot showed; reading takes it as it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Use {
+    Act,
+    Read,
+}
+
+/// The element an acting tool (click, type, hover, drag, select, fill,
+/// upload, selecting text) acts on: refused with `ref_changed` when its
+/// ref's element no longer has the role or name it was shown with.
+pub async fn resolve(tab: &Tab, target: &ElementTarget, budget: &Budget) -> Result<Element, ActionError> {
+    resolve_as(tab, target, budget, Use::Act).await
+}
+
+/// The element a reading tool (scroll into view, screenshot, evaluate)
+/// reads, as it is now.
+pub async fn resolve_to_read(
+    tab: &Tab,
+    target: &ElementTarget,
+    budget: &Budget,
+) -> Result<Element, ActionError> {
+    resolve_as(tab, target, budget, Use::Read).await
+}
+
+async fn resolve_as(
+    tab: &Tab,
+    target: &ElementTarget,
+    budget: &Budget,
+    use_: Use,
+) -> Result<Element, ActionError> {
+    match (&target.reference, &target.selector) {
+        (Some(reference), _) => by_ref_as(tab, reference, budget, use_).await,
+        (None, Some(selector)) => by_selector(tab, selector, budget).await,
+        (None, None) => Err(ActionError::invalid(
+            "no ref or selector given",
+            "Pass the element's ref from browser_snapshot.",
+        )),
+    }
+}
+
+/// The element `reference` names, as it is now (for reading tools).
+pub async fn by_ref(tab: &Tab, reference: &str, budget: &Budget) -> Result<Element, ActionError> {
+    by_ref_as(tab, reference, budget, Use::Read).await
+}
+
+/// `ref_unknown`: the tab's current document never issued `reference`.
+/// (The session names the tab that did, if one of its others did.)
+pub fn unknown(reference: &str, why: &str) -> ActionError {
+    ActionError::of(
+        Failure::RefUnknown {
+            reference: reference.to_owned(),
+        },
+        format!("ref {reference} was not issued in this tab{why}"),
+        "A ref is valid only in the tab and frame whose browser_snapshot showed it: take a browser_snapshot \
+         of this tab and use a ref from it, or pass the tab that showed it as `tab`.",
+    )
+}
+
+async fn by_ref_as(tab: &Tab, reference: &str, budget: &Budget, use_: Use) -> Result<Element, ActionError> {
+    let (document, refs_document, ours) =
+        tab.state(|s| (s.document(), s.refs_document(), s.issued(reference)));
+    match refs_document {
+        None => return Err(unknown(reference, " (no snapshot has been taken of this page)")),
+        Some(issued) if issued != document => return Err(ActionError::stale(reference)),
+        Some(_) if !ours => return Err(unknown(reference, "")),
+        Some(_) => {}
+    }
+    let not_found = || {
+        ActionError::new(
+            ErrorCode::ElementNotFound,
+            format!("ref {reference} is not on the page (never issued, or its element or frame was removed)"),
+            "Take a new browser_snapshot and use a ref from it.",
+        )
+    };
+    // The frame is asked for where it is now (its session may have changed
+    // since the snapshot: a cross-origin frame that re-attached).
+    let frame = match frame_number(reference).map(|n| tab.numbered_frame(n)) {
+        None => tab.main_frame(),
+        Some(None) => return Err(not_found()),
+        Some(Some(frame)) => frame.map_err(|e| ActionError {
+            message: format!("ref {reference}: {}", e.message),
+            ..e
+        })?,
+    };
+    // Acting: the world checks the element against what its ref was shown
+    // as, in the same round trip that finds it.
+    let find = match use_ {
+        Use::Act => "target",
+        Use::Read => "lookup",
+    };
+    let expression = format!(
+        "globalThis.__cdpilot?.issued() ? globalThis.__cdpilot.{find}({}) : 'no-world'",
+        serde_json::to_string(reference).expect("string serializes")
+    );
+    let object = tab
+        .evaluate_in(&frame, budget, "finding the element", &expression, false, false)
+        .await?;
+    if let Some(changed) = object
+        .value
+        .as_ref()
+        .and_then(|v| v.as_str())
+        .filter(|v| v.starts_with('{'))
+    {
+        return Err(changed_error(tab, &frame, reference, changed));
+    }
+    let main = frame.number.is_none();
+    element_or_error(object, format!("ref {reference}"), frame, not_found).map_err(|e| {
+        // A frame's new document has a fresh world: its old refs are gone,
+        // not stale in the contract's sense (the tab did not navigate).
+        match (&e.failure, main) {
+            (Failure::ContextGone, true) => ActionError::stale(reference),
+            (Failure::ContextGone, false) => not_found(),
+            _ => e,
+        }
+    })
+}
+
+/// `f2e7` → Some(2); `e7` → None.
+fn frame_number(reference: &str) -> Option<u32> {
+    crate::tab::refs::parse(reference)?.0
+}
+
+/// `ref_changed` from the world's account of it (see `target` in the
+/// serializer): what the ref was shown as, what its element is now, and the
+/// fresh ref of the element that now reads as it was shown, if exactly one
+/// does.
+fn changed_error(tab: &Tab, frame: &FrameRef, reference: &str, account: &str) -> ActionError {
+    #[derive(serde::Deserialize)]
+    struct Account {
+        was: (String, String),
+        now: (String, String),
+        fresh: Option<String>,
+        matches: u32,
+        next: u64,
+    }
+    let account: Account = match serde_json::from_str(account) {
+        Ok(account) => account,
+        Err(e) => return ActionError::internal(format!("checking ref {reference}: {e}")),
+    };
+    // A fresh ref may be one the world gave out just now.
+    tab.state(|s| s.frame_refs_issued(&frame.frame_id, account.next));
+    let shown = |(role, name): &(String, String)| match name.is_empty() {
+        true => role.clone(),
+        false => format!("{role} {}", serde_json::Value::from(name.as_str())),
+    };
+    let message = format!(
+        "ref {reference} was shown as {} but its element is now {}; nothing was done",
+        shown(&account.was),
+        shown(&account.now)
+    );
+    let next_step = match (&account.fresh, account.matches) {
+        (Some(fresh), _) => format!(
+            "The element shown as {} is now {fresh}: act on {fresh} if it is the one you meant.",
+            shown(&account.was)
+        ),
+        (None, 0) => format!(
+            "Nothing on the page is {} any more: take a browser_snapshot and choose again \
+             (acting on {reference} again acts on it as it is now).",
+            shown(&account.was)
+        ),
+        (None, _) => format!(
+            "Several elements are {} now: take a browser_snapshot and choose one by its ref.",
+            shown(&account.was)
+        ),
+    };
+    ActionError::of(
+        Failure::RefChanged(Box::new(RefChange {
+            reference: reference.to_owned(),
+            was: account.was,
+            now: account.now,
+            fresh_ref: account.fresh,
+        })),
+        message,
+        next_step,
+    )
+}
+
+pub async fn by_selector(tab: &Tab, selector: &str, budget: &Budget) -> Result<Element, ActionError> {
+    let quoted = serde_json::to_string(selector).expect("string serializes");
+    let expression = format!(
+        "(() => {{ try {{ return document.querySelector({quoted}); }} catch (e) {{ return 'bad-selector'; }} }})()"
+    );
+    let object = tab
+        .evaluate_in_world(budget, "finding the element", &expression, false)
+        .await?;
+    if object.value.as_ref().and_then(|v| v.as_str()) == Some("bad-selector") {
+        return Err(ActionError::invalid(
+            format!("\"{selector}\" is not a valid CSS selector"),
+            "Pass a valid CSS selector, or better a ref from browser_snapshot.",
+        ));
+    }
+    element_or_error(
+        object,
+        format!("selector \"{selector}\""),
+        tab.main_frame(),
+        || {
+            ActionError::new(
+                ErrorCode::ElementNotFound,
+                format!("no element matches the selector \"{selector}\""),
+                "Take a browser_snapshot and use a ref instead.",
+            )
+        },
+    )
+}
+
+fn element_or_error(
+    object: runtime::RemoteObject,
+    label: String,
+    frame: FrameRef,
+    not_found: impl FnOnce() -> ActionError,
+) -> Result<Element, ActionError> {
+    if object.value.as_ref().and_then(|v| v.as_str()) == Some("no-world") {
+        // The isolated world has no serializer: a document the refs were not issued in.
+        return Err(ActionError::of(Failure::ContextGone, label, ""));
+    }
+    match object.object_id {
+        Some(object_id) if object.subtype.as_deref() == Some("node") => Ok(Element {
+            object_id,
+            label,
+            frame,
+        }),
+        _ => Err(not_found()),
+    }
+}
+
+impl Element {
+    /// The element's backend DOM node id (stable for the node's lifetime).
+    pub async fn backend_node_id(&self, budget: &Budget) -> Result<i64, ActionError> {
+        let described = self
+            .frame
+            .cdp(
+                budget,
+                "describing the element",
+                dom::DescribeNode {
+                    object_id: Some(self.object_id.clone()),
+                    backend_node_id: None,
+                },
+            )
+            .await?;
+        Ok(described.node.backend_node_id)
+    }
+
+    /// Waits (within the budget, 3 s at most) until the element is attached,
+    /// visible, enabled and not moving; scrolls it into view; and checks that
+    /// nothing covers the centre of its box. Returns that point.
+    pub async fn actionable_point(&self, tab: &Tab, budget: &Budget) -> Result<(f64, f64), ActionError> {
+        // Leave part of the budget for reporting why, rather than a bare timeout.
+        let wait_ms = (budget.remaining().as_millis() as u64 * 4 / 5).min(3000);
+        let waited = self.call_awaiting(
+            budget,
+            "waiting for the element to be actionable",
+            WAIT_ACTIONABLE,
+            vec![json!(wait_ms)],
+        );
+        let state = timing::timed("element.actionable", waited).await?;
+        if let Some(reason) = state.as_str() {
+            let (what, next) = match reason {
+                "detached" => (
+                    "was removed from the page",
+                    "Take a new browser_snapshot and use a fresh ref.",
+                ),
+                "hidden" => (
+                    "is not visible",
+                    "It may be hidden or collapsed; open it first, or pick a visible element.",
+                ),
+                "disabled" => (
+                    "is disabled",
+                    "Fill in what the form needs first, then try again.",
+                ),
+                _ => (
+                    "kept moving",
+                    "Wait for the page to settle (browser_wait), then try again.",
+                ),
+            };
+            return Err(ActionError::new(
+                ErrorCode::ElementNotInteractable,
+                format!(
+                    "{} {what} (waited {} ms)",
+                    self.label,
+                    wait_ms.min(budget.elapsed().as_millis() as u64)
+                ),
+                next,
+            ));
+        }
+        // A cover may be passing: a sibling that slides open or shut (a
+        // tree's folder, an accordion) overlaps the element for a few
+        // frames. It is measured again, a frame apart, for up to a second.
+        let covered_since = std::time::Instant::now();
+        let (point, cover) = loop {
+            let (point, local) = self.points(tab, budget).await?;
+            let hit = self.call(
+                budget,
+                "checking what is under the pointer",
+                HIT_TEST,
+                vec![json!(local.0), json!(local.1)],
+            );
+            let cover = timing::timed("element.hit_test", hit).await?;
+            if cover.is_null() || covered_since.elapsed() > COVER_PATIENCE.min(budget.remaining() / 2) {
+                break (point, cover);
+            }
+            self.call_awaiting(budget, "waiting for the cover to pass", NEXT_FRAME, vec![])
+                .await?;
+        };
+        if let Some(cover) = cover.as_str() {
+            return Err(ActionError::new(
+                ErrorCode::ElementNotInteractable,
+                format!(
+                    "{} is covered by {cover}, which would receive the click",
+                    self.label
+                ),
+                "Close or dismiss the covering element first (take a browser_snapshot to find it).",
+            ));
+        }
+        self.pointer_ready(tab, point, budget).await?;
+        Ok(point)
+    }
+
+    /// Before input into a cross-origin frame: waits until the frame's
+    /// window has drawn two frames, so the input is not lost. Chromium
+    /// drops every input but a mouse move that reaches a frame whose
+    /// renderer defers its main frame updates (its document has not drawn
+    /// yet: render-blocking resources, a frame just scrolled into view from
+    /// where it was throttled, a loaded machine), and still acknowledges
+    /// it. Animation frames run only once updates run and the frame is not
+    /// throttled; the second one comes after the first frame was
+    /// committed. Nothing to wait for in the tab's own session (same-origin
+    /// frames draw with the page that received the input). Keys go to the
+    /// focused frame; pointer input also needs [`Element::pointer_ready`].
+    pub async fn drawn(&self, tab: &Tab, budget: &Budget) -> Result<(), ActionError> {
+        if self.frame.session.id() == tab.session.id() {
+            return Ok(());
+        }
+        self.arm_and_draw(budget, false).await
+    }
+
+    /// [`Element::drawn`], then, for pointer input at `point`: moves the
+    /// mouse there until the frame's window saw the move (at most three
+    /// moves, the second a pixel aside in case the pointer already rests
+    /// there). Until the browser has the frame's new place from a frame the
+    /// page drew (a frame just scrolled into view, a loaded machine), it
+    /// may route input at the point to the page around the frame; a move is
+    /// harmless to repeat and never dropped by the frame, so once one
+    /// arrived the click, wheel or drag that follows goes there too.
+    pub async fn pointer_ready(
+        &self,
+        tab: &Tab,
+        point: (f64, f64),
+        budget: &Budget,
+    ) -> Result<(), ActionError> {
+        if self.frame.session.id() == tab.session.id() {
+            return Ok(());
+        }
+        self.arm_and_draw(budget, true).await?;
+        for attempt in 0..MOVES {
+            let at = if attempt == 1 {
+                (point.0 + 1.0, point.1)
+            } else {
+                point
+            };
+            input::move_to(tab, budget, at).await?;
+            let seen = self.call_awaiting(
+                budget,
+                "waiting for the frame to see the pointer",
+                MOVE_SEEN,
+                vec![json!(MOVE_PATIENCE_MS)],
+            );
+            if timing::timed("element.pointer_seen", seen).await? == serde_json::Value::Bool(true) {
+                return Ok(());
+            }
+        }
+        tracing::debug!(
+            "{}: its frame saw none of {MOVES} pointer moves; input sent anyway",
+            self.label
+        );
+        Ok(())
+    }
+
+    /// Waits for two frames of the element's window (at most
+    /// [`DRAW_PATIENCE_MS`]: a window that draws nothing at all, hidden or
+    /// minimized, is not waited on for the whole budget; the input goes
+    /// after it, as it did before this wait), first arming the pointer
+    /// watch when `pointer`.
+    async fn arm_and_draw(&self, budget: &Budget, pointer: bool) -> Result<(), ActionError> {
+        let patience = (budget.remaining().as_millis() as u64 * 4 / 5).min(DRAW_PATIENCE_MS);
+        let drawn = self.call_awaiting(
+            budget,
+            "waiting for the frame to draw",
+            DRAWN,
+            vec![json!(patience), json!(pointer)],
+        );
+        if timing::timed("element.frame_drawn", drawn).await? != serde_json::Value::Bool(true) {
+            tracing::debug!(
+                "{}: its frame drew nothing in {patience} ms; input sent anyway",
+                self.label
+            );
+        }
+        Ok(())
+    }
+
+    /// The click point in the tab's viewport, and the same point in the
+    /// element's own frame (for hit-testing inside that frame).
+    async fn points(&self, tab: &Tab, budget: &Budget) -> Result<((f64, f64), (f64, f64)), ActionError> {
+        let placed = self.placed(tab, budget).await?;
+        let (x, y) = placed.quad_centre;
+        let (sx, sy) = placed.session_origin;
+        let offset = geometry::frame_offset_in_session(tab, &self.frame, budget);
+        let (fx, fy) = timing::timed("element.frame_offset", offset).await?;
+        Ok(((x + sx, y + sy), (x - fx, y - fy)))
+    }
+
+    /// The element's box (left, top, right, bottom) in the tab's viewport,
+    /// after scrolling it into view: what an element screenshot clips to.
+    pub async fn viewport_box(
+        &self,
+        tab: &Tab,
+        budget: &Budget,
+    ) -> Result<(f64, f64, f64, f64), ActionError> {
+        let placed = self.placed(tab, budget).await?;
+        let (sx, sy) = placed.session_origin;
+        let q = &placed.quad;
+        let xs = q.iter().step_by(2).copied();
+        let ys = q.iter().skip(1).step_by(2).copied();
+        let (x0, x1) = xs.fold((f64::MAX, f64::MIN), |(lo, hi), v| (lo.min(v), hi.max(v)));
+        let (y0, y1) = ys.fold((f64::MAX, f64::MIN), |(lo, hi), v| (lo.min(v), hi.max(v)));
+        Ok((x0 + sx, y0 + sy, x1 + sx, y1 + sy))
+    }
+
+    /// Scrolls the element into view and measures its first visible content
+    /// quad (in its session's coordinates) and where that session's root
+    /// document sits in the tab's viewport.
+    async fn placed(&self, tab: &Tab, budget: &Budget) -> Result<Placed, ActionError> {
+        let scroll = self.frame.cdp(
+            budget,
+            "scrolling the element into view",
+            dom::ScrollIntoViewIfNeeded {
+                object_id: self.object_id.clone(),
+                backend_node_id: None,
+            },
+        );
+        timing::timed("element.scroll", scroll).await?;
+        let measure = self.frame.cdp(
+            budget,
+            "measuring the element",
+            dom::GetContentQuads {
+                object_id: self.object_id.clone(),
+                backend_node_id: None,
+            },
+        );
+        let quads = timing::timed("element.quads", measure).await?;
+        let quad = quads.quads.into_iter().find(|q| q.len() == 8 && quad_area(q) > 0.5).ok_or_else(|| {
+            ActionError::new(
+                ErrorCode::ElementNotInteractable,
+                format!("{} has no visible box to click", self.label),
+                "It may be hidden, collapsed or zero-sized; take a browser_snapshot and pick a visible element.",
+            )
+        })?;
+        let quad_centre = (
+            (quad[0] + quad[2] + quad[4] + quad[6]) / 4.0,
+            (quad[1] + quad[3] + quad[5] + quad[7]) / 4.0,
+        );
+        let origin = geometry::session_origin(tab, self.frame.session.id(), budget);
+        let session_origin = timing::timed("element.origin", origin).await?;
+        Ok(Placed {
+            quad,
+            quad_centre,
+            session_origin,
+        })
+    }
+
+    /// Before input to a cross-origin frame: notes when the frame's window
+    /// sees the input's last event (`kind`, e.g. `mouseup`), so
+    /// [`Element::settle`] can wait for it. Nothing to do for an element of
+    /// the tab's own session.
+    pub async fn watch_input(&self, tab: &Tab, kind: &str, budget: &Budget) -> Result<(), ActionError> {
+        if self.frame.session.id() == tab.session.id() {
+            return Ok(());
+        }
+        let watch = "function (kind) { const w = this.ownerDocument.defaultView; w.__cdpilotInput = new Promise((resolve) => w.addEventListener(kind, () => resolve(true), { once: true, capture: true })); }";
+        self.call(
+            budget,
+            "watching for the input",
+            watch,
+            vec![serde_json::json!(kind)],
+        )
+        .await
+        .map(|_| ())
+    }
+
+    /// Waits until the element's frame has handled the input. Input for a
+    /// cross-origin frame is acknowledged by the top-level page and reaches
+    /// the frame's process on another channel, possibly much later on a
+    /// loaded machine: this waits for the event [`Element::watch_input`]
+    /// watched (at most 5 s: a loaded machine's frame process can be that late; the hit test already showed the input lands there), then one frame, so what the caller reads
+    /// next reflects the input (at most 500 ms: a window that draws no
+    /// frames, hidden or minimized, is not waited on for the budget). A
+    /// frame that navigated meanwhile is settled.
+    pub async fn settle(&self, budget: &Budget) -> Result<(), ActionError> {
+        let settled = "function () {
+  const w = this.ownerDocument.defaultView;
+  const seen = w.__cdpilotInput || Promise.resolve(true);
+  delete w.__cdpilotInput;
+  const late = new Promise((resolve) => w.setTimeout(() => resolve(false), 5000));
+  return Promise.race([seen, late]).then(() => new Promise((resolve) => {
+    w.requestAnimationFrame(() => resolve(true));
+    w.setTimeout(() => resolve(true), 500);
+  }));
+}";
+        match self
+            .call_awaiting(budget, "letting the frame handle the input", settled, vec![])
+            .await
+        {
+            Err(e) if e.failure == Failure::ContextGone => Ok(()),
+            other => other.map(|_| ()),
+        }
+    }
+
+    /// Calls `function` with the element as `this` and returns the node it
+    /// returns as an element of the same frame, named `label` (`None` when
+    /// it returns no node): for an element found from another, such as a
+    /// combobox's option.
+    pub async fn related(
+        &self,
+        budget: &Budget,
+        step: &str,
+        function: &str,
+        label: String,
+    ) -> Result<Option<Element>, ActionError> {
+        let evaluated = self
+            .frame
+            .cdp(
+                budget,
+                step,
+                runtime::CallFunctionOn {
+                    function_declaration: function.to_owned(),
+                    object_id: Some(self.object_id.clone()),
+                    return_by_value: false,
+                    ..Default::default()
+                },
+            )
+            .await?;
+        if let Some(exception) = evaluated.exception_details {
+            return Err(ActionError::internal(format!("{step}: {}", exception.message())));
+        }
+        let object = evaluated.result;
+        Ok(match object.object_id {
+            Some(object_id) if object.subtype.as_deref() == Some("node") => Some(Element {
+                object_id,
+                label,
+                frame: self.frame.clone(),
+            }),
+            _ => None,
+        })
+    }
+
+    /// Like [`Element::call`], for a function that returns a promise.
+    pub async fn call_awaiting(
+        &self,
+        budget: &Budget,
+        step: &str,
+        function: &str,
+        args: Vec<serde_json::Value>,
+    ) -> Result<serde_json::Value, ActionError> {
+        self.call_with(budget, step, function, args, true).await
+    }
+
+    /// Calls `function` (JS source) with the element as `this`; returns its
+    /// value by value.
+    pub async fn call(
+        &self,
+        budget: &Budget,
+        step: &str,
+        function: &str,
+        args: Vec<serde_json::Value>,
+    ) -> Result<serde_json::Value, ActionError> {
+        self.call_with(budget, step, function, args, false).await
+    }
+
+    async fn call_with(
+        &self,
+        budget: &Budget,
+        step: &str,
+        function: &str,
+        args: Vec<serde_json::Value>,
+        await_promise: bool,
+    ) -> Result<serde_json::Value, ActionError> {
+        let evaluated = self
+            .frame
+            .cdp(
+                budget,
+                step,
+                runtime::CallFunctionOn {
+                    function_declaration: function.to_owned(),
+                    object_id: Some(self.object_id.clone()),
+                    arguments: args
+                        .into_iter()
+                        .map(|v| runtime::CallArgument {
+                            value: Some(v),
+                            object_id: None,
+                        })
+                        .collect(),
+                    return_by_value: true,
+                    await_promise,
+                    ..Default::default()
+                },
+            )
+            .await?;
+        if let Some(exception) = evaluated.exception_details {
+            return Err(ActionError::internal(format!("{step}: {}", exception.message())));
+        }
+        Ok(evaluated.result.value.unwrap_or(serde_json::Value::Null))
+    }
+}
+
+/// An element measured in its session: quads are in the coordinates of
+/// the session's root document, which starts at `session_origin`.
+struct Placed {
+    quad: Vec<f64>,
+    quad_centre: (f64, f64),
+    session_origin: (f64, f64),
+}
+
+/// Shoelace formula; a degenerate quad has no area to click.
+fn quad_area(q: &[f64]) -> f64 {
+    let mut area = 0.0;
+    for i in 0..4 {
+        let (x1, y1) = (q[2 * i], q[2 * i + 1]);
+        let (x2, y2) = (q[(2 * i + 2) % 8], q[(2 * i + 3) % 8]);
+        area += x1 * y2 - x2 * y1;
+    }
+    (area / 2.0).abs()
+}
+
+/// The origin of the document that owns the element `target` names (its
+/// frame's, from the frame records the browser's events keep; the top
+/// page's when it is in no iframe): where a secret typed into it goes.
+pub(crate) async fn origin(
+    tab: &Tab,
+    target: &ElementTarget,
+    budget: &Budget,
+) -> Result<String, ActionError> {
+    let element = resolve(tab, target, budget).await?;
+    let frame_id = element.frame.frame_id.clone();
+    let (origin, top) = tab.state(|s| {
+        let origin = s.frames().get(&frame_id).map(|f| f.origin().to_owned());
+        (origin, s.url().to_owned())
+    });
+    Ok(match origin {
+        Some(origin) if !origin.is_empty() && origin != "null" => origin,
+        // No record of the frame (the tab's own document before its first
+        // navigation event): the tab's URL, when the element is in it.
+        _ if frame_id == tab.target_id => top,
+        // An iframe cdpilot has no origin for: nothing a secret can be
+        // bound to.
+        _ => "null".into(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn quad_area_of_a_square_and_a_line() {
+        assert_eq!(
+            super::quad_area(&[0.0, 0.0, 10.0, 0.0, 10.0, 10.0, 0.0, 10.0]),
+            100.0
+        );
+        assert_eq!(super::quad_area(&[0.0, 0.0, 10.0, 0.0, 10.0, 0.0, 0.0, 0.0]), 0.0);
+    }
+}
+
+/// The in-page waits against a window that draws no frames (tests).
+#[cfg(test)]
+#[path = "element_hidden.rs"]
+mod hidden;

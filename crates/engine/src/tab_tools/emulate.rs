@@ -1,0 +1,294 @@
+//! `browser_emulate`: the device and environment a tab presents (viewport,
+//! scale, mobile, user agent, color scheme, locale, time zone, position,
+//! offline). Each setting lasts for the tab until changed; the viewport's
+//! four values go to Chrome together, so what one call leaves out is kept
+//! from the last call (`tab::emulated::Emulated`, in the tab's state).
+//!
+//! The settings apply to the tab's page; cross-origin iframes (their own
+//! targets) keep the browser's locale, time zone and network.
+
+use cdp::protocol::{browser, emulation, network, target};
+use serde_json::json;
+
+use crate::calls::{ColorScheme, EmulateArgs};
+use crate::tab::Tab;
+use crate::tool::{Before, Declaration, DefaultBudget, Effect, Group, Scope, TabCall};
+use crate::{ActionError, ActionOutput, Budget};
+
+/// `browser_emulate`'s declaration (see `crate::tool`).
+pub(crate) const TOOL: Declaration = Declaration {
+    name: "browser_emulate",
+    verb: "emulate",
+    group: Group::Emulation,
+    description: "Emulate a device in this tab until changed: viewport, scale, mobile, user agent, color scheme, locale, timezone, geolocation, offline.",
+    scope: Scope::Tab,
+    runs_during_dialog: false,
+    budget: DefaultBudget::Action,
+    changes_page: false,
+    switch: None,
+    effect: Effect::Acts,
+    before: Before::NOTHING,
+};
+
+/// Runs the tool in the call's tab.
+pub(crate) async fn perform(call: &TabCall<'_>, args: &EmulateArgs) -> Result<ActionOutput, ActionError> {
+    run(call.tab, args, call.budget).await
+}
+
+const SIZE: std::ops::RangeInclusive<u32> = 50..=8192;
+const SCALE: std::ops::RangeInclusive<f64> = 0.25..=5.0;
+
+/// Checks every value's range before anything touches the browser.
+pub fn check(a: &EmulateArgs) -> Result<(), ActionError> {
+    let given = a.width.is_some()
+        || a.height.is_some()
+        || a.device_scale_factor.is_some()
+        || a.mobile.is_some()
+        || a.user_agent.is_some()
+        || a.color_scheme.is_some()
+        || a.locale.is_some()
+        || a.timezone.is_some()
+        || a.geolocation.is_some()
+        || a.offline.is_some();
+    let bad = |what: String, next: &str| Err(ActionError::invalid(what, next));
+    if !given {
+        return bad(
+            "nothing to emulate".into(),
+            "Pass at least one of width, height, device_scale_factor, mobile, user_agent, color_scheme, locale, timezone, geolocation, offline.",
+        );
+    }
+    for (name, value) in [("width", a.width), ("height", a.height)] {
+        if let Some(v) = value.filter(|v| !SIZE.contains(v)) {
+            return bad(
+                format!(
+                    "{name} must be {}-{} CSS pixels, not {v}",
+                    SIZE.start(),
+                    SIZE.end()
+                ),
+                "Pass a viewport size such as width 390, height 844.",
+            );
+        }
+    }
+    if let Some(f) = a.device_scale_factor.filter(|f| !SCALE.contains(f)) {
+        return bad(
+            format!("device_scale_factor must be 0.25-5, not {f}"),
+            "Use 1 for a desktop, 2 or 3 for a phone.",
+        );
+    }
+    if let Some(ua) = &a.user_agent {
+        if ua.trim().is_empty() || ua.len() > 1000 {
+            return bad(
+                "user_agent must be 1-1000 characters".into(),
+                "Pass a browser's user agent string.",
+            );
+        }
+    }
+    if let Some(locale) = &a.locale {
+        let tag = regex::Regex::new(r"^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$").expect("a valid regex");
+        if !tag.is_match(locale) {
+            return bad(
+                format!("locale \"{locale}\" is not a language tag"),
+                "Pass a BCP 47 tag such as en-US or fr-FR.",
+            );
+        }
+    }
+    if let Some(zone) = &a.timezone {
+        let id = regex::Regex::new(r"^[A-Za-z][A-Za-z0-9_+\-]*(/[A-Za-z0-9_+\-]+)*$").expect("a valid regex");
+        if !id.is_match(zone) || zone.len() > 64 {
+            return bad(
+                format!("timezone \"{zone}\" is not a time zone id"),
+                "Pass an IANA id such as Europe/Paris or America/New_York.",
+            );
+        }
+    }
+    if let Some(g) = a.geolocation {
+        if !(-90.0..=90.0).contains(&g.latitude) || !(-180.0..=180.0).contains(&g.longitude) {
+            return bad(
+                format!("geolocation ({}, {}) is off the globe", g.latitude, g.longitude),
+                "latitude must be -90 to 90 and longitude -180 to 180.",
+            );
+        }
+    }
+    Ok(())
+}
+
+pub async fn run(tab: &Tab, args: &EmulateArgs, budget: &Budget) -> Result<ActionOutput, ActionError> {
+    let s = &tab.session;
+    // Chrome's refusal of a value (an unknown locale or zone) is the
+    // model's to fix.
+    let refused = |what: &'static str| {
+        move |e: ActionError| {
+            if e.failure.ends_the_call() {
+                e
+            } else {
+                ActionError::invalid(
+                    format!("Chrome refused the {what}: {}", e.message),
+                    format!("Pass another {what}."),
+                )
+            }
+        }
+    };
+    // Checked before anything is applied: a refused value leaves the tab as it was.
+    if let Some(zone) = &args.timezone {
+        // Chrome takes any id and falls back to GMT; the page's own ICU
+        // knows which ids exist.
+        let probe = format!(
+            "(() => {{ try {{ new Intl.DateTimeFormat('en', {{ timeZone: {} }}); return true; }} catch {{ return false; }} }})()",
+            json!(zone)
+        );
+        let known = tab
+            .evaluate_in_world(budget, "checking the time zone", &probe, true)
+            .await?
+            .value;
+        if known != Some(json!(true)) {
+            return Err(ActionError::invalid(
+                format!("timezone \"{zone}\" is not a time zone this browser knows"),
+                "Pass an IANA id such as Europe/Paris or America/New_York.",
+            ));
+        }
+    }
+    if args.width.is_some()
+        || args.height.is_some()
+        || args.device_scale_factor.is_some()
+        || args.mobile.is_some()
+    {
+        let current = match tab.state(|s| s.emulated().metrics()) {
+            Some(m) => m,
+            None => {
+                let seen = tab
+                    .evaluate_in_world(
+                        budget,
+                        "measuring the viewport",
+                        "[innerWidth, innerHeight, devicePixelRatio]",
+                        true,
+                    )
+                    .await?
+                    .value
+                    .unwrap_or_default();
+                let n = |i: usize| seen[i].as_f64().unwrap_or(1.0);
+                (n(0) as u32, n(1) as u32, n(2), false)
+            }
+        };
+        let metrics = (
+            args.width.unwrap_or(current.0),
+            args.height.unwrap_or(current.1),
+            args.device_scale_factor.unwrap_or(current.2),
+            args.mobile.unwrap_or(current.3),
+        );
+        let set = emulation::SetDeviceMetricsOverride {
+            width: metrics.0,
+            height: metrics.1,
+            device_scale_factor: metrics.2,
+            mobile: metrics.3,
+        };
+        budget.cdp("setting the viewport", s, set).await?;
+        tab.state(|s| s.emulated_metrics(metrics));
+    }
+    if args.user_agent.is_some() || args.locale.is_some() {
+        let kept = tab.state(|s| s.emulated().clone());
+        let user_agent = match args.user_agent.clone().or(kept.user_agent().map(str::to_owned)) {
+            Some(ua) => ua,
+            None => tab
+                .evaluate_in_world(budget, "reading the user agent", "navigator.userAgent", true)
+                .await?
+                .value
+                .and_then(|v| v.as_str().map(str::to_owned))
+                .unwrap_or_default(),
+        };
+        let locale = args.locale.clone().or(kept.locale().map(str::to_owned));
+        let set = network::SetUserAgentAndLanguage {
+            user_agent: user_agent.clone(),
+            accept_language: locale.clone().unwrap_or_default(),
+        };
+        budget.cdp("setting the user agent", s, set).await?;
+        if let Some(locale) = &args.locale {
+            let set = emulation::SetLocaleOverride {
+                locale: locale.clone(),
+            };
+            budget
+                .cdp("setting the locale", s, set)
+                .await
+                .map_err(refused("locale"))?;
+        }
+        tab.state(|s| s.emulated_agent(user_agent, locale));
+    }
+    if let Some(scheme) = args.color_scheme {
+        let value = match scheme {
+            ColorScheme::Light => "light",
+            ColorScheme::Dark => "dark",
+        };
+        let set = emulation::SetEmulatedMedia {
+            features: vec![emulation::MediaFeature {
+                name: "prefers-color-scheme".into(),
+                value: value.into(),
+            }],
+        };
+        budget.cdp("setting the color scheme", s, set).await?;
+    }
+    if let Some(zone) = &args.timezone {
+        let set = emulation::SetTimezoneOverride {
+            timezone_id: zone.clone(),
+        };
+        budget
+            .cdp("setting the time zone", s, set)
+            .await
+            .map_err(refused("timezone"))?;
+    }
+    if let Some(position) = args.geolocation {
+        // The page may ask for the position without a prompt.
+        let browser_session = s.connection().browser();
+        let info = budget
+            .cdp(
+                "finding the tab's browser context",
+                &browser_session,
+                target::GetTargetInfo {
+                    target_id: tab.target_id.clone(),
+                },
+            )
+            .await?;
+        let grant = browser::GrantPermissions {
+            permissions: vec!["geolocation".into()],
+            browser_context_id: info.target_info.browser_context_id,
+        };
+        budget
+            .cdp("allowing geolocation", &browser_session, grant)
+            .await?;
+        let set = emulation::SetGeolocationOverride {
+            latitude: position.latitude,
+            longitude: position.longitude,
+            accuracy: 10.0,
+        };
+        budget.cdp("setting the position", s, set).await?;
+    }
+    if let Some(offline) = args.offline {
+        let set = network::EmulateNetworkConditions {
+            offline,
+            latency: 0.0,
+            download_throughput: -1.0,
+            upload_throughput: -1.0,
+        };
+        budget.cdp("setting the network", s, set).await?;
+    }
+    // The emulated screen; a mobile page without a viewport meta tag still
+    // lays out 980 CSS pixels wide inside it, as on a phone.
+    let (width, height) = match tab.state(|s| s.emulated().metrics()) {
+        Some((width, height, ..)) => (width as u64, height as u64),
+        None => {
+            let seen = tab
+                .evaluate_in_world(
+                    budget,
+                    "measuring the viewport",
+                    "[innerWidth, innerHeight]",
+                    true,
+                )
+                .await?
+                .value
+                .unwrap_or_default();
+            (seen[0].as_u64().unwrap_or(0), seen[1].as_u64().unwrap_or(0))
+        }
+    };
+    Ok(ActionOutput::new(
+        format!("Emulation set; the viewport is {width}x{height}."),
+        json!({ "ok": true, "viewport": { "width": width, "height": height } }),
+    ))
+}

@@ -1,0 +1,161 @@
+//! A form field's value, as the tools that fill fields share it
+//! (`browser_type`, `browser_fill_form`, `browser_select_option` and the
+//! combobox it drives): focusing and preparing a field ([`prepare`]),
+//! reading its value back ([`VALUE`]), setting a value input whole
+//! ([`set_value`]) and choosing a `<select>`'s options ([`SELECT`]).
+//!
+//! Below the tools on the folder's floors (`crates/engine/floors.txt`), so
+//! that no tool reaches into another for them.
+
+use serde_json::{json, Value};
+
+use crate::tab_tools::element::Element;
+use crate::{ActionError, Budget, ErrorCode};
+
+/// Focuses the element and, when asked, selects its whole content so the
+/// inserted text replaces it. Returns false for elements that take no text,
+/// and `{value: type}` for inputs whose browser-drawn editor takes no
+/// inserted text (a date field stays empty): those are set by value.
+const PREPARE: &str = r#"function (clear) {
+  if (this instanceof HTMLInputElement && VALUE_TYPES.includes(this.type)) return { value: this.type };
+  const editable = this.isContentEditable ||
+    (this instanceof HTMLInputElement && !['checkbox','radio','button','submit','reset','image','file','range','color'].includes(this.type)) ||
+    this instanceof HTMLTextAreaElement;
+  if (!editable) return false;
+  this.focus();
+  if (clear) {
+    if (this.isContentEditable) {
+      const range = document.createRange();
+      range.selectNodeContents(this);
+      const selection = this.ownerDocument.getSelection();
+      selection.removeAllRanges();
+      selection.addRange(range);
+    } else {
+      this.select();
+    }
+  }
+  return true;
+}"#;
+
+/// The `<input>` types set by value rather than typed into.
+const VALUE_TYPES: &str = "['date','time','datetime-local','month','week','color','range','number']";
+
+/// [`PREPARE`], with its list of value types in place.
+pub(crate) fn prepare() -> String {
+    PREPARE.replace("VALUE_TYPES", VALUE_TYPES)
+}
+
+/// The field's value as the result reports it; a password-like field's
+/// (the snapshot's `secretLike` test) reads `••••` (issue 21).
+pub(crate) const VALUE: &str = r#"function () {
+  if (this.isContentEditable) return this.textContent;
+  const autocomplete = (this.getAttribute && this.getAttribute('autocomplete')) || '';
+  const secret = this.tagName === 'INPUT' && (this.type === 'password'
+    || /(?:^|\s)(?:current-password|new-password|one-time-code|cc-number|cc-csc)(?:\s|$)/i.test(autocomplete));
+  return secret && this.value ? '••••' : this.value;
+}"#;
+
+/// Sets a range/date/time/color/number input from its string form through
+/// the native setter (so frameworks that track the value see the change),
+/// then fires `input` and `change`. `{bad}` when the input refused the text,
+/// `{outside: [min, max]}` when it is past the input's bounds; either way
+/// the old value is put back and no event fires.
+const SET_VALUE: &str = r#"function (value) {
+  const el = this;
+  if (el.disabled) return { refused: 'is disabled' };
+  if (el.readOnly) return { refused: 'is read-only' };
+  const setter = Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, 'value').set;
+  const old = el.value;
+  setter.call(el, value);
+  const numeric = el.type === 'range' || el.type === 'number';
+  const bad = numeric ? (value.trim() === '' || isNaN(Number(value)))
+    : el.type === 'color' ? el.value !== value.toLowerCase()
+    : value !== '' && el.value === '';
+  if (bad) { setter.call(el, old); return { bad: true }; }
+  // A range input clamps by itself; the others only flag it.
+  if (el.validity.rangeUnderflow || el.validity.rangeOverflow) {
+    setter.call(el, old);
+    return { outside: [el.min || null, el.max || null] };
+  }
+  el.dispatchEvent(new Event('input', { bubbles: true }));
+  el.dispatchEvent(new Event('change', { bubbles: true }));
+  return { value: el.value };
+}"#;
+
+/// The format each value input expects, for the error that refuses one.
+fn format_of(kind: &str) -> &'static str {
+    match kind {
+        "date" => "YYYY-MM-DD",
+        "time" => "HH:MM or HH:MM:SS",
+        "color" => "#rrggbb",
+        "month" => "YYYY-MM",
+        "week" => "YYYY-Www",
+        "datetime-local" => "YYYY-MM-DDTHH:MM",
+        _ => "a number",
+    }
+}
+
+/// Sets a value input (`kind`: date, time, colour, range, number) whole,
+/// with `input` and `change`; a value it refuses or that is out of its
+/// bounds is `invalid_arguments` and leaves it as it was.
+pub(crate) async fn set_value(
+    element: &Element,
+    kind: &str,
+    value: &str,
+    budget: &Budget,
+) -> Result<Value, ActionError> {
+    let result = element
+        .call(budget, "setting the value", SET_VALUE, vec![json!(value)])
+        .await?;
+    if let Some(why) = result["refused"].as_str() {
+        return Err(ActionError::new(
+            ErrorCode::ElementNotInteractable,
+            format!("{} {why}", element.label),
+            "Fill in what the form needs first, or leave this field out.",
+        ));
+    }
+    if result["bad"] == Value::Bool(true) {
+        return Err(ActionError::invalid(
+            format!(
+                "\"{value}\" is not a valid value for {} (an <input type={kind}>)",
+                element.label
+            ),
+            format!("Pass {}.", format_of(kind)),
+        ));
+    }
+    if let Some(bounds) = result["outside"].as_array() {
+        let bound = |i: usize| bounds.get(i).and_then(Value::as_str).map(str::to_owned);
+        let range = match (bound(0), bound(1)) {
+            (Some(min), Some(max)) => format!("from {min} to {max}"),
+            (Some(min), None) => format!("{min} or later"),
+            (None, Some(max)) => format!("up to {max}"),
+            (None, None) => "within its bounds".to_owned(),
+        };
+        return Err(ActionError::invalid(
+            format!(
+                "{value:?} is outside what {} accepts (an <input type={kind}> taking {range}); its value was left as it was",
+                element.label
+            ),
+            format!("Pass {} {range}.", format_of(kind)),
+        ));
+    }
+    Ok(result["value"].clone())
+}
+
+/// Returns the chosen options' values and labels, or `{missing}` /
+/// `{not_select}` / `{too_many}`.
+pub(crate) const SELECT: &str = r#"function (wanted) {
+  if (!(this instanceof HTMLSelectElement)) return { not_select: this.tagName.toLowerCase() };
+  const options = Array.from(this.options);
+  const picks = [];
+  for (const w of wanted) {
+    const o = options.find((o) => o.value === w) || options.find((o) => o.label.trim() === w.trim() || o.textContent.trim() === w.trim());
+    if (!o) return { missing: w, available: options.map((o) => o.label) };
+    picks.push(o);
+  }
+  if (!this.multiple && picks.length > 1) return { too_many: true };
+  for (const o of options) o.selected = picks.includes(o);
+  this.dispatchEvent(new Event('input', { bubbles: true }));
+  this.dispatchEvent(new Event('change', { bubbles: true }));
+  return { selected: picks.map((o) => o.value), labels: picks.map((o) => o.label) };
+}"#;

@@ -1,0 +1,248 @@
+//! `browser_network`: the tab's last 500 requests (its iframes', cross-
+//! origin ones included) from the request log the event reader keeps
+//! (`crate::network`), and one request in detail. A response body is asked
+//! of the session that saw the request, only when wanted, and capped.
+
+use base64::Engine as _;
+use cdp::protocol::network;
+use serde_json::{json, Map, Value};
+
+use crate::calls::{NetworkAction, NetworkArgs};
+use crate::network::Request;
+use crate::tab::Tab;
+use crate::tool::{Before, Declaration, DefaultBudget, Effect, Group, Scope, TabCall};
+use crate::{ActionError, ActionOutput, Budget};
+
+/// `browser_network`'s declaration (see `crate::tool`).
+pub(crate) const TOOL: Declaration = Declaration {
+    name: "browser_network",
+    verb: "network",
+    group: Group::Network,
+    description: "The tab's last 500 requests, iframes included: list (filter by URL, type, failed) or get one by id: headers, post data, and with body its response (text up to 64 KB).",
+    scope: Scope::Tab,
+    runs_during_dialog: true,
+    budget: DefaultBudget::Action,
+    changes_page: false,
+    switch: None,
+    effect: Effect::Acts,
+    before: Before::NOTHING,
+};
+
+/// Runs the tool in the call's tab.
+pub(crate) async fn perform(call: &TabCall<'_>, args: &NetworkArgs) -> Result<ActionOutput, ActionError> {
+    run(call.tab, args, call.budget).await
+}
+
+/// The longest text body returned, in bytes.
+const BODY_MAX: usize = 64 * 1024;
+
+/// The resource types `type` may name (Chrome's, lowercased).
+const TYPES: &[&str] = &[
+    "document",
+    "stylesheet",
+    "image",
+    "media",
+    "font",
+    "script",
+    "texttrack",
+    "xhr",
+    "fetch",
+    "prefetch",
+    "eventsource",
+    "websocket",
+    "manifest",
+    "signedexchange",
+    "ping",
+    "cspviolationreport",
+    "preflight",
+    "other",
+];
+
+/// Checks the arguments before anything touches the browser.
+pub fn check(args: &NetworkArgs) -> Result<(), ActionError> {
+    let list_only = args.filter.is_some() || args.kind.is_some() || args.failed.is_some();
+    let get_only = args.id.is_some() || args.body.is_some();
+    match args.action {
+        NetworkAction::List if get_only => Err(ActionError::invalid(
+            "id and body are for action get",
+            "Use action get with id, or leave them out to list.",
+        )),
+        NetworkAction::Get if list_only => Err(ActionError::invalid(
+            "filter, type and failed are for action list",
+            "Use action list to filter, then get one request by id.",
+        )),
+        NetworkAction::Get if args.id.is_none() => Err(ActionError::invalid(
+            "action get needs id",
+            "List the requests with action list and pass one's id (r3).",
+        )),
+        _ => match &args.kind {
+            Some(kind) if !TYPES.contains(&kind.to_ascii_lowercase().as_str()) => Err(ActionError::invalid(
+                format!("type \"{kind}\" is not a resource type"),
+                format!("Use one of: {}.", TYPES.join(", ")),
+            )),
+            _ => Ok(()),
+        },
+    }
+}
+
+pub async fn run(tab: &Tab, args: &NetworkArgs, budget: &Budget) -> Result<ActionOutput, ActionError> {
+    match args.action {
+        NetworkAction::List => Ok(list(tab, args)),
+        NetworkAction::Get => get(tab, args, budget).await,
+    }
+}
+
+fn list(tab: &Tab, args: &NetworkArgs) -> ActionOutput {
+    let kind = args.kind.as_deref().map(str::to_ascii_lowercase);
+    let wanted = |r: &Request| {
+        args.filter.as_ref().is_none_or(|f| r.url.contains(f.as_str()))
+            && kind.as_ref().is_none_or(|k| &r.kind == k)
+            && (args.failed != Some(true) || r.failed.is_some() || r.status.is_some_and(|s| s >= 400))
+    };
+    let requests: Vec<Request> = tab.state(|s| s.network().list().filter(|r| wanted(r)).cloned().collect());
+    let mut text = match requests.len() {
+        0 => "No requests match.".to_owned(),
+        n => format!("{n} request(s), oldest first (get one by id for details):"),
+    };
+    let mut listed = Vec::new();
+    for r in &requests {
+        let outcome = match (&r.failed, r.status) {
+            (Some(why), _) => format!("failed {why}"),
+            (None, Some(status)) => status.to_string(),
+            (None, None) => "pending".to_owned(),
+        };
+        let ms = r.ms().map(|ms| format!(" {ms}ms")).unwrap_or_default();
+        let bytes = r.bytes.map(|b| format!(" {b}B")).unwrap_or_default();
+        text += &format!(
+            "\n{} {} {} {} {}{ms}{bytes}",
+            r.id, r.method, outcome, r.kind, r.url
+        );
+        let mut entry = json!({
+            "id": r.id, "method": r.method, "url": r.url, "type": r.kind,
+            "status": r.status, "ms": r.ms(), "bytes": r.bytes,
+        });
+        if let Some(why) = &r.failed {
+            entry["failed"] = json!(why);
+        }
+        listed.push(entry);
+    }
+    ActionOutput::new(text, json!({ "requests": listed }))
+}
+
+async fn get(tab: &Tab, args: &NetworkArgs, budget: &Budget) -> Result<ActionOutput, ActionError> {
+    let id = args.id.as_deref().unwrap_or_default();
+    let Some(r) = tab.state(|s| s.network().get(id).cloned()) else {
+        return Err(ActionError::invalid(
+            format!(
+                "there is no request \"{id}\" among this tab's last {}",
+                crate::network::KEPT
+            ),
+            "List the requests with action list and use one of their ids.",
+        ));
+    };
+    let session = tab.session.connection().session(r.session.clone());
+    let mut post_data = r.post_data.clone();
+    if post_data.is_none() && r.has_post_data {
+        let asked = network::GetRequestPostData {
+            request_id: r.cdp_id.clone(),
+        };
+        post_data = budget
+            .cdp("reading the request's body", &session, asked)
+            .await
+            .ok()
+            .map(|p| p.post_data);
+    }
+    let mut request = json!({ "method": r.method, "url": r.url, "headers": r.request_headers.map() });
+    if let Some(data) = &post_data {
+        request["post_data"] = json!(data);
+    }
+    let mut response = json!({
+        "status": r.status, "headers": r.response_headers.map(), "body_truncated": false,
+    });
+    let mut text = format!(
+        "{} {} {}\nrequest headers:{}",
+        r.method,
+        r.url,
+        r.status
+            .map(|s| s.to_string())
+            .unwrap_or_else(|| "(no response)".into()),
+        headers_text(&r.request_headers.map())
+    );
+    if let Some(data) = &post_data {
+        text += &format!("\npost_data: {}", crate::content::page(cut(data, BODY_MAX).0));
+    }
+    text += &format!("\nresponse headers:{}", headers_text(&r.response_headers.map()));
+    if args.body == Some(true) {
+        let asked = network::GetResponseBody {
+            request_id: r.cdp_id.clone(),
+        };
+        match budget.cdp("reading the response body", &session, asked).await {
+            Ok(body) if body.base64_encoded => {
+                let size = base64::engine::general_purpose::STANDARD
+                    .decode(&body.body)
+                    .map(|b| b.len())
+                    .unwrap_or(body.body.len() * 3 / 4);
+                response["body_bytes"] = json!(size);
+                text += &format!("\nbody: binary, {size} bytes ({})", r.mime_type);
+            }
+            Ok(body) if body.body.is_empty() && declared_length(&r.response_headers.map()) > 0 => {
+                // Chrome answers "" for a body the page read as a stream or
+                // a blob: it kept no copy.
+                let why = "the browser kept no copy of this body (the page read it as a stream or blob)";
+                response["body_unavailable"] = json!(why);
+                text += &format!("\nbody: unavailable ({why})");
+            }
+            Ok(body) => {
+                let (shown, truncated) = cut(&body.body, BODY_MAX);
+                response["body"] = json!(shown);
+                response["body_truncated"] = json!(truncated);
+                let more = if truncated { " (first 64 KB)" } else { "" };
+                text += &format!("\nbody{more}:\n{}", crate::content::page(shown));
+            }
+            Err(e) if e.failure.ends_the_call() => return Err(e),
+            Err(e) => {
+                // Not finished yet, a redirect hop, or evicted from the
+                // browser's buffer: say so, keep the rest.
+                response["body_unavailable"] = json!(e.message);
+                text += &format!("\nbody: unavailable ({})", e.message);
+            }
+        }
+    }
+    Ok(ActionOutput::new(
+        text,
+        json!({ "id": r.id, "request": request, "response": response }),
+    ))
+}
+
+/// The `Content-Length` a response declared (0 when it declared none).
+fn declared_length(headers: &Map<String, Value>) -> u64 {
+    headers
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case("content-length"))
+        .and_then(|(_, v)| v.as_str()?.trim().parse().ok())
+        .unwrap_or(0)
+}
+
+fn headers_text(headers: &Map<String, Value>) -> String {
+    headers
+        .iter()
+        .map(|(k, v)| {
+            format!(
+                "\n  {k}: {}",
+                v.as_str().map(str::to_owned).unwrap_or_else(|| v.to_string())
+            )
+        })
+        .collect()
+}
+
+/// `text` cut to at most `max` bytes at a character boundary.
+fn cut(text: &str, max: usize) -> (&str, bool) {
+    if text.len() <= max {
+        return (text, false);
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    (&text[..end], true)
+}

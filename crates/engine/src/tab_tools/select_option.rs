@@ -1,0 +1,121 @@
+//! `browser_select_option`: choose options of a `<select>` by value or
+//! label, firing `input` and `change` as a person's choice would; on a
+//! combobox or text field, type and pick the option it offers
+//! (`combobox.rs`); with `text`, select that text (`selection.rs`).
+
+use serde_json::{json, Value};
+
+use crate::calls::SelectOptionArgs;
+use crate::tab::Tab;
+use crate::tab_tools::{combobox, element, field, front, selection};
+use crate::tool::{Before, Declaration, DefaultBudget, Effect, Group, Scope, TabCall};
+use crate::validate;
+use crate::{ActionError, ActionOutput, Budget};
+
+/// `browser_select_option`'s declaration (see `crate::tool`).
+pub(crate) const TOOL: Declaration = Declaration {
+    name: "browser_select_option",
+    verb: "select",
+    group: Group::Core,
+    description: "Choose <select> options (values or labels); on a combobox, types and picks the option. With text: selects that text.",
+    scope: Scope::Tab,
+    runs_during_dialog: false,
+    budget: DefaultBudget::Action,
+    changes_page: true,
+    switch: None,
+    effect: Effect::Acts,
+    before: Before::NOTHING,
+};
+
+/// Values for one element, or a text (in an element, or the page).
+pub(crate) fn check(a: &SelectOptionArgs) -> Result<(), ActionError> {
+    if let Some(text) = &a.text {
+        if !a.values.is_empty() {
+            return Err(ActionError::invalid(
+                "browser_select_option takes values or text, not both",
+                "Pass values to choose options, or text to select that text.",
+            ));
+        }
+        if a.target.reference.is_some() || a.target.selector.is_some() {
+            validate::element_target(TOOL.name, &a.target)?;
+        }
+        return validate::non_empty("text", text);
+    }
+    validate::element_target(TOOL.name, &a.target)?;
+    if a.values.is_empty() {
+        return Err(ActionError::invalid(
+            "values is empty",
+            "Pass at least one option value or label.",
+        ));
+    }
+    Ok(())
+}
+
+/// Runs the tool in the call's tab.
+pub(crate) async fn perform(
+    call: &TabCall<'_>,
+    args: &SelectOptionArgs,
+) -> Result<ActionOutput, ActionError> {
+    front::ensure(call.tab, call.budget).await?;
+    run(call.tab, args, call.budget).await
+}
+
+pub async fn run(tab: &Tab, args: &SelectOptionArgs, budget: &Budget) -> Result<ActionOutput, ActionError> {
+    if let Some(text) = &args.text {
+        return selection::run(tab, &args.target, text, budget).await;
+    }
+    let element = element::resolve(tab, &args.target, budget).await?;
+    let result = element
+        .call(
+            budget,
+            "choosing the option",
+            field::SELECT,
+            vec![json!(args.values)],
+        )
+        .await?;
+    if let Some(tag) = result["not_select"].as_str() {
+        let [wanted] = args.values.as_slice() else {
+            return Err(ActionError::invalid(
+                format!(
+                    "{} is not a <select>: one option can be picked at a time",
+                    element.label
+                ),
+                "Pass one value.",
+            ));
+        };
+        return match combobox::pick(tab, &element, wanted, budget).await? {
+            Some(value) => Ok(ActionOutput::new(
+                format!("Picked {wanted:?} in {}; it shows {value}.", element.label),
+                json!({ "ok": true, "selected": [wanted], "value": value }),
+            )),
+            None => Err(combobox::not_a_choice(&element, tag)),
+        };
+    }
+    if let Some(missing) = result["missing"].as_str() {
+        return Err(ActionError::invalid(
+            format!(
+                "{} has no option \"{missing}\"; it has {}",
+                element.label, result["available"]
+            ),
+            "Pass an option's value or its visible label.",
+        ));
+    }
+    if result["too_many"] == Value::Bool(true) {
+        return Err(ActionError::invalid(
+            format!(
+                "{} allows one choice, but {} were given",
+                element.label,
+                args.values.len()
+            ),
+            "Pass one value.",
+        ));
+    }
+    // The contract (v2): `selected` holds the options' values, the value a
+    // form submits and a later call can pass back; `labels` what a person sees.
+    let selected = result["selected"].clone();
+    let labels = result["labels"].clone();
+    Ok(ActionOutput::new(
+        format!("Selected {labels} (values {selected}) in {}.", element.label),
+        json!({ "ok": true, "selected": selected, "labels": labels }),
+    ))
+}
