@@ -29,7 +29,8 @@
 //!   (and `CDPILOT_DHAT_FILE`), the server writes a dhat heap profile of
 //!   what is live 20 s after the sessions closed (the bench creates the
 //!   file's name plus `.now` then; the profile is written at exit
-//!   otherwise); with `--features mimalloc` it runs on mimalloc;
+//!   otherwise); with `--features mimalloc` or `jemalloc` it runs on that
+//!   allocator (its settings: `MIMALLOC_*`, `_RJEM_MALLOC_CONF`);
 //!   `CDPILOT_MALLOC_TCACHE=1` keeps glibc's thread caches
 //!   (docs/src/figures.md).
 //! - `cost`: 1, 8, 32, 64 sessions open at once on a light page, then on an

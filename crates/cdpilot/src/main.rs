@@ -12,6 +12,7 @@
 mod cli;
 mod first_contact;
 mod log_redact;
+#[cfg(not(any(feature = "mimalloc", feature = "jemalloc")))]
 mod thread_caches;
 
 use std::path::PathBuf;
@@ -38,6 +39,12 @@ static ALLOC: dhat::Alloc = dhat::Alloc;
 #[cfg(all(feature = "mimalloc", not(feature = "dhat-heap")))]
 #[global_allocator]
 static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+/// `--features jemalloc`: jemalloc instead of the system allocator, the
+/// same comparison (its settings: `_RJEM_MALLOC_CONF`).
+#[cfg(all(feature = "jemalloc", not(feature = "dhat-heap"), not(feature = "mimalloc")))]
+#[global_allocator]
+static ALLOC: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 #[derive(Parser)]
 #[command(
@@ -322,6 +329,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         }
         Command::Pair(args) => runtime()?.block_on(cli::pair::run(args.server, args.token)),
         Command::Serve(args) => {
+            #[cfg(not(any(feature = "mimalloc", feature = "jemalloc")))]
             thread_caches::off();
             init_logging();
             let config = args.config()?;

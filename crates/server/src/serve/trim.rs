@@ -6,8 +6,9 @@
 //! ends, `malloc_trim(0)` returns every free page of every arena. It walks
 //! the arenas under their locks (about a millisecond for a few hundred
 //! MiB), so it runs on a blocking thread, and sessions ending together
-//! share one trim. Measured against mimalloc in the memory figures
-//! (docs/src/figures.md). Other allocators and platforms: nothing to do.
+//! share one trim. Measured against mimalloc and jemalloc in the memory
+//! figures (docs/src/figures.md). Other allocators and platforms: nothing
+//! to do.
 //!
 //! While sessions run, the same trim every [`EVERY`] (`CDPILOT_MALLOC_TRIM_S`
 //! sets the period, 0 turns it off): glibc keeps what a call freed in the
