@@ -12,7 +12,7 @@
 //!   on every request (`Fetch.enable` on `*`: a worker's `fetch()` is not a
 //!   document the tabs' gates would see), judged by the URL rules here,
 //!   then runs; a request it refuses is recorded in the egress door of the
-//!   worker's browser context (`ContextDoors`), so the session owning that
+//!   worker's browser context (`ContextPorts`), so the session owning that
 //!   context lists it in its next result's `blocked`, naming the worker;
 //!   any other kind (browser UI, worklets) just runs.
 //!
@@ -46,7 +46,7 @@ use cdp::Session;
 use tokio::time::Instant;
 
 use super::Link;
-use crate::egress::{workers, ContextDoors};
+use crate::egress::{workers, ContextPorts};
 use crate::{ActionError, Budget};
 
 /// How long preparing one paused target may take (no caller waits on it;
@@ -62,7 +62,7 @@ const PREPARE_BUDGET: Duration = Duration::from_secs(20);
 /// auto-attach into its own (the tab's paused session was detached).
 pub async fn watch(
     link: &Arc<Link>,
-    doors: Arc<ContextDoors>,
+    doors: Arc<ContextPorts>,
     shared: bool,
     budget: &Budget,
 ) -> Result<(), ActionError> {

@@ -29,7 +29,7 @@ use cdp::protocol::{browser, target};
 use cdp::{endpoint, Connection, Transport, WebSocket};
 
 use crate::config::BrowserConfig;
-use crate::egress::{self, ContextDoors, Door, Egress};
+use crate::egress::{self, ContextPorts, Egress, ProxyPort};
 use crate::policy::Policy;
 use crate::tab::{DialogRules, TabSetup};
 use crate::timing;
@@ -76,7 +76,7 @@ pub struct Browser {
     /// the egress door of each, the default context's too (the door the
     /// launched browser's flags name; none for an attached browser). The
     /// workers' request gates record their blocks there (`adopt.rs`).
-    doors: Arc<ContextDoors>,
+    doors: Arc<ContextPorts>,
     /// The engine's egress gate: each context created here gets a door.
     egress: Arc<Egress>,
     /// Sessions' contexts opening now (a browser context, its first tab,
@@ -210,7 +210,7 @@ impl Browser {
         bridge: bool,
         policy: Arc<Policy>,
         egress: Arc<Egress>,
-        door: Option<Arc<Door>>,
+        door: Option<Arc<ProxyPort>>,
         shared: bool,
         webrtc_set: bool,
         budget: &Budget,
@@ -250,7 +250,7 @@ impl Browser {
             targets,
             generation: 0,
         });
-        let doors = Arc::new(ContextDoors::new(door));
+        let doors = Arc::new(ContextPorts::new(door));
         if !shared {
             popups::watch(&link, setup.policy.clone(), budget).await?;
         }
@@ -275,7 +275,7 @@ impl Browser {
     }
 
     /// The launched browser's door (its default context's refusals).
-    pub fn door(&self) -> Option<&Arc<Door>> {
+    pub fn door(&self) -> Option<&Arc<ProxyPort>> {
         self.doors.default_door()
     }
 
@@ -390,7 +390,7 @@ impl Browser {
         &self,
         kept: bool,
         budget: &Budget,
-    ) -> Result<(String, Arc<Door>), ActionError> {
+    ) -> Result<(String, Arc<ProxyPort>), ActionError> {
         let door = self.egress.new_door().map_err(gate_failed)?;
         let root = self.connection().browser();
         let creating = budget.cdp(

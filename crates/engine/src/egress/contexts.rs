@@ -1,4 +1,4 @@
-//! Which [`Door`] each browser context's connections go through, by
+//! Which [`ProxyPort`] each browser context's connections go through, by
 //! context id: the browser's own door for its default context, a door of
 //! its own for each context a session created. Whatever is refused in a
 //! context outside the gate (a worker's request its own request gate
@@ -11,36 +11,36 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
 
-use super::Door;
+use super::ProxyPort;
 
 /// The doors of one browser's contexts.
-pub struct ContextDoors {
+pub struct ContextPorts {
     /// The launched browser's door (its default context's connections);
     /// `None` for a browser cdpilot did not launch (attached, an endpoint,
     /// a Grid node's, the user's own), whose default context no door
     /// covers: no session runs there (`session::Context::open` gives the
     /// default session a context of its own instead).
-    default: Option<Arc<Door>>,
+    default: Option<Arc<ProxyPort>>,
     /// Contexts sessions created, with their doors. Locked for
     /// microseconds.
-    created: Mutex<HashMap<String, Weak<Door>>>,
+    created: Mutex<HashMap<String, Weak<ProxyPort>>>,
 }
 
-impl ContextDoors {
-    pub fn new(default: Option<Arc<Door>>) -> ContextDoors {
-        ContextDoors {
+impl ContextPorts {
+    pub fn new(default: Option<Arc<ProxyPort>>) -> ContextPorts {
+        ContextPorts {
             default,
             created: Mutex::default(),
         }
     }
 
     /// The default context's door.
-    pub fn default_door(&self) -> Option<&Arc<Door>> {
+    pub fn default_door(&self) -> Option<&Arc<ProxyPort>> {
         self.default.as_ref()
     }
 
     /// A context a session created, and its door.
-    pub fn add(&self, context: String, door: &Arc<Door>) {
+    pub fn add(&self, context: String, door: &Arc<ProxyPort>) {
         self.created.lock().unwrap().insert(context, Arc::downgrade(door));
     }
 
@@ -62,7 +62,7 @@ impl ContextDoors {
     /// The door of the context a target is in (`None`: Chrome did not
     /// say, which is the default context): a created context's while its
     /// session holds it, else the default context's.
-    pub fn of(&self, context: Option<&str>) -> Option<Arc<Door>> {
+    pub fn of(&self, context: Option<&str>) -> Option<Arc<ProxyPort>> {
         if let Some(id) = context {
             if let Some(door) = self.created.lock().unwrap().get(id) {
                 return door.upgrade();

@@ -6,7 +6,7 @@
 //!
 //! Owns the engine's [`Egress`] (the rules read at the connection level,
 //! `[policy] block_private_networks`, `[browser] upstream_proxy`) and its
-//! [`Door`]s: one listening port per browser context, so a refusal can be
+//! [`ProxyPort`]s: one listening port per browser context, so a refusal can be
 //! reported to the session that owns the connection (a `CONNECT` does not
 //! say which tab asked). The launched browser's flags name the browser's
 //! door (the default context's); each isolated context is created with a
@@ -19,13 +19,13 @@
 //! who may knock on a door (cdpilot's own user only) `peer.rs`.
 //!
 //! An `ask` host passes a door only for an origin the user granted in
-//! the consent of a session the door serves ([`Door::serves`]).
+//! the consent of a session the door serves ([`ProxyPort::serves`]).
 
 mod contexts;
 mod proxy;
 pub mod workers;
 
-pub use contexts::ContextDoors;
+pub use contexts::ContextPorts;
 pub use proxy::GATE_ERROR_HEADER;
 mod peer;
 mod resolve;
@@ -88,7 +88,7 @@ struct Judge {
 pub struct Egress {
     judge: Arc<Judge>,
     /// The launched browser's door (its default context): bound at start.
-    browser_door: Arc<Door>,
+    browser_door: Arc<ProxyPort>,
     /// The gate's own runtime, on a thread of its own: the browser's
     /// connections never wait behind the engine's work (parsing a burst of
     /// CDP events, a snapshot) on the engine's runtime. Ends when the
@@ -126,7 +126,7 @@ impl Egress {
                 let _ = runtime.block_on(stopped);
             })
             .map_err(|e| format!("cdpilot's egress gate cannot start its thread: {e}"))?;
-        let browser_door = Arc::new(Door::open(judge.clone(), &handle)?);
+        let browser_door = Arc::new(ProxyPort::open(judge.clone(), &handle)?);
         Ok(Egress {
             judge,
             browser_door,
@@ -137,7 +137,7 @@ impl Egress {
 
     /// The launched browser's door: its flags name it, and the default
     /// context's refusals are recorded there.
-    pub fn browser_door(&self) -> Result<Arc<Door>, String> {
+    pub fn browser_door(&self) -> Result<Arc<ProxyPort>, String> {
         Ok(self.browser_door.clone())
     }
 
@@ -147,8 +147,8 @@ impl Egress {
     }
 
     /// A door of its own for a new isolated browser context.
-    pub fn new_door(&self) -> Result<Arc<Door>, String> {
-        Ok(Arc::new(Door::open(self.judge.clone(), &self.runtime)?))
+    pub fn new_door(&self) -> Result<Arc<ProxyPort>, String> {
+        Ok(Arc::new(ProxyPort::open(self.judge.clone(), &self.runtime)?))
     }
 }
 
@@ -157,7 +157,7 @@ impl Egress {
 /// unless told `<-loopback>`), and WebRTC kept off UDP that would not go
 /// through the proxy (STUN/TURN and peer traffic would otherwise reach any
 /// host directly).
-pub fn launch_flags(door: &Door) -> [String; 3] {
+pub fn launch_flags(door: &ProxyPort) -> [String; 3] {
     [
         format!("--proxy-server={}", door.proxy_server()),
         format!("--proxy-bypass-list={}", BYPASS_NOTHING),
@@ -169,7 +169,7 @@ pub fn launch_flags(door: &Door) -> [String; 3] {
 pub const BYPASS_NOTHING: &str = "<-loopback>";
 
 /// One listening port of the gate, and what was refused through it.
-pub struct Door {
+pub struct ProxyPort {
     port: u16,
     shared: Arc<Shared>,
     /// The accept loop (on the gate's runtime), stopped when the door is
@@ -199,7 +199,7 @@ impl Shared {
     }
 }
 
-impl Drop for Door {
+impl Drop for ProxyPort {
     fn drop(&mut self) {
         self.shared
             .judge
@@ -209,9 +209,9 @@ impl Drop for Door {
     }
 }
 
-impl Door {
+impl ProxyPort {
     /// Binds `127.0.0.1:0` and serves it on the gate's `runtime`.
-    fn open(judge: Arc<Judge>, runtime: &tokio::runtime::Handle) -> Result<Door, String> {
+    fn open(judge: Arc<Judge>, runtime: &tokio::runtime::Handle) -> Result<ProxyPort, String> {
         let cannot = |e: std::io::Error| format!("cdpilot's egress gate cannot listen on 127.0.0.1: {e}");
         let listener = std::net::TcpListener::bind("127.0.0.1:0").map_err(cannot)?;
         listener.set_nonblocking(true).map_err(cannot)?;
@@ -261,7 +261,7 @@ impl Door {
             .judge
             .doors
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        Ok(Door { port, shared, task })
+        Ok(ProxyPort { port, shared, task })
     }
 
     /// Lets `ask` hosts through this door for the origins `consent` grants

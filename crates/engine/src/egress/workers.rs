@@ -6,7 +6,7 @@
 //! ([`crate::policy::blocklist`]), which holds from its first request
 //! where `Fetch` is missing (a dedicated worker) or late (a shared one);
 //! a refusal is recorded in the egress door of the worker's browser context
-//! ([`Door::record_worker_block`]), so the session owning that context
+//! ([`ProxyPort::record_worker_block`]), so the session owning that context
 //! reports it. The egress gate holds the worker's connections by host; this
 //! holds its requests by path.
 //!
@@ -27,7 +27,7 @@ use cdp::Session;
 use std::sync::Arc;
 use tokio::time::Instant;
 
-use super::Door;
+use super::ProxyPort;
 use crate::policy::{blocklist, gate, Policy};
 
 /// How long gating and resuming one worker may take (no caller waits on
@@ -44,7 +44,7 @@ pub async fn gate_and_run(
     kind: &str,
     waiting: bool,
     policy: Arc<Policy>,
-    door: Weak<Door>,
+    door: Weak<ProxyPort>,
 ) {
     let deadline = Instant::now() + PREPARE_BUDGET;
     if policy.restricts() {

@@ -14,7 +14,7 @@ use cdp::protocol::target::{self, TargetInfo};
 
 use crate::browser::tenancy::Tenancy;
 use crate::browser::Browser;
-use crate::egress::{Door, Refusal};
+use crate::egress::{ProxyPort, Refusal};
 use crate::error::Failure;
 use crate::events::Events;
 use crate::tab::Tab;
@@ -43,7 +43,7 @@ pub(crate) struct Context {
     /// own, or the launched browser's for the default context): what it
     /// refused goes in the session's next result. Always set: a session
     /// never runs in a context no door covers.
-    door: Option<Arc<Door>>,
+    door: Option<Arc<ProxyPort>>,
     /// Holds the browser while the context lives: a browser nobody holds
     /// may be closed for idleness (`[serve] browser_idle_restart_s`).
     _tenancy: Tenancy,

@@ -29,7 +29,7 @@ use tokio_util::sync::CancellationToken;
 use super::slot::dialog_rules;
 use super::Browser;
 use crate::config::{BrowserConfig, Config};
-use crate::egress::{self, Door, Egress};
+use crate::egress::{self, Egress, ProxyPort};
 use crate::error::Failure;
 use crate::events::{EndReason, Lifecycle};
 use crate::policy::Policy;
@@ -144,7 +144,7 @@ fn check_chrome_options(options: &serde_json::Map<String, Value>) -> Result<(), 
 /// WebRTC keeps off UDP the proxy does not carry, QUIC is off. Sessions
 /// never use that default context: each gets a context of its own with a
 /// door of its own (`Target.createBrowserContext`'s `proxyServer`).
-pub fn remote_chrome_args(config: &BrowserConfig, door: &Door) -> Vec<String> {
+pub fn remote_chrome_args(config: &BrowserConfig, door: &ProxyPort) -> Vec<String> {
     let mut args = Vec::new();
     if config.headless {
         args.push("--headless=new".to_owned());
@@ -169,7 +169,7 @@ pub fn remote_chrome_args(config: &BrowserConfig, door: &Door) -> Vec<String> {
 /// own bindings send, so a Grid behind a proxy or a port mapping answers a
 /// `se:cdp` cdpilot can reach), then `[browser] grid_capabilities` laid
 /// over (their `goog:chromeOptions` merged into ours; checked at start).
-pub fn capabilities(config: &BrowserConfig, remote_url: &str, door: &Door) -> Value {
+pub fn capabilities(config: &BrowserConfig, remote_url: &str, door: &ProxyPort) -> Value {
     let mut always = serde_json::Map::new();
     always.insert("browserName".into(), "chrome".into());
     always.insert("unhandledPromptBehavior".into(), "ignore".into());
