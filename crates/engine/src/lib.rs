@@ -47,15 +47,18 @@
 //!
 //! Layout, on floors (`crates/engine/floors.txt`, checked by a test: a
 //! module uses only its own floor or lower): leaves (`error`, `budget`,
-//! `timing`, `scripts` — the in-page scripts —, `calls`, …) → `config` →
-//! policies and records ([`policy`], [`audit`], [`secrets`], [`events`]) →
-//! the egress gate and the dialog book → `tab` → `browser`, `snapshot`,
-//! `tab_tools/` (one file per tab tool: its declaration, checks and handler)
-//! → [`session`] (the session's tools too) → [`tools`] (the list every tool
-//! is generated from), [`dispatch`], [`startup`] → [`Engine`].
+//! `timing`, `scripts` — the in-page scripts —, `list` — the list of
+//! tools —, `args`, …) → `config` → policies and records ([`policy`],
+//! [`audit`], [`secrets`], [`events`]) → the egress gate and the dialog
+//! book → `tab` → `browser`, [`tool`] (what a tool is), `snapshot` →
+//! `tab_tools/` (one file per tab tool: its arguments, declaration, checks
+//! and handler) → [`session`] (the session's tools too) → [`calls`] (the
+//! `Action` enum), [`tools`] (the registry), [`dispatch`], [`startup`] →
+//! [`Engine`].
 
 #![warn(missing_docs)]
 
+mod args;
 pub mod audit;
 mod browser;
 mod budget;
@@ -74,9 +77,11 @@ mod files;
 mod frames;
 pub mod handoff;
 pub mod holdings;
+mod list;
 pub mod metrics;
 mod network;
 pub mod obstacle;
+mod output;
 pub mod page_tools;
 pub mod policy;
 mod scripts;
@@ -101,7 +106,7 @@ pub use browser::fleet::EndpointStatus;
 pub use browser::grid::GridStatus;
 pub use budget::Budget;
 pub use calls::Action;
-pub use calls::{ActionOutput, Image};
+pub use output::{ActionOutput, Image};
 pub use config::Config;
 pub use door::ToolCall;
 pub use engine::Engine;

@@ -1,28 +1,38 @@
-//! What a tool declares about itself, in its own file beside its handler:
-//! a [`Declaration`] (name, CLI verb, group, description, scope, dialog
-//! behaviour, default budget, whether it changes the page, the `[tools]`
-//! switch that turns it off, what it does to the page ([`Effect`]: read,
-//! act, leave, answer its dialog) and what the session checks before it
-//! runs ([`Before`]: where it sends the browser, what the configuration
-//! admits)), and the `TabCall` a tab-scoped handler runs with.
+//! What a tool is: its arguments' type implements [`Tool`] in the tool's
+//! own file, carrying its [`Declaration`] (name, CLI verb, group,
+//! description, scope, dialog behaviour, default budget, whether it changes
+//! the page, the `[tools]` switch that turns it off, what it does to the
+//! page ([`Effect`]: read, act, leave, answer its dialog)), its checks,
+//! where a call sends the browser, what the configuration admits, and its
+//! handler; and the [`TabCall`] a tab-scoped handler runs with. One line
+//! in the list (`crate::list`) registers a tool.
 //!
-//! The session asks a tool's declaration every question it has about it
-//! (may it run while a person holds the tab, while a dialog blocks the
-//! page, in a crashed tab; is the page it is on judged; where does it go;
-//! does an obstacle it meets start a hand-off): it never matches on the
-//! tool, so a new tool is its own file and one line in the list.
+//! The session asks a tool's declaration and its call every question it
+//! has about it (may it run while a person holds the tab, while a dialog
+//! blocks the page, in a crashed tab; is the page it is on judged; where
+//! does it go; does an obstacle it meets start a hand-off): it never
+//! matches on the tool.
 //!
-//! This module is the vocabulary only; the list of declared tools (and
-//! everything generated from it: the `Action` enum, the registry, the
-//! checks and the dispatch) is `crate::tools`. It must not import any
-//! tool: every tool imports it.
+//! Arguments derive their JSON schema; their doc comments are the
+//! descriptions a model reads, so they are written for a model and kept
+//! short (every character of every schema is paid on each request).
+//! Fields and enum values a model understands from their names carry no
+//! doc comment on purpose (`#[allow(missing_docs)]`, marked
+//! schema-visible): a doc comment would become a description in the
+//! schema, and on an enum's values it would turn a plain `enum` list into
+//! a longer `oneOf`.
+//!
+//! This module is the vocabulary only: the list of tools is `crate::list`,
+//! the `Action` enum generated from it `crate::calls`, the registry
+//! `crate::tools`. It imports no tool: every tool imports it.
 
-use crate::calls::Action;
+use std::future::Future;
+
 use crate::config::{Config, ToolsConfig};
 use crate::metrics::Metrics;
 use crate::secrets::Secrets;
 use crate::tab::Tab;
-use crate::{ActionError, Budget};
+use crate::{ActionError, ActionOutput, Budget};
 
 /// Tool groups (`docs/src/spec/tools.md`, v2): `core` is always offered;
 /// `[tools] caps` turns on the others.
@@ -112,8 +122,8 @@ impl DefaultBudget {
     }
 }
 
-/// One tool as it declares itself, beside its handler
-/// (`pub(crate) const TOOL: Declaration` in its file).
+/// One tool as it declares itself, beside its handler (`const TOOL` of its
+/// `impl Tool`).
 #[derive(Debug, Clone, Copy)]
 pub struct Declaration {
     /// The tool's name (`browser_click`).
@@ -140,8 +150,6 @@ pub struct Declaration {
     /// while a person holds the tab, in a crashed tab, on a page the URL
     /// rules would refuse).
     pub effect: Effect,
-    /// What the session checks before anything is opened or sent.
-    pub before: Before,
 }
 
 impl Declaration {
@@ -182,28 +190,6 @@ impl Declaration {
     pub fn hands_off_obstacles(&self) -> bool {
         self.effect == Effect::Leaves
     }
-
-    /// Where `action` (a call of this tool) sends the browser, if it says:
-    /// judged by the URL rules before anything is sent.
-    pub fn destination<'a>(&self, action: &'a Action) -> Option<&'a str> {
-        self.before
-            .destination
-            .and_then(|destination| destination(action))
-    }
-
-    /// The document `action` loads in the tab, for a tool that leaves the
-    /// page (the egress gate's refusal of its host ends the call).
-    pub fn leaves_to<'a>(&self, action: &'a Action) -> Option<&'a str> {
-        (self.effect == Effect::Leaves)
-            .then(|| self.destination(action))
-            .flatten()
-    }
-
-    /// What the configuration says of `action` before anything is opened
-    /// (`browser_cdp`'s fence).
-    pub fn admit(&self, action: &Action, config: &Config) -> Result<(), ActionError> {
-        self.before.admit.map_or(Ok(()), |admit| admit(action, config))
-    }
 }
 
 /// What a tool's call does to the tab's page.
@@ -223,31 +209,6 @@ pub enum Effect {
     /// Answers the page's dialog: the page is not judged, and a dialog
     /// opening during it does not end it.
     AnswersDialog,
-}
-
-/// Where a call sends the browser (`None`: it does not say).
-pub type Destination = for<'a> fn(&'a Action) -> Option<&'a str>;
-
-/// What the configuration says of a call before anything is opened.
-pub type Admit = fn(&Action, &Config) -> Result<(), ActionError>;
-
-/// What the session checks of a tool's call before anything is opened or
-/// sent, beyond its arguments' own checks.
-#[derive(Debug, Clone, Copy)]
-pub struct Before {
-    /// Where the call sends the browser (judged by the URL rules, its
-    /// scheme by `[policy] schemes`).
-    pub destination: Option<Destination>,
-    /// Whether the configuration lets the call through.
-    pub admit: Option<Admit>,
-}
-
-impl Before {
-    /// Nothing beyond the arguments' checks.
-    pub const NOTHING: Before = Before {
-        destination: None,
-        admit: None,
-    };
 }
 
 /// A `[tools]` setting that turns one tool off (`[tools] evaluate = false`).
@@ -276,4 +237,41 @@ pub(crate) struct TabCall<'a> {
     pub config: &'a Config,
     pub secrets: &'a Secrets,
     pub metrics: &'a Metrics,
+}
+
+/// A tool, implemented by its arguments' type in the tool's own file:
+/// what it declares, what its arguments must be beyond their schema, where
+/// a call sends the browser and what the configuration admits; its handler
+/// is [`TabTool`] (a tab's tool) or the session's `SessionTool`. The list
+/// of tools (`crate::list`) names the type; everything else (the `Action`
+/// variant, the registry's schema and parser, the dispatch) is generated
+/// from it.
+pub(crate) trait Tool: Sized {
+    /// What it declares about itself.
+    const TOOL: Declaration;
+
+    /// What the arguments must be beyond their schema, checked before
+    /// anything is opened: a clear error and a next step.
+    fn check(&self) -> Result<(), ActionError> {
+        Ok(())
+    }
+
+    /// Where the call sends the browser, if it says (judged by the URL
+    /// rules, its scheme by `[policy] schemes`, before anything is sent).
+    fn destination(&self) -> Option<&str> {
+        None
+    }
+
+    /// What the configuration says of the call before anything is opened
+    /// (`browser_cdp`'s fence).
+    fn admit(&self, _config: &Config) -> Result<(), ActionError> {
+        Ok(())
+    }
+}
+
+/// A tab-scoped tool's handler: runs the call in the tab the session
+/// picked, judged and supervises.
+pub(crate) trait TabTool: Tool {
+    /// Runs the call.
+    fn perform(&self, call: &TabCall<'_>) -> impl Future<Output = Result<ActionOutput, ActionError>> + Send;
 }

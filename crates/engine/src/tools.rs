@@ -1,25 +1,25 @@
-//! The registry, generated from the list of tools (`crate::calls`): each
-//! tool's declaration (written beside its handler) and argument schema,
-//! served to every front end (MCP's tools/list, the CLI's verbs and help,
-//! the dashboard, the docs), and each call's parsing and checks. The
-//! [`Action`] enum is the list's own; the dispatch from an `Action` to its
-//! handler is generated in `tab_tools` (a tab's tools) and `session` (the
-//! session's).
+//! The registry, generated from the list of tools (`crate::list`): each
+//! tool's declaration and argument schema (written beside its handler, in
+//! its `impl Tool`), served to every front end (MCP's tools/list, the
+//! CLI's verbs and help, the dashboard, the docs), and each call's parsing
+//! and checks. The [`Action`] enum and its dispatch to each handler are
+//! `crate::calls`.
 //!
-//! Adding a tool: a file with its declaration, checks and handler
-//! (`tab_tools/` for a tab's tool, `session/` for the session's), its
-//! arguments and one line in the list (`crate::calls`).
+//! Adding a tool: its file (`tab_tools/` for a tab's tool, `session/` for
+//! the session's: arguments, `impl Tool`, handler) and one line in the
+//! list.
 
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
-use crate::calls::*;
+use crate::calls::Action;
+use crate::tool::Tool;
 pub use crate::tool::{Declaration, DefaultBudget, Group, Scope, Switch};
 use crate::{ActionError, Budget};
 
-/// Arguments every tool takes ([`Common`]). Their schemas are left out of
+/// Arguments every tool takes ([`Common`](crate::calls::Common)). Their schemas are left out of
 /// each tool's definition (about 1,000 characters for 19 tools): the
 /// server's instructions describe them once, and the parser accepts them.
 pub const COMMON_ARGUMENTS: &[&str] = &["tab", "timeout_ms"];
@@ -49,53 +49,27 @@ fn parse_as<T: DeserializeOwned>(args: Value, wrap: fn(T) -> Action) -> Result<A
     serde_json::from_value(args).map(wrap)
 }
 
-/// A declared tool's module, by its scope in the list: `tab_tools::` for a
-/// tab's tool, `session::` for the session's; `$rest` follows the path.
-macro_rules! at {
-    (tab $module:ident $($rest:tt)*) => { crate::tab_tools::$module $($rest)* };
-    (session $module:ident $($rest:tt)*) => { crate::session::$module $($rest)* };
+/// A tool's arguments' type, by its scope in the list: in `tab_tools::`
+/// for a tab's tool, in `session::` for the session's.
+macro_rules! args_type {
+    (tab $module:ident $args:ident) => { crate::tab_tools::$module::$args };
+    (session $module:ident $args:ident) => { crate::session::$module::$args };
 }
 
-/// What the registry takes from the list of tools (`crate::calls`): each
-/// module's `TOOL` (its [`Declaration`]) and `check` (what its schema
-/// cannot say), each argument type's schema and parser.
+/// What the registry takes from the list of tools (`crate::list`): each
+/// tool's declaration (its `impl Tool`), its arguments' schema and parser.
 macro_rules! declare_tools {
-    ([] $( $scope:ident $variant:ident($args:ty) = $module:ident ;)*) => {
-        impl Action {
-            /// The tool's name, as MCP and the WebSocket API call it.
-            pub fn tool_name(&self) -> &'static str {
-                match self {
-                    $(Action::$variant(_) => at!($scope $module ::TOOL.name),)*
-                }
-            }
-
-            /// The tool's own checks of its parsed arguments.
-            fn check(&self) -> Result<(), ActionError> {
-                match self {
-                    $(Action::$variant(a) => at!($scope $module ::check(a)),)*
-                }
-            }
-        }
-
+    ([] $( $scope:ident $variant:ident($args:ident) = $module:ident $(, $other:ident)* ;)*) => {
         static TOOLS: &[ToolSpec] = &[
             $(ToolSpec {
-                declaration: at!($scope $module ::TOOL),
-                schema: schema_of::<$args>,
-                parse: |args| parse_as::<$args>(args, Action::$variant),
+                declaration: <args_type!($scope $module $args) as Tool>::TOOL,
+                schema: schema_of::<args_type!($scope $module $args)>,
+                parse: |args| parse_as(args, Action::$variant),
             },)*
         ];
-
-        // The list's scope and the declaration's agree.
-        $(const _: () = assert!(
-            matches!(
-                (at!($scope $module ::TOOL.scope), stringify!($scope).as_bytes()),
-                (Scope::Tab, b"tab") | (Scope::Session, b"session")
-            ),
-            concat!("the scope of ", stringify!($variant), " in the list differs from its declaration")
-        );)*
     };
 }
-crate::calls::tool_list!(declare_tools);
+crate::list::tool_list!(declare_tools);
 
 /// Every tool, in the order tools/list shows them.
 pub fn tools() -> &'static [ToolSpec] {
@@ -440,6 +414,7 @@ mod tests {
     /// parses back to the same call (the one door takes both).
     #[test]
     fn a_typed_action_round_trips_through_its_arguments() {
+        use crate::calls::{ClickArgs, ElementTarget};
         let click = Action::Click(ClickArgs {
             target: ElementTarget {
                 reference: Some("e3".into()),

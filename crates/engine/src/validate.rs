@@ -4,7 +4,7 @@
 //! session, which holds the configuration). Each tool's own rules are its
 //! `check`, beside its handler.
 
-use crate::calls::ElementTarget;
+use crate::args::ElementTarget;
 use crate::ActionError;
 
 const MAX_TIMEOUT_MS: u64 = 600_000;

@@ -28,6 +28,9 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, Default)]
 struct Floors {
     floor: BTreeMap<String, u32>,
+    /// The floor of every module the table does not name (`N: *`): a
+    /// folder's tools, so that a new one needs no line here.
+    rest: Option<u32>,
     /// Edges allowed across floors, with their reasons.
     allowed: BTreeMap<(String, String), String>,
 }
@@ -86,12 +89,29 @@ impl Floors {
             let (number, modules) = line.split_once(':').ok_or_else(bad)?;
             let number: u32 = number.trim().parse().map_err(|_| bad())?;
             for module in modules.split_whitespace() {
+                if module == "*" {
+                    if floors.rest.replace(number).is_some() {
+                        return Err(format!("floors.txt:{}: a second `*`", n + 1));
+                    }
+                    continue;
+                }
                 if floors.floor.insert(module.into(), number).is_some() {
                     return Err(format!("floors.txt:{}: {module} is on two floors", n + 1));
                 }
             }
         }
         Ok(floors)
+    }
+
+    /// The table with every module of `sources` it does not name on the
+    /// `*` floor, if it has one.
+    fn completed(mut self, sources: &Sources) -> Floors {
+        if let Some(rest) = self.rest {
+            for module in &sources.modules {
+                self.floor.entry(module.clone()).or_insert(rest);
+            }
+        }
+        self
     }
 }
 
@@ -631,8 +651,8 @@ fn every_crate_with_a_table_keeps_its_floors_and_has_no_circle() {
         let mut tables = parse_tables(&std::fs::read_to_string(dir.join("floors.txt")).unwrap())
             .unwrap_or_else(|e| panic!("crates/{name}/{e}"));
         let src = dir.join("src");
-        let floors = tables.remove("").unwrap_or_default();
         let sources = Sources::read(&src);
+        let floors = tables.remove("").unwrap_or_default().completed(&sources);
         assert!(
             sources.modules.len() < 2 || !sources.edges.is_empty(),
             "crates/{name}: no module reaches another: the reader is broken"
@@ -651,7 +671,7 @@ fn every_crate_with_a_table_keeps_its_floors_and_has_no_circle() {
         for folder in folders(&src) {
             let key = folder.join("::");
             let sources = Sources::read_folder(&src, &folder);
-            let floors = tables.remove(&key);
+            let floors = tables.remove(&key).map(|f| f.completed(&sources));
             if let Some(floors) = &floors {
                 assert!(
                     sources.modules.len() < 2 || !sources.edges.is_empty(),
@@ -747,6 +767,12 @@ fn the_checker_finds_reaches_up_and_circles() {
         Floors::parse("allow a -> b:\n").is_err(),
         "an exception without a reason"
     );
+    // `*`: every module the table does not name, on that floor.
+    let rest = Floors::parse("0: low high\n1: *\n").unwrap().completed(&sources);
+    assert_eq!((rest.floor["peer"], rest.floor["top"], rest.floor["low"]), (1, 1, 0));
+    assert!(violations(&sources, &rest)
+        .iter()
+        .any(|w| w.contains("`low` (floor 0) reaches up into `top` (floor 1)")));
     // Inside a folder: `f/a.rs` reaches its sibling through `super::`,
     // `f/b.rs` through `crate::f::` and `f/deep/c.rs` through
     // `super::super::`: the folder's own section sees each, and a circle.

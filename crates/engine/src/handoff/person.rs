@@ -264,8 +264,8 @@ impl Handoff {
             }
             Input::Back => {
                 self.audited("person: back");
-                let back = crate::calls::NavigateArgs {
-                    history: Some(crate::calls::History::Back),
+                let back = crate::tab_tools::navigate::NavigateArgs {
+                    history: Some(crate::tab_tools::navigate::History::Back),
                     ..Default::default()
                 };
                 crate::tab_tools::navigate::run(&self.tab, &back, &budget).await?;

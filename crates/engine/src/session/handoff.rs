@@ -12,74 +12,106 @@ use std::sync::Arc;
 use cdp::protocol::target::{DetachedFromTarget, TargetDestroyed};
 use serde_json::json;
 
-use super::{Context, Session, SessionCall};
-use crate::calls::Action;
-use crate::calls::{HandoffArgs, WaitArgs};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::{Call, Context, Session, SessionCall, SessionTool};
+use crate::args::Common;
+use crate::tab_tools::wait::WaitArgs;
 use crate::events::SessionEvent;
 use crate::handoff::{Answer, Offer, Offered};
 use crate::tab::Tab;
-use crate::tool::{Before, Declaration, DefaultBudget, Effect, Group, Scope};
+use crate::tool::{Declaration, DefaultBudget, Effect, Group, Scope, Tool};
 use crate::{tab_tools, validate, ActionError, ActionOutput, Budget, ErrorCode};
 
-/// `browser_handoff`'s declaration (see `crate::tool`).
-pub(crate) const TOOL: Declaration = Declaration {
-    name: "browser_handoff",
-    verb: "handoff",
-    group: Group::Core,
-    description: "Hand the tab to a person (captcha, login, 2FA) via a link; waits until they press Done, until holds, or they give up.",
-    scope: Scope::Session,
-    runs_during_dialog: false,
-    budget: DefaultBudget::Handoff,
-    changes_page: true,
-    switch: None,
-    effect: Effect::Acts,
-    before: Before::NOTHING,
-};
-
-/// A reason; at most one `until` condition, not empty.
-pub(crate) fn check(a: &HandoffArgs) -> Result<(), ActionError> {
-    if a.reason.trim().is_empty() {
-        return Err(ActionError::invalid(
-            "browser_handoff needs a reason (shown to the person)",
-            "Say what the person should do, e.g. {\"reason\": \"Solve the captcha\"}.",
-        ));
-    }
-    if let Some(until) = &a.until {
-        let given = [&until.url, &until.text, &until.selector];
-        if given.iter().filter(|g| g.is_some()).count() != 1 {
-            return Err(ActionError::invalid(
-                "until takes exactly one of url, text, selector",
-                "Pass one condition, e.g. {\"until\": {\"text\": \"Welcome\"}}.",
-            ));
-        }
-        for (name, value) in [
-            ("until.url", &until.url),
-            ("until.text", &until.text),
-            ("until.selector", &until.selector),
-        ] {
-            if let Some(v) = value {
-                validate::non_empty(name, v)?;
-            }
-        }
-    }
-    Ok(())
+/// Arguments of `browser_handoff`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+pub struct HandoffArgs {
+    /// Shown to the person.
+    pub reason: String,
+    /// As in browser_wait.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub until: Option<Until>,
+    #[allow(missing_docs)] // schema-visible: see `crate::tool`
+    #[serde(flatten)]
+    pub common: Common,
 }
 
-/// Runs the tool in the session: its tab is picked here.
-pub(crate) async fn perform(call: &SessionCall<'_>, args: &HandoffArgs) -> Result<ActionOutput, ActionError> {
-    call.session.hand_off(call.context, args, call.budget).await
+// browser_handoff's `until`: one condition of browser_wait's.
+#[allow(missing_docs)] // schema-visible: see `crate::tool`
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Until {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub selector: Option<String>,
+}
+
+/// `browser_handoff`: its declaration and checks (see `crate::tool`).
+impl Tool for HandoffArgs {
+    const TOOL: Declaration = Declaration {
+        name: "browser_handoff",
+        verb: "handoff",
+        group: Group::Core,
+        description: "Hand the tab to a person (captcha, login, 2FA) via a link; waits until they press Done, until holds, or they give up.",
+        scope: Scope::Session,
+        runs_during_dialog: false,
+        budget: DefaultBudget::Handoff,
+        changes_page: true,
+        switch: None,
+        effect: Effect::Acts,
+    };
+
+    /// A reason; at most one `until` condition, not empty.
+    fn check(&self) -> Result<(), ActionError> {
+        if self.reason.trim().is_empty() {
+            return Err(ActionError::invalid(
+                "browser_handoff needs a reason (shown to the person)",
+                "Say what the person should do, e.g. {\"reason\": \"Solve the captcha\"}.",
+            ));
+        }
+        if let Some(until) = &self.until {
+            let given = [&until.url, &until.text, &until.selector];
+            if given.iter().filter(|g| g.is_some()).count() != 1 {
+                return Err(ActionError::invalid(
+                    "until takes exactly one of url, text, selector",
+                    "Pass one condition, e.g. {\"until\": {\"text\": \"Welcome\"}}.",
+                ));
+            }
+            for (name, value) in [
+                ("until.url", &until.url),
+                ("until.text", &until.text),
+                ("until.selector", &until.selector),
+            ] {
+                if let Some(v) = value {
+                    validate::non_empty(name, v)?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl SessionTool for HandoffArgs {
+    /// Runs the tool in the session: its tab is picked here.
+    async fn perform(&self, call: &SessionCall<'_>) -> Result<ActionOutput, ActionError> {
+        call.session.hand_off(call.context, self, call.budget).await
+    }
 }
 
 /// Every declared tool, from the list of tools (for the next step that
 /// names the ones still allowed).
 macro_rules! declared {
-    ([] $( $scope:ident $variant:ident($args:ty) = $module:ident ;)*) => {
-        const DECLARED: &[Declaration] = &[$(declared!(@ $scope $module)),*];
+    ([] $( $scope:ident $variant:ident($args:ident) = $module:ident $(, $other:ident)* ;)*) => {
+        const DECLARED: &[Declaration] = &[$(declared!(@ $scope $module $args)),*];
     };
-    (@ tab $module:ident) => { crate::tab_tools::$module::TOOL };
-    (@ session $module:ident) => { crate::session::$module::TOOL };
+    (@ tab $module:ident $args:ident) => { <crate::tab_tools::$module::$args as Tool>::TOOL };
+    (@ session $module:ident $args:ident) => { <crate::session::$module::$args as Tool>::TOOL };
 }
-crate::calls::tool_list!(declared);
+crate::list::tool_list!(declared);
 
 /// Whether a call of the tool `spec` declares may run in a tab a person
 /// holds (`held`): `tab_in_handoff` unless it only reads the page.
@@ -348,7 +380,7 @@ impl Session {
         &self,
         context: &Context,
         spec: &Declaration,
-        action: &Action,
+        action: &impl Call,
         result: Result<ActionOutput, ActionError>,
         budget: &Budget,
     ) -> Result<ActionOutput, ActionError> {
@@ -364,7 +396,7 @@ impl Session {
         let args = HandoffArgs {
             reason: format!("the page shows {} ([handoff] auto)", kind.replace('_', " ")),
             until: None,
-            common: crate::calls::Common {
+            common: Common {
                 tab: action.common().tab.clone(),
                 timeout_ms: None,
             },
@@ -436,7 +468,6 @@ mod tests {
             changes_page: false,
             switch: None,
             effect,
-            before: Before::NOTHING,
         }
     }
 

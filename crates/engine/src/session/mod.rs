@@ -40,6 +40,7 @@
 //! # }
 //! ```
 
+mod call;
 mod context;
 mod downloads;
 pub(crate) mod handoff;
@@ -59,7 +60,6 @@ use crate::audit::Audit;
 use crate::browser::fleet::Placement;
 use crate::browser::grid::Seat;
 use crate::browser::{Browser, Browsers};
-use crate::calls::{dispatch, tool_list, Action};
 use crate::config::Config;
 use crate::content::Markers;
 use crate::dialogs;
@@ -73,6 +73,7 @@ use crate::tool::{Declaration, Scope, TabCall};
 use crate::{ActionError, ActionOutput, Budget, Failure};
 
 use crate::events::{EndReason, Events, Lifecycle, SessionEvent};
+pub(crate) use call::{Call, SessionCall, SessionTool};
 pub(crate) use context::Context;
 pub use watch::{Overview, TabView};
 
@@ -238,7 +239,7 @@ impl Session {
     pub(crate) async fn perform(
         &self,
         spec: &Declaration,
-        action: &Action,
+        action: &impl Call,
         budget: &Budget,
         notes: &mut Notes,
     ) -> Result<ActionOutput, ActionError> {
@@ -273,7 +274,7 @@ impl Session {
 
     /// Counts the call's URL verdicts and tells the event stream what the
     /// call saw: URLs the policy refused, an obstacle.
-    fn report(&self, action: &Action, result: &Result<ActionOutput, ActionError>, notes: &Notes) {
+    fn report(&self, action: &impl Call, result: &Result<ActionOutput, ActionError>, notes: &Notes) {
         for verdict in &notes.verdicts {
             self.metrics.verdict(verdict.decision.as_str());
             // A destination the user allowed shows as `ask`; one refused
@@ -303,7 +304,7 @@ impl Session {
     async fn run(
         &self,
         spec: &Declaration,
-        action: &Action,
+        action: &impl Call,
         budget: &Budget,
         notes: &mut Notes,
     ) -> Result<ActionOutput, ActionError> {
@@ -312,8 +313,8 @@ impl Session {
         // cooperative budget keeps a caller that loops on them from
         // starving the tab's own tasks (the dialog watchdog) on its thread.
         tokio::task::consume_budget().await;
-        spec.admit(action, &self.config)?;
-        let destination = spec.destination(action);
+        action.admit(&self.config)?;
+        let destination = action.destination();
         if let Some(url) = destination {
             crate::validate::url(url, &self.config.policy.schemes)?;
         }
@@ -537,7 +538,7 @@ impl Session {
         &self,
         spec: &Declaration,
         tab: &Tab,
-        action: &Action,
+        action: &impl Call,
         budget: &Budget,
     ) -> Result<ActionOutput, ActionError> {
         self.refuse_in_handoff(tab, spec)?;
@@ -562,7 +563,7 @@ impl Session {
 
     /// Runs a tab-scoped tool's handler (the dispatch generated from the
     /// list of tools) in `tab`.
-    async fn in_tab(&self, tab: &Tab, action: &Action, budget: &Budget) -> Result<ActionOutput, ActionError> {
+    async fn in_tab(&self, tab: &Tab, action: &impl Call, budget: &Budget) -> Result<ActionOutput, ActionError> {
         let call = TabCall {
             tab,
             budget,
@@ -695,21 +696,6 @@ pub(crate) struct Notes {
     /// Each URL the policy judged: the destination, what the request
     /// stage blocked, what the egress gate refused.
     pub verdicts: Vec<Verdict>,
-}
-
-// `Action::in_session`: a session tool's dispatch to its `perform`.
-tool_list!(dispatch session in_session SessionCall);
-
-/// What a session-scoped handler runs with: the session's context (its
-/// tabs, its cookies), its consent, its configuration, and the call's
-/// budget.
-pub(crate) struct SessionCall<'a> {
-    pub context: &'a Arc<Context>,
-    pub consent: &'a Arc<Consent>,
-    pub config: &'a Config,
-    /// The session itself (`browser_handoff` waits in it).
-    pub session: &'a Session,
-    pub budget: &'a Budget,
 }
 
 /// How long starting the browser ahead of the first call may take.

@@ -12,11 +12,11 @@
 
 use serde_json::{json, Value};
 
-use crate::calls::Action;
+use super::Call;
 use crate::egress::{Blocked, Refusal};
 use crate::policy::connection::canonical_host;
 use crate::policy::{Decision, Verdict};
-use crate::tool::Declaration;
+use crate::tool::{Declaration, Effect};
 use crate::{ActionError, ActionOutput, ErrorCode};
 
 /// The call's result with the gate's `refusals` in it; the refusals are
@@ -24,7 +24,7 @@ use crate::{ActionError, ActionOutput, ErrorCode};
 /// failed call has no result to carry them, but its events say them).
 pub fn after(
     spec: &Declaration,
-    action: &Action,
+    action: &impl Call,
     result: Result<ActionOutput, ActionError>,
     refusals: Vec<Refusal>,
 ) -> (Result<ActionOutput, ActionError>, Vec<Verdict>) {
@@ -43,7 +43,7 @@ pub fn after(
     if let Some(refused) =
         destination(spec, action).and_then(|d| refusals.iter().filter(connection).find(|r| r.host == d))
     {
-        let url = spec.leaves_to(action).unwrap_or(&refused.url).to_owned();
+        let url = leaves_to(spec, action).unwrap_or(&refused.url).to_owned();
         let error = ActionError::new(
             ErrorCode::PermissionDenied,
             format!(
@@ -91,11 +91,17 @@ pub fn after(
 
 /// The document a call that leaves the page loads, as the gate counts
 /// hosts (`host:port`).
-fn destination(spec: &Declaration, action: &Action) -> Option<String> {
-    let url = url::Url::parse(spec.leaves_to(action)?).ok()?;
+fn destination(spec: &Declaration, action: &impl Call) -> Option<String> {
+    let url = url::Url::parse(leaves_to(spec, action)?).ok()?;
     Some(format!(
         "{}:{}",
         canonical_host(url.host_str()?),
         url.port_or_known_default()?
     ))
+}
+
+/// The document a call of a tool that leaves the page loads in the tab
+/// (the egress gate's refusal of its host ends the call).
+fn leaves_to<'a>(spec: &Declaration, action: &'a impl Call) -> Option<&'a str> {
+    (spec.effect == Effect::Leaves).then(|| action.destination()).flatten()
 }

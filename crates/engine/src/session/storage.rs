@@ -4,84 +4,158 @@
 
 use serde_json::{json, Value};
 
-use crate::calls::{SameSite, StorageAction, StorageArgs};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::args::Common;
 use crate::config::FilesConfig;
-use crate::session::storage_state;
-use crate::session::Context;
-use crate::session::SessionCall;
-use crate::tool::{Before, Declaration, DefaultBudget, Effect, Group, Scope};
+use crate::session::{storage_state, Context, SessionCall, SessionTool};
+use crate::tool::{Declaration, DefaultBudget, Effect, Group, Scope, Tool};
 use crate::{files, ActionError, ActionOutput, Budget};
 
-/// `browser_storage`'s declaration (see `crate::tool`).
-pub(crate) const TOOL: Declaration = Declaration {
-    name: "browser_storage",
-    verb: "storage",
-    group: Group::Storage,
-    description: "This session's cookies: list, set_cookie, clear_cookies. save/load writes or reads cookies + localStorage as one JSON file, to reuse a logged-in state.",
-    scope: Scope::Session,
-    runs_during_dialog: true,
-    budget: DefaultBudget::Action,
-    changes_page: false,
-    switch: None,
-    effect: Effect::Acts,
-    before: Before::NOTHING,
-};
-
-/// Runs the tool on the session's context.
-pub(crate) async fn perform(call: &SessionCall<'_>, args: &StorageArgs) -> Result<ActionOutput, ActionError> {
-    run(call.context, args, &call.config.files, call.budget).await
+// What `browser_storage` does.
+#[allow(missing_docs)] // schema-visible: see `crate::tool`
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum StorageAction {
+    Cookies,
+    SetCookie,
+    ClearCookies,
+    Save,
+    Load,
 }
 
-/// Checks that each action gets the arguments it needs and no others.
-pub fn check(a: &StorageArgs) -> Result<(), ActionError> {
-    let wrong = |arg: &str, action: &str| {
-        Err(ActionError::invalid(
-            format!("{arg} is not an argument of action {action}"),
-            "cookies takes url; set_cookie takes cookie; save and load take path.",
-        ))
+// A cookie's SameSite attribute.
+#[allow(missing_docs)] // schema-visible: see `crate::tool`
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum SameSite {
+    Strict,
+    Lax,
+    None,
+}
+
+/// A cookie to set: `url`, or `domain` (with `path`), says where it goes.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+pub struct CookieArg {
+    #[allow(missing_docs)] // schema-visible: see `crate::tool`
+    pub name: String,
+    #[allow(missing_docs)] // schema-visible: see `crate::tool`
+    pub value: String,
+    #[allow(missing_docs)] // schema-visible: see `crate::tool`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    #[allow(missing_docs)] // schema-visible: see `crate::tool`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub domain: Option<String>,
+    #[allow(missing_docs)] // schema-visible: see `crate::tool`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// Unix seconds; default: a session cookie.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expires: Option<f64>,
+    #[allow(missing_docs)] // schema-visible: see `crate::tool`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http_only: Option<bool>,
+    #[allow(missing_docs)] // schema-visible: see `crate::tool`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub secure: Option<bool>,
+    #[allow(missing_docs)] // schema-visible: see `crate::tool`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub same_site: Option<SameSite>,
+}
+
+/// Arguments of `browser_storage`.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct StorageArgs {
+    #[allow(missing_docs)] // schema-visible: see `crate::tool`
+    pub action: StorageAction,
+    /// cookies: only those sent to this URL.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    #[allow(missing_docs)] // schema-visible: see `crate::tool`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cookie: Option<CookieArg>,
+    /// save/load: JSON file in the output directory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    #[allow(missing_docs)] // schema-visible: see `crate::tool`
+    #[serde(flatten)]
+    pub common: Common,
+}
+
+/// `browser_storage`: its declaration and checks (see `crate::tool`).
+impl Tool for StorageArgs {
+    const TOOL: Declaration = Declaration {
+        name: "browser_storage",
+        verb: "storage",
+        group: Group::Storage,
+        description: "This session's cookies: list, set_cookie, clear_cookies. save/load writes or reads cookies + localStorage as one JSON file, to reuse a logged-in state.",
+        scope: Scope::Session,
+        runs_during_dialog: true,
+        budget: DefaultBudget::Action,
+        changes_page: false,
+        switch: None,
+        effect: Effect::Acts,
     };
-    let name = match a.action {
-        StorageAction::Cookies => "cookies",
-        StorageAction::SetCookie => "set_cookie",
-        StorageAction::ClearCookies => "clear_cookies",
-        StorageAction::Save => "save",
-        StorageAction::Load => "load",
-    };
-    if a.url.is_some() && a.action != StorageAction::Cookies {
-        return wrong("url", name);
-    }
-    if a.cookie.is_some() && a.action != StorageAction::SetCookie {
-        return wrong("cookie", name);
-    }
-    let file_action = matches!(a.action, StorageAction::Save | StorageAction::Load);
-    if a.path.is_some() && !file_action {
-        return wrong("path", name);
-    }
-    if let Some(url) = &a.url {
-        web_url(url)?;
-    }
-    match (a.action, &a.cookie, &a.path) {
-        (StorageAction::SetCookie, None, _) => Err(ActionError::invalid(
-            "set_cookie needs cookie",
-            "Pass cookie: {name, value, url} (or domain instead of url).",
-        )),
-        (StorageAction::SetCookie, Some(c), _) => {
-            crate::validate::non_empty("cookie.name", &c.name)?;
-            match (&c.url, &c.domain) {
-                (None, None) => Err(ActionError::invalid(
-                    "the cookie needs url or domain",
-                    "Add url (http://host/) or domain (host) to the cookie.",
-                )),
-                (Some(url), _) => web_url(url).map(|_| ()),
-                (None, Some(domain)) => crate::validate::non_empty("cookie.domain", domain),
-            }
+
+    /// Checks that each action gets the arguments it needs and no others.
+    fn check(&self) -> Result<(), ActionError> {
+        let wrong = |arg: &str, action: &str| {
+            Err(ActionError::invalid(
+                format!("{arg} is not an argument of action {action}"),
+                "cookies takes url; set_cookie takes cookie; save and load take path.",
+            ))
+        };
+        let name = match self.action {
+            StorageAction::Cookies => "cookies",
+            StorageAction::SetCookie => "set_cookie",
+            StorageAction::ClearCookies => "clear_cookies",
+            StorageAction::Save => "save",
+            StorageAction::Load => "load",
+        };
+        if self.url.is_some() && self.action != StorageAction::Cookies {
+            return wrong("url", name);
         }
-        (_, _, None) if file_action => Err(ActionError::invalid(
-            format!("{name} needs path"),
-            "Pass a file name such as state.json (kept in the output directory).",
-        )),
-        (_, _, Some(path)) => crate::validate::non_empty("path", path),
-        _ => Ok(()),
+        if self.cookie.is_some() && self.action != StorageAction::SetCookie {
+            return wrong("cookie", name);
+        }
+        let file_action = matches!(self.action, StorageAction::Save | StorageAction::Load);
+        if self.path.is_some() && !file_action {
+            return wrong("path", name);
+        }
+        if let Some(url) = &self.url {
+            web_url(url)?;
+        }
+        match (self.action, &self.cookie, &self.path) {
+            (StorageAction::SetCookie, None, _) => Err(ActionError::invalid(
+                "set_cookie needs cookie",
+                "Pass cookie: {name, value, url} (or domain instead of url).",
+            )),
+            (StorageAction::SetCookie, Some(c), _) => {
+                crate::validate::non_empty("cookie.name", &c.name)?;
+                match (&c.url, &c.domain) {
+                    (None, None) => Err(ActionError::invalid(
+                        "the cookie needs url or domain",
+                        "Add url (http://host/) or domain (host) to the cookie.",
+                    )),
+                    (Some(url), _) => web_url(url).map(|_| ()),
+                    (None, Some(domain)) => crate::validate::non_empty("cookie.domain", domain),
+                }
+            }
+            (_, _, None) if file_action => Err(ActionError::invalid(
+                format!("{name} needs path"),
+                "Pass a file name such as state.json (kept in the output directory).",
+            )),
+            (_, _, Some(path)) => crate::validate::non_empty("path", path),
+            _ => Ok(()),
+        }
+    }
+}
+
+impl SessionTool for StorageArgs {
+    /// Runs the tool on the session's context.
+    async fn perform(&self, call: &SessionCall<'_>) -> Result<ActionOutput, ActionError> {
+        run(call.context, self, &call.config.files, call.budget).await
     }
 }
 

@@ -5,56 +5,82 @@ use std::sync::Arc;
 
 use serde_json::json;
 
-use crate::calls::{Action, NavigateArgs, TabsAction, TabsArgs};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::args::Common;
 use crate::policy::Consent;
-use crate::session::Context;
-use crate::session::SessionCall;
-use crate::tab_tools::navigate;
-use crate::tool::{Before, Declaration, DefaultBudget, Effect, Group, Scope};
+use crate::session::{Context, SessionCall, SessionTool};
+use crate::tab_tools::navigate::{self, NavigateArgs};
+use crate::tool::{Declaration, DefaultBudget, Effect, Group, Scope, Tool};
 use crate::validate;
 use crate::{ActionError, ActionOutput, Budget};
 
-/// `browser_tabs`'s declaration (see `crate::tool`).
-pub(crate) const TOOL: Declaration = Declaration {
-    name: "browser_tabs",
-    verb: "tabs",
-    group: Group::Core,
-    description: "List, open (url), select or close tabs, the page's popups included.",
-    scope: Scope::Session,
-    runs_during_dialog: true,
-    budget: DefaultBudget::Action,
-    changes_page: true,
-    switch: None,
-    effect: Effect::Acts,
-    before: Before {
-        destination: Some(destination),
-        admit: None,
-    },
-};
+// What `browser_tabs` does.
+#[allow(missing_docs)] // schema-visible: see `crate::tool`
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum TabsAction {
+    List,
+    New,
+    Select,
+    Close,
+}
 
-/// Where a call sends the browser: a new tab's URL.
-fn destination(action: &Action) -> Option<&str> {
-    match action {
-        Action::Tabs(args) if args.action == TabsAction::New => args.url.as_deref(),
-        _ => None,
+/// Arguments of `browser_tabs`.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct TabsArgs {
+    #[allow(missing_docs)] // schema-visible: see `crate::tool`
+    pub action: TabsAction,
+    /// For new.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// For select and close, `tab` names the tab.
+    #[serde(flatten)]
+    pub common: Common,
+}
+
+/// `browser_tabs`: its declaration and checks (see `crate::tool`).
+impl Tool for TabsArgs {
+    const TOOL: Declaration = Declaration {
+        name: "browser_tabs",
+        verb: "tabs",
+        group: Group::Core,
+        description: "List, open (url), select or close tabs, the page's popups included.",
+        scope: Scope::Session,
+        runs_during_dialog: true,
+        budget: DefaultBudget::Action,
+        changes_page: true,
+        switch: None,
+        effect: Effect::Acts,
+    };
+
+    /// A url only for new, and not empty.
+    fn check(&self) -> Result<(), ActionError> {
+        match (&self.url, self.action) {
+            (Some(url), TabsAction::New) => validate::non_empty("url", url),
+            (Some(_), _) => Err(ActionError::invalid(
+                "url is only for action new",
+                "Leave url out, or use action new.",
+            )),
+            (None, _) => Ok(()),
+        }
+    }
+
+    /// Where a call sends the browser: a new tab's URL.
+    fn destination(&self) -> Option<&str> {
+        match self.action {
+            TabsAction::New => self.url.as_deref(),
+            _ => None,
+        }
     }
 }
 
-/// A url only for new, and not empty.
-pub(crate) fn check(a: &TabsArgs) -> Result<(), ActionError> {
-    match (&a.url, a.action) {
-        (Some(url), TabsAction::New) => validate::non_empty("url", url),
-        (Some(_), _) => Err(ActionError::invalid(
-            "url is only for action new",
-            "Leave url out, or use action new.",
-        )),
-        (None, _) => Ok(()),
+impl SessionTool for TabsArgs {
+    /// Runs the tool on the session's context.
+    async fn perform(&self, call: &SessionCall<'_>) -> Result<ActionOutput, ActionError> {
+        run(call.context, self, call.consent, call.budget).await
     }
-}
-
-/// Runs the tool on the session's context.
-pub(crate) async fn perform(call: &SessionCall<'_>, args: &TabsArgs) -> Result<ActionOutput, ActionError> {
-    run(call.context, args, call.consent, call.budget).await
 }
 
 /// `consent`: the session's grants, followed by a new tab's request stage

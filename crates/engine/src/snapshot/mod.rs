@@ -13,7 +13,6 @@ use cdp::protocol::dom;
 use serde::Deserialize;
 use serde_json::json;
 
-use crate::calls::SnapshotArgs;
 use crate::tab::{FrameRef, Tab};
 use crate::timing;
 use crate::{ActionError, ActionOutput, Budget, ErrorCode};
@@ -24,7 +23,7 @@ mod listeners;
 mod sections;
 mod view;
 
-pub use view::{check, latest_refs};
+pub use view::{check, latest_refs, View};
 
 use crate::scripts::SERIALIZER;
 
@@ -84,7 +83,7 @@ struct Walk<'a> {
 
 pub async fn run(
     tab: &Tab,
-    args: &SnapshotArgs,
+    view: &View<'_>,
     max_elements: u32,
     budget: &Budget,
 ) -> Result<ActionOutput, ActionError> {
@@ -92,11 +91,11 @@ pub async fn run(
         return Ok(blocked);
     }
     let document = tab.state(|s| s.document());
-    let root = match &args.frame {
+    let root = match view.frame {
         None => tab.main_frame(),
         Some(name) => find_frame(tab, name)?,
     };
-    let start = args.start.unwrap_or(0) as u64;
+    let start = u64::from(view.start);
     let mut walk = Walk {
         tab,
         budget,
@@ -113,7 +112,7 @@ pub async fn run(
     // one after the other, but the two round trips overlap.
     let status = tab.state(|s| s.current_status());
     let (snap, obstacle) = tokio::join!(
-        timing::timed("snapshot.frames", walk.frame(&root, args.selector.as_deref(), 0)),
+        timing::timed("snapshot.frames", walk.frame(&root, view.selector, 0)),
         timing::timed("snapshot.obstacle", tab.obstacle(budget, status)),
     );
     let (snap, obstacle) = (snap?, obstacle?);
@@ -122,7 +121,7 @@ pub async fn run(
     // so record the document the tab is in now.
     tab.state(|s| s.refs_issued(document));
 
-    let (tree, shown) = view::shape(tab, args, &root.frame_id, &snap.text);
+    let (tree, shown) = view::shape(tab, view, &root.frame_id, &snap.text);
     // The title, the tree and the sections (dialog messages, console
     // lines) are the page's words: enclosed in the session's markers, one
     // block; cdpilot's own notes follow it, outside.

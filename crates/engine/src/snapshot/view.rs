@@ -7,16 +7,27 @@ use serde_json::{json, Value};
 
 use super::diff;
 use super::find::{self, Pattern};
-use crate::calls::SnapshotArgs;
 use crate::tab::refs::Key;
 use crate::tab::Tab;
 use crate::ActionError;
 
+/// What a snapshot shows: a frame's tree (`None`: the page's), a subtree
+/// of it, the lines matching `find`, only what changed (`diff`), from the
+/// `start`th element on.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct View<'a> {
+    pub frame: Option<&'a str>,
+    pub selector: Option<&'a str>,
+    pub find: Option<&'a str>,
+    pub diff: bool,
+    pub start: u32,
+}
+
 /// Checks `find` and `diff` before anything touches the browser.
-pub fn check(args: &SnapshotArgs) -> Result<(), ActionError> {
-    if let Some(text) = &args.find {
+pub fn check(view: &View<'_>) -> Result<(), ActionError> {
+    if let Some(text) = view.find {
         Pattern::parse(text)?;
-        if args.diff == Some(true) {
+        if view.diff {
             return Err(ActionError::invalid(
                 "find and diff cannot be combined",
                 "Pass find to search the page, or diff to see what changed.",
@@ -30,17 +41,17 @@ pub fn check(args: &SnapshotArgs) -> Result<(), ActionError> {
 /// `structuredContent`; remembers `tree` for the tab.
 pub fn shape(
     tab: &Tab,
-    args: &SnapshotArgs,
+    view: &View<'_>,
     frame: &str,
     tree: &str,
 ) -> (String, Vec<(&'static str, Value)>) {
     let key = Key {
         document: tab.state(|s| s.refs_document().unwrap_or(s.document())),
         frame: frame.to_owned(),
-        selector: args.selector.clone(),
+        selector: view.selector.map(str::to_owned),
     };
     let previous = tab.state(|s| s.remember_snapshot(key, tree.to_owned()));
-    if let Some(text) = &args.find {
+    if let Some(text) = view.find {
         let Ok(pattern) = Pattern::parse(text) else {
             return (tree.to_owned(), Vec::new());
         };
@@ -51,7 +62,7 @@ pub fn shape(
         };
         return (shown, vec![("matches", json!(matches))]);
     }
-    if args.diff != Some(true) {
+    if !view.diff {
         return (tree.to_owned(), Vec::new());
     }
     match previous {

@@ -11,7 +11,7 @@ use cdp::protocol::{network, page};
 use cdp::{Event, EventStream};
 
 use super::{download, Tab};
-use crate::calls::WaitUntil;
+use crate::args::WaitUntil;
 use crate::{ActionError, Budget};
 
 /// The main frame's navigation events from the moment it was made.

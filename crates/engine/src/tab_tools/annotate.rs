@@ -10,7 +10,6 @@ use std::collections::BTreeMap;
 
 use serde_json::json;
 
-use crate::calls::SnapshotArgs;
 use crate::tab::{FrameRef, Tab};
 use crate::{ActionError, Budget};
 
@@ -58,7 +57,7 @@ pub async fn draw(tab: &Tab, max_elements: u32, budget: &Budget) -> Result<Drawn
     let refs = match crate::snapshot::latest_refs(tab) {
         Some(refs) => refs,
         None => {
-            crate::snapshot::run(tab, &SnapshotArgs::default(), max_elements, budget).await?;
+            crate::snapshot::run(tab, &crate::snapshot::View::default(), max_elements, budget).await?;
             crate::snapshot::latest_refs(tab).unwrap_or_default()
         }
     };

@@ -4,74 +4,89 @@
 
 use serde_json::{json, Value};
 
-use crate::calls::{Action, CdpArgs};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::args::Common;
 use crate::config::{CdpAccess, Config};
 use crate::tab::Tab;
-use crate::tool::{Before, Declaration, DefaultBudget, Effect, Group, Scope, Switch, TabCall};
+use crate::tool::{Declaration, DefaultBudget, Effect, Group, Scope, Switch, TabCall, TabTool, Tool};
 use crate::{ActionError, ActionOutput, Budget, ErrorCode};
 
-/// `browser_cdp`'s declaration (see `crate::tool`).
-pub(crate) const TOOL: Declaration = Declaration {
-    name: "browser_cdp",
-    verb: "cdp",
-    group: Group::Core,
-    description: "Send a raw CDP command to the tab (or a frame's session); only methods that stay in the tab unless the server allows all.",
-    scope: Scope::Tab,
-    runs_during_dialog: true,
-    budget: DefaultBudget::Action,
-    changes_page: false,
-    switch: Some(Switch {
-        setting: "cdp",
-        on: |tools| tools.cdp != CdpAccess::Off,
-    }),
-    effect: Effect::Acts,
-    before: Before {
-        destination: Some(destination),
-        admit: Some(admit),
-    },
-};
-
-/// Where a raw command sends the browser: `Page.navigate`'s and
-/// `Target.createTarget`'s `url` (a new blank target is not judged).
-/// Other raw commands that navigate (`Page.navigateToHistoryEntry`, a
-/// script setting `location`) cannot be judged here; the request stage
-/// still judges their documents.
-fn destination(action: &Action) -> Option<&str> {
-    let Action::Cdp(args) = action else { return None };
-    if !matches!(args.method.as_str(), "Page.navigate" | "Target.createTarget") {
-        return None;
-    }
-    let url = args.params.as_ref()?.get("url")?.as_str()?;
-    (!url.is_empty() && url != "about:blank").then_some(url)
+/// Arguments of `browser_cdp`.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct CdpArgs {
+    /// Domain.method, e.g. Page.getLayoutMetrics.
+    pub method: String,
+    #[allow(missing_docs)] // schema-visible: see `crate::tool`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub params: Option<serde_json::Map<String, serde_json::Value>>,
+    /// f2 or a frame_tree id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frame: Option<String>,
+    #[allow(missing_docs)] // schema-visible: see `crate::tool`
+    #[serde(flatten)]
+    pub common: Common,
 }
 
-/// What `[tools] cdp` lets through (`crate::policy::cdp_fence`), before
-/// anything is opened.
-fn admit(action: &Action, config: &Config) -> Result<(), ActionError> {
-    match action {
-        Action::Cdp(args) => crate::policy::cdp_fence::admit(&args.method, config.tools.cdp),
-        _ => Ok(()),
+/// `browser_cdp`: its declaration and checks (see `crate::tool`).
+impl Tool for CdpArgs {
+    const TOOL: Declaration = Declaration {
+        name: "browser_cdp",
+        verb: "cdp",
+        group: Group::Core,
+        description: "Send a raw CDP command to the tab (or a frame's session); only methods that stay in the tab unless the server allows all.",
+        scope: Scope::Tab,
+        runs_during_dialog: true,
+        budget: DefaultBudget::Action,
+        changes_page: false,
+        switch: Some(Switch {
+            setting: "cdp",
+            on: |tools| tools.cdp != CdpAccess::Off,
+        }),
+        effect: Effect::Acts,
+    };
+
+    /// A method shaped `Domain.method` (what `[tools] cdp` lets through is
+    /// judged by the session, which holds the configuration).
+    fn check(&self) -> Result<(), ActionError> {
+        let (domain, method) = self.method.split_once('.').unwrap_or(("", ""));
+        let word = |w: &str| !w.is_empty() && w.chars().all(|c| c.is_ascii_alphanumeric());
+        if word(domain) && word(method) {
+            Ok(())
+        } else {
+            Err(ActionError::invalid(
+                format!("\"{}\" is not a CDP method", self.method),
+                "Use Domain.method, e.g. Page.getLayoutMetrics.",
+            ))
+        }
+    }
+
+    /// Where a raw command sends the browser: `Page.navigate`'s and
+    /// `Target.createTarget`'s `url` (a new blank target is not judged).
+    /// Other raw commands that navigate (`Page.navigateToHistoryEntry`, a
+    /// script setting `location`) cannot be judged here; the request stage
+    /// still judges their documents.
+    fn destination(&self) -> Option<&str> {
+        if !matches!(self.method.as_str(), "Page.navigate" | "Target.createTarget") {
+            return None;
+        }
+        let url = self.params.as_ref()?.get("url")?.as_str()?;
+        (!url.is_empty() && url != "about:blank").then_some(url)
+    }
+
+    /// What `[tools] cdp` lets through (`crate::policy::cdp_fence`), before
+    /// anything is opened.
+    fn admit(&self, config: &Config) -> Result<(), ActionError> {
+        crate::policy::cdp_fence::admit(&self.method, config.tools.cdp)
     }
 }
 
-/// A method shaped `Domain.method` (what `[tools] cdp` lets through is
-/// judged by the session, which holds the configuration).
-pub(crate) fn check(a: &CdpArgs) -> Result<(), ActionError> {
-    let (domain, method) = a.method.split_once('.').unwrap_or(("", ""));
-    let word = |w: &str| !w.is_empty() && w.chars().all(|c| c.is_ascii_alphanumeric());
-    if word(domain) && word(method) {
-        Ok(())
-    } else {
-        Err(ActionError::invalid(
-            format!("\"{}\" is not a CDP method", a.method),
-            "Use Domain.method, e.g. Page.getLayoutMetrics.",
-        ))
+impl TabTool for CdpArgs {
+    /// Runs the tool in the call's tab.
+    async fn perform(&self, call: &TabCall<'_>) -> Result<ActionOutput, ActionError> {
+        run(call.tab, self, call.budget).await
     }
-}
-
-/// Runs the tool in the call's tab.
-pub(crate) async fn perform(call: &TabCall<'_>, args: &CdpArgs) -> Result<ActionOutput, ActionError> {
-    run(call.tab, args, call.budget).await
 }
 
 /// Longest result text shown to the model; the full result is in the data.

@@ -4,48 +4,74 @@
 use cdp::protocol::runtime;
 use serde_json::json;
 
-use crate::calls::{ClickArgs, WaitUntil};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::args::{WaitUntil, Common, ElementTarget, MouseButton, Modifier};
 use crate::error::Failure;
 use crate::tab::Tab;
 use crate::tab_tools::{download, element, front, input};
 use crate::timing;
-use crate::tool::{Before, Declaration, DefaultBudget, Effect, Group, Scope, TabCall};
+use crate::tool::{Declaration, DefaultBudget, Effect, Group, Scope, TabCall, TabTool, Tool};
 use crate::validate;
 use crate::{ActionError, ActionOutput, Budget};
 
-/// `browser_click`'s declaration (see `crate::tool`).
-pub(crate) const TOOL: Declaration = Declaration {
-    name: "browser_click",
-    verb: "click",
-    group: Group::Core,
-    description: "Click with real mouse input. Says if the page navigated or a file downloaded.",
-    scope: Scope::Tab,
-    runs_during_dialog: false,
-    budget: DefaultBudget::Action,
-    changes_page: true,
-    switch: None,
-    effect: Effect::Acts,
-    before: Before::NOTHING,
-};
-
-/// One element; a click count of 1 to 3.
-pub(crate) fn check(a: &ClickArgs) -> Result<(), ActionError> {
-    validate::element_target(TOOL.name, &a.target)?;
-    if let Some(n) = a.click_count {
-        if !(1..=3).contains(&n) {
-            return Err(ActionError::invalid(
-                format!("click_count must be 1, 2 or 3, not {n}"),
-                "Use 2 for a double click.",
-            ));
-        }
-    }
-    Ok(())
+/// Arguments of `browser_click`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+pub struct ClickArgs {
+    #[allow(missing_docs)] // schema-visible: see `crate::tool`
+    #[serde(flatten)]
+    pub target: ElementTarget,
+    #[allow(missing_docs)] // schema-visible: see `crate::tool`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub button: Option<MouseButton>,
+    /// 2 for a double click.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub click_count: Option<u32>,
+    /// Held keys.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub modifiers: Vec<Modifier>,
+    #[allow(missing_docs)] // schema-visible: see `crate::tool`
+    #[serde(flatten)]
+    pub common: Common,
 }
 
-/// Runs the tool in the call's tab.
-pub(crate) async fn perform(call: &TabCall<'_>, args: &ClickArgs) -> Result<ActionOutput, ActionError> {
-    front::ensure(call.tab, call.budget).await?;
-    run(call.tab, args, call.budget).await
+/// `browser_click`: its declaration and checks (see `crate::tool`).
+impl Tool for ClickArgs {
+    const TOOL: Declaration = Declaration {
+        name: "browser_click",
+        verb: "click",
+        group: Group::Core,
+        description: "Click with real mouse input. Says if the page navigated or a file downloaded.",
+        scope: Scope::Tab,
+        runs_during_dialog: false,
+        budget: DefaultBudget::Action,
+        changes_page: true,
+        switch: None,
+        effect: Effect::Acts,
+    };
+
+    /// One element; a click count of 1 to 3.
+    fn check(&self) -> Result<(), ActionError> {
+        validate::element_target(ClickArgs::TOOL.name, &self.target)?;
+        if let Some(n) = self.click_count {
+            if !(1..=3).contains(&n) {
+                return Err(ActionError::invalid(
+                    format!("click_count must be 1, 2 or 3, not {n}"),
+                    "Use 2 for a double click.",
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl TabTool for ClickArgs {
+    /// Runs the tool in the call's tab.
+    async fn perform(&self, call: &TabCall<'_>) -> Result<ActionOutput, ActionError> {
+        front::ensure(call.tab, call.budget).await?;
+        run(call.tab, self, call.budget).await
+    }
 }
 
 /// Arms a one-shot flag in cdpilot's world that the page's `navigate` event

@@ -8,7 +8,7 @@
 
 use serde_json::{json, Value};
 
-use crate::calls::MouseButton;
+use crate::args::MouseButton;
 use crate::tab::Tab;
 use crate::tab_tools::element::Element;
 use crate::tab_tools::{field, input, keys};

@@ -3,34 +3,59 @@
 
 use serde_json::json;
 
-use crate::calls::{ConsoleArgs, ConsoleLevel};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::args::Common;
 use crate::tab::Tab;
-use crate::tool::{Before, Declaration, DefaultBudget, Effect, Group, Scope, TabCall};
+use crate::tool::{Declaration, DefaultBudget, Effect, Group, Scope, TabCall, TabTool, Tool};
 use crate::{ActionError, ActionOutput};
 
-/// `browser_console`'s declaration (see `crate::tool`).
-pub(crate) const TOOL: Declaration = Declaration {
-    name: "browser_console",
-    verb: "console",
-    group: Group::Core,
-    description: "Recent console messages and uncaught errors (last 200).",
-    scope: Scope::Tab,
-    runs_during_dialog: true,
-    budget: DefaultBudget::Action,
-    changes_page: false,
-    switch: None,
-    effect: Effect::Acts,
-    before: Before::NOTHING,
-};
-
-/// Nothing to check beyond the schema.
-pub(crate) fn check(_: &ConsoleArgs) -> Result<(), ActionError> {
-    Ok(())
+// Which console messages to read.
+#[allow(missing_docs)] // schema-visible: see `crate::tool`
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ConsoleLevel {
+    Error,
+    Warning,
+    All,
 }
 
-/// Runs the tool in the call's tab.
-pub(crate) async fn perform(call: &TabCall<'_>, args: &ConsoleArgs) -> Result<ActionOutput, ActionError> {
-    run(call.tab, args)
+/// Arguments of `browser_console`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+pub struct ConsoleArgs {
+    /// Default all.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub level: Option<ConsoleLevel>,
+    /// Empty it after.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clear: Option<bool>,
+    #[allow(missing_docs)] // schema-visible: see `crate::tool`
+    #[serde(flatten)]
+    pub common: Common,
+}
+
+/// `browser_console`: its declaration and checks (see `crate::tool`).
+impl Tool for ConsoleArgs {
+    const TOOL: Declaration = Declaration {
+        name: "browser_console",
+        verb: "console",
+        group: Group::Core,
+        description: "Recent console messages and uncaught errors (last 200).",
+        scope: Scope::Tab,
+        runs_during_dialog: true,
+        budget: DefaultBudget::Action,
+        changes_page: false,
+        switch: None,
+        effect: Effect::Acts,
+    };
+}
+
+impl TabTool for ConsoleArgs {
+    /// Runs the tool in the call's tab.
+    async fn perform(&self, call: &TabCall<'_>) -> Result<ActionOutput, ActionError> {
+        run(call.tab, self)
+    }
 }
 
 pub fn run(tab: &Tab, args: &ConsoleArgs) -> Result<ActionOutput, ActionError> {

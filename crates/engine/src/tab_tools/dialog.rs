@@ -3,35 +3,61 @@
 
 use serde_json::json;
 
-use crate::calls::{DialogAnswer, DialogArgs};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::args::Common;
 use crate::dialogs::answer;
 use crate::tab::Tab;
-use crate::tool::{Before, Declaration, DefaultBudget, Effect, Group, Scope, TabCall};
+use crate::tool::{Declaration, DefaultBudget, Effect, Group, Scope, TabCall, TabTool, Tool};
 use crate::{ActionError, ActionOutput, Budget};
 
-/// `browser_dialog`'s declaration (see `crate::tool`).
-pub(crate) const TOOL: Declaration = Declaration {
-    name: "browser_dialog",
-    verb: "dialog",
-    group: Group::Core,
-    description: "Accept or dismiss the pending alert/confirm/prompt.",
-    scope: Scope::Tab,
-    runs_during_dialog: true,
-    budget: DefaultBudget::Action,
-    changes_page: true,
-    switch: None,
-    effect: Effect::AnswersDialog,
-    before: Before::NOTHING,
-};
-
-/// Nothing to check beyond the schema.
-pub(crate) fn check(_: &DialogArgs) -> Result<(), ActionError> {
-    Ok(())
+// How to answer a dialog.
+#[allow(missing_docs)] // schema-visible: see `crate::tool`
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum DialogAnswer {
+    Accept,
+    Dismiss,
 }
 
-/// Runs the tool in the call's tab.
-pub(crate) async fn perform(call: &TabCall<'_>, args: &DialogArgs) -> Result<ActionOutput, ActionError> {
-    run(call.tab, args, call.budget).await
+/// Arguments of `browser_dialog`.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct DialogArgs {
+    #[allow(missing_docs)] // schema-visible: see `crate::tool`
+    pub action: DialogAnswer,
+    /// Answer to a prompt().
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_text: Option<String>,
+    /// Default the oldest.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dialog_id: Option<String>,
+    #[allow(missing_docs)] // schema-visible: see `crate::tool`
+    #[serde(flatten)]
+    pub common: Common,
+}
+
+/// `browser_dialog`: its declaration and checks (see `crate::tool`).
+impl Tool for DialogArgs {
+    const TOOL: Declaration = Declaration {
+        name: "browser_dialog",
+        verb: "dialog",
+        group: Group::Core,
+        description: "Accept or dismiss the pending alert/confirm/prompt.",
+        scope: Scope::Tab,
+        runs_during_dialog: true,
+        budget: DefaultBudget::Action,
+        changes_page: true,
+        switch: None,
+        effect: Effect::AnswersDialog,
+    };
+}
+
+impl TabTool for DialogArgs {
+    /// Runs the tool in the call's tab.
+    async fn perform(&self, call: &TabCall<'_>) -> Result<ActionOutput, ActionError> {
+        run(call.tab, self, call.budget).await
+    }
 }
 
 pub async fn run(tab: &Tab, args: &DialogArgs, budget: &Budget) -> Result<ActionOutput, ActionError> {

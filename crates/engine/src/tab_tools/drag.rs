@@ -18,49 +18,82 @@ use cdp::protocol::input::{DispatchDragEvent, DragIntercepted, SetInterceptDrags
 use cdp::protocol::runtime;
 use serde_json::{json, Value};
 
-use crate::calls::DragArgs;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::args::{Common, ElementTarget};
 use crate::tab::Tab;
 use crate::tab_tools::{element, front, input};
-use crate::tool::{Before, Declaration, DefaultBudget, Effect, Group, Scope, TabCall};
+use crate::tool::{Declaration, DefaultBudget, Effect, Group, Scope, TabCall, TabTool, Tool};
 use crate::validate;
 use crate::{ActionError, ActionOutput, Budget, ErrorCode};
 
-/// `browser_drag`'s declaration (see `crate::tool`).
-pub(crate) const TOOL: Declaration = Declaration {
-    name: "browser_drag",
-    verb: "drag",
-    group: Group::Core,
-    description: "Drag an element onto to_ref with real mouse input (sliders, HTML5 drag and drop).",
-    scope: Scope::Tab,
-    runs_during_dialog: false,
-    budget: DefaultBudget::Action,
-    changes_page: true,
-    switch: None,
-    effect: Effect::Acts,
-    before: Before::NOTHING,
-};
+/// Arguments of `browser_drag`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+pub struct DragArgs {
+    #[allow(missing_docs)] // schema-visible: see `crate::tool`
+    #[serde(flatten)]
+    pub target: ElementTarget,
+    #[allow(missing_docs)] // schema-visible: see `crate::tool`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub to_ref: Option<String>,
+    #[allow(missing_docs)] // schema-visible: see `crate::tool`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub to_selector: Option<String>,
+    #[allow(missing_docs)] // schema-visible: see `crate::tool`
+    #[serde(flatten)]
+    pub common: Common,
+}
 
-/// One element to drag, and one place to drop it.
-pub(crate) fn check(a: &DragArgs) -> Result<(), ActionError> {
-    validate::element_target(TOOL.name, &a.target)?;
-    match (&a.to_ref, &a.to_selector) {
-        (Some(r), None) => validate::reference(r),
-        (None, Some(s)) => validate::non_empty("to_selector", s),
-        (Some(_), Some(_)) => Err(ActionError::invalid(
-            "browser_drag takes to_ref or to_selector, not both",
-            "Pass the drop target's ref as to_ref only.",
-        )),
-        (None, None) => Err(ActionError::invalid(
-            "browser_drag needs where to drop: to_ref (or to_selector)",
-            "Pass the drop target's ref from browser_snapshot as to_ref.",
-        )),
+impl DragArgs {
+    /// Where the drag ends.
+    pub fn drop_target(&self) -> ElementTarget {
+        ElementTarget {
+            reference: self.to_ref.clone(),
+            selector: self.to_selector.clone(),
+        }
     }
 }
 
-/// Runs the tool in the call's tab.
-pub(crate) async fn perform(call: &TabCall<'_>, args: &DragArgs) -> Result<ActionOutput, ActionError> {
-    front::ensure(call.tab, call.budget).await?;
-    run(call.tab, args, call.budget).await
+/// `browser_drag`: its declaration and checks (see `crate::tool`).
+impl Tool for DragArgs {
+    const TOOL: Declaration = Declaration {
+        name: "browser_drag",
+        verb: "drag",
+        group: Group::Core,
+        description: "Drag an element onto to_ref with real mouse input (sliders, HTML5 drag and drop).",
+        scope: Scope::Tab,
+        runs_during_dialog: false,
+        budget: DefaultBudget::Action,
+        changes_page: true,
+        switch: None,
+        effect: Effect::Acts,
+    };
+
+    /// One element to drag, and one place to drop it.
+    fn check(&self) -> Result<(), ActionError> {
+        validate::element_target(DragArgs::TOOL.name, &self.target)?;
+        match (&self.to_ref, &self.to_selector) {
+            (Some(r), None) => validate::reference(r),
+            (None, Some(s)) => validate::non_empty("to_selector", s),
+            (Some(_), Some(_)) => Err(ActionError::invalid(
+                "browser_drag takes to_ref or to_selector, not both",
+                "Pass the drop target's ref as to_ref only.",
+            )),
+            (None, None) => Err(ActionError::invalid(
+                "browser_drag needs where to drop: to_ref (or to_selector)",
+                "Pass the drop target's ref from browser_snapshot as to_ref.",
+            )),
+        }
+    }
+}
+
+impl TabTool for DragArgs {
+    /// Runs the tool in the call's tab.
+    async fn perform(&self, call: &TabCall<'_>) -> Result<ActionOutput, ActionError> {
+        front::ensure(call.tab, call.budget).await?;
+        run(call.tab, self, call.budget).await
+    }
 }
 
 /// Watches the source's window for the drag's first mouse move: a
@@ -167,7 +200,7 @@ const STEPS: u32 = 8;
 
 pub async fn run(tab: &Tab, args: &DragArgs, budget: &Budget) -> Result<ActionOutput, ActionError> {
     let source = element::resolve(tab, &args.target, budget).await?;
-    let target = element::resolve(tab, &args.destination(), budget).await?;
+    let target = element::resolve(tab, &args.drop_target(), budget).await?;
     if source.frame.session.id() != target.frame.session.id() {
         return Err(ActionError::invalid(
             format!(

@@ -12,7 +12,7 @@
 use cdp::protocol::{dom, runtime};
 use serde_json::json;
 
-use crate::calls::ElementTarget;
+use crate::args::ElementTarget;
 use crate::error::{Failure, RefChange};
 use crate::tab::{FrameRef, Tab};
 use crate::tab_tools::{geometry, input};

@@ -10,107 +10,169 @@
 use cdp::protocol::{browser, emulation, network, target};
 use serde_json::json;
 
-use crate::calls::{ColorScheme, EmulateArgs};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::args::Common;
 use crate::tab::Tab;
-use crate::tool::{Before, Declaration, DefaultBudget, Effect, Group, Scope, TabCall};
+use crate::tool::{Declaration, DefaultBudget, Effect, Group, Scope, TabCall, TabTool, Tool};
 use crate::{ActionError, ActionOutput, Budget};
 
-/// `browser_emulate`'s declaration (see `crate::tool`).
-pub(crate) const TOOL: Declaration = Declaration {
-    name: "browser_emulate",
-    verb: "emulate",
-    group: Group::Emulation,
-    description: "Emulate a device in this tab until changed: viewport, scale, mobile, user agent, color scheme, locale, timezone, geolocation, offline.",
-    scope: Scope::Tab,
-    runs_during_dialog: false,
-    budget: DefaultBudget::Action,
-    changes_page: false,
-    switch: None,
-    effect: Effect::Acts,
-    before: Before::NOTHING,
-};
+// A `prefers-color-scheme` value.
+#[allow(missing_docs)] // schema-visible: see `crate::tool`
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ColorScheme {
+    Light,
+    Dark,
+}
 
-/// Runs the tool in the call's tab.
-pub(crate) async fn perform(call: &TabCall<'_>, args: &EmulateArgs) -> Result<ActionOutput, ActionError> {
-    run(call.tab, args, call.budget).await
+/// A position on Earth, in degrees.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema)]
+pub struct Geolocation {
+    #[allow(missing_docs)] // schema-visible: see `crate::tool`
+    pub latitude: f64,
+    #[allow(missing_docs)] // schema-visible: see `crate::tool`
+    pub longitude: f64,
+}
+
+/// Arguments of `browser_emulate`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+pub struct EmulateArgs {
+    /// CSS pixels.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub width: Option<u32>,
+    #[allow(missing_docs)] // schema-visible: see `crate::tool`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub height: Option<u32>,
+    #[allow(missing_docs)] // schema-visible: see `crate::tool`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_scale_factor: Option<f64>,
+    #[allow(missing_docs)] // schema-visible: see `crate::tool`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mobile: Option<bool>,
+    #[allow(missing_docs)] // schema-visible: see `crate::tool`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user_agent: Option<String>,
+    #[allow(missing_docs)] // schema-visible: see `crate::tool`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub color_scheme: Option<ColorScheme>,
+    /// e.g. fr-FR.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub locale: Option<String>,
+    /// e.g. Europe/Paris.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timezone: Option<String>,
+    #[allow(missing_docs)] // schema-visible: see `crate::tool`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub geolocation: Option<Geolocation>,
+    #[allow(missing_docs)] // schema-visible: see `crate::tool`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offline: Option<bool>,
+    #[allow(missing_docs)] // schema-visible: see `crate::tool`
+    #[serde(flatten)]
+    pub common: Common,
+}
+
+/// `browser_emulate`: its declaration and checks (see `crate::tool`).
+impl Tool for EmulateArgs {
+    const TOOL: Declaration = Declaration {
+        name: "browser_emulate",
+        verb: "emulate",
+        group: Group::Emulation,
+        description: "Emulate a device in this tab until changed: viewport, scale, mobile, user agent, color scheme, locale, timezone, geolocation, offline.",
+        scope: Scope::Tab,
+        runs_during_dialog: false,
+        budget: DefaultBudget::Action,
+        changes_page: false,
+        switch: None,
+        effect: Effect::Acts,
+    };
+
+    /// Checks every value's range before anything touches the browser.
+    fn check(&self) -> Result<(), ActionError> {
+        let given = self.width.is_some()
+            || self.height.is_some()
+            || self.device_scale_factor.is_some()
+            || self.mobile.is_some()
+            || self.user_agent.is_some()
+            || self.color_scheme.is_some()
+            || self.locale.is_some()
+            || self.timezone.is_some()
+            || self.geolocation.is_some()
+            || self.offline.is_some();
+        let bad = |what: String, next: &str| Err(ActionError::invalid(what, next));
+        if !given {
+            return bad(
+                "nothing to emulate".into(),
+                "Pass at least one of width, height, device_scale_factor, mobile, user_agent, color_scheme, locale, timezone, geolocation, offline.",
+            );
+        }
+        for (name, value) in [("width", self.width), ("height", self.height)] {
+            if let Some(v) = value.filter(|v| !SIZE.contains(v)) {
+                return bad(
+                    format!(
+                        "{name} must be {}-{} CSS pixels, not {v}",
+                        SIZE.start(),
+                        SIZE.end()
+                    ),
+                    "Pass a viewport size such as width 390, height 844.",
+                );
+            }
+        }
+        if let Some(f) = self.device_scale_factor.filter(|f| !SCALE.contains(f)) {
+            return bad(
+                format!("device_scale_factor must be 0.25-5, not {f}"),
+                "Use 1 for a desktop, 2 or 3 for a phone.",
+            );
+        }
+        if let Some(ua) = &self.user_agent {
+            if ua.trim().is_empty() || ua.len() > 1000 {
+                return bad(
+                    "user_agent must be 1-1000 characters".into(),
+                    "Pass a browser's user agent string.",
+                );
+            }
+        }
+        if let Some(locale) = &self.locale {
+            let tag = regex::Regex::new(r"^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$").expect("a valid regex");
+            if !tag.is_match(locale) {
+                return bad(
+                    format!("locale \"{locale}\" is not a language tag"),
+                    "Pass a BCP 47 tag such as en-US or fr-FR.",
+                );
+            }
+        }
+        if let Some(zone) = &self.timezone {
+            let id = regex::Regex::new(r"^[A-Za-z][A-Za-z0-9_+\-]*(/[A-Za-z0-9_+\-]+)*$").expect("a valid regex");
+            if !id.is_match(zone) || zone.len() > 64 {
+                return bad(
+                    format!("timezone \"{zone}\" is not a time zone id"),
+                    "Pass an IANA id such as Europe/Paris or America/New_York.",
+                );
+            }
+        }
+        if let Some(g) = self.geolocation {
+            if !(-90.0..=90.0).contains(&g.latitude) || !(-180.0..=180.0).contains(&g.longitude) {
+                return bad(
+                    format!("geolocation ({}, {}) is off the globe", g.latitude, g.longitude),
+                    "latitude must be -90 to 90 and longitude -180 to 180.",
+                );
+            }
+        }
+        Ok(())
+    }
+}
+
+impl TabTool for EmulateArgs {
+    /// Runs the tool in the call's tab.
+    async fn perform(&self, call: &TabCall<'_>) -> Result<ActionOutput, ActionError> {
+        run(call.tab, self, call.budget).await
+    }
 }
 
 const SIZE: std::ops::RangeInclusive<u32> = 50..=8192;
 const SCALE: std::ops::RangeInclusive<f64> = 0.25..=5.0;
-
-/// Checks every value's range before anything touches the browser.
-pub fn check(a: &EmulateArgs) -> Result<(), ActionError> {
-    let given = a.width.is_some()
-        || a.height.is_some()
-        || a.device_scale_factor.is_some()
-        || a.mobile.is_some()
-        || a.user_agent.is_some()
-        || a.color_scheme.is_some()
-        || a.locale.is_some()
-        || a.timezone.is_some()
-        || a.geolocation.is_some()
-        || a.offline.is_some();
-    let bad = |what: String, next: &str| Err(ActionError::invalid(what, next));
-    if !given {
-        return bad(
-            "nothing to emulate".into(),
-            "Pass at least one of width, height, device_scale_factor, mobile, user_agent, color_scheme, locale, timezone, geolocation, offline.",
-        );
-    }
-    for (name, value) in [("width", a.width), ("height", a.height)] {
-        if let Some(v) = value.filter(|v| !SIZE.contains(v)) {
-            return bad(
-                format!(
-                    "{name} must be {}-{} CSS pixels, not {v}",
-                    SIZE.start(),
-                    SIZE.end()
-                ),
-                "Pass a viewport size such as width 390, height 844.",
-            );
-        }
-    }
-    if let Some(f) = a.device_scale_factor.filter(|f| !SCALE.contains(f)) {
-        return bad(
-            format!("device_scale_factor must be 0.25-5, not {f}"),
-            "Use 1 for a desktop, 2 or 3 for a phone.",
-        );
-    }
-    if let Some(ua) = &a.user_agent {
-        if ua.trim().is_empty() || ua.len() > 1000 {
-            return bad(
-                "user_agent must be 1-1000 characters".into(),
-                "Pass a browser's user agent string.",
-            );
-        }
-    }
-    if let Some(locale) = &a.locale {
-        let tag = regex::Regex::new(r"^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$").expect("a valid regex");
-        if !tag.is_match(locale) {
-            return bad(
-                format!("locale \"{locale}\" is not a language tag"),
-                "Pass a BCP 47 tag such as en-US or fr-FR.",
-            );
-        }
-    }
-    if let Some(zone) = &a.timezone {
-        let id = regex::Regex::new(r"^[A-Za-z][A-Za-z0-9_+\-]*(/[A-Za-z0-9_+\-]+)*$").expect("a valid regex");
-        if !id.is_match(zone) || zone.len() > 64 {
-            return bad(
-                format!("timezone \"{zone}\" is not a time zone id"),
-                "Pass an IANA id such as Europe/Paris or America/New_York.",
-            );
-        }
-    }
-    if let Some(g) = a.geolocation {
-        if !(-90.0..=90.0).contains(&g.latitude) || !(-180.0..=180.0).contains(&g.longitude) {
-            return bad(
-                format!("geolocation ({}, {}) is off the globe", g.latitude, g.longitude),
-                "latitude must be -90 to 90 and longitude -180 to 180.",
-            );
-        }
-    }
-    Ok(())
-}
 
 pub async fn run(tab: &Tab, args: &EmulateArgs, budget: &Budget) -> Result<ActionOutput, ActionError> {
     let s = &tab.session;

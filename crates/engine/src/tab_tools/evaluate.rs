@@ -24,73 +24,102 @@ use cdp::protocol::{dom, runtime, target};
 use cdp::Connection;
 use serde_json::{json, Value};
 
-use crate::calls::EvaluateArgs;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::args::Common;
 use crate::metrics::Metrics;
 use crate::tab::lanes::{Lane, Leased};
 use crate::tab::Tab;
 use crate::tab_tools::element;
-use crate::tool::{Before, Declaration, DefaultBudget, Effect, Group, Scope, Switch, TabCall};
+use crate::tool::{Declaration, DefaultBudget, Effect, Group, Scope, Switch, TabCall, TabTool, Tool};
 use crate::validate;
 use crate::{ActionError, ActionOutput, Budget, ErrorCode};
 
-/// `browser_evaluate`'s declaration (see `crate::tool`).
-pub(crate) const TOOL: Declaration = Declaration {
-    name: "browser_evaluate",
-    verb: "eval",
-    group: Group::Core,
-    description: "Run JavaScript in the page; returns its JSON value (cut at 8 KB).",
-    scope: Scope::Tab,
-    runs_during_dialog: false,
-    budget: DefaultBudget::Evaluate,
-    changes_page: false,
-    switch: Some(Switch {
-        setting: "evaluate",
-        on: |tools| tools.evaluate,
-    }),
-    effect: Effect::Acts,
-    before: Before::NOTHING,
-};
-
-/// An expression or a function; a ref only with a function, not with a
-/// frame.
-pub(crate) fn check(a: &EvaluateArgs) -> Result<(), ActionError> {
-    match (&a.expression, &a.function) {
-        (Some(_), Some(_)) => {
-            return Err(ActionError::invalid(
-                "pass either expression or function, not both",
-                "Use expression for a JS expression, function for a function source.",
-            ))
-        }
-        (None, None) => {
-            return Err(ActionError::invalid(
-                "browser_evaluate needs an expression (or a function)",
-                "Pass expression, e.g. {\"expression\": \"document.title\"}.",
-            ))
-        }
-        (Some(e), None) => validate::non_empty("expression", e)?,
-        (None, Some(f)) => validate::non_empty("function", f)?,
-    }
-    if a.reference.is_some() && a.frame.is_some() {
-        return Err(ActionError::invalid(
-            "pass ref or frame, not both (a ref already names its frame)",
-            "Leave frame out when you pass ref.",
-        ));
-    }
-    if let Some(r) = &a.reference {
-        validate::reference(r)?;
-        if a.function.is_none() {
-            return Err(ActionError::invalid(
-                "ref needs a function to receive the element",
-                "Pass function, e.g. {\"function\": \"el => el.textContent\", \"ref\": \"e12\"}.",
-            ));
-        }
-    }
-    Ok(())
+/// Arguments of `browser_evaluate`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+pub struct EvaluateArgs {
+    #[allow(missing_docs)] // schema-visible: see `crate::tool`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expression: Option<String>,
+    /// Instead: a function's source, given ref's element.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub function: Option<String>,
+    #[allow(missing_docs)] // schema-visible: see `crate::tool`
+    #[serde(rename = "ref", default, skip_serializing_if = "Option::is_none")]
+    pub reference: Option<String>,
+    /// f2 or a frame_tree id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frame: Option<String>,
+    /// Await a promise (default true).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub await_promise: Option<bool>,
+    #[allow(missing_docs)] // schema-visible: see `crate::tool`
+    #[serde(flatten)]
+    pub common: Common,
 }
 
-/// Runs the tool in the call's tab.
-pub(crate) async fn perform(call: &TabCall<'_>, args: &EvaluateArgs) -> Result<ActionOutput, ActionError> {
-    run(call.tab, args, call.budget, call.metrics).await
+/// `browser_evaluate`: its declaration and checks (see `crate::tool`).
+impl Tool for EvaluateArgs {
+    const TOOL: Declaration = Declaration {
+        name: "browser_evaluate",
+        verb: "eval",
+        group: Group::Core,
+        description: "Run JavaScript in the page; returns its JSON value (cut at 8 KB).",
+        scope: Scope::Tab,
+        runs_during_dialog: false,
+        budget: DefaultBudget::Evaluate,
+        changes_page: false,
+        switch: Some(Switch {
+            setting: "evaluate",
+            on: |tools| tools.evaluate,
+        }),
+        effect: Effect::Acts,
+    };
+
+    /// An expression or a function; a ref only with a function, not with a
+    /// frame.
+    fn check(&self) -> Result<(), ActionError> {
+        match (&self.expression, &self.function) {
+            (Some(_), Some(_)) => {
+                return Err(ActionError::invalid(
+                    "pass either expression or function, not both",
+                    "Use expression for a JS expression, function for a function source.",
+                ))
+            }
+            (None, None) => {
+                return Err(ActionError::invalid(
+                    "browser_evaluate needs an expression (or a function)",
+                    "Pass expression, e.g. {\"expression\": \"document.title\"}.",
+                ))
+            }
+            (Some(e), None) => validate::non_empty("expression", e)?,
+            (None, Some(f)) => validate::non_empty("function", f)?,
+        }
+        if self.reference.is_some() && self.frame.is_some() {
+            return Err(ActionError::invalid(
+                "pass ref or frame, not both (a ref already names its frame)",
+                "Leave frame out when you pass ref.",
+            ));
+        }
+        if let Some(r) = &self.reference {
+            validate::reference(r)?;
+            if self.function.is_none() {
+                return Err(ActionError::invalid(
+                    "ref needs a function to receive the element",
+                    "Pass function, e.g. {\"function\": \"el => el.textContent\", \"ref\": \"e12\"}.",
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl TabTool for EvaluateArgs {
+    /// Runs the tool in the call's tab.
+    async fn perform(&self, call: &TabCall<'_>) -> Result<ActionOutput, ActionError> {
+        run(call.tab, self, call.budget, call.metrics).await
+    }
 }
 
 /// Values whose JSON is longer than this come back as a preview.

@@ -16,53 +16,78 @@
 
 use std::sync::Arc;
 
-use serde::Deserialize;
 use serde_json::json;
 
-use crate::calls::ExtractArgs;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::args::Common;
 use crate::scripts::READER;
 use crate::tab::extracts::Converted;
 use crate::tab::Tab;
-use crate::tool::{Before, Declaration, DefaultBudget, Effect, Group, Scope, TabCall};
+use crate::tool::{Declaration, DefaultBudget, Effect, Group, Scope, TabCall, TabTool, Tool};
 use crate::validate;
 use crate::{ActionError, ActionOutput, Budget, ErrorCode};
 
-/// `browser_extract`'s declaration (see `crate::tool`).
-pub(crate) const TOOL: Declaration = Declaration {
-    name: "browser_extract",
-    verb: "extract",
-    group: Group::Core,
-    description: "The page's main content as Markdown (no nav, ads, overlays), paged by start_char.",
-    scope: Scope::Tab,
-    runs_during_dialog: false,
-    budget: DefaultBudget::Action,
-    changes_page: false,
-    switch: None,
-    effect: Effect::Acts,
-    before: Before::NOTHING,
-};
+/// Arguments of `browser_extract`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+pub struct ExtractArgs {
+    /// Part to read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub selector: Option<String>,
+    /// next_start_char of the last page.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_char: Option<u64>,
+    /// Default 20000.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_chars: Option<u64>,
+    /// false: drop link and image URLs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub links: Option<bool>,
+    #[allow(missing_docs)] // schema-visible: see `crate::tool`
+    #[serde(flatten)]
+    pub common: Common,
+}
 
-/// A selector that is not empty; a page of 1 to 1,000,000 characters.
-pub(crate) fn check(a: &ExtractArgs) -> Result<(), ActionError> {
-    if let Some(s) = &a.selector {
-        validate::non_empty("selector", s)?;
-    }
-    match a.max_chars {
-        Some(0) => Err(ActionError::invalid(
-            "max_chars must be at least 1",
-            "Leave it out for 20000.",
-        )),
-        Some(m) if m > 1_000_000 => Err(ActionError::invalid(
-            format!("max_chars {m} is over 1000000"),
-            "Read in pages of at most 1000000 characters.",
-        )),
-        _ => Ok(()),
+/// `browser_extract`: its declaration and checks (see `crate::tool`).
+impl Tool for ExtractArgs {
+    const TOOL: Declaration = Declaration {
+        name: "browser_extract",
+        verb: "extract",
+        group: Group::Core,
+        description: "The page's main content as Markdown (no nav, ads, overlays), paged by start_char.",
+        scope: Scope::Tab,
+        runs_during_dialog: false,
+        budget: DefaultBudget::Action,
+        changes_page: false,
+        switch: None,
+        effect: Effect::Acts,
+    };
+
+    /// A selector that is not empty; a page of 1 to 1,000,000 characters.
+    fn check(&self) -> Result<(), ActionError> {
+        if let Some(s) = &self.selector {
+            validate::non_empty("selector", s)?;
+        }
+        match self.max_chars {
+            Some(0) => Err(ActionError::invalid(
+                "max_chars must be at least 1",
+                "Leave it out for 20000.",
+            )),
+            Some(m) if m > 1_000_000 => Err(ActionError::invalid(
+                format!("max_chars {m} is over 1000000"),
+                "Read in pages of at most 1000000 characters.",
+            )),
+            _ => Ok(()),
+        }
     }
 }
 
-/// Runs the tool in the call's tab.
-pub(crate) async fn perform(call: &TabCall<'_>, args: &ExtractArgs) -> Result<ActionOutput, ActionError> {
-    run(call.tab, args, call.budget).await
+impl TabTool for ExtractArgs {
+    /// Runs the tool in the call's tab.
+    async fn perform(&self, call: &TabCall<'_>) -> Result<ActionOutput, ActionError> {
+        run(call.tab, self, call.budget).await
+    }
 }
 
 pub const MAX_INPUT_CHARS: usize = 2_000_000;

@@ -11,58 +11,114 @@
 
 use serde_json::{json, Value};
 
-use crate::calls::{FillFormArgs, FormField, MouseButton};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::args::{MouseButton, Common, ElementTarget};
 use crate::tab::Tab;
 use crate::tab_tools::element::{self, Element};
 use crate::tab_tools::{field, front, input, slider};
-use crate::tool::{Before, Declaration, DefaultBudget, Effect, Group, Scope, TabCall};
+use crate::tool::{Declaration, DefaultBudget, Effect, Group, Scope, TabCall, TabTool, Tool};
 use crate::validate;
 use crate::{ActionError, ActionOutput, Budget, ErrorCode};
 
-/// `browser_fill_form`'s declaration (see `crate::tool`).
-pub(crate) const TOOL: Declaration = Declaration {
-    name: "browser_fill_form",
-    verb: "fill",
-    group: Group::Core,
-    description: "Set form controls: text, checkbox/radio \"true\"/\"false\", select option value or label, range/date/time/color/number value. Stops at the first failure.",
-    scope: Scope::Tab,
-    runs_during_dialog: false,
-    budget: DefaultBudget::Action,
-    changes_page: true,
-    switch: None,
-    effect: Effect::Acts,
-    before: Before::NOTHING,
-};
-
-/// At least one field, each naming one element.
-pub(crate) fn check(a: &FillFormArgs) -> Result<(), ActionError> {
-    if a.fields.is_empty() {
-        return Err(ActionError::invalid(
-            "fields is empty",
-            "Pass the fields to fill, e.g. {\"fields\": [{\"ref\": \"e3\", \"value\": \"Ada\"}]}.",
-        ));
-    }
-    for (i, field) in a.fields.iter().enumerate() {
-        validate::element_target(TOOL.name, &field.target()).map_err(|e| ActionError {
-            message: format!("fields[{i}]: {}", e.message),
-            ..e
-        })?;
-    }
-    Ok(())
+/// Arguments of `browser_fill_form`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+pub struct FillFormArgs {
+    #[allow(missing_docs)] // schema-visible: see `crate::tool`
+    pub fields: Vec<FormField>,
+    #[allow(missing_docs)] // schema-visible: see `crate::tool`
+    #[serde(flatten)]
+    pub common: Common,
 }
 
-/// Runs the tool in the call's tab.
-pub(crate) async fn perform(call: &TabCall<'_>, args: &FillFormArgs) -> Result<ActionOutput, ActionError> {
-    front::ensure(call.tab, call.budget).await?;
-    let mut args = args.clone();
-    for field in &mut args.fields {
-        if field.value.contains("{{secret:") {
-            // A secret is typed only into a field of the origin it is bound to.
-            let origin = element::origin(call.tab, &field.target(), call.budget).await?;
-            field.value = call.secrets.expand(&field.value, &origin)?;
+// One field of `browser_fill_form`: which control, and its new value (a
+// comment, not a doc: it would be repeated in the schema).
+#[allow(missing_docs)] // schema-visible: see `crate::tool`
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FormField {
+    #[allow(missing_docs)] // schema-visible: see `crate::tool`
+    #[serde(rename = "ref", default, skip_serializing_if = "Option::is_none")]
+    pub reference: Option<String>,
+    #[allow(missing_docs)] // schema-visible: see `crate::tool`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub selector: Option<String>,
+    #[allow(missing_docs)] // schema-visible: see `crate::tool`
+    #[serde(deserialize_with = "text_of_scalar")]
+    pub value: String,
+}
+
+impl FormField {
+    /// The control this field names.
+    pub fn target(&self) -> ElementTarget {
+        ElementTarget {
+            reference: self.reference.clone(),
+            selector: self.selector.clone(),
         }
     }
-    run(call.tab, &args, call.budget).await
+}
+
+/// A form value as text: a model that writes `true` or `5` for a checkbox
+/// or a number input means `"true"` or `"5"`.
+fn text_of_scalar<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    match Value::deserialize(d)? {
+        Value::String(s) => Ok(s),
+        Value::Bool(b) => Ok(b.to_string()),
+        Value::Number(n) => Ok(n.to_string()),
+        other => Err(serde::de::Error::custom(format!(
+            "a field's value is a string, not {other}"
+        ))),
+    }
+}
+
+/// `browser_fill_form`: its declaration and checks (see `crate::tool`).
+impl Tool for FillFormArgs {
+    const TOOL: Declaration = Declaration {
+        name: "browser_fill_form",
+        verb: "fill",
+        group: Group::Core,
+        description: "Set form controls: text, checkbox/radio \"true\"/\"false\", select option value or label, range/date/time/color/number value. Stops at the first failure.",
+        scope: Scope::Tab,
+        runs_during_dialog: false,
+        budget: DefaultBudget::Action,
+        changes_page: true,
+        switch: None,
+        effect: Effect::Acts,
+    };
+
+    /// At least one field, each naming one element.
+    fn check(&self) -> Result<(), ActionError> {
+        if self.fields.is_empty() {
+            return Err(ActionError::invalid(
+                "fields is empty",
+                "Pass the fields to fill, e.g. {\"fields\": [{\"ref\": \"e3\", \"value\": \"Ada\"}]}.",
+            ));
+        }
+        for (i, field) in self.fields.iter().enumerate() {
+            validate::element_target(FillFormArgs::TOOL.name, &field.target()).map_err(|e| ActionError {
+                message: format!("fields[{i}]: {}", e.message),
+                ..e
+            })?;
+        }
+        Ok(())
+    }
+}
+
+impl TabTool for FillFormArgs {
+    /// Runs the tool in the call's tab.
+    async fn perform(&self, call: &TabCall<'_>) -> Result<ActionOutput, ActionError> {
+        front::ensure(call.tab, call.budget).await?;
+        let mut filled = self.clone();
+        for field in &mut filled.fields {
+            if field.value.contains("{{secret:") {
+                // A secret is typed only into a field of the origin it is bound to.
+                let origin = element::origin(call.tab, &field.target(), call.budget).await?;
+                field.value = call.secrets.expand(&field.value, &origin)?;
+            }
+        }
+        run(call.tab, &filled, call.budget).await
+    }
 }
 
 /// What kind of control the element is, and for a checkbox or radio its

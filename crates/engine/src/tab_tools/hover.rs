@@ -2,37 +2,54 @@
 
 use serde_json::json;
 
-use crate::calls::HoverArgs;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::args::{Common, ElementTarget};
 use crate::tab::Tab;
 use crate::tab_tools::{element, front, input};
-use crate::tool::{Before, Declaration, DefaultBudget, Effect, Group, Scope, TabCall};
+use crate::tool::{Declaration, DefaultBudget, Effect, Group, Scope, TabCall, TabTool, Tool};
 use crate::validate;
 use crate::{ActionError, ActionOutput, Budget};
 
-/// `browser_hover`'s declaration (see `crate::tool`).
-pub(crate) const TOOL: Declaration = Declaration {
-    name: "browser_hover",
-    verb: "hover",
-    group: Group::Core,
-    description: "Move the mouse over an element.",
-    scope: Scope::Tab,
-    runs_during_dialog: false,
-    budget: DefaultBudget::Action,
-    changes_page: true,
-    switch: None,
-    effect: Effect::Acts,
-    before: Before::NOTHING,
-};
-
-/// One element.
-pub(crate) fn check(a: &HoverArgs) -> Result<(), ActionError> {
-    validate::element_target(TOOL.name, &a.target)
+/// Arguments of `browser_hover`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+pub struct HoverArgs {
+    #[allow(missing_docs)] // schema-visible: see `crate::tool`
+    #[serde(flatten)]
+    pub target: ElementTarget,
+    #[allow(missing_docs)] // schema-visible: see `crate::tool`
+    #[serde(flatten)]
+    pub common: Common,
 }
 
-/// Runs the tool in the call's tab.
-pub(crate) async fn perform(call: &TabCall<'_>, args: &HoverArgs) -> Result<ActionOutput, ActionError> {
-    front::ensure(call.tab, call.budget).await?;
-    run(call.tab, args, call.budget).await
+/// `browser_hover`: its declaration and checks (see `crate::tool`).
+impl Tool for HoverArgs {
+    const TOOL: Declaration = Declaration {
+        name: "browser_hover",
+        verb: "hover",
+        group: Group::Core,
+        description: "Move the mouse over an element.",
+        scope: Scope::Tab,
+        runs_during_dialog: false,
+        budget: DefaultBudget::Action,
+        changes_page: true,
+        switch: None,
+        effect: Effect::Acts,
+    };
+
+    /// One element.
+    fn check(&self) -> Result<(), ActionError> {
+        validate::element_target(HoverArgs::TOOL.name, &self.target)
+    }
+}
+
+impl TabTool for HoverArgs {
+    /// Runs the tool in the call's tab.
+    async fn perform(&self, call: &TabCall<'_>) -> Result<ActionOutput, ActionError> {
+        front::ensure(call.tab, call.budget).await?;
+        run(call.tab, self, call.budget).await
+    }
 }
 
 pub async fn run(tab: &Tab, args: &HoverArgs, budget: &Budget) -> Result<ActionOutput, ActionError> {

@@ -3,7 +3,7 @@
 
 use cdp::protocol::input;
 
-use crate::calls::{Modifier, MouseButton};
+use crate::args::{Modifier, MouseButton};
 use crate::tab::Tab;
 use crate::tab_tools::keys::{self, Combo, Key};
 use crate::{ActionError, Budget};

@@ -11,61 +11,88 @@ use std::time::Duration;
 use cdp::protocol::page;
 use serde_json::{json, Value};
 
-use crate::calls::{Action, History, NavigateArgs};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::args::{Common, WaitUntil};
 use crate::tab::{Navigations, Tab};
-use crate::tool::{Before, Declaration, DefaultBudget, Effect, Group, Scope, TabCall};
+use crate::tool::{Declaration, DefaultBudget, Effect, Group, Scope, TabCall, TabTool, Tool};
 use crate::validate;
 use crate::{ActionError, ActionOutput, Budget, ErrorCode};
 
-/// `browser_navigate`'s declaration (see `crate::tool`).
-pub(crate) const TOOL: Declaration = Declaration {
-    name: "browser_navigate",
-    verb: "open",
-    group: Group::Core,
-    description:
-        "Open an http(s) URL (or go back/forward/reload) and wait for the load. Returns URL, title, status.",
-    scope: Scope::Tab,
-    runs_during_dialog: false,
-    budget: DefaultBudget::Action,
-    changes_page: true,
-    switch: None,
-    effect: Effect::Leaves,
-    before: Before {
-        destination: Some(destination),
-        admit: None,
-    },
-};
+// A step in the tab's history.
+#[allow(missing_docs)] // schema-visible: see `crate::tool`
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum History {
+    Back,
+    Forward,
+    Reload,
+}
 
-/// Where a navigate sends the tab: its URL (history moves are judged by
-/// the request stage as they load).
-fn destination(action: &Action) -> Option<&str> {
-    match action {
-        Action::Navigate(args) => args.url.as_deref(),
-        _ => None,
+/// Open a URL, or go back/forward/reload.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+pub struct NavigateArgs {
+    #[allow(missing_docs)] // schema-visible: see `crate::tool`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// Instead of url.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub history: Option<History>,
+    /// Default load.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wait_until: Option<WaitUntil>,
+    #[allow(missing_docs)] // schema-visible: see `crate::tool`
+    #[serde(flatten)]
+    pub common: Common,
+}
+
+/// `browser_navigate`: its declaration and checks (see `crate::tool`).
+impl Tool for NavigateArgs {
+    const TOOL: Declaration = Declaration {
+        name: "browser_navigate",
+        verb: "open",
+        group: Group::Core,
+        description:
+            "Open an http(s) URL (or go back/forward/reload) and wait for the load. Returns URL, title, status.",
+        scope: Scope::Tab,
+        runs_during_dialog: false,
+        budget: DefaultBudget::Action,
+        changes_page: true,
+        switch: None,
+        effect: Effect::Leaves,
+    };
+
+    /// One of url and history; a URL that is not empty (its scheme is judged
+    /// against `[policy] schemes` by the session, which holds the
+    /// configuration).
+    fn check(&self) -> Result<(), ActionError> {
+        match (&self.url, self.history) {
+            (Some(_), Some(_)) => Err(ActionError::invalid(
+                "pass either url or history, not both",
+                "Call browser_navigate with url to open a page, or history to go back/forward/reload.",
+            )),
+            (None, None) => Err(ActionError::invalid(
+                "browser_navigate needs a url (or history)",
+                "Pass url, e.g. {\"url\": \"https://example.com\"}.",
+            )),
+            (Some(url), None) => validate::non_empty("url", url),
+            (None, Some(_)) => Ok(()),
+        }
+    }
+
+    /// Where a navigate sends the tab: its URL (history moves are judged by
+    /// the request stage as they load).
+    fn destination(&self) -> Option<&str> {
+        self.url.as_deref()
     }
 }
 
-/// One of url and history; a URL that is not empty (its scheme is judged
-/// against `[policy] schemes` by the session, which holds the
-/// configuration).
-pub(crate) fn check(a: &NavigateArgs) -> Result<(), ActionError> {
-    match (&a.url, a.history) {
-        (Some(_), Some(_)) => Err(ActionError::invalid(
-            "pass either url or history, not both",
-            "Call browser_navigate with url to open a page, or history to go back/forward/reload.",
-        )),
-        (None, None) => Err(ActionError::invalid(
-            "browser_navigate needs a url (or history)",
-            "Pass url, e.g. {\"url\": \"https://example.com\"}.",
-        )),
-        (Some(url), None) => validate::non_empty("url", url),
-        (None, Some(_)) => Ok(()),
+impl TabTool for NavigateArgs {
+    /// Runs the tool in the call's tab.
+    async fn perform(&self, call: &TabCall<'_>) -> Result<ActionOutput, ActionError> {
+        run(call.tab, self, call.budget).await
     }
-}
-
-/// Runs the tool in the call's tab.
-pub(crate) async fn perform(call: &TabCall<'_>, args: &NavigateArgs) -> Result<ActionOutput, ActionError> {
-    run(call.tab, args, call.budget).await
 }
 
 /// The cleanup budget of stopping a load the call had no time left for.

@@ -7,30 +7,97 @@ use base64::Engine as _;
 use cdp::protocol::network;
 use serde_json::{json, Map, Value};
 
-use crate::calls::{NetworkAction, NetworkArgs};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::args::Common;
 use crate::network::Request;
 use crate::tab::Tab;
-use crate::tool::{Before, Declaration, DefaultBudget, Effect, Group, Scope, TabCall};
+use crate::tool::{Declaration, DefaultBudget, Effect, Group, Scope, TabCall, TabTool, Tool};
 use crate::{ActionError, ActionOutput, Budget};
 
-/// `browser_network`'s declaration (see `crate::tool`).
-pub(crate) const TOOL: Declaration = Declaration {
-    name: "browser_network",
-    verb: "network",
-    group: Group::Network,
-    description: "The tab's last 500 requests, iframes included: list (filter by URL, type, failed) or get one by id: headers, post data, and with body its response (text up to 64 KB).",
-    scope: Scope::Tab,
-    runs_during_dialog: true,
-    budget: DefaultBudget::Action,
-    changes_page: false,
-    switch: None,
-    effect: Effect::Acts,
-    before: Before::NOTHING,
-};
+// What `browser_network` does.
+#[allow(missing_docs)] // schema-visible: see `crate::tool`
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum NetworkAction {
+    List,
+    Get,
+}
 
-/// Runs the tool in the call's tab.
-pub(crate) async fn perform(call: &TabCall<'_>, args: &NetworkArgs) -> Result<ActionOutput, ActionError> {
-    run(call.tab, args, call.budget).await
+/// Arguments of `browser_network`.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct NetworkArgs {
+    #[allow(missing_docs)] // schema-visible: see `crate::tool`
+    pub action: NetworkAction,
+    /// list: URL substring.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub filter: Option<String>,
+    /// list: document, xhr, fetch, script, image…
+    #[serde(rename = "type", default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    /// list: only failed ones.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failed: Option<bool>,
+    /// get: request id (r3).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// get: include the response body.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub body: Option<bool>,
+    #[allow(missing_docs)] // schema-visible: see `crate::tool`
+    #[serde(flatten)]
+    pub common: Common,
+}
+
+/// `browser_network`: its declaration and checks (see `crate::tool`).
+impl Tool for NetworkArgs {
+    const TOOL: Declaration = Declaration {
+        name: "browser_network",
+        verb: "network",
+        group: Group::Network,
+        description: "The tab's last 500 requests, iframes included: list (filter by URL, type, failed) or get one by id: headers, post data, and with body its response (text up to 64 KB).",
+        scope: Scope::Tab,
+        runs_during_dialog: true,
+        budget: DefaultBudget::Action,
+        changes_page: false,
+        switch: None,
+        effect: Effect::Acts,
+    };
+
+    /// Checks the arguments before anything touches the browser.
+    fn check(&self) -> Result<(), ActionError> {
+        let list_only = self.filter.is_some() || self.kind.is_some() || self.failed.is_some();
+        let get_only = self.id.is_some() || self.body.is_some();
+        match self.action {
+            NetworkAction::List if get_only => Err(ActionError::invalid(
+                "id and body are for action get",
+                "Use action get with id, or leave them out to list.",
+            )),
+            NetworkAction::Get if list_only => Err(ActionError::invalid(
+                "filter, type and failed are for action list",
+                "Use action list to filter, then get one request by id.",
+            )),
+            NetworkAction::Get if self.id.is_none() => Err(ActionError::invalid(
+                "action get needs id",
+                "List the requests with action list and pass one's id (r3).",
+            )),
+            _ => match &self.kind {
+                Some(kind) if !TYPES.contains(&kind.to_ascii_lowercase().as_str()) => Err(ActionError::invalid(
+                    format!("type \"{kind}\" is not a resource type"),
+                    format!("Use one of: {}.", TYPES.join(", ")),
+                )),
+                _ => Ok(()),
+            },
+        }
+    }
+}
+
+impl TabTool for NetworkArgs {
+    /// Runs the tool in the call's tab.
+    async fn perform(&self, call: &TabCall<'_>) -> Result<ActionOutput, ActionError> {
+        run(call.tab, self, call.budget).await
+    }
 }
 
 /// The longest text body returned, in bytes.
@@ -57,33 +124,6 @@ const TYPES: &[&str] = &[
     "preflight",
     "other",
 ];
-
-/// Checks the arguments before anything touches the browser.
-pub fn check(args: &NetworkArgs) -> Result<(), ActionError> {
-    let list_only = args.filter.is_some() || args.kind.is_some() || args.failed.is_some();
-    let get_only = args.id.is_some() || args.body.is_some();
-    match args.action {
-        NetworkAction::List if get_only => Err(ActionError::invalid(
-            "id and body are for action get",
-            "Use action get with id, or leave them out to list.",
-        )),
-        NetworkAction::Get if list_only => Err(ActionError::invalid(
-            "filter, type and failed are for action list",
-            "Use action list to filter, then get one request by id.",
-        )),
-        NetworkAction::Get if args.id.is_none() => Err(ActionError::invalid(
-            "action get needs id",
-            "List the requests with action list and pass one's id (r3).",
-        )),
-        _ => match &args.kind {
-            Some(kind) if !TYPES.contains(&kind.to_ascii_lowercase().as_str()) => Err(ActionError::invalid(
-                format!("type \"{kind}\" is not a resource type"),
-                format!("Use one of: {}.", TYPES.join(", ")),
-            )),
-            _ => Ok(()),
-        },
-    }
-}
 
 pub async fn run(tab: &Tab, args: &NetworkArgs, budget: &Budget) -> Result<ActionOutput, ActionError> {
     match args.action {

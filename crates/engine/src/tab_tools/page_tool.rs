@@ -18,40 +18,62 @@ use std::time::Duration;
 use cdp::protocol::webmcp::{CancelInvocation, InvokeTool, ToolResponded};
 use serde_json::{json, Value};
 
-use crate::calls::PageToolArgs;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::args::Common;
 use crate::content;
 use crate::page_tools::{self, schema, Availability, PageTool};
 use crate::policy::{Answer, Decision, Verdict};
 use crate::tab::Tab;
-use crate::tool::{Before, Declaration, DefaultBudget, Effect, Group, Scope, Switch, TabCall};
+use crate::tool::{Declaration, DefaultBudget, Effect, Group, Scope, Switch, TabCall, TabTool, Tool};
 use crate::{ActionError, ActionOutput, Budget, ErrorCode};
 
-/// `browser_page_tool`'s declaration (see `crate::tool`).
-pub(crate) const TOOL: Declaration = Declaration {
-    name: "browser_page_tool",
-    verb: "page-tool",
-    group: Group::Page,
-    description: "Call a tool the page offers (the snapshot's page tools) with its arguments.",
-    scope: Scope::Tab,
-    runs_during_dialog: false,
-    budget: DefaultBudget::Action,
-    changes_page: true,
-    switch: Some(Switch {
-        setting: "page_tools",
-        on: |tools| tools.page_tools.on(),
-    }),
-    effect: Effect::Acts,
-    before: Before::NOTHING,
-};
-
-/// A name to look for.
-pub(crate) fn check(a: &PageToolArgs) -> Result<(), ActionError> {
-    crate::validate::non_empty("name", &a.name)
+/// Arguments of `browser_page_tool`.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct PageToolArgs {
+    /// A tool the snapshot's page tools list.
+    pub name: String,
+    /// Its input, as its schema says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arguments: Option<serde_json::Map<String, serde_json::Value>>,
+    /// f2: when two frames offer the name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frame: Option<String>,
+    #[allow(missing_docs)] // schema-visible: see `crate::tool`
+    #[serde(flatten)]
+    pub common: Common,
 }
 
-/// Runs the tool in the call's tab.
-pub(crate) async fn perform(call: &TabCall<'_>, args: &PageToolArgs) -> Result<ActionOutput, ActionError> {
-    run(call.tab, args, call.config.policy.page_tools_ask, call.budget).await
+/// `browser_page_tool`: its declaration and checks (see `crate::tool`).
+impl Tool for PageToolArgs {
+    const TOOL: Declaration = Declaration {
+        name: "browser_page_tool",
+        verb: "page-tool",
+        group: Group::Page,
+        description: "Call a tool the page offers (the snapshot's page tools) with its arguments.",
+        scope: Scope::Tab,
+        runs_during_dialog: false,
+        budget: DefaultBudget::Action,
+        changes_page: true,
+        switch: Some(Switch {
+            setting: "page_tools",
+            on: |tools| tools.page_tools.on(),
+        }),
+        effect: Effect::Acts,
+    };
+
+    /// A name to look for.
+    fn check(&self) -> Result<(), ActionError> {
+        crate::validate::non_empty("name", &self.name)
+    }
+}
+
+impl TabTool for PageToolArgs {
+    /// Runs the tool in the call's tab.
+    async fn perform(&self, call: &TabCall<'_>) -> Result<ActionOutput, ActionError> {
+        run(call.tab, self, call.config.policy.page_tools_ask, call.budget).await
+    }
 }
 
 /// How long cancelling an invocation may take once the call's own budget

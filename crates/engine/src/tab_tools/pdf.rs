@@ -5,38 +5,61 @@ use base64::Engine as _;
 use cdp::protocol::page;
 use serde_json::json;
 
-use crate::calls::PdfArgs;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::args::Common;
 use crate::config::FilesConfig;
 use crate::tab::Tab;
-use crate::tool::{Before, Declaration, DefaultBudget, Effect, Group, Scope, TabCall};
+use crate::tool::{Declaration, DefaultBudget, Effect, Group, Scope, TabCall, TabTool, Tool};
 use crate::validate;
 use crate::{files, ActionError, ActionOutput, Budget};
 
-/// `browser_pdf`'s declaration (see `crate::tool`).
-pub(crate) const TOOL: Declaration = Declaration {
-    name: "browser_pdf",
-    verb: "pdf",
-    group: Group::Pdf,
-    description: "Print the page to a PDF file in the output directory. Returns path, bytes, pages.",
-    scope: Scope::Tab,
-    runs_during_dialog: false,
-    budget: DefaultBudget::Action,
-    changes_page: false,
-    switch: None,
-    effect: Effect::Acts,
-    before: Before::NOTHING,
-};
-
-/// A path that is not empty (where it may go is judged as it is written).
-pub(crate) fn check(a: &PdfArgs) -> Result<(), ActionError> {
-    a.path
-        .as_deref()
-        .map_or(Ok(()), |p| validate::non_empty("path", p))
+/// Arguments of `browser_pdf`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+pub struct PdfArgs {
+    /// File name in the output directory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    #[allow(missing_docs)] // schema-visible: see `crate::tool`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub landscape: Option<bool>,
+    #[allow(missing_docs)] // schema-visible: see `crate::tool`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub print_background: Option<bool>,
+    #[allow(missing_docs)] // schema-visible: see `crate::tool`
+    #[serde(flatten)]
+    pub common: Common,
 }
 
-/// Runs the tool in the call's tab.
-pub(crate) async fn perform(call: &TabCall<'_>, args: &PdfArgs) -> Result<ActionOutput, ActionError> {
-    run(call.tab, args, &call.config.files, call.budget).await
+/// `browser_pdf`: its declaration and checks (see `crate::tool`).
+impl Tool for PdfArgs {
+    const TOOL: Declaration = Declaration {
+        name: "browser_pdf",
+        verb: "pdf",
+        group: Group::Pdf,
+        description: "Print the page to a PDF file in the output directory. Returns path, bytes, pages.",
+        scope: Scope::Tab,
+        runs_during_dialog: false,
+        budget: DefaultBudget::Action,
+        changes_page: false,
+        switch: None,
+        effect: Effect::Acts,
+    };
+
+    /// A path that is not empty (where it may go is judged as it is written).
+    fn check(&self) -> Result<(), ActionError> {
+        self.path
+            .as_deref()
+            .map_or(Ok(()), |p| validate::non_empty("path", p))
+    }
+}
+
+impl TabTool for PdfArgs {
+    /// Runs the tool in the call's tab.
+    async fn perform(&self, call: &TabCall<'_>) -> Result<ActionOutput, ActionError> {
+        run(call.tab, self, &call.config.files, call.budget).await
+    }
 }
 
 pub async fn run(

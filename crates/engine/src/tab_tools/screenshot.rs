@@ -7,57 +7,99 @@ use base64::Engine as _;
 use cdp::protocol::page;
 use serde_json::json;
 
-use crate::calls::{ImageFormat, ScreenshotArgs};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::args::Common;
 use crate::config::FilesConfig;
 use crate::tab::Tab;
 use crate::tab_tools::{annotate, element};
-use crate::tool::{Before, Declaration, DefaultBudget, Effect, Group, Scope, TabCall};
+use crate::tool::{Declaration, DefaultBudget, Effect, Group, Scope, TabCall, TabTool, Tool};
 use crate::validate;
 use crate::{files, ActionError, ActionOutput, Budget, Image};
 
-/// `browser_screenshot`'s declaration (see `crate::tool`).
-pub(crate) const TOOL: Declaration = Declaration {
-    name: "browser_screenshot",
-    verb: "screenshot",
-    group: Group::Core,
-    description: "Screenshot of the viewport, full_page, or an element (ref).",
-    scope: Scope::Tab,
-    runs_during_dialog: false,
-    budget: DefaultBudget::Action,
-    changes_page: false,
-    switch: None,
-    effect: Effect::Reads,
-    before: Before::NOTHING,
-};
+// A screenshot's encoding.
+#[allow(missing_docs)] // schema-visible: see `crate::tool`
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ImageFormat {
+    #[default]
+    Png,
+    Jpeg,
+}
 
-/// A ref of the right shape, not with full_page; quality for JPEG only.
-pub(crate) fn check(a: &ScreenshotArgs) -> Result<(), ActionError> {
-    if let Some(r) = &a.reference {
-        validate::reference(r)?;
-    }
-    if a.reference.is_some() && a.full_page == Some(true) {
-        return Err(ActionError::invalid(
-            "ref and full_page cannot be combined",
-            "Pass ref for one element, or full_page for the whole page.",
-        ));
-    }
-    match (a.quality, a.format.unwrap_or_default()) {
-        (Some(q), _) if q > 100 => Err(ActionError::invalid(
-            format!("quality must be 0-100, not {q}"),
-            "Pass a JPEG quality between 0 and 100.",
-        )),
-        (Some(_), ImageFormat::Png) => Err(ActionError::invalid(
-            "quality applies to JPEG only",
-            "Add format: \"jpeg\" or leave quality out.",
-        )),
-        _ => Ok(()),
+/// Arguments of `browser_screenshot`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+pub struct ScreenshotArgs {
+    #[allow(missing_docs)] // schema-visible: see `crate::tool`
+    #[serde(rename = "ref", default, skip_serializing_if = "Option::is_none")]
+    pub reference: Option<String>,
+    #[allow(missing_docs)] // schema-visible: see `crate::tool`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub full_page: Option<bool>,
+    #[allow(missing_docs)] // schema-visible: see `crate::tool`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub format: Option<ImageFormat>,
+    /// JPEG quality 0-100.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quality: Option<u8>,
+    /// Draw each ref's box and label.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub annotate: Option<bool>,
+    /// Save as this file; no image returned.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    #[allow(missing_docs)] // schema-visible: see `crate::tool`
+    #[serde(flatten)]
+    pub common: Common,
+}
+
+/// `browser_screenshot`: its declaration and checks (see `crate::tool`).
+impl Tool for ScreenshotArgs {
+    const TOOL: Declaration = Declaration {
+        name: "browser_screenshot",
+        verb: "screenshot",
+        group: Group::Core,
+        description: "Screenshot of the viewport, full_page, or an element (ref).",
+        scope: Scope::Tab,
+        runs_during_dialog: false,
+        budget: DefaultBudget::Action,
+        changes_page: false,
+        switch: None,
+        effect: Effect::Reads,
+    };
+
+    /// A ref of the right shape, not with full_page; quality for JPEG only.
+    fn check(&self) -> Result<(), ActionError> {
+        if let Some(r) = &self.reference {
+            validate::reference(r)?;
+        }
+        if self.reference.is_some() && self.full_page == Some(true) {
+            return Err(ActionError::invalid(
+                "ref and full_page cannot be combined",
+                "Pass ref for one element, or full_page for the whole page.",
+            ));
+        }
+        match (self.quality, self.format.unwrap_or_default()) {
+            (Some(q), _) if q > 100 => Err(ActionError::invalid(
+                format!("quality must be 0-100, not {q}"),
+                "Pass a JPEG quality between 0 and 100.",
+            )),
+            (Some(_), ImageFormat::Png) => Err(ActionError::invalid(
+                "quality applies to JPEG only",
+                "Add format: \"jpeg\" or leave quality out.",
+            )),
+            _ => Ok(()),
+        }
     }
 }
 
-/// Runs the tool in the call's tab.
-pub(crate) async fn perform(call: &TabCall<'_>, args: &ScreenshotArgs) -> Result<ActionOutput, ActionError> {
-    let cap = call.config.limits.snapshot_max_elements;
-    run(call.tab, args, &call.config.files, cap, call.budget).await
+impl TabTool for ScreenshotArgs {
+    /// Runs the tool in the call's tab.
+    async fn perform(&self, call: &TabCall<'_>) -> Result<ActionOutput, ActionError> {
+        let cap = call.config.limits.snapshot_max_elements;
+        run(call.tab, self, &call.config.files, cap, call.budget).await
+    }
 }
 
 pub async fn run(

@@ -5,56 +5,90 @@
 
 use serde_json::{json, Value};
 
-use crate::calls::{ScrollArgs, ScrollDirection};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::args::{Common, ElementTarget};
 use crate::tab::Tab;
 use crate::tab_tools::element::{self, Element};
 use crate::tab_tools::{front, input};
-use crate::tool::{Before, Declaration, DefaultBudget, Effect, Group, Scope, TabCall};
+use crate::tool::{Declaration, DefaultBudget, Effect, Group, Scope, TabCall, TabTool, Tool};
 use crate::validate;
 use crate::{ActionError, ActionOutput, Budget};
 
-/// `browser_scroll`'s declaration (see `crate::tool`).
-pub(crate) const TOOL: Declaration = Declaration {
-    name: "browser_scroll",
-    verb: "scroll",
-    group: Group::Core,
-    description: "Scroll ref into view, or wheel-scroll the page (or container ref) in a direction.",
-    scope: Scope::Tab,
-    runs_during_dialog: false,
-    budget: DefaultBudget::Action,
-    changes_page: true,
-    switch: None,
-    effect: Effect::Acts,
-    before: Before::NOTHING,
-};
+// Which way `browser_scroll` scrolls.
+#[allow(missing_docs)] // schema-visible: see `crate::tool`
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ScrollDirection {
+    Up,
+    Down,
+    Left,
+    Right,
+}
 
-/// An element to bring into view, or a direction (an amount only with one).
-pub(crate) fn check(a: &ScrollArgs) -> Result<(), ActionError> {
-    let named = a.target.reference.is_some() || a.target.selector.is_some();
-    if named {
-        validate::element_target(TOOL.name, &a.target)?;
-    }
-    match (a.direction, a.amount) {
-        (None, None) if !named => Err(ActionError::invalid(
-            "browser_scroll needs a ref (to scroll it into view) or a direction",
-            "Pass {\"direction\": \"down\"} to scroll the page, or the ref of an element to bring into view.",
-        )),
-        (None, Some(_)) => Err(ActionError::invalid(
-            "amount needs a direction",
-            "Add direction: up, down, left or right.",
-        )),
-        (Some(_), Some(0)) => Err(ActionError::invalid(
-            "amount must be at least 1 pixel",
-            "Leave amount out to scroll one viewport.",
-        )),
-        _ => Ok(()),
+/// Arguments of `browser_scroll`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+pub struct ScrollArgs {
+    #[allow(missing_docs)] // schema-visible: see `crate::tool`
+    #[serde(flatten)]
+    pub target: ElementTarget,
+    #[allow(missing_docs)] // schema-visible: see `crate::tool`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub direction: Option<ScrollDirection>,
+    /// Pixels (default one viewport).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub amount: Option<u32>,
+    #[allow(missing_docs)] // schema-visible: see `crate::tool`
+    #[serde(flatten)]
+    pub common: Common,
+}
+
+/// `browser_scroll`: its declaration and checks (see `crate::tool`).
+impl Tool for ScrollArgs {
+    const TOOL: Declaration = Declaration {
+        name: "browser_scroll",
+        verb: "scroll",
+        group: Group::Core,
+        description: "Scroll ref into view, or wheel-scroll the page (or container ref) in a direction.",
+        scope: Scope::Tab,
+        runs_during_dialog: false,
+        budget: DefaultBudget::Action,
+        changes_page: true,
+        switch: None,
+        effect: Effect::Acts,
+    };
+
+    /// An element to bring into view, or a direction (an amount only with one).
+    fn check(&self) -> Result<(), ActionError> {
+        let named = self.target.reference.is_some() || self.target.selector.is_some();
+        if named {
+            validate::element_target(ScrollArgs::TOOL.name, &self.target)?;
+        }
+        match (self.direction, self.amount) {
+            (None, None) if !named => Err(ActionError::invalid(
+                "browser_scroll needs a ref (to scroll it into view) or a direction",
+                "Pass {\"direction\": \"down\"} to scroll the page, or the ref of an element to bring into view.",
+            )),
+            (None, Some(_)) => Err(ActionError::invalid(
+                "amount needs a direction",
+                "Add direction: up, down, left or right.",
+            )),
+            (Some(_), Some(0)) => Err(ActionError::invalid(
+                "amount must be at least 1 pixel",
+                "Leave amount out to scroll one viewport.",
+            )),
+            _ => Ok(()),
+        }
     }
 }
 
-/// Runs the tool in the call's tab.
-pub(crate) async fn perform(call: &TabCall<'_>, args: &ScrollArgs) -> Result<ActionOutput, ActionError> {
-    front::ensure(call.tab, call.budget).await?;
-    run(call.tab, args, call.budget).await
+impl TabTool for ScrollArgs {
+    /// Runs the tool in the call's tab.
+    async fn perform(&self, call: &TabCall<'_>) -> Result<ActionOutput, ActionError> {
+        front::ensure(call.tab, call.budget).await?;
+        run(call.tab, self, call.budget).await
+    }
 }
 
 /// The scrolled box's position and size: the element's document (`page`)

@@ -5,59 +5,79 @@
 
 use serde_json::{json, Value};
 
-use crate::calls::SelectOptionArgs;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::args::{Common, ElementTarget};
 use crate::tab::Tab;
 use crate::tab_tools::{combobox, element, field, front, selection};
-use crate::tool::{Before, Declaration, DefaultBudget, Effect, Group, Scope, TabCall};
+use crate::tool::{Declaration, DefaultBudget, Effect, Group, Scope, TabCall, TabTool, Tool};
 use crate::validate;
 use crate::{ActionError, ActionOutput, Budget};
 
-/// `browser_select_option`'s declaration (see `crate::tool`).
-pub(crate) const TOOL: Declaration = Declaration {
-    name: "browser_select_option",
-    verb: "select",
-    group: Group::Core,
-    description: "Choose <select> options (values or labels); on a combobox, types and picks the option. With text: selects that text.",
-    scope: Scope::Tab,
-    runs_during_dialog: false,
-    budget: DefaultBudget::Action,
-    changes_page: true,
-    switch: None,
-    effect: Effect::Acts,
-    before: Before::NOTHING,
-};
-
-/// Values for one element, or a text (in an element, or the page).
-pub(crate) fn check(a: &SelectOptionArgs) -> Result<(), ActionError> {
-    if let Some(text) = &a.text {
-        if !a.values.is_empty() {
-            return Err(ActionError::invalid(
-                "browser_select_option takes values or text, not both",
-                "Pass values to choose options, or text to select that text.",
-            ));
-        }
-        if a.target.reference.is_some() || a.target.selector.is_some() {
-            validate::element_target(TOOL.name, &a.target)?;
-        }
-        return validate::non_empty("text", text);
-    }
-    validate::element_target(TOOL.name, &a.target)?;
-    if a.values.is_empty() {
-        return Err(ActionError::invalid(
-            "values is empty",
-            "Pass at least one option value or label.",
-        ));
-    }
-    Ok(())
+/// Arguments of `browser_select_option`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+pub struct SelectOptionArgs {
+    #[allow(missing_docs)] // schema-visible: see `crate::tool`
+    #[serde(flatten)]
+    pub target: ElementTarget,
+    #[allow(missing_docs)] // schema-visible: see `crate::tool`
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub values: Vec<String>,
+    /// Instead of values: select this text in ref (default: the page).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    #[allow(missing_docs)] // schema-visible: see `crate::tool`
+    #[serde(flatten)]
+    pub common: Common,
 }
 
-/// Runs the tool in the call's tab.
-pub(crate) async fn perform(
-    call: &TabCall<'_>,
-    args: &SelectOptionArgs,
-) -> Result<ActionOutput, ActionError> {
-    front::ensure(call.tab, call.budget).await?;
-    run(call.tab, args, call.budget).await
+/// `browser_select_option`: its declaration and checks (see `crate::tool`).
+impl Tool for SelectOptionArgs {
+    const TOOL: Declaration = Declaration {
+        name: "browser_select_option",
+        verb: "select",
+        group: Group::Core,
+        description: "Choose <select> options (values or labels); on a combobox, types and picks the option. With text: selects that text.",
+        scope: Scope::Tab,
+        runs_during_dialog: false,
+        budget: DefaultBudget::Action,
+        changes_page: true,
+        switch: None,
+        effect: Effect::Acts,
+    };
+
+    /// Values for one element, or a text (in an element, or the page).
+    fn check(&self) -> Result<(), ActionError> {
+        if let Some(text) = &self.text {
+            if !self.values.is_empty() {
+                return Err(ActionError::invalid(
+                    "browser_select_option takes values or text, not both",
+                    "Pass values to choose options, or text to select that text.",
+                ));
+            }
+            if self.target.reference.is_some() || self.target.selector.is_some() {
+                validate::element_target(SelectOptionArgs::TOOL.name, &self.target)?;
+            }
+            return validate::non_empty("text", text);
+        }
+        validate::element_target(SelectOptionArgs::TOOL.name, &self.target)?;
+        if self.values.is_empty() {
+            return Err(ActionError::invalid(
+                "values is empty",
+                "Pass at least one option value or label.",
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl TabTool for SelectOptionArgs {
+    /// Runs the tool in the call's tab.
+    async fn perform(&self, call: &TabCall<'_>) -> Result<ActionOutput, ActionError> {
+        front::ensure(call.tab, call.budget).await?;
+        run(call.tab, self, call.budget).await
+    }
 }
 
 pub async fn run(tab: &Tab, args: &SelectOptionArgs, budget: &Budget) -> Result<ActionOutput, ActionError> {

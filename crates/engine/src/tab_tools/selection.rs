@@ -8,7 +8,7 @@
 
 use serde_json::{json, Value};
 
-use crate::calls::ElementTarget;
+use crate::args::ElementTarget;
 use crate::tab::Tab;
 use crate::tab_tools::{element, input};
 use crate::{ActionError, ActionOutput, Budget, ErrorCode};

@@ -5,45 +5,73 @@
 
 use serde_json::{json, Value};
 
-use crate::calls::TypeArgs;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::args::{Common, ElementTarget};
 use crate::tab::Tab;
 use crate::tab_tools::field::{self, prepare, VALUE};
 use crate::tab_tools::{element, front, input, keys};
-use crate::tool::{Before, Declaration, DefaultBudget, Effect, Group, Scope, TabCall};
+use crate::tool::{Declaration, DefaultBudget, Effect, Group, Scope, TabCall, TabTool, Tool};
 use crate::validate;
 use crate::{ActionError, ActionOutput, Budget, ErrorCode};
 
-/// `browser_type`'s declaration (see `crate::tool`).
-pub(crate) const TOOL: Declaration = Declaration {
-    name: "browser_type",
-    verb: "type",
-    group: Group::Core,
-    description: "Type text into a field (cleared first; submit presses Enter). Returns its value.",
-    scope: Scope::Tab,
-    runs_during_dialog: false,
-    budget: DefaultBudget::Action,
-    changes_page: true,
-    switch: None,
-    effect: Effect::Acts,
-    before: Before::NOTHING,
-};
-
-/// One element.
-pub(crate) fn check(a: &TypeArgs) -> Result<(), ActionError> {
-    validate::element_target(TOOL.name, &a.target)
+/// Arguments of `browser_type`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+pub struct TypeArgs {
+    #[allow(missing_docs)] // schema-visible: see `crate::tool`
+    #[serde(flatten)]
+    pub target: ElementTarget,
+    #[allow(missing_docs)] // schema-visible: see `crate::tool`
+    pub text: String,
+    /// Default true.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clear: Option<bool>,
+    /// Press Enter afterwards.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub submit: Option<bool>,
+    /// A key event per character.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slowly: Option<bool>,
+    #[allow(missing_docs)] // schema-visible: see `crate::tool`
+    #[serde(flatten)]
+    pub common: Common,
 }
 
-/// Runs the tool in the call's tab.
-pub(crate) async fn perform(call: &TabCall<'_>, args: &TypeArgs) -> Result<ActionOutput, ActionError> {
-    front::ensure(call.tab, call.budget).await?;
-    if args.text.contains("{{secret:") {
-        // A secret is typed only into a field of the origin it is bound to.
-        let origin = element::origin(call.tab, &args.target, call.budget).await?;
-        let mut args = args.clone();
-        args.text = call.secrets.expand(&args.text, &origin)?;
-        return run(call.tab, &args, call.budget).await;
+/// `browser_type`: its declaration and checks (see `crate::tool`).
+impl Tool for TypeArgs {
+    const TOOL: Declaration = Declaration {
+        name: "browser_type",
+        verb: "type",
+        group: Group::Core,
+        description: "Type text into a field (cleared first; submit presses Enter). Returns its value.",
+        scope: Scope::Tab,
+        runs_during_dialog: false,
+        budget: DefaultBudget::Action,
+        changes_page: true,
+        switch: None,
+        effect: Effect::Acts,
+    };
+
+    /// One element.
+    fn check(&self) -> Result<(), ActionError> {
+        validate::element_target(TypeArgs::TOOL.name, &self.target)
     }
-    run(call.tab, args, call.budget).await
+}
+
+impl TabTool for TypeArgs {
+    /// Runs the tool in the call's tab.
+    async fn perform(&self, call: &TabCall<'_>) -> Result<ActionOutput, ActionError> {
+        front::ensure(call.tab, call.budget).await?;
+        if self.text.contains("{{secret:") {
+            // A secret is typed only into a field of the origin it is bound to.
+            let origin = element::origin(call.tab, &self.target, call.budget).await?;
+            let mut typed = self.clone();
+            typed.text = call.secrets.expand(&self.text, &origin)?;
+            return run(call.tab, &typed, call.budget).await;
+        }
+        run(call.tab, self, call.budget).await
+    }
 }
 
 pub async fn run(tab: &Tab, args: &TypeArgs, budget: &Budget) -> Result<ActionOutput, ActionError> {

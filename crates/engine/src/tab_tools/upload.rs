@@ -10,44 +10,63 @@ use std::time::Duration;
 use cdp::protocol::{dom, page, runtime};
 use serde_json::{json, Value};
 
-use crate::calls::{MouseButton, UploadArgs};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::args::{MouseButton, Common, ElementTarget};
 use crate::tab::Tab;
 use crate::tab_tools::element::{self, Element};
 use crate::tab_tools::input;
-use crate::tool::{Before, Declaration, DefaultBudget, Effect, Group, Scope, TabCall};
+use crate::tool::{Declaration, DefaultBudget, Effect, Group, Scope, TabCall, TabTool, Tool};
 use crate::validate;
 use crate::{ActionError, ActionOutput, Budget, ErrorCode};
 
-/// `browser_upload`'s declaration (see `crate::tool`).
-pub(crate) const TOOL: Declaration = Declaration {
-    name: "browser_upload",
-    verb: "upload",
-    group: Group::Core,
-    description: "Give local files to a file input, or to the element that opens a file chooser.",
-    scope: Scope::Tab,
-    runs_during_dialog: false,
-    budget: DefaultBudget::Action,
-    changes_page: true,
-    switch: None,
-    effect: Effect::Acts,
-    before: Before::NOTHING,
-};
-
-/// One element, and at least one path, none empty.
-pub(crate) fn check(a: &UploadArgs) -> Result<(), ActionError> {
-    validate::element_target(TOOL.name, &a.target)?;
-    if a.paths.is_empty() {
-        return Err(ActionError::invalid(
-            "paths is empty",
-            "Pass the local files to upload, e.g. {\"paths\": [\"report.pdf\"]}.",
-        ));
-    }
-    a.paths.iter().try_for_each(|p| validate::non_empty("paths[]", p))
+/// Arguments of `browser_upload`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+pub struct UploadArgs {
+    #[allow(missing_docs)] // schema-visible: see `crate::tool`
+    #[serde(flatten)]
+    pub target: ElementTarget,
+    /// Relative to the server's directory.
+    pub paths: Vec<String>,
+    #[allow(missing_docs)] // schema-visible: see `crate::tool`
+    #[serde(flatten)]
+    pub common: Common,
 }
 
-/// Runs the tool in the call's tab.
-pub(crate) async fn perform(call: &TabCall<'_>, args: &UploadArgs) -> Result<ActionOutput, ActionError> {
-    run(call.tab, args, &call.config.files.upload_roots(), call.budget).await
+/// `browser_upload`: its declaration and checks (see `crate::tool`).
+impl Tool for UploadArgs {
+    const TOOL: Declaration = Declaration {
+        name: "browser_upload",
+        verb: "upload",
+        group: Group::Core,
+        description: "Give local files to a file input, or to the element that opens a file chooser.",
+        scope: Scope::Tab,
+        runs_during_dialog: false,
+        budget: DefaultBudget::Action,
+        changes_page: true,
+        switch: None,
+        effect: Effect::Acts,
+    };
+
+    /// One element, and at least one path, none empty.
+    fn check(&self) -> Result<(), ActionError> {
+        validate::element_target(UploadArgs::TOOL.name, &self.target)?;
+        if self.paths.is_empty() {
+            return Err(ActionError::invalid(
+                "paths is empty",
+                "Pass the local files to upload, e.g. {\"paths\": [\"report.pdf\"]}.",
+            ));
+        }
+        self.paths.iter().try_for_each(|p| validate::non_empty("paths[]", p))
+    }
+}
+
+impl TabTool for UploadArgs {
+    /// Runs the tool in the call's tab.
+    async fn perform(&self, call: &TabCall<'_>) -> Result<ActionOutput, ActionError> {
+        run(call.tab, self, &call.config.files.upload_roots(), call.budget).await
+    }
 }
 
 const INSPECT: &str = "function () { return { file: this instanceof HTMLInputElement && this.type === 'file', multiple: !!this.multiple, disabled: !!this.disabled }; }";

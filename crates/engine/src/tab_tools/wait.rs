@@ -6,65 +6,94 @@
 
 use serde_json::json;
 
-use crate::calls::WaitArgs;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::args::Common;
 use crate::error::Failure;
 use crate::tab::Tab;
-use crate::tool::{Before, Declaration, DefaultBudget, Effect, Group, Scope, TabCall};
+use crate::tool::{Declaration, DefaultBudget, Effect, Group, Scope, TabCall, TabTool, Tool};
 use crate::validate;
 use crate::{ActionError, ActionOutput, Budget, ErrorCode};
 
-/// `browser_wait`'s declaration (see `crate::tool`).
-pub(crate) const TOOL: Declaration = Declaration {
-    name: "browser_wait",
-    verb: "wait",
-    group: Group::Core,
-    description:
-        "Wait until text appears, text_gone goes, selector is visible, the URL matches, or time_ms passes.",
-    scope: Scope::Tab,
-    runs_during_dialog: false,
-    budget: DefaultBudget::Wait,
-    changes_page: false,
-    switch: None,
-    effect: Effect::Reads,
-    before: Before::NOTHING,
-};
-
-/// Exactly one condition, none of them empty.
-pub(crate) fn check(a: &WaitArgs) -> Result<(), ActionError> {
-    let given = [
-        a.text.is_some(),
-        a.text_gone.is_some(),
-        a.selector.is_some(),
-        a.url.is_some(),
-        a.time_ms.is_some(),
-    ]
-    .iter()
-    .filter(|g| **g)
-    .count();
-    if given != 1 {
-        return Err(ActionError::invalid(
-            format!(
-                "browser_wait takes exactly one of text, text_gone, selector, url, time_ms ({given} given)"
-            ),
-            "Pass one condition, e.g. {\"text\": \"Saved\"}.",
-        ));
-    }
-    for (name, value) in [
-        ("text", &a.text),
-        ("text_gone", &a.text_gone),
-        ("selector", &a.selector),
-        ("url", &a.url),
-    ] {
-        if let Some(v) = value {
-            validate::non_empty(name, v)?;
-        }
-    }
-    Ok(())
+/// Wait for one condition (exactly one of these).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+pub struct WaitArgs {
+    #[allow(missing_docs)] // schema-visible: see `crate::tool`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    #[allow(missing_docs)] // schema-visible: see `crate::tool`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text_gone: Option<String>,
+    #[allow(missing_docs)] // schema-visible: see `crate::tool`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub selector: Option<String>,
+    /// Glob (* any text).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    #[allow(missing_docs)] // schema-visible: see `crate::tool`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_ms: Option<u64>,
+    #[allow(missing_docs)] // schema-visible: see `crate::tool`
+    #[serde(flatten)]
+    pub common: Common,
 }
 
-/// Runs the tool in the call's tab.
-pub(crate) async fn perform(call: &TabCall<'_>, args: &WaitArgs) -> Result<ActionOutput, ActionError> {
-    run(call.tab, args, call.budget).await
+/// `browser_wait`: its declaration and checks (see `crate::tool`).
+impl Tool for WaitArgs {
+    const TOOL: Declaration = Declaration {
+        name: "browser_wait",
+        verb: "wait",
+        group: Group::Core,
+        description:
+            "Wait until text appears, text_gone goes, selector is visible, the URL matches, or time_ms passes.",
+        scope: Scope::Tab,
+        runs_during_dialog: false,
+        budget: DefaultBudget::Wait,
+        changes_page: false,
+        switch: None,
+        effect: Effect::Reads,
+    };
+
+    /// Exactly one condition, none of them empty.
+    fn check(&self) -> Result<(), ActionError> {
+        let given = [
+            self.text.is_some(),
+            self.text_gone.is_some(),
+            self.selector.is_some(),
+            self.url.is_some(),
+            self.time_ms.is_some(),
+        ]
+        .iter()
+        .filter(|g| **g)
+        .count();
+        if given != 1 {
+            return Err(ActionError::invalid(
+                format!(
+                    "browser_wait takes exactly one of text, text_gone, selector, url, time_ms ({given} given)"
+                ),
+                "Pass one condition, e.g. {\"text\": \"Saved\"}.",
+            ));
+        }
+        for (name, value) in [
+            ("text", &self.text),
+            ("text_gone", &self.text_gone),
+            ("selector", &self.selector),
+            ("url", &self.url),
+        ] {
+            if let Some(v) = value {
+                validate::non_empty(name, v)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl TabTool for WaitArgs {
+    /// Runs the tool in the call's tab.
+    async fn perform(&self, call: &TabCall<'_>) -> Result<ActionOutput, ActionError> {
+        run(call.tab, self, call.budget).await
+    }
 }
 
 /// Resolves true once the condition holds, false when the page-side timer
