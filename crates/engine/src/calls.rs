@@ -19,8 +19,12 @@ use crate::{ActionError, ActionOutput};
 /// A tool's arguments' type, by its scope in the list: in `tab_tools::` for
 /// a tab's tool, in `session::` for the session's.
 macro_rules! args_type {
-    (tab $module:ident $args:ident) => { crate::tab_tools::$module::$args };
-    (session $module:ident $args:ident) => { crate::session::$module::$args };
+    (tab $module:ident $args:ident) => {
+        crate::tab_tools::$module::$args
+    };
+    (session $module:ident $args:ident) => {
+        crate::session::$module::$args
+    };
 }
 
 /// The public names a tool's file defines, re-exported here.
@@ -33,8 +37,12 @@ macro_rules! reexport {
 /// dispatch's place, an internal error for another (the session never
 /// sends it there).
 macro_rules! arm {
-    (tab tab, $args:ident, $call:ident) => { TabTool::perform($args, $call).await };
-    (session session, $args:ident, $call:ident) => { SessionTool::perform($args, $call).await };
+    (tab tab, $args:ident, $call:ident) => {
+        TabTool::perform($args, $call).await
+    };
+    (session session, $args:ident, $call:ident) => {
+        SessionTool::perform($args, $call).await
+    };
     ($scope:ident $place:ident, $args:ident, $call:ident) => {{
         let _ = ($args, $call);
         Err(ActionError::internal(concat!(

@@ -106,11 +106,11 @@ pub use browser::fleet::EndpointStatus;
 pub use browser::grid::GridStatus;
 pub use budget::Budget;
 pub use calls::Action;
-pub use output::{ActionOutput, Image};
 pub use config::Config;
 pub use door::ToolCall;
 pub use engine::Engine;
 pub use error::{ActionError, ErrorCode, Failure};
+pub use output::{ActionOutput, Image};
 pub use session::Session;
 /// A tab's shared screencast, as its viewers (the dashboard, a hand-off
 /// page) read it.

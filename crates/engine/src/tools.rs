@@ -52,8 +52,12 @@ fn parse_as<T: DeserializeOwned>(args: Value, wrap: fn(T) -> Action) -> Result<A
 /// A tool's arguments' type, by its scope in the list: in `tab_tools::`
 /// for a tab's tool, in `session::` for the session's.
 macro_rules! args_type {
-    (tab $module:ident $args:ident) => { crate::tab_tools::$module::$args };
-    (session $module:ident $args:ident) => { crate::session::$module::$args };
+    (tab $module:ident $args:ident) => {
+        crate::tab_tools::$module::$args
+    };
+    (session $module:ident $args:ident) => {
+        crate::session::$module::$args
+    };
 }
 
 /// What the registry takes from the list of tools (`crate::list`): each

@@ -769,7 +769,10 @@ fn the_checker_finds_reaches_up_and_circles() {
     );
     // `*`: every module the table does not name, on that floor.
     let rest = Floors::parse("0: low high\n1: *\n").unwrap().completed(&sources);
-    assert_eq!((rest.floor["peer"], rest.floor["top"], rest.floor["low"]), (1, 1, 0));
+    assert_eq!(
+        (rest.floor["peer"], rest.floor["top"], rest.floor["low"]),
+        (1, 1, 0)
+    );
     assert!(violations(&sources, &rest)
         .iter()
         .any(|w| w.contains("`low` (floor 0) reaches up into `top` (floor 1)")));

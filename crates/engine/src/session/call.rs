@@ -28,15 +28,20 @@ pub(crate) trait Call: Sync {
     fn in_tab(&self, call: &TabCall<'_>) -> impl Future<Output = Result<ActionOutput, ActionError>> + Send;
 
     /// Runs a session-scoped tool's handler.
-    fn in_session(&self, call: &SessionCall<'_>)
-        -> impl Future<Output = Result<ActionOutput, ActionError>> + Send;
+    fn in_session(
+        &self,
+        call: &SessionCall<'_>,
+    ) -> impl Future<Output = Result<ActionOutput, ActionError>> + Send;
 }
 
 /// A session-scoped tool's handler (its arguments' type implements
 /// `crate::tool::Tool` too): runs the call on the session's context.
 pub(crate) trait SessionTool: Tool {
     /// Runs the call.
-    fn perform(&self, call: &SessionCall<'_>) -> impl Future<Output = Result<ActionOutput, ActionError>> + Send;
+    fn perform(
+        &self,
+        call: &SessionCall<'_>,
+    ) -> impl Future<Output = Result<ActionOutput, ActionError>> + Send;
 }
 
 /// What a session-scoped handler runs with: the session's context (its

@@ -10,17 +10,16 @@
 use std::sync::Arc;
 
 use cdp::protocol::target::{DetachedFromTarget, TargetDestroyed};
-use serde_json::json;
-
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use serde_json::json;
 
 use super::{Call, Context, Session, SessionCall, SessionTool};
 use crate::args::Common;
-use crate::tab_tools::wait::WaitArgs;
 use crate::events::SessionEvent;
 use crate::handoff::{Answer, Offer, Offered};
 use crate::tab::Tab;
+use crate::tab_tools::wait::WaitArgs;
 use crate::tool::{Declaration, DefaultBudget, Effect, Group, Scope, Tool};
 use crate::{tab_tools, validate, ActionError, ActionOutput, Budget, ErrorCode};
 

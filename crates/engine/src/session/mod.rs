@@ -563,7 +563,12 @@ impl Session {
 
     /// Runs a tab-scoped tool's handler (the dispatch generated from the
     /// list of tools) in `tab`.
-    async fn in_tab(&self, tab: &Tab, action: &impl Call, budget: &Budget) -> Result<ActionOutput, ActionError> {
+    async fn in_tab(
+        &self,
+        tab: &Tab,
+        action: &impl Call,
+        budget: &Budget,
+    ) -> Result<ActionOutput, ActionError> {
         let call = TabCall {
             tab,
             budget,

@@ -103,5 +103,7 @@ fn destination(spec: &Declaration, action: &impl Call) -> Option<String> {
 /// The document a call of a tool that leaves the page loads in the tab
 /// (the egress gate's refusal of its host ends the call).
 fn leaves_to<'a>(spec: &Declaration, action: &'a impl Call) -> Option<&'a str> {
-    (spec.effect == Effect::Leaves).then(|| action.destination()).flatten()
+    (spec.effect == Effect::Leaves)
+        .then(|| action.destination())
+        .flatten()
 }

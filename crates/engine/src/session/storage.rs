@@ -2,10 +2,9 @@
 //! storage states (`crate::storage_state`), always in the session's own
 //! browser context, never another session's.
 
-use serde_json::{json, Value};
-
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
 
 use crate::args::Common;
 use crate::config::FilesConfig;

@@ -3,10 +3,9 @@
 
 use std::sync::Arc;
 
-use serde_json::json;
-
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use serde_json::json;
 
 use crate::args::Common;
 use crate::policy::Consent;

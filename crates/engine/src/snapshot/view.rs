@@ -39,12 +39,7 @@ pub fn check(view: &View<'_>) -> Result<(), ActionError> {
 
 /// The tree as the call asked to see it, and what to add to
 /// `structuredContent`; remembers `tree` for the tab.
-pub fn shape(
-    tab: &Tab,
-    view: &View<'_>,
-    frame: &str,
-    tree: &str,
-) -> (String, Vec<(&'static str, Value)>) {
+pub fn shape(tab: &Tab, view: &View<'_>, frame: &str, tree: &str) -> (String, Vec<(&'static str, Value)>) {
     let key = Key {
         document: tab.state(|s| s.refs_document().unwrap_or(s.document())),
         frame: frame.to_owned(),

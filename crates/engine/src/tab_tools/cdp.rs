@@ -2,10 +2,9 @@
 //! on the tab's session, or on a frame's own session (cross-origin frames).
 //! Turned off with `tools.cdp = false`.
 
-use serde_json::{json, Value};
-
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
 
 use crate::args::Common;
 use crate::config::{CdpAccess, Config};

@@ -2,12 +2,11 @@
 //! box with trusted mouse input, and report whether the page navigated.
 
 use cdp::protocol::runtime;
-use serde_json::json;
-
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use serde_json::json;
 
-use crate::args::{WaitUntil, Common, ElementTarget, MouseButton, Modifier};
+use crate::args::{Common, ElementTarget, Modifier, MouseButton, WaitUntil};
 use crate::error::Failure;
 use crate::tab::Tab;
 use crate::tab_tools::{download, element, front, input};
@@ -53,7 +52,7 @@ impl Tool for ClickArgs {
 
     /// One element; a click count of 1 to 3.
     fn check(&self) -> Result<(), ActionError> {
-        validate::element_target(ClickArgs::TOOL.name, &self.target)?;
+        validate::element_target(Self::TOOL.name, &self.target)?;
         if let Some(n) = self.click_count {
             if !(1..=3).contains(&n) {
                 return Err(ActionError::invalid(

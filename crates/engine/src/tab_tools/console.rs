@@ -1,10 +1,9 @@
 //! `browser_console`: the tab's recent console messages and uncaught
 //! exceptions (its frames included).
 
-use serde_json::json;
-
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use serde_json::json;
 
 use crate::args::Common;
 use crate::tab::Tab;

@@ -1,10 +1,9 @@
 //! `browser_dialog`: answer a pending dialog (native or bridged). The work
 //! is the dialog module's; this file turns it into the tool's result.
 
-use serde_json::json;
-
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use serde_json::json;
 
 use crate::args::Common;
 use crate::dialogs::answer;

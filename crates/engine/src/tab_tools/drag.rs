@@ -16,10 +16,9 @@
 
 use cdp::protocol::input::{DispatchDragEvent, DragIntercepted, SetInterceptDrags};
 use cdp::protocol::runtime;
-use serde_json::{json, Value};
-
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
 
 use crate::args::{Common, ElementTarget};
 use crate::tab::Tab;
@@ -72,7 +71,7 @@ impl Tool for DragArgs {
 
     /// One element to drag, and one place to drop it.
     fn check(&self) -> Result<(), ActionError> {
-        validate::element_target(DragArgs::TOOL.name, &self.target)?;
+        validate::element_target(Self::TOOL.name, &self.target)?;
         match (&self.to_ref, &self.to_selector) {
             (Some(r), None) => validate::reference(r),
             (None, Some(s)) => validate::non_empty("to_selector", s),

@@ -8,10 +8,9 @@
 //! targets) keep the browser's locale, time zone and network.
 
 use cdp::protocol::{browser, emulation, network, target};
-use serde_json::json;
-
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use serde_json::json;
 
 use crate::args::Common;
 use crate::tab::Tab;
@@ -144,7 +143,8 @@ impl Tool for EmulateArgs {
             }
         }
         if let Some(zone) = &self.timezone {
-            let id = regex::Regex::new(r"^[A-Za-z][A-Za-z0-9_+\-]*(/[A-Za-z0-9_+\-]+)*$").expect("a valid regex");
+            let id =
+                regex::Regex::new(r"^[A-Za-z][A-Za-z0-9_+\-]*(/[A-Za-z0-9_+\-]+)*$").expect("a valid regex");
             if !id.is_match(zone) || zone.len() > 64 {
                 return bad(
                     format!("timezone \"{zone}\" is not a time zone id"),

@@ -22,10 +22,9 @@ use std::time::Duration;
 
 use cdp::protocol::{dom, runtime, target};
 use cdp::Connection;
-use serde_json::{json, Value};
-
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
 
 use crate::args::Common;
 use crate::metrics::Metrics;

@@ -16,10 +16,9 @@
 
 use std::sync::Arc;
 
-use serde_json::json;
-
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use serde_json::json;
 
 use crate::args::Common;
 use crate::scripts::READER;

@@ -9,12 +9,11 @@
 //! Fields are filled in order; the first that fails stops the call, and the
 //! error names it and says which fields before it were filled.
 
-use serde_json::{json, Value};
-
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
 
-use crate::args::{MouseButton, Common, ElementTarget};
+use crate::args::{Common, ElementTarget, MouseButton};
 use crate::tab::Tab;
 use crate::tab_tools::element::{self, Element};
 use crate::tab_tools::{field, front, input, slider};
@@ -96,7 +95,7 @@ impl Tool for FillFormArgs {
             ));
         }
         for (i, field) in self.fields.iter().enumerate() {
-            validate::element_target(FillFormArgs::TOOL.name, &field.target()).map_err(|e| ActionError {
+            validate::element_target(Self::TOOL.name, &field.target()).map_err(|e| ActionError {
                 message: format!("fields[{i}]: {}", e.message),
                 ..e
             })?;

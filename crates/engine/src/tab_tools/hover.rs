@@ -1,9 +1,8 @@
 //! `browser_hover`: move the mouse over an element (menus, tooltips).
 
-use serde_json::json;
-
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use serde_json::json;
 
 use crate::args::{Common, ElementTarget};
 use crate::tab::Tab;
@@ -40,7 +39,7 @@ impl Tool for HoverArgs {
 
     /// One element.
     fn check(&self) -> Result<(), ActionError> {
-        validate::element_target(HoverArgs::TOOL.name, &self.target)
+        validate::element_target(Self::TOOL.name, &self.target)
     }
 }
 

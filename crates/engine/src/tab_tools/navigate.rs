@@ -9,10 +9,9 @@
 use std::time::Duration;
 
 use cdp::protocol::page;
-use serde_json::{json, Value};
-
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
 
 use crate::args::{Common, WaitUntil};
 use crate::tab::{Navigations, Tab};

@@ -5,10 +5,9 @@
 
 use base64::Engine as _;
 use cdp::protocol::network;
-use serde_json::{json, Map, Value};
-
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use serde_json::{json, Map, Value};
 
 use crate::args::Common;
 use crate::network::Request;
@@ -83,10 +82,12 @@ impl Tool for NetworkArgs {
                 "List the requests with action list and pass one's id (r3).",
             )),
             _ => match &self.kind {
-                Some(kind) if !TYPES.contains(&kind.to_ascii_lowercase().as_str()) => Err(ActionError::invalid(
-                    format!("type \"{kind}\" is not a resource type"),
-                    format!("Use one of: {}.", TYPES.join(", ")),
-                )),
+                Some(kind) if !TYPES.contains(&kind.to_ascii_lowercase().as_str()) => {
+                    Err(ActionError::invalid(
+                        format!("type \"{kind}\" is not a resource type"),
+                        format!("Use one of: {}.", TYPES.join(", ")),
+                    ))
+                }
                 _ => Ok(()),
             },
         }

@@ -16,10 +16,9 @@
 use std::time::Duration;
 
 use cdp::protocol::webmcp::{CancelInvocation, InvokeTool, ToolResponded};
-use serde_json::{json, Value};
-
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
 
 use crate::args::Common;
 use crate::content;

@@ -3,10 +3,9 @@
 
 use base64::Engine as _;
 use cdp::protocol::page;
-use serde_json::json;
-
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use serde_json::json;
 
 use crate::args::Common;
 use crate::config::FilesConfig;

@@ -1,9 +1,8 @@
 //! `browser_press_key`: a key or combo sent to whatever has focus.
 
-use serde_json::json;
-
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use serde_json::json;
 
 use crate::args::Common;
 use crate::tab::Tab;

@@ -3,10 +3,9 @@
 //! where the scrolled box ended up. Wheel input is trusted, so pages that
 //! load more on `wheel` or `scroll` (infinite lists) react as for a person.
 
-use serde_json::{json, Value};
-
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
 
 use crate::args::{Common, ElementTarget};
 use crate::tab::Tab;
@@ -63,7 +62,7 @@ impl Tool for ScrollArgs {
     fn check(&self) -> Result<(), ActionError> {
         let named = self.target.reference.is_some() || self.target.selector.is_some();
         if named {
-            validate::element_target(ScrollArgs::TOOL.name, &self.target)?;
+            validate::element_target(Self::TOOL.name, &self.target)?;
         }
         match (self.direction, self.amount) {
             (None, None) if !named => Err(ActionError::invalid(

@@ -3,10 +3,9 @@
 //! combobox or text field, type and pick the option it offers
 //! (`combobox.rs`); with `text`, select that text (`selection.rs`).
 
-use serde_json::{json, Value};
-
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
 
 use crate::args::{Common, ElementTarget};
 use crate::tab::Tab;
@@ -57,11 +56,11 @@ impl Tool for SelectOptionArgs {
                 ));
             }
             if self.target.reference.is_some() || self.target.selector.is_some() {
-                validate::element_target(SelectOptionArgs::TOOL.name, &self.target)?;
+                validate::element_target(Self::TOOL.name, &self.target)?;
             }
             return validate::non_empty("text", text);
         }
-        validate::element_target(SelectOptionArgs::TOOL.name, &self.target)?;
+        validate::element_target(Self::TOOL.name, &self.target)?;
         if self.values.is_empty() {
             return Err(ActionError::invalid(
                 "values is empty",

@@ -98,4 +98,3 @@ impl TabTool for SnapshotArgs {
         Ok(output)
     }
 }
-

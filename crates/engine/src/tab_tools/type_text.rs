@@ -3,10 +3,9 @@
 //! Date, time, colour, range and number inputs are set by value instead
 //! (their browser-drawn editors take no inserted text).
 
-use serde_json::{json, Value};
-
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
 
 use crate::args::{Common, ElementTarget};
 use crate::tab::Tab;
@@ -55,7 +54,7 @@ impl Tool for TypeArgs {
 
     /// One element.
     fn check(&self) -> Result<(), ActionError> {
-        validate::element_target(TypeArgs::TOOL.name, &self.target)
+        validate::element_target(Self::TOOL.name, &self.target)
     }
 }
 

@@ -8,12 +8,11 @@ use std::path::{Component, Path, PathBuf};
 use std::time::Duration;
 
 use cdp::protocol::{dom, page, runtime};
-use serde_json::{json, Value};
-
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
 
-use crate::args::{MouseButton, Common, ElementTarget};
+use crate::args::{Common, ElementTarget, MouseButton};
 use crate::tab::Tab;
 use crate::tab_tools::element::{self, Element};
 use crate::tab_tools::input;
@@ -51,14 +50,16 @@ impl Tool for UploadArgs {
 
     /// One element, and at least one path, none empty.
     fn check(&self) -> Result<(), ActionError> {
-        validate::element_target(UploadArgs::TOOL.name, &self.target)?;
+        validate::element_target(Self::TOOL.name, &self.target)?;
         if self.paths.is_empty() {
             return Err(ActionError::invalid(
                 "paths is empty",
                 "Pass the local files to upload, e.g. {\"paths\": [\"report.pdf\"]}.",
             ));
         }
-        self.paths.iter().try_for_each(|p| validate::non_empty("paths[]", p))
+        self.paths
+            .iter()
+            .try_for_each(|p| validate::non_empty("paths[]", p))
     }
 }
 

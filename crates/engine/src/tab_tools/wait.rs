@@ -4,10 +4,9 @@
 //! URLs on every navigation of the main frame (the tab's navigation watch):
 //! never by polling with sleeps.
 
-use serde_json::json;
-
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use serde_json::json;
 
 use crate::args::Common;
 use crate::error::Failure;
