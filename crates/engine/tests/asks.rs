@@ -181,3 +181,72 @@ async fn an_ask_host_is_not_reachable_without_asking_through_a_websocket() {
         asked.seen()
     );
 }
+
+/// A refusal the gate recorded between calls (the page's late connection
+/// to an `ask` host nobody allowed yet) is reported by the next call, and
+/// does not end that call's navigation to the host once the user allows it
+/// (the official Python client's test met this under load: the navigate
+/// the user allowed "always" answered `permission_denied` for a refusal
+/// of the previous page's).
+#[tokio::test]
+async fn a_refusal_between_calls_does_not_end_the_next_navigation_the_user_allows() {
+    let site = TestSite::start().await;
+    let ask_b = format!("{}/*", site.b);
+    let engine = engine_with(move |c| {
+        c.policy.rules.push(Rule {
+            pattern: ask_b,
+            action: "ask".into(),
+            origin: None,
+        })
+    });
+    let asker = Arc::new(Always::default());
+    engine
+        .session()
+        .consent()
+        .install(Some(asker.clone() as Arc<dyn Asker>));
+    ok(
+        &engine,
+        "browser_navigate",
+        json!({"url": site.url("/index.html")}),
+    )
+    .await;
+    // After the call returns, the page opens a WebSocket to B (refused by
+    // the gate: a connection is never asked), then tells A it is done.
+    let b_socket = site.b.replacen("http://", "ws://", 1) + "/late";
+    let expression = format!(
+        "setTimeout(() => {{ const s = new WebSocket({b_socket:?}); \
+         s.onclose = () => fetch('/after-refusal'); }}, 50); 1"
+    );
+    ok(&engine, "browser_evaluate", json!({"expression": expression})).await;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !site.a_received("/after-refusal") {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the page's WebSocket never closed"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+
+    // The user allows B: the navigation goes there, and the earlier
+    // refusal is listed, not taken for this one.
+    let out = ok(
+        &engine,
+        "browser_navigate",
+        json!({"url": site.url_b("/index.html?allowed")}),
+    )
+    .await;
+    assert_eq!(asker.0.load(Ordering::SeqCst), 1);
+    assert_eq!(out.data["url"], site.url_b("/index.html?allowed"), "{}", out.text);
+    assert!(
+        site.received_by_b()
+            .iter()
+            .any(|r| r.path == "/index.html?allowed"),
+        "B never received the allowed navigation"
+    );
+    let blocked = serde_json::to_string(&out.data["blocked"]).unwrap();
+    assert!(
+        blocked.contains(&site.b.replace("http://", "")),
+        "the earlier refusal is reported: {}",
+        out.text
+    );
+}

@@ -297,6 +297,7 @@ impl ProxyPort {
                 resource: resource.to_owned(),
                 worker: kind.to_owned(),
             },
+            at: std::time::Instant::now(),
         });
     }
 }
@@ -314,6 +315,9 @@ pub struct Refusal {
     /// What was refused: a connection (the gate's own refusals) or a
     /// worker's request its request gate failed.
     pub blocked: Blocked,
+    /// When it was last refused (a host refused again while its first
+    /// refusal waits is recorded once, at its latest time).
+    pub at: std::time::Instant,
 }
 
 /// What a [`Refusal`] refused.
@@ -355,6 +359,12 @@ const KEPT: usize = 50;
 impl Refusals {
     fn record(&self, refusal: Refusal) {
         let mut state = self.state.lock().unwrap();
+        if state.hosts.contains(&refusal.host) {
+            if let Some(waiting) = state.pending.iter_mut().find(|r| r.host == refusal.host) {
+                waiting.at = refusal.at;
+            }
+            return;
+        }
         if state.pending.len() < KEPT && state.hosts.insert(refusal.host.clone()) {
             match &refusal.blocked {
                 Blocked::Connection => {
@@ -385,6 +395,7 @@ mod tests {
             host: host.into(),
             rule: "default deny".into(),
             blocked: Blocked::Connection,
+            at: std::time::Instant::now(),
         }
     }
 
@@ -405,6 +416,22 @@ mod tests {
         assert_eq!(taken.iter().filter(|r| r.host == "a.test:443").count(), 1);
         assert!(refusals.state.lock().unwrap().hosts.is_empty());
         assert!(refusals.take().is_empty());
+    }
+
+    /// A host refused again while its refusal waits stays one entry, at its
+    /// latest time: the session tells a refusal during its call from one
+    /// before it by that time (`session/refusals.rs`).
+    #[test]
+    fn a_host_refused_again_keeps_its_latest_time() {
+        let refusals = Refusals::default();
+        let first = refused("a.test:443");
+        let mut again = refused("a.test:443");
+        again.at = first.at + std::time::Duration::from_secs(1);
+        refusals.record(first.clone());
+        refusals.record(again.clone());
+        let taken = refusals.take();
+        assert_eq!(taken.len(), 1);
+        assert_eq!(taken[0].at, again.at);
     }
 
     /// Issue 24: the browser's idle keep-alive connections were held open

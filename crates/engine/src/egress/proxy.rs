@@ -242,6 +242,7 @@ async fn open(
             host: format!("{}:{port}", canonical_host(host)),
             rule,
             blocked: super::Blocked::Connection,
+            at: std::time::Instant::now(),
         });
         text(StatusCode::FORBIDDEN, message)
     };

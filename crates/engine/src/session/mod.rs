@@ -329,6 +329,8 @@ impl Session {
             }
             None => None,
         };
+        // From here on, a refusal of the destination's host is this call's.
+        let settled = std::time::Instant::now();
         let (context, restarted) = self.context(budget).await?;
         context
             .save_downloads_in(&self.config.files.output_dir(), budget)
@@ -368,7 +370,7 @@ impl Session {
             },
         };
         // What the egress gate refused (connections by host and port).
-        let (result, refused) = refusals::after(spec, action, result, context.take_refusals());
+        let (result, refused) = refusals::after(spec, action, result, context.take_refusals(), settled);
         notes.verdicts.extend(refused);
         let result = self.after_obstacle(&context, spec, action, result, budget).await;
         result.map(|mut output| {

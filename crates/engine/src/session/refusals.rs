@@ -22,11 +22,16 @@ use crate::{ActionError, ActionOutput, ErrorCode};
 /// The call's result with the gate's `refusals` in it; the refusals are
 /// also returned as `deny` verdicts for the audit and the event stream (a
 /// failed call has no result to carry them, but its events say them).
+/// Only a refusal of the destination's host since `settled` (when the call
+/// was let through, a grant the user gave for it in place) ends a navigate:
+/// an earlier one (the previous page's late request, refused between calls)
+/// is reported in `blocked` like any other.
 pub fn after(
     spec: &Declaration,
     action: &impl Call,
     result: Result<ActionOutput, ActionError>,
     refusals: Vec<Refusal>,
+    settled: std::time::Instant,
 ) -> (Result<ActionOutput, ActionError>, Vec<Verdict>) {
     if refusals.is_empty() {
         return (result, Vec::new());
@@ -39,7 +44,7 @@ pub fn after(
             rule: r.rule.clone(),
         })
         .collect();
-    let connection = |r: &&Refusal| r.blocked == Blocked::Connection;
+    let connection = |r: &&Refusal| r.blocked == Blocked::Connection && r.at >= settled;
     if let Some(refused) =
         destination(spec, action).and_then(|d| refusals.iter().filter(connection).find(|r| r.host == d))
     {
