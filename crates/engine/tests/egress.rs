@@ -170,6 +170,67 @@ async fn a_dedicated_workers_fetch_to_a_denied_host_is_reported_and_never_arrive
     denied.assert_untouched("a dedicated worker's fetch");
 }
 
+/// A worker's `fetch()` of a URL a path rule refuses is failed by the
+/// worker's blocklist (`Network.setBlockedURLs`, `policy::blocklist`)
+/// before any connection: the egress gate would let the host through (the
+/// rule names a path), so the denied server seeing nothing is the
+/// blocklist's doing. And that refusal is reported like every other: in
+/// `blocked` with its rule and the worker as its source, as a
+/// `permission_denied` event, and among the audit record's verdicts.
+#[tokio::test]
+async fn a_workers_request_its_blocklist_refuses_is_reported_and_never_arrives() {
+    let site = TestSite::start().await;
+    let denied = DeniedServer::start().await;
+    let engine = common::denying(&format!("http://{}/from-*", denied.host()));
+    on_egress_page(&engine, &site, &denied).await;
+    let mut events = engine.session().events().subscribe();
+    for (door, source, path) in [
+        ("dedicatedworker", "worker", "/from-dedicated-worker"),
+        ("sharedworker", "shared_worker", "/from-shared-worker"),
+    ] {
+        let out = ok(
+            &engine,
+            "browser_evaluate",
+            json!({"expression": format!("doors.{door}()")}),
+        )
+        .await;
+        assert_eq!(out.data["value"], "failed", "{door}: {}", out.text);
+        // The fetch failed: its refusal is in this result or, if the
+        // worker's event came after the call, in the next ones.
+        let blocked = worker_blocks_soon(&engine, &out).await;
+        let named = |url: &str| url.contains(&denied.host()) && url.ends_with(path);
+        assert!(
+            blocked.iter().any(|b| b["source"] == source
+                && named(b["url"].as_str().unwrap_or_default())
+                && b["resource"] == "Fetch"
+                && b["rule"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .starts_with("policy.rules[0]")),
+            "{door}: the blocklist's refusal is not reported: {blocked:?}\n{}",
+            out.text
+        );
+        let mut said = false;
+        while let Ok(event) = events.try_recv() {
+            said |= event.name() == "permission_denied"
+                && named(event.data()["url"].as_str().unwrap_or_default());
+        }
+        assert!(said, "{door}: no permission_denied event");
+        let audited = engine.audit().records().iter().any(|record| {
+            record.verdicts.iter().any(|v| {
+                v["action"] == "deny"
+                    && named(v["url"].as_str().unwrap_or_default())
+                    && v["rule"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .starts_with("policy.rules[0]")
+            })
+        });
+        assert!(audited, "{door}: no audit verdict names it");
+    }
+    denied.assert_untouched("a worker's path-denied fetch");
+}
+
 /// A service worker's fetch to the denied host (the page asks it by
 /// message) is refused by the worker's own request gate and reported in
 /// the page's session's `blocked`, the service worker as its source; the

@@ -231,6 +231,7 @@ impl Browser {
         let root = conn.browser();
         let version = budget.cdp("reading the browser version", &root, browser::GetVersion {});
         let version = timing::timed("launch.version", version).await?;
+        let doors = Arc::new(ContextPorts::new(door));
         let setup = Arc::new(TabSetup {
             user_agent: version
                 .user_agent
@@ -240,6 +241,7 @@ impl Browser {
             bridge,
             policy,
             no_webrtc: !webrtc_set,
+            doors: doors.clone(),
         });
         let targets = timing::timed(
             "launch.targets",
@@ -250,7 +252,6 @@ impl Browser {
             targets,
             generation: 0,
         });
-        let doors = Arc::new(ContextPorts::new(door));
         if !shared {
             popups::watch(&link, setup.policy.clone(), budget).await?;
         }

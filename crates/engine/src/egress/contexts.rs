@@ -13,7 +13,9 @@ use std::sync::{Arc, Mutex, Weak};
 
 use super::ProxyPort;
 
-/// The doors of one browser's contexts.
+/// The doors of one browser's contexts (none by default: a browser
+/// without them, in unit tests).
+#[derive(Default)]
 pub struct ContextPorts {
     /// The launched browser's door (its default context's connections);
     /// `None` for a browser cdpilot did not launch (attached, an endpoint,
@@ -24,6 +26,15 @@ pub struct ContextPorts {
     /// Contexts sessions created, with their doors. Locked for
     /// microseconds.
     created: Mutex<HashMap<String, Weak<ProxyPort>>>,
+}
+
+impl std::fmt::Debug for ContextPorts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ContextPorts")
+            .field("default", &self.default.is_some())
+            .field("created", &self.count())
+            .finish()
+    }
 }
 
 impl ContextPorts {

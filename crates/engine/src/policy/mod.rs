@@ -120,6 +120,25 @@ impl Policy {
             .collect()
     }
 
+    /// The verdict naming the rule that put `url` on a worker's blocklist
+    /// ([`blocklist`]: the rules that refuse by path), for reporting a
+    /// request the blocklist failed: the judgement when it refuses (a deny
+    /// wins, as everywhere); otherwise (an `ask` by path a later `allow`
+    /// outweighs in judging, which the blocklist still holds) the first
+    /// such rule matching. `None`: no rule on the blocklist matches `url`.
+    pub fn blocklisted(&self, url: &str) -> Option<Verdict> {
+        let parsed = url::Url::parse(url).ok()?;
+        let listed = self
+            .rules
+            .iter()
+            .find(|r| r.decision != Decision::Allow && !r.host_level && r.matches(&parsed))?;
+        let verdict = self.judge(url);
+        Some(match verdict.allowed() {
+            true => self.verdict(url, Some(listed)),
+            false => verdict,
+        })
+    }
+
     /// Judges one URL, as written, in its canonical form
     /// ([`canonical::url`]) and, on the local host, as each of its
     /// spellings ([`canonical::local_spellings`]): a deny matching any wins;
@@ -233,6 +252,32 @@ pub(crate) mod tests {
         let v = p.judge("https://elsewhere.net/");
         assert_eq!(v.decision, Decision::Deny);
         assert_eq!(v.rule, "policy.default = \"deny\"");
+    }
+
+    /// A URL on a worker's blocklist is named by the rule that refuses it;
+    /// one no path rule refuses (a host-level deny: the egress gate's) is
+    /// not on it.
+    #[test]
+    fn a_blocklisted_url_names_the_rule_that_listed_it() {
+        let p = policy(
+            "allow",
+            &[
+                ("deny", "http://h.test/*"),
+                ("ask", "https://a.example/private/*"),
+                ("deny", "https://a.example/secret/*"),
+                ("allow", "https://a.example/private/open"),
+            ],
+        );
+        let denied = p.blocklisted("https://a.example/secret/x").unwrap();
+        assert_eq!(denied.decision, Decision::Deny);
+        assert!(denied.rule.starts_with("policy.rules[2]"), "{}", denied.rule);
+        // Judged, the later allow decides; the blocklist still holds the ask.
+        let asked = p.blocklisted("https://a.example/private/open").unwrap();
+        assert_eq!(asked.decision, Decision::Ask);
+        assert!(asked.rule.starts_with("policy.rules[1]"), "{}", asked.rule);
+        assert!(p.blocklisted("http://h.test/secret/x").is_none());
+        assert!(p.blocklisted("https://a.example/open").is_none());
+        assert!(p.blocklisted("not a url").is_none());
     }
 
     #[test]

@@ -26,6 +26,7 @@ const CHILD_SETUP_BUDGET: std::time::Duration = std::time::Duration::from_secs(1
 use super::TabState;
 use crate::dialogs::{self, Watchdogs};
 pub use crate::dialogs::{DialogPolicy, DialogRules};
+use crate::egress::{workers, ContextPorts};
 use crate::events::SessionEvent;
 use crate::policy::{blocklist, gate, Gate, Policy};
 
@@ -72,6 +73,10 @@ pub struct TabSetup {
     /// cdpilot did not start (attached, an endpoint, the user's own
     /// Chrome), whose WebRTC IP policy is not cdpilot's to set.
     pub no_webrtc: bool,
+    /// The egress door of each of the browser's contexts: what a tab's
+    /// worker's blocklist refused is recorded in its context's, for the
+    /// session owning it to report.
+    pub doors: Arc<ContextPorts>,
 }
 
 impl TabSetup {
@@ -171,10 +176,16 @@ pub(super) fn spawn(
         // Children being prepared: owned here, so they end with the reader
         // (a tab that stops leaves no task behind).
         let mut preparing = tokio::task::JoinSet::new();
+        // What the tab's workers' blocklists refused (none without a rule
+        // refusing by path): each worker's kind and browser context.
+        let mut blocklisted = blocklist::Watch::<(String, Option<String>)>::new(setup.policy.clone());
         while let Some(event) = events.recv().await {
             if let Some(attached) = event.decode::<target::AttachedToTarget>() {
                 let child = attached.session_id;
                 let info = attached.target_info;
+                if let Some(watch) = blocklisted.as_mut().filter(|_| is_worker(&info.kind)) {
+                    watch.follow(&child, (info.kind.clone(), info.browser_context_id.clone()));
+                }
                 if info.kind == "iframe" {
                     let mut state = state.lock().unwrap();
                     state.frames.oopif_attached(
@@ -190,6 +201,9 @@ pub(super) fn spawn(
                 preparing.spawn(async move { prepare_child(&session, &info.kind, &setup).await });
             } else if let Some(detached) = event.decode::<target::DetachedFromTarget>() {
                 let child = detached.session_id;
+                if let Some(watch) = &mut blocklisted {
+                    watch.forget(&child);
+                }
                 if !child.is_empty() {
                     let tools_changed = {
                         let mut state = state.lock().unwrap();
@@ -207,6 +221,12 @@ pub(super) fn spawn(
                     gate.paused(conn.session(event.session_id.clone()), paused);
                 }
             } else {
+                if let Some(refused) = blocklisted.as_mut().and_then(|w| w.event(&event)) {
+                    let (kind, context) = &refused.worker;
+                    let door = setup.doors.of(context.as_deref());
+                    let (url, rule) = (&refused.verdict.url, &refused.verdict.rule);
+                    workers::report(door, url, rule, &refused.resource, kind);
+                }
                 let from_tab = event.session_id == tab_session;
                 let opened = book.apply(&event);
                 let (navigated, tools_changed) = {
@@ -266,6 +286,13 @@ fn is_document_request(event: &cdp::Event) -> bool {
         .is_some_and(|paused| dialogs::bridge::dialog_of(&paused).is_none())
 }
 
+/// A child the tab's reader gives the rules that refuse by path as its
+/// blocklist (and watches for what it refused): a worker of the tab's
+/// (dedicated, or shared when it attaches here too).
+fn is_worker(kind: &str) -> bool {
+    matches!(kind, "worker" | "shared_worker")
+}
+
 /// Prepares a paused child target, then lets it run.
 async fn prepare_child(session: &Session, kind: &str, setup: &TabSetup) {
     let deadline = Instant::now() + CHILD_SETUP_BUDGET;
@@ -298,7 +325,7 @@ async fn prepare_child(session: &Session, kind: &str, setup: &TabSetup) {
             tracing::debug!("preparing an iframe session failed: {error}");
         }
     }
-    if matches!(kind, "worker" | "shared_worker") && setup.policy.restricts() {
+    if is_worker(kind) && setup.policy.restricts() {
         // A worker the tab's auto-attach holds (its dedicated workers):
         // Chrome has no `Fetch` in its session (its requests pause in the
         // parent frame's, among the frame's own sub-resources, which the
