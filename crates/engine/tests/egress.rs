@@ -176,7 +176,8 @@ async fn a_dedicated_workers_fetch_to_a_denied_host_is_reported_and_never_arrive
 /// rule names a path), so the denied server seeing nothing is the
 /// blocklist's doing. And that refusal is reported like every other: in
 /// `blocked` with its rule and the worker as its source, as a
-/// `permission_denied` event, and among the audit record's verdicts.
+/// `permission_denied` event, and among the audit record's verdicts; for a
+/// dedicated, a shared and a service worker.
 #[tokio::test]
 async fn a_workers_request_its_blocklist_refuses_is_reported_and_never_arrives() {
     let site = TestSite::start().await;
@@ -195,40 +196,64 @@ async fn a_workers_request_its_blocklist_refuses_is_reported_and_never_arrives()
         )
         .await;
         assert_eq!(out.data["value"], "failed", "{door}: {}", out.text);
-        // The fetch failed: its refusal is in this result or, if the
-        // worker's event came after the call, in the next ones.
-        let blocked = worker_blocks_soon(&engine, &out).await;
-        let named = |url: &str| url.contains(&denied.host()) && url.ends_with(path);
-        assert!(
-            blocked.iter().any(|b| b["source"] == source
-                && named(b["url"].as_str().unwrap_or_default())
-                && b["resource"] == "Fetch"
-                && b["rule"]
-                    .as_str()
-                    .unwrap_or_default()
-                    .starts_with("policy.rules[0]")),
-            "{door}: the blocklist's refusal is not reported: {blocked:?}\n{}",
-            out.text
-        );
-        let mut said = false;
-        while let Ok(event) = events.try_recv() {
-            said |= event.name() == "permission_denied"
-                && named(event.data()["url"].as_str().unwrap_or_default());
-        }
-        assert!(said, "{door}: no permission_denied event");
-        let audited = engine.audit().records().iter().any(|record| {
-            record.verdicts.iter().any(|v| {
-                v["action"] == "deny"
-                    && named(v["url"].as_str().unwrap_or_default())
-                    && v["rule"]
-                        .as_str()
-                        .unwrap_or_default()
-                        .starts_with("policy.rules[0]")
-            })
-        });
-        assert!(audited, "{door}: no audit verdict names it");
+        assert_blocklist_refusal_reported(&engine, &out, &mut events, &denied, source, path).await;
     }
+    ok(
+        &engine,
+        "browser_navigate",
+        json!({"url": site.url(&format!("/sw-page.html?d={}", denied.port))}),
+    )
+    .await;
+    let controlled = "new Promise((done) => { const check = () => document.title === 'controlled' ? done(true) : setTimeout(check, 50); check(); })";
+    ok(
+        &engine,
+        "browser_evaluate",
+        json!({"expression": controlled, "timeout_ms": 20000}),
+    )
+    .await;
+    let ask = "new Promise((done) => { navigator.serviceWorker.onmessage = (e) => done(e.data); navigator.serviceWorker.controller.postMessage('fetch'); })";
+    let out = ok(&engine, "browser_evaluate", json!({"expression": ask})).await;
+    assert_eq!(out.data["value"], "refused", "{}", out.text);
+    let (source, path) = ("service_worker", "/from-worker-message");
+    assert_blocklist_refusal_reported(&engine, &out, &mut events, &denied, source, path).await;
     denied.assert_untouched("a worker's path-denied fetch");
+}
+
+/// The refusal of the denied server's `path` by a worker of kind `source`
+/// is in `out`'s `blocked` (or, if the worker's event came after that call,
+/// in the next results'), naming the path rule and the request's type; it
+/// was a `permission_denied` event and a verdict of an audit record.
+async fn assert_blocklist_refusal_reported(
+    engine: &Engine,
+    out: &ActionOutput,
+    events: &mut tokio::sync::broadcast::Receiver<engine::events::SessionEvent>,
+    denied: &DeniedServer,
+    source: &str,
+    path: &str,
+) {
+    let blocked = worker_blocks_soon(engine, out).await;
+    let named = |url: &str| url.contains(&denied.host()) && url.ends_with(path);
+    let by_the_rule = |rule: &Value| rule.as_str().unwrap_or_default().starts_with("policy.rules[0]");
+    assert!(
+        blocked.iter().any(|b| b["source"] == source
+            && named(b["url"].as_str().unwrap_or_default())
+            && b["resource"] == "Fetch"
+            && by_the_rule(&b["rule"])),
+        "{source}: the blocklist's refusal is not reported: {blocked:?}\n{}",
+        out.text
+    );
+    let mut said = false;
+    while let Ok(event) = events.try_recv() {
+        said |=
+            event.name() == "permission_denied" && named(event.data()["url"].as_str().unwrap_or_default());
+    }
+    assert!(said, "{source}: no permission_denied event");
+    let audited = engine.audit().records().iter().any(|record| {
+        record.verdicts.iter().any(|v| {
+            v["action"] == "deny" && named(v["url"].as_str().unwrap_or_default()) && by_the_rule(&v["rule"])
+        })
+    });
+    assert!(audited, "{source}: no audit verdict names it");
 }
 
 /// A service worker's fetch to the denied host (the page asks it by
@@ -407,6 +432,47 @@ async fn an_isolated_session_hears_its_own_workers_blocks() {
     let other = evaluate_in(&b, json!({"expression": "1"})).await;
     assert!(from_workers(&other).is_empty(), "{}", other.data);
     denied.assert_untouched("an isolated session's service worker");
+}
+
+/// A tab's dedicated worker's refusal by its blocklist, in a session with
+/// a browser context of its own (serve), is recorded in that context's door:
+/// it is that session's, and not another's.
+#[tokio::test]
+async fn an_isolated_session_hears_its_own_workers_blocklist_refusals() {
+    let site = TestSite::start().await;
+    let denied = DeniedServer::start().await;
+    let engine = common::denying(&format!("http://{}/from-*", denied.host()));
+    let (a, b) = (engine.new_session(), engine.new_session());
+    let url = site.url(&format!("/egress.html?d={}", denied.host()));
+    for session in [&a, &b] {
+        ok_in(session, "browser_navigate", json!({"url": url})).await;
+    }
+    let sources = |out: &ActionOutput| -> Vec<Value> {
+        out.data["blocked"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|b| b["source"] == "worker")
+            .cloned()
+            .collect()
+    };
+    let mut out = evaluate_in(&a, json!({"expression": "doors.dedicatedworker()"})).await;
+    assert_eq!(out.data["value"], "failed", "{}", out.text);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while sources(&out).is_empty() && std::time::Instant::now() < deadline {
+        out = evaluate_in(&a, json!({"expression": "1"})).await;
+    }
+    assert!(
+        sources(&out).iter().any(|b| b["url"]
+            .as_str()
+            .unwrap_or_default()
+            .ends_with("/from-dedicated-worker")),
+        "{}",
+        out.data
+    );
+    let other = evaluate_in(&b, json!({"expression": "1"})).await;
+    assert!(other.data["blocked"].is_null(), "{}", other.data);
+    denied.assert_untouched("an isolated session's dedicated worker");
 }
 
 /// Issue 20: `[policy] block_private_networks = true` refuses a loopback

@@ -11,9 +11,11 @@
 //! - a worker (service, shared, dedicated) gets a request gate of its own
 //!   on every request (`Fetch.enable` on `*`: a worker's `fetch()` is not a
 //!   document the tabs' gates would see), judged by the URL rules here,
-//!   then runs; a request it refuses is recorded in the egress door of the
-//!   worker's browser context (`ContextPorts`), so the session owning that
-//!   context lists it in its next result's `blocked`, naming the worker;
+//!   and the rules that refuse by path as its blocklist, then runs
+//!   (`egress/workers.rs`); a request either refuses is recorded in the
+//!   egress door of the worker's browser context (`ContextPorts`), so the
+//!   session owning that context lists it in its next result's `blocked`,
+//!   naming the worker;
 //!   any other kind (browser UI, worklets) just runs.
 //!
 //! On a browser shared with its user (auto-connect) the auto-attach is

@@ -75,7 +75,8 @@ pub struct Browser {
     /// targets outside all of them belong to the default session), and
     /// the egress door of each, the default context's too (the door the
     /// launched browser's flags name; none for an attached browser). The
-    /// workers' request gates record their blocks there (`adopt.rs`).
+    /// workers' request gates and blocklists record their blocks there
+    /// (`adopt.rs`, and the tabs' readers through [`TabSetup`]).
     doors: Arc<ContextPorts>,
     /// The engine's egress gate: each context created here gets a door.
     egress: Arc<Egress>,

@@ -283,9 +283,9 @@ impl ProxyPort {
     }
 
     /// Records a request a worker of this door's context made that its own
-    /// request gate refused (`browser/adopt.rs`) before any connection was
-    /// tried, so the session that owns the context reports it with the
-    /// gate's refusals: `kind` is the worker's target type
+    /// request gate or its blocklist refused (`workers.rs`, `tab/pump.rs`)
+    /// before any connection was tried, so the session that owns the
+    /// context reports it with the gate's refusals: `kind` is the worker's target type
     /// (`shared_worker`, `service_worker`, `worker`), `resource` the
     /// request's type (`Fetch`, `Script`…). Each URL once until taken.
     pub fn record_worker_block(&self, url: &str, rule: &str, resource: &str, kind: &str) {
@@ -313,7 +313,7 @@ pub struct Refusal {
     /// The rule or setting that refused it.
     pub rule: String,
     /// What was refused: a connection (the gate's own refusals) or a
-    /// worker's request its request gate failed.
+    /// worker's request its request gate or blocklist failed.
     pub blocked: Blocked,
     /// When it was last refused (a host refused again while its first
     /// refusal waits is recorded once, at its latest time).
@@ -326,8 +326,8 @@ pub enum Blocked {
     /// A connection through the gate (`url` is `host:port`, or the whole
     /// URL of a plain-http request).
     Connection,
-    /// A worker's request, refused at its request stage before any
-    /// connection (`url` is the whole URL).
+    /// A worker's request, refused at its request stage or by its
+    /// blocklist before any connection (`url` is the whole URL).
     Request {
         /// The request's type as Chrome names it (`Fetch`, `Script`…).
         resource: String,

@@ -1,9 +1,10 @@
 //! What the egress gate (`crate::egress`) refused while a call ran, or
 //! since the previous result, in the call's result: each refused host once
 //! in `blocked` (`{url, rule, resource: "connection"}`), beside what the
-//! request stage blocked; a worker's request its own request gate refused
-//! (`browser/adopt.rs`, recorded in the same door) as `{url, rule,
-//! resource, source}` (`source`: the worker's kind); and a navigate whose
+//! request stage blocked; a worker's request its own request gate or its
+//! blocklist refused (`egress/workers.rs`, `tab/pump.rs`, recorded in the
+//! same door) as `{url, rule, resource, source}` (`source`: the worker's
+//! kind); and a navigate whose
 //! own destination the gate refused (`[policy] block_private_networks`, a
 //! deny on the address a name resolves to) is `permission_denied` naming
 //! the rule.

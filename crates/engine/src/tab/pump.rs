@@ -9,8 +9,11 @@
 //! Children are auto-attached paused (`waitForDebuggerOnStart`); a task the
 //! reader owns (it ends with the reader) prepares each one (user agent, the no-webdriver script, domains,
 //! nested auto-attach) and only then lets it run, so even an iframe's first
-//! script sees the prepared environment. The reader itself never awaits a
-//! CDP reply.
+//! script sees the prepared environment. A worker's blocklist is given it
+//! there; what that blocklist refused is read here from the worker's
+//! session's events (`policy::blocklist::Watch`, owned by the reader) and
+//! recorded in the egress door of the worker's browser context. The reader
+//! itself never awaits a CDP reply.
 
 use std::sync::{Arc, Mutex};
 
