@@ -5,7 +5,9 @@
 //! removes one or goes, and a call to one run as `browser_page_tool`
 //! (schema checked, judged, answered inside the markers). Through
 //! `cdpilot mcp` as a spawned process, in real Chromium with the feature
-//! on and a cross-origin frame (`--site-per-process`).
+//! on and a cross-origin frame (`--site-per-process`); and through
+//! `cdpilot serve` over streamable HTTP, the change told on the session's
+//! own stream, with a frame the URL rules deny.
 
 mod support;
 
@@ -219,4 +221,139 @@ async fn a_pages_tools_are_listed_as_mcp_tools_told_when_they_change_and_called_
         .call("browser_navigate", json!({"url": site.url("/index.html")}))
         .await;
     listed_until(&mut client, "every tool gone", |n| n.is_empty()).await;
+}
+
+/// The page tools `tools/list` gives over streamable HTTP.
+async fn page_tools_over_http(client: &mut testkit::McpHttpClient) -> Vec<String> {
+    let listed = client
+        .request("tools/list", json!({}))
+        .await
+        .unwrap_or_else(|e| panic!("tools/list: {e}"));
+    let tools = listed["tools"].as_array().cloned().unwrap_or_default();
+    let tools: Vec<Value> = tools
+        .into_iter()
+        .filter(|t| t["name"].as_str().is_some_and(|n| n.starts_with("page_")))
+        .collect();
+    names(&tools)
+}
+
+/// Lists the page tools over HTTP after each `list_changed` the session's
+/// stream carries until `done` holds, for up to 15 s.
+async fn listed_over_http_until(
+    client: &mut testkit::McpHttpClient,
+    stream: &mut testkit::EventStream,
+    what: &str,
+    done: impl Fn(&[String]) -> bool,
+) -> Vec<String> {
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        let names = page_tools_over_http(client).await;
+        if done(&names) {
+            return names;
+        }
+        let left = deadline
+            .checked_duration_since(Instant::now())
+            .unwrap_or_else(|| panic!("{what}: the page tools listed are {names:?}"));
+        assert!(
+            told_on(stream, left).await,
+            "{what}: no list_changed on the session's stream; listed: {names:?}"
+        );
+    }
+}
+
+/// Whether a `list_changed` comes on the session's stream within `within`.
+async fn told_on(stream: &mut testkit::EventStream, within: Duration) -> bool {
+    let deadline = Instant::now() + within;
+    while let Some(left) = deadline.checked_duration_since(Instant::now()) {
+        match stream.next_message(left).await {
+            Some(m) if m["method"] == LIST_CHANGED => return true,
+            Some(_) => continue,
+            None => return false,
+        }
+    }
+    false
+}
+
+/// Over streamable HTTP (`cdpilot serve`): the page's tools are listed,
+/// each change is told on the session's own stream (`GET /mcp`, where a
+/// client waits for what answers no request), and a call is answered
+/// inside the markers. A frame from an origin the URL rules deny offers
+/// nothing: its document never reaches the browser, none of its tools is
+/// listed, and naming one is refused.
+#[tokio::test]
+async fn over_http_changes_are_told_on_the_sessions_stream_and_a_denied_frame_offers_no_tool() {
+    let site = TestSite::start().await;
+    let frame = format!("{}/page-tools-frame.html", site.b);
+    let config = format!(
+        "[tools]\npage_tools = \"expose\"\n[[policy.rules]]\npattern = {frame:?}\naction = \"deny\"\n"
+    );
+    let serve = support::serve::Serve::start(&config, &[]).await;
+    let mut client = serve.mcp_client();
+    let init = client.initialize().await;
+    assert_eq!(init.status, 200, "{init:?}");
+    let capabilities = &init.messages()[0]["result"]["capabilities"];
+    assert_eq!(
+        capabilities["tools"]["listChanged"],
+        json!(true),
+        "{capabilities}"
+    );
+    let mut stream = client.listen().await;
+    assert_eq!(stream.status, 200, "the session's stream opens");
+    assert!(page_tools_over_http(&mut client).await.is_empty(), "no page yet");
+
+    let out = client
+        .call("browser_navigate", json!({"url": site.url("/page-tools.html")}))
+        .await;
+    assert_eq!(out["isError"], json!(false), "{out}");
+    assert!(
+        told_on(&mut stream, Duration::from_secs(15)).await,
+        "the page's tools are told on the session's stream"
+    );
+    let listed = listed_over_http_until(&mut client, &mut stream, "the top frame's tools", |n| {
+        n.contains(&"page_lookup".to_owned()) && n.contains(&"page_add_to_cart".to_owned())
+    })
+    .await;
+    assert!(
+        listed.iter().all(|n| !n.contains("__f")),
+        "a denied frame's tool is listed: {listed:?}"
+    );
+    assert!(
+        site.received_by_b()
+            .iter()
+            .all(|r| !r.path.starts_with("/page-tools-frame.html")),
+        "the denied frame's document reached its server"
+    );
+    let named = client
+        .call(
+            "browser_page_tool",
+            json!({"name": "frame_echo", "arguments": {"word": "hi"}}),
+        )
+        .await;
+    assert_eq!(named["isError"], json!(true), "{named}");
+    assert!(text_of(&named).contains("frame_echo"), "{}", text_of(&named));
+
+    let added = client
+        .call("page_add_to_cart", json!({"sku": "ABC-1", "qty": 2}))
+        .await;
+    assert_eq!(added["isError"], json!(false), "{added}");
+    assert!(
+        only_inside_markers(&text_of(&added), "added 2 x ABC-1"),
+        "{}",
+        text_of(&added)
+    );
+
+    // A tool the page removes is told on the stream too.
+    let out = client
+        .call("browser_evaluate", json!({"expression": "unregister('lookup')"}))
+        .await;
+    assert_eq!(out["isError"], json!(false), "{out}");
+    assert!(
+        told_on(&mut stream, Duration::from_secs(10)).await,
+        "a tool removed is told on the session's stream"
+    );
+    listed_over_http_until(&mut client, &mut stream, "lookup gone", |n| {
+        !n.contains(&"page_lookup".to_owned()) && n.contains(&"page_add_to_cart".to_owned())
+    })
+    .await;
+    assert!(client.end().await < 300, "the session ends");
 }

@@ -1,7 +1,10 @@
 //! A minimal MCP client over streamable HTTP for tests: one HTTP/1.0
 //! request per message on a fresh loopback connection (so the body ends
 //! when the server closes it, no chunked decoding), SSE `data:` lines read
-//! as JSON-RPC messages. Reads exactly what a real client would read.
+//! as JSON-RPC messages; and the session's own stream (`GET /mcp`, also
+//! HTTP/1.0), read message by message as the server sends them
+//! ([`EventStream`]: notifications no request answers). Reads exactly what
+//! a real client would read.
 
 use std::time::Duration;
 
@@ -210,5 +213,84 @@ impl McpHttpClient {
             ("MCP-Protocol-Version", "2025-06-18"),
         ];
         http(&self.authority, "DELETE", "/mcp", &headers, "").await.status
+    }
+}
+
+/// The session's stream of messages that answer no request (`GET /mcp`):
+/// notifications such as `tools/list_changed`, read as they come.
+pub struct EventStream {
+    /// The stream's HTTP status (200: open).
+    pub status: u16,
+    stream: TcpStream,
+    /// Bytes read past the last whole line.
+    pending: Vec<u8>,
+}
+
+impl McpHttpClient {
+    /// Opens the session's stream (`GET /mcp`, `Accept: text/event-stream`).
+    pub async fn listen(&self) -> EventStream {
+        let session = self.session.as_deref().expect("an open session");
+        let mut stream = TcpStream::connect(&self.authority)
+            .await
+            .expect("connect to the server");
+        let head = format!(
+            "GET /mcp HTTP/1.0\r\nHost: {}\r\nAuthorization: Bearer {}\r\nAccept: text/event-stream\r\n\
+             Mcp-Session-Id: {session}\r\nMCP-Protocol-Version: 2025-06-18\r\n\r\n",
+            self.authority, self.token
+        );
+        stream.write_all(head.as_bytes()).await.expect("write request");
+        let mut raw = Vec::new();
+        let mut chunk = [0u8; 4096];
+        let end = loop {
+            if let Some(end) = raw.windows(4).position(|w| w == b"\r\n\r\n") {
+                break end;
+            }
+            let n = tokio::time::timeout(Duration::from_secs(30), stream.read(&mut chunk))
+                .await
+                .expect("no HTTP head within 30 s")
+                .expect("read response");
+            assert!(n > 0, "the server closed the stream before its head");
+            raw.extend_from_slice(&chunk[..n]);
+        };
+        let status = String::from_utf8_lossy(&raw[..end])
+            .lines()
+            .next()
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|s| s.parse().ok())
+            .expect("a status line");
+        EventStream {
+            status,
+            stream,
+            pending: raw[end + 4..].to_vec(),
+        }
+    }
+}
+
+impl EventStream {
+    /// The next JSON-RPC message the server sends on the stream; `None`
+    /// when none comes within `within` or the stream ends.
+    pub async fn next_message(&mut self, within: Duration) -> Option<Value> {
+        let deadline = tokio::time::Instant::now() + within;
+        loop {
+            while let Some(at) = self.pending.iter().position(|b| *b == b'\n') {
+                let line: Vec<u8> = self.pending.drain(..=at).collect();
+                let line = String::from_utf8_lossy(&line);
+                if let Some(message) = line
+                    .strip_prefix("data:")
+                    .and_then(|d| serde_json::from_str(d.trim()).ok())
+                {
+                    return Some(message);
+                }
+            }
+            let mut chunk = [0u8; 4096];
+            let n = tokio::time::timeout_at(deadline, self.stream.read(&mut chunk))
+                .await
+                .ok()?
+                .ok()?;
+            if n == 0 {
+                return None;
+            }
+            self.pending.extend_from_slice(&chunk[..n]);
+        }
     }
 }

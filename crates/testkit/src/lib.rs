@@ -37,7 +37,7 @@ pub mod snapshot;
 pub mod vendor;
 
 pub use denied::DeniedServer;
-pub use http_mcp::McpHttpClient;
+pub use http_mcp::{EventStream, McpHttpClient};
 pub use mcp::McpClient;
 pub use proxy::TcpProxy;
 pub use site::TestSite;

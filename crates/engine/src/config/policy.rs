@@ -109,20 +109,12 @@ impl CdpAccess {
 
 impl<'de> Deserialize<'de> for CdpAccess {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(untagged)]
-        enum Word {
-            Bool(bool),
-            Text(String),
-        }
-        match Word::deserialize(d)? {
-            Word::Bool(false) => Ok(CdpAccess::Off),
-            Word::Bool(true) => Ok(CdpAccess::Fenced),
-            Word::Text(t) if t == "unrestricted" => Ok(CdpAccess::Unrestricted),
-            Word::Text(t) => Err(serde::de::Error::custom(format!(
-                "tools.cdp = \"{t}\": allowed is false, true (fenced to the caller's tab) or \"unrestricted\" (stdio only)"
-            ))),
-        }
+        let word = bool_or_word(d)?;
+        CdpAccess::parse(&word).ok_or_else(|| {
+            serde::de::Error::custom(format!(
+                "tools.cdp = \"{word}\": allowed is false, true (fenced to the caller's tab) or \"unrestricted\" (stdio only)"
+            ))
+        })
     }
 }
 
@@ -157,19 +149,27 @@ impl PageToolsMode {
 
 impl<'de> Deserialize<'de> for PageToolsMode {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(untagged)]
-        enum Word {
-            Bool(bool),
-            Text(String),
-        }
-        match Word::deserialize(d)? {
-            Word::Bool(false) => Ok(PageToolsMode::Off),
-            Word::Bool(true) => Ok(PageToolsMode::On),
-            Word::Text(t) if t == "expose" => Ok(PageToolsMode::Expose),
-            Word::Text(t) => Err(serde::de::Error::custom(format!(
-                "tools.page_tools = \"{t}\": allowed is false, true (listed in the snapshot, called with browser_page_tool) or \"expose\" (also an MCP tool each)"
-            ))),
-        }
+        let word = bool_or_word(d)?;
+        PageToolsMode::parse(&word).ok_or_else(|| {
+            serde::de::Error::custom(format!(
+                "tools.page_tools = \"{word}\": allowed is false, true (listed in the snapshot, called with browser_page_tool) or \"expose\" (also an MCP tool each)"
+            ))
+        })
     }
+}
+
+/// A setting written `false`, `true` or a word, read as its word (`true`
+/// as `"true"`), for the setting's own `parse` (which the environment's
+/// `CDPILOT_*` values go through too).
+fn bool_or_word<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Word {
+        Bool(bool),
+        Text(String),
+    }
+    Ok(match Word::deserialize(d)? {
+        Word::Bool(b) => b.to_string(),
+        Word::Text(t) => t,
+    })
 }

@@ -629,9 +629,8 @@ impl Element {
         function: &str,
         label: String,
     ) -> Result<Option<Element>, ActionError> {
-        let evaluated = self
-            .frame
-            .cdp(
+        let object = self
+            .call_on(
                 budget,
                 step,
                 runtime::CallFunctionOn {
@@ -642,10 +641,6 @@ impl Element {
                 },
             )
             .await?;
-        if let Some(exception) = evaluated.exception_details {
-            return Err(ActionError::internal(format!("{step}: {}", exception.message())));
-        }
-        let object = evaluated.result;
         Ok(match object.object_id {
             Some(object_id) if object.subtype.as_deref() == Some("node") => Some(Element {
                 object_id,
@@ -687,9 +682,8 @@ impl Element {
         args: Vec<serde_json::Value>,
         await_promise: bool,
     ) -> Result<serde_json::Value, ActionError> {
-        let evaluated = self
-            .frame
-            .cdp(
+        let returned = self
+            .call_on(
                 budget,
                 step,
                 runtime::CallFunctionOn {
@@ -708,10 +702,22 @@ impl Element {
                 },
             )
             .await?;
+        Ok(returned.value.unwrap_or(serde_json::Value::Null))
+    }
+
+    /// Sends `call` (a function called on this element) to its frame; an
+    /// exception the function throws is an internal error naming `step`.
+    async fn call_on(
+        &self,
+        budget: &Budget,
+        step: &str,
+        call: runtime::CallFunctionOn,
+    ) -> Result<runtime::RemoteObject, ActionError> {
+        let evaluated = self.frame.cdp(budget, step, call).await?;
         if let Some(exception) = evaluated.exception_details {
             return Err(ActionError::internal(format!("{step}: {}", exception.message())));
         }
-        Ok(evaluated.result.value.unwrap_or(serde_json::Value::Null))
+        Ok(evaluated.result)
     }
 }
 

@@ -372,17 +372,11 @@ fn frame_url(tab: &Tab, frame_id: &str) -> String {
     })
 }
 
-/// `f2`, or `top` for the main frame.
+/// The frame's name in what the agent reads: `top`, `f2` (numbered now if
+/// no snapshot met it yet), or its frame id while the tab does not know
+/// it (yet).
 fn frame_label(tab: &Tab, frame_id: &str) -> String {
-    tab.state(|s| {
-        if frame_id == s.main_frame_id() {
-            return "top".to_owned();
-        }
-        match s.frames().get(frame_id).and_then(|f| f.number()) {
-            Some(n) => format!("f{n}"),
-            None => frame_id.to_owned(),
-        }
-    })
+    numbered_label(tab, frame_id).unwrap_or_else(|| frame_id.to_owned())
 }
 
 /// `f2` (a number given now if the snapshot met the frame not yet), or

@@ -79,11 +79,12 @@ pub const WHAT_HOLDS: &[&str] = &[
     "only the agent's tabs are attached, listed or touched; your other tabs are not",
     "your blocklist holds on every request of the agent's tabs (frames, subresources, fetches, navigations the page starts), for every spelling of a host (capitals, a trailing dot, an internationalised name as typed or in punycode, subdomains), with permission_denied to the agent",
     "cdpilot's URL rules hold at the tab's request stage; Stop, Stop all, the debugger bar's Cancel, the screen lock, idleness and the session TTL end sessions",
+    "WebRTC's peer connections are taken away in the agent's pages (a script in the page's own world before its scripts run, a new frame's and a popup's first window included): no STUN datagram leaves them; a script's hold, not the browser's WebRTC policy",
 ];
 
 /// What does not hold there (same places).
 pub const WHAT_DOES_NOT_HOLD: &[&str] = &[
-    "no egress gate: connections follow your Chrome's own proxy settings, so cdpilot's address rules (0.0.0.0, [::1], the addresses a name resolves to), ask rules at the connection and the WebRTC policy are not applied",
+    "no egress gate: connections follow your Chrome's own proxy settings, so cdpilot's address rules (0.0.0.0, [::1], the addresses a name resolves to), ask rules at the connection and the browser's WebRTC IP policy are not applied",
     "the agent's tabs share your cookies and logins (HttpOnly ones included) for the sites they open",
     "a popup an agent's tab opens is under the blocklist from the moment Chrome reports the new tab; its first request may leave before that",
     "the extension's source is what you loaded: Chrome does not check an unpacked extension's folder, and cdpilot checks that the relay holds the pairing key, not which code holds it; keep the folder writable by you alone",
