@@ -872,3 +872,44 @@ async fn a_neighbours_request_through_the_gates_port_gets_nothing() {
         "cdpilot's user's own request did not pass"
     );
 }
+
+/// A worker a worker starts (a nested dedicated worker) is held by the
+/// rules that refuse by path too: its fetch of a path-denied URL never
+/// reaches the denied server, and the refusal is reported (it reached the
+/// server before: the nested worker ran at once, with no blocklist).
+#[tokio::test]
+async fn a_nested_workers_path_denied_fetch_never_arrives() {
+    let site = TestSite::start().await;
+    let denied = DeniedServer::start().await;
+    let engine = common::denying(&format!("http://{}/from-*", denied.host()));
+    on_egress_page(&engine, &site, &denied).await;
+    let mut events = engine.session().events().subscribe();
+    let nested = format!(
+        "new Promise((done) => {{
+  const inner = `fetch('http://{host}/from-nested-worker', {{mode: 'no-cors'}})
+    .then((r) => postMessage('status ' + r.status), () => postMessage('failed'));`;
+  const outer = `const w = new Worker(URL.createObjectURL(new Blob([${{JSON.stringify(inner)}}], {{type: 'text/javascript'}})));
+    w.onmessage = (e) => postMessage(e.data); w.onerror = (e) => postMessage('error ' + e.message);`;
+  const worker = new Worker(URL.createObjectURL(new Blob([outer], {{type: 'text/javascript'}})));
+  worker.onmessage = (e) => done(e.data);
+}})",
+        host = denied.host()
+    );
+    let out = ok(
+        &engine,
+        "browser_evaluate",
+        json!({"expression": nested, "timeout_ms": 20000}),
+    )
+    .await;
+    assert_eq!(out.data["value"], "failed", "{}", out.text);
+    assert_blocklist_refusal_reported(
+        &engine,
+        &out,
+        &mut events,
+        &denied,
+        "worker",
+        "/from-nested-worker",
+    )
+    .await;
+    denied.assert_untouched("a nested worker's path-denied fetch");
+}

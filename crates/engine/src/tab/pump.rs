@@ -334,7 +334,18 @@ async fn prepare_child(session: &Session, kind: &str, setup: &TabSetup) {
         // parent frame's, among the frame's own sub-resources, which the
         // request stage lets through unjudged by path), so the rules that
         // refuse by path go with it as its blocklist, before it runs. Its
-        // connections are held by host at the egress gate.
+        // connections are held by host at the egress gate. A worker it
+        // starts (a nested dedicated worker) attaches beneath it, paused,
+        // and is prepared here the same way: without this it ran at once,
+        // with no blocklist.
+        let nested = target::SetAutoAttach {
+            auto_attach: true,
+            wait_for_debugger_on_start: true,
+            flatten: true,
+        };
+        if let Err(error) = session.call(nested, deadline).await {
+            tracing::debug!("holding a {kind} target's own workers failed: {error}");
+        }
         if let Err(error) = blocklist::install(session, &setup.policy, deadline).await {
             tracing::debug!("giving a {kind} target its blocklist failed: {error}");
         }
