@@ -320,6 +320,7 @@ fn attacks() -> Vec<Attack> {
         "beacon",
         "websocket",
         "worker",
+        "nestedworker",
         "sharedworker",
         "speculation",
         "popupiframe",
@@ -343,6 +344,7 @@ fn attacks() -> Vec<Attack> {
         "speculation",
         "popupiframe",
         "worker",
+        "nestedworker",
         "sharedworker",
     ] {
         rows.push(Attack {
