@@ -26,6 +26,7 @@ macro_rules! args_type {
         crate::session::$module::$args
     };
 }
+pub(crate) use args_type;
 
 /// The public names a tool's file defines, re-exported here.
 macro_rules! reexport {

@@ -14,7 +14,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
-use crate::calls::Action;
+use crate::calls::{args_type, Action};
 use crate::tool::Tool;
 pub use crate::tool::{Declaration, DefaultBudget, Group, Scope, Switch};
 use crate::{ActionError, Budget};
@@ -47,17 +47,6 @@ fn schema_of<T: JsonSchema>() -> Value {
 
 fn parse_as<T: DeserializeOwned>(args: Value, wrap: fn(T) -> Action) -> Result<Action, serde_json::Error> {
     serde_json::from_value(args).map(wrap)
-}
-
-/// A tool's arguments' type, by its scope in the list: in `tab_tools::`
-/// for a tab's tool, in `session::` for the session's.
-macro_rules! args_type {
-    (tab $module:ident $args:ident) => {
-        crate::tab_tools::$module::$args
-    };
-    (session $module:ident $args:ident) => {
-        crate::session::$module::$args
-    };
 }
 
 /// What the registry takes from the list of tools (`crate::list`): each

@@ -26,8 +26,9 @@ impl Asker for Counting {
     }
 }
 
-#[tokio::test]
-async fn an_ask_while_no_call_runs_is_refused_and_reported_not_asked() {
+/// An engine whose rules ask for origin B, `asker` answering, on origin
+/// A's page.
+async fn on_a_with_b_asked(asker: Arc<dyn Asker>) -> (TestSite, engine::Engine) {
     let site = TestSite::start().await;
     let ask_b = format!("{}/*", site.b);
     let engine = engine_with(move |c| {
@@ -37,17 +38,20 @@ async fn an_ask_while_no_call_runs_is_refused_and_reported_not_asked() {
             origin: None,
         })
     });
-    let asker = Arc::new(Counting::default());
-    engine
-        .session()
-        .consent()
-        .install(Some(asker.clone() as Arc<dyn Asker>));
+    engine.session().consent().install(Some(asker));
     ok(
         &engine,
         "browser_navigate",
         json!({"url": site.url("/index.html")}),
     )
     .await;
+    (site, engine)
+}
+
+#[tokio::test]
+async fn an_ask_while_no_call_runs_is_refused_and_reported_not_asked() {
+    let asker = Arc::new(Counting::default());
+    let (site, engine) = on_a_with_b_asked(asker.clone()).await;
 
     // During a call, an ask is asked (and this one allowed once).
     ok(
@@ -190,26 +194,8 @@ async fn an_ask_host_is_not_reachable_without_asking_through_a_websocket() {
 /// of the previous page's).
 #[tokio::test]
 async fn a_refusal_between_calls_does_not_end_the_next_navigation_the_user_allows() {
-    let site = TestSite::start().await;
-    let ask_b = format!("{}/*", site.b);
-    let engine = engine_with(move |c| {
-        c.policy.rules.push(Rule {
-            pattern: ask_b,
-            action: "ask".into(),
-            origin: None,
-        })
-    });
     let asker = Arc::new(Always::default());
-    engine
-        .session()
-        .consent()
-        .install(Some(asker.clone() as Arc<dyn Asker>));
-    ok(
-        &engine,
-        "browser_navigate",
-        json!({"url": site.url("/index.html")}),
-    )
-    .await;
+    let (site, engine) = on_a_with_b_asked(asker.clone()).await;
     // After the call returns, the page opens a WebSocket to B (refused by
     // the gate: a connection is never asked), then tells A it is done.
     let b_socket = site.b.replacen("http://", "ws://", 1) + "/late";

@@ -198,25 +198,32 @@ async fn a_workers_request_its_blocklist_refuses_is_reported_and_never_arrives()
         assert_eq!(out.data["value"], "failed", "{door}: {}", out.text);
         assert_blocklist_refusal_reported(&engine, &out, &mut events, &denied, source, path).await;
     }
+    let out = service_worker_fetch(&engine, &site, &denied).await;
+    assert_eq!(out.data["value"], "refused", "{}", out.text);
+    let (source, path) = ("service_worker", "/from-worker-message");
+    assert_blocklist_refusal_reported(&engine, &out, &mut events, &denied, source, path).await;
+    denied.assert_untouched("a worker's path-denied fetch");
+}
+
+/// Opens `sw-page.html`, waits until its service worker controls it, and
+/// asks the worker (by message) to fetch from the denied server: the
+/// evaluate's result carries the worker's answer.
+async fn service_worker_fetch(engine: &Engine, site: &TestSite, denied: &DeniedServer) -> ActionOutput {
     ok(
-        &engine,
+        engine,
         "browser_navigate",
         json!({"url": site.url(&format!("/sw-page.html?d={}", denied.port))}),
     )
     .await;
     let controlled = "new Promise((done) => { const check = () => document.title === 'controlled' ? done(true) : setTimeout(check, 50); check(); })";
     ok(
-        &engine,
+        engine,
         "browser_evaluate",
         json!({"expression": controlled, "timeout_ms": 20000}),
     )
     .await;
     let ask = "new Promise((done) => { navigator.serviceWorker.onmessage = (e) => done(e.data); navigator.serviceWorker.controller.postMessage('fetch'); })";
-    let out = ok(&engine, "browser_evaluate", json!({"expression": ask})).await;
-    assert_eq!(out.data["value"], "refused", "{}", out.text);
-    let (source, path) = ("service_worker", "/from-worker-message");
-    assert_blocklist_refusal_reported(&engine, &out, &mut events, &denied, source, path).await;
-    denied.assert_untouched("a worker's path-denied fetch");
+    ok(engine, "browser_evaluate", json!({"expression": ask})).await
 }
 
 /// The refusal of the denied server's `path` by a worker of kind `source`
@@ -265,21 +272,7 @@ async fn a_service_workers_blocked_fetch_is_reported_with_the_worker_as_its_sour
     let site = TestSite::start().await;
     let denied = DeniedServer::start().await;
     let engine = denying(&denied);
-    ok(
-        &engine,
-        "browser_navigate",
-        json!({"url": site.url(&format!("/sw-page.html?d={}", denied.port))}),
-    )
-    .await;
-    let controlled = "new Promise((done) => { const check = () => document.title === 'controlled' ? done(true) : setTimeout(check, 50); check(); })";
-    ok(
-        &engine,
-        "browser_evaluate",
-        json!({"expression": controlled, "timeout_ms": 20000}),
-    )
-    .await;
-    let ask = "new Promise((done) => { navigator.serviceWorker.onmessage = (e) => done(e.data); navigator.serviceWorker.controller.postMessage('fetch'); })";
-    let out = ok(&engine, "browser_evaluate", json!({"expression": ask})).await;
+    let out = service_worker_fetch(&engine, &site, &denied).await;
     assert_eq!(out.data["value"], "refused", "{}", out.text);
     let blocked = worker_blocks_soon(&engine, &out).await;
     assert!(
