@@ -72,6 +72,10 @@ pub fn check_config(config: &Config) -> Result<(), String> {
 /// What every door judges by and connects through.
 struct Judge {
     rules: ConnectionRules,
+    /// The URL rules, for the rules that refuse by path: a plain-http
+    /// request shows the gate its whole URL, judged in every spelling
+    /// ([`Policy::refused_by_path`]).
+    paths: Policy,
     /// The addresses of the names host-level denies write.
     denied_names: resolve::DeniedNames,
     /// `[policy] block_private_networks`.
@@ -109,6 +113,7 @@ impl Egress {
         let judge = Arc::new(Judge {
             denied_names: resolve::DeniedNames::new(rules.denied_names()),
             rules,
+            paths: policy,
             block_private: config.policy.block_private_networks,
             upstream: Upstream::parse(&config.browser.upstream_proxy)?,
             doors: Default::default(),

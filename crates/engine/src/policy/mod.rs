@@ -120,6 +120,22 @@ impl Policy {
             .collect()
     }
 
+    /// The verdict on `url` when a rule that refuses by path decides it
+    /// (deny, or ask) in any of its spellings ([`Policy::judge`]); `None`
+    /// when it is allowed, or refused only by a host-level rule or the
+    /// default (the egress gate's connection rules hold those). What the
+    /// egress gate judges a plain-http request's whole URL by (issue 41,
+    /// finding 4: a worker's request in a spelling Chrome's blocklist,
+    /// which takes patterns as written, does not match).
+    pub fn refused_by_path(&self, url: &str) -> Option<Verdict> {
+        let verdict = self.judge(url);
+        let by_path = self
+            .rules
+            .iter()
+            .any(|r| !r.host_level && r.decision == verdict.decision && r.to_string() == verdict.rule);
+        (!verdict.allowed() && by_path).then_some(verdict)
+    }
+
     /// The verdict naming the rule that put `url` on a worker's blocklist
     /// ([`blocklist`]: the rules that refuse by path), for reporting a
     /// request the blocklist failed: the judgement when it refuses (a deny
