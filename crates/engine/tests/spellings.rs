@@ -309,7 +309,12 @@ async fn a_workers_fetch_of_a_path_denied_url_is_refused_in_every_spelling() {
     let denied = DeniedServer::start_everywhere().await;
     let port = denied.port;
     let engine = denying(vec![format!("http://127.0.0.1:{port}/secret/*")]);
-    ok(&engine, "browser_navigate", json!({"url": site.url("/index.html")})).await;
+    ok(
+        &engine,
+        "browser_navigate",
+        json!({"url": site.url("/index.html")}),
+    )
+    .await;
     let urls: Vec<String> = [
         "127.0.0.1:{P}/secret/w0",
         "127.0.0.1:{P}//secret/w1",

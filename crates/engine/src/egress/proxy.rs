@@ -8,7 +8,8 @@
 //! connection level, then by the addresses its name resolves to; the gate
 //! connects only to an address it checked. A refused one gets `403` and no
 //! upstream connection at all, and is recorded on the door for the
-//! session's next result.
+//! session's next result. A plain-http request is judged by its whole URL
+//! first, by the rules that refuse by path (`Policy::refused_by_path`).
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
