@@ -342,6 +342,36 @@ pub(crate) mod tests {
         );
     }
 
+    /// Issue 41, finding 4: what the egress gate refuses by a plain-http
+    /// request's whole URL: a path rule's refusal in any spelling, never a
+    /// host-level rule's or the default's (the connection rules hold those).
+    #[test]
+    fn refused_by_path_names_only_a_path_rules_refusal() {
+        let p = policy(
+            "deny",
+            &[
+                ("deny", "http://127.0.0.1:9090/secret/*"),
+                ("ask", "http://127.0.0.1:9090/admin/*"),
+                ("allow", "http://127.0.0.1:9090/*"),
+                ("deny", "http://127.0.0.1:8080/*"),
+            ],
+        );
+        for url in [
+            "http://localhost:9090//secret/x",
+            "http://127.1:9090/%73ecret/x",
+            "http://[::ffff:127.0.0.1]:9090/secret/x",
+        ] {
+            let v = p.refused_by_path(url).expect(url);
+            assert_eq!(v.decision, Decision::Deny, "{url}");
+            assert!(v.rule.starts_with("policy.rules[0]"), "{url}: {v:?}");
+        }
+        // An ask by path, a later allow: the allow decides, as everywhere.
+        assert_eq!(p.refused_by_path("http://127.0.0.1:9090/admin/x"), None);
+        assert_eq!(p.refused_by_path("http://127.0.0.1:9090/open"), None);
+        assert_eq!(p.refused_by_path("http://127.0.0.1:8080/secret/x"), None);
+        assert_eq!(p.refused_by_path("http://elsewhere.test/x"), None);
+    }
+
     #[test]
     fn an_allow_written_for_the_canonical_form_allows_other_spellings() {
         let p = policy("deny", &[("allow", "https://bank.example/*")]);
