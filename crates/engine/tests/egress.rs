@@ -941,6 +941,7 @@ async fn webrtc_is_missing_in_every_realm_a_page_makes_on_an_attached_browser() 
         "webrtcpopupscript",
         "webrtcpopupfragment",
         "webrtcpopupsrcdoc",
+        "webrtcpopuprenav",
         "webrtcpopupnested",
         "webrtcdocopen",
         "webrtcframeopen",

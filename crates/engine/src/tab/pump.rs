@@ -61,7 +61,8 @@ pub const NO_WEBDRIVER: &str =
 /// it made are held; a mutation observer holds what appears later. What it
 /// cannot reach: a popup's frame navigated to a new document (a second
 /// `srcdoc`, a same-origin URL) before the popup's own session has
-/// installed this script there (the threat model's WebRTC row; `doctor`).
+/// installed this script there (a race the tests' re-navigated popup frame
+/// does not win; the threat model's WebRTC row; `doctor`).
 pub const NO_WEBRTC: &str = r#"(() => {
   const names = ['RTCPeerConnection', 'webkitRTCPeerConnection'];
   const hooked = new WeakSet();
