@@ -63,7 +63,7 @@ pub struct NetworkArgs {
     /// list: URL substring.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub filter: Option<String>,
-    /// list, route: document, xhr, fetch, script, image… (route: a comma list).
+    /// list, route: document, xhr, fetch, script, image… (route: comma list).
     #[serde(rename = "type", default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// list: only failed ones.
@@ -75,55 +75,55 @@ pub struct NetworkArgs {
     /// get: include the response body.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub body: Option<bool>,
-    /// route, har: URL pattern (URLPattern, as the URL rules; a host without :port is the default port, :* any), e.g. "https://api.example.com/*".
+    /// route, har: URLPattern as the URL rules (:* for any port).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
     #[allow(missing_docs)] // schema-visible: see `crate::tool`
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub answer: Option<RouteAnswer>,
-    /// abort: the network error (Failed, Aborted, ConnectionRefused, TimedOut, NameNotResolved, AccessDenied…).
+    /// abort: a Network.ErrorReason (default Failed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
-    /// fulfill: HTTP status (default 200).
+    /// fulfill: default 200.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<i64>,
-    /// fulfill: response headers; continue: request headers to set.
+    /// fulfill: response headers; continue: request headers set.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub headers: Option<Map<String, Value>>,
-    /// fulfill: the body as text.
+    /// fulfill: body text.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub text: Option<String>,
-    /// fulfill: the body as a JSON value.
+    /// fulfill: body as JSON.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub json: Option<Value>,
-    /// fulfill: the body from this file; har: the HAR file (both under the output directory).
+    /// fulfill: body file; har: HAR file (under the output directory).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub file: Option<String>,
-    /// continue: the method to send instead.
+    /// continue: method sent instead.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub method: Option<String>,
-    /// continue: the body to send instead.
+    /// continue: body sent instead.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub post_data: Option<String>,
-    /// delay: milliseconds (up to 60000).
+    /// delay: ms (max 60000).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delay_ms: Option<u64>,
-    /// har: what a request not in the HAR does (default fallback: the network).
+    /// har: a request it lacks goes to the network (fallback, default) or fails.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub not_found: Option<NotFound>,
-    /// conditions: "Slow 3G", "Fast 3G", "Slow 4G", "Fast 4G", or "none" to clear.
+    /// conditions: Slow 3G, Fast 3G, Slow 4G, Fast 4G; none clears.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub preset: Option<String>,
-    /// conditions: no network.
+    #[allow(missing_docs)] // schema-visible: see `crate::tool`
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub offline: Option<bool>,
-    /// conditions: added latency per request, ms.
+    /// conditions: ms.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency_ms: Option<f64>,
-    /// conditions: download throughput, kbit/s.
+    /// conditions: kbit/s.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub download_kbps: Option<f64>,
-    /// conditions: upload throughput, kbit/s.
+    /// conditions: kbit/s.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub upload_kbps: Option<f64>,
     #[allow(missing_docs)] // schema-visible: see `crate::tool`
@@ -137,7 +137,7 @@ impl Tool for NetworkArgs {
         name: "browser_network",
         verb: "network",
         group: Group::Network,
-        description: "The tab's last 500 requests, iframes included: list (filter by URL, type, failed) or get one by id: headers, post data, and with body its response (text up to 64 KB). Shape the session's requests inside the URL rules: route (url pattern; answer abort, fulfill, continue with changes, or delay), unroute, routes (with hits), har (answer from a HAR file), and the tab's conditions (offline, a throttling preset or numbers; none clears).",
+        description: "The tab's last 500 requests, iframes included: list (filter by URL, type, failed) or get one by id: headers, post data, and with body its response (text up to 64 KB). Shape requests inside the URL rules: route, unroute, routes, har (answers from a HAR file); conditions: the tab's network.",
         scope: Scope::Tab,
         runs_during_dialog: true,
         budget: DefaultBudget::Action,
