@@ -15,6 +15,8 @@ pub mod cdp_fence;
 pub mod connection;
 pub mod consent;
 pub mod gate;
+pub mod har;
+pub mod routes;
 pub mod rules;
 mod verdict;
 

@@ -196,29 +196,36 @@ pub struct TabSetup {
 
 impl TabSetup {
     /// The session's one `Fetch.enable`: the dialog bridge's requests and,
-    /// when the URL policy can refuse anything, every document request.
-    /// Empty: nothing is intercepted.
-    fn fetch_patterns(&self) -> Vec<fetch::RequestPattern> {
+    /// when the URL policy can refuse anything, every document request;
+    /// with a route set (`routed`), every request. Empty: nothing is
+    /// intercepted.
+    pub(super) fn fetch_patterns(&self, routed: bool) -> Vec<fetch::RequestPattern> {
         let mut patterns = Vec::new();
         if self.bridge {
             patterns.push(dialogs::bridge::fetch_pattern());
         }
-        if self.policy.restricts() {
-            patterns.push(gate::pattern(&self.policy));
+        if self.policy.restricts() || routed {
+            patterns.push(gate::pattern(&self.policy, routed));
         }
         patterns
     }
 
     /// Disguises one page or iframe session (user agent, no webdriver) and,
-    /// with the bridge on, installs the dialog override and its interception.
-    pub async fn disguise(&self, session: &Session, deadline: Instant) -> Result<(), cdp::CdpError> {
+    /// with the bridge on, installs the dialog override and its interception
+    /// (every request when the tab's session has a route set: `routed`).
+    pub async fn disguise(
+        &self,
+        session: &Session,
+        routed: bool,
+        deadline: Instant,
+    ) -> Result<(), cdp::CdpError> {
         let before_scripts = |source: &str| page::AddScriptToEvaluateOnNewDocument {
             source: source.to_owned(),
             world_name: None,
             run_immediately: true,
         };
         let intercept = async {
-            match self.fetch_patterns() {
+            match self.fetch_patterns(routed) {
                 patterns if patterns.is_empty() => Ok(()),
                 patterns => session
                     .call(fetch::Enable { patterns }, deadline)
@@ -312,8 +319,12 @@ pub(super) fn spawn(
                 }
                 let session = conn.session(child);
                 let setup = setup.clone();
+                let routed = gate.routed();
+                let conditions = state.lock().unwrap().emulated().network();
                 while preparing.try_join_next().is_some() {}
-                preparing.spawn(async move { prepare_child(&session, &info.kind, &setup).await });
+                preparing.spawn(async move {
+                    prepare_child(&session, &info.kind, &setup, routed, conditions).await
+                });
             } else if let Some(detached) = event.decode::<target::DetachedFromTarget>() {
                 let child = detached.session_id;
                 if let Some(watch) = &mut blocklisted {
@@ -408,10 +419,23 @@ fn is_worker(kind: &str) -> bool {
     matches!(kind, "worker" | "shared_worker")
 }
 
-/// Prepares a paused child target, then lets it run.
-async fn prepare_child(session: &Session, kind: &str, setup: &TabSetup) {
+/// Prepares a paused child target, then lets it run: a cross-origin
+/// frame pauses every request for the routes when the tab's session has
+/// one set (`routed`) and gets the tab's network conditions.
+async fn prepare_child(
+    session: &Session,
+    kind: &str,
+    setup: &TabSetup,
+    routed: bool,
+    conditions: Option<network::EmulateNetworkConditions>,
+) {
     let deadline = Instant::now() + CHILD_SETUP_BUDGET;
     if kind == "iframe" {
+        if let Some(conditions) = conditions {
+            if let Err(error) = session.call(conditions, deadline).await {
+                tracing::debug!("giving an iframe the tab's network conditions failed: {error}");
+            }
+        }
         let auto_attach = target::SetAutoAttach {
             auto_attach: true,
             wait_for_debugger_on_start: true,
@@ -419,7 +443,7 @@ async fn prepare_child(session: &Session, kind: &str, setup: &TabSetup) {
         };
         let enable = async {
             let (a, b, c, d, e, f, _) = tokio::join!(
-                setup.disguise(session, deadline),
+                setup.disguise(session, routed, deadline),
                 session.call(runtime::Enable {}, deadline),
                 session.call(page::Enable {}, deadline),
                 session.call(auto_attach, deadline),
