@@ -98,6 +98,7 @@ mod test_browser;
 pub mod timing;
 pub mod tool;
 pub mod tools;
+pub mod trace;
 mod validate;
 
 /// The extension relay's transport (`[browser] source = "extension"`).
@@ -107,6 +108,7 @@ pub use browser::grid::GridStatus;
 pub use budget::Budget;
 pub use calls::Action;
 pub use config::Config;
+pub use console::ConsoleMessage;
 pub use door::ToolCall;
 pub use engine::Engine;
 pub use error::{ActionError, ErrorCode, Failure};

@@ -75,7 +75,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 pub use browser::{Bridge, BrowserConfig, DialogConfig, DialogPolicy, Source};
-pub use files::{AuditConfig, FilesConfig, OutputConfig};
+pub use files::{AuditConfig, FilesConfig, OutputConfig, TraceConfig};
 pub use limits::{HandoffConfig, Limits, ServeConfig, SessionConfig};
 pub use policy::{CdpAccess, PageToolsMode, PolicyConfig, Rule, ToolsConfig};
 
@@ -105,6 +105,8 @@ pub struct Config {
     pub output: OutputConfig,
     /// `[handoff]`: handing a tab to a person (`browser_handoff`).
     pub handoff: HandoffConfig,
+    /// `[trace]`: a trace of every session.
+    pub trace: TraceConfig,
     /// `NAME = { env = "VARIABLE", origins = [...] }`: values the model
     /// types as `{{secret:NAME}}` and never reads back.
     pub secrets: std::collections::BTreeMap<String, SecretConfig>,
@@ -180,6 +182,9 @@ impl Config {
             if value == 0 || value > 600_000 {
                 return Err(format!("{key} = {value}: allowed is 1 to 600000 (ms)"));
             }
+        }
+        if self.trace.max_mb == 0 {
+            return Err("trace.max_mb = 0: allowed is 1 or more (leave dir empty to trace nothing)".into());
         }
         if self.limits.snapshot_max_elements == 0 {
             return Err("limits.snapshot_max_elements = 0: allowed is 1 or more".into());
