@@ -78,6 +78,8 @@ impl Session {
         } = call;
         let mut notes = Notes::default();
         let trace = match self.trace().for_call(&self.config().trace, self.id()) {
+            // The trace's own switch is not a step of it.
+            Ok(_) if tool == "browser_trace" => None,
             Ok(trace) => trace,
             Err(reason) => {
                 self.trace_stopped(String::new(), reason);
