@@ -113,9 +113,8 @@ async fn replay(tmp: &Path, dir: &Path, more: &[&str]) -> (i32, Value) {
     .await
     .unwrap();
     let stdout = String::from_utf8_lossy(&output.stdout);
-    let report = serde_json::from_str(stdout.trim()).unwrap_or_else(|_| {
-        json!({"unparsed": stdout, "stderr": String::from_utf8_lossy(&output.stderr)})
-    });
+    let report = serde_json::from_str(stdout.trim())
+        .unwrap_or_else(|_| json!({"unparsed": stdout, "stderr": String::from_utf8_lossy(&output.stderr)}));
     (output.status.code().unwrap_or(-1), report)
 }
 
@@ -160,7 +159,11 @@ async fn a_traced_session_reads_back_without_its_secret_and_replays_to_the_same_
     let started = client.call("browser_trace", json!({"action": "start"})).await;
     assert_eq!(started["isError"], false, "{started}");
     let dir = PathBuf::from(started["structuredContent"]["dir"].as_str().unwrap());
-    assert!(dir.starts_with(tmp.path().join("out/traces")), "{}", dir.display());
+    assert!(
+        dir.starts_with(tmp.path().join("out/traces")),
+        "{}",
+        dir.display()
+    );
 
     client.call("browser_navigate", json!({"url": site.url()})).await;
     let snap = text_of(&client.call("browser_snapshot", json!({})).await);
@@ -169,21 +172,33 @@ async fn a_traced_session_reads_back_without_its_secret_and_replays_to_the_same_
         let click = client.call("browser_click", json!({"ref": add})).await;
         assert_eq!(click["isError"], false, "{click}");
     }
-    client.call("browser_trace", json!({"action": "chapter", "name": "log in"})).await;
+    client
+        .call("browser_trace", json!({"action": "chapter", "name": "log in"}))
+        .await;
     let snap = text_of(&client.call("browser_snapshot", json!({})).await);
     assert!(snap.contains("Clicked 2 times"), "{snap}");
     let password = ref_on_line(&snap, "textbox \"Password\"");
     let typed = client
-        .call("browser_type", json!({"ref": password, "text": "{{secret:PW}}", "submit": true}))
+        .call(
+            "browser_type",
+            json!({"ref": password, "text": "{{secret:PW}}", "submit": true}),
+        )
         .await;
     assert_eq!(typed["isError"], false, "{typed}");
     client.call("browser_wait", json!({"url": "**/page?pw=*"})).await;
+    // The new document, not the one the submit left.
+    client
+        .call("browser_wait", json!({"text": "Clicked 0 times"}))
+        .await;
     client.call("browser_snapshot", json!({})).await;
     let stopped = client.call("browser_trace", json!({"action": "stop"})).await;
     assert_eq!(stopped["isError"], false, "{stopped}");
 
     // The files: private, one header and a line per call, screenshots.
-    assert_eq!(std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777, 0o700);
+    assert_eq!(
+        std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777,
+        0o700
+    );
     let lines = lines(&dir);
     assert_eq!(lines[0]["kind"], "header");
     assert_eq!(lines[0]["format"], "cdpilot-trace");
@@ -193,32 +208,64 @@ async fn a_traced_session_reads_back_without_its_secret_and_replays_to_the_same_
     assert_eq!(
         tools,
         [
-            "browser_navigate", "browser_snapshot", "browser_click", "browser_click",
-            "browser_snapshot", "browser_type", "browser_wait", "browser_snapshot"
+            "browser_navigate",
+            "browser_snapshot",
+            "browser_click",
+            "browser_click",
+            "browser_snapshot",
+            "browser_type",
+            "browser_wait",
+            "browser_wait",
+            "browser_snapshot"
         ],
         "{lines:#?}"
     );
     let click = steps[2];
     assert_eq!(click["targets"]["/ref"]["role"], "button", "{click}");
     assert_eq!(click["targets"]["/ref"]["name"], "Add");
-    assert_eq!((click["targets"]["/ref"]["ordinal"].as_u64(), click["targets"]["/ref"]["of"].as_u64()), (Some(0), Some(1)));
+    assert_eq!(
+        (
+            click["targets"]["/ref"]["ordinal"].as_u64(),
+            click["targets"]["/ref"]["of"].as_u64()
+        ),
+        (Some(0), Some(1))
+    );
     assert!(click["url_before"].as_str().unwrap().ends_with("/page"));
     assert!(click["budget_ms"].as_u64().unwrap() > 0);
-    assert!(steps[1]["text"].as_str().unwrap().contains("<<page-content"), "page text stays inside the markers");
     assert!(
-        steps.iter().any(|s| s["console"].as_array().is_some_and(|c| c.iter().any(|m| m["text"] == "page ready"))),
+        steps[1]["text"].as_str().unwrap().contains("<<page-content"),
+        "page text stays inside the markers"
+    );
+    assert!(
+        steps.iter().any(|s| s["console"]
+            .as_array()
+            .is_some_and(|c| c.iter().any(|m| m["text"] == "page ready"))),
         "{steps:#?}"
     );
     let chapter = lines.iter().find(|l| l["kind"] == "chapter").unwrap();
-    assert_eq!((chapter["name"].as_str(), chapter["after_step"].as_u64()), (Some("log in"), Some(4)));
+    assert_eq!(
+        (chapter["name"].as_str(), chapter["after_step"].as_u64()),
+        (Some("log in"), Some(4))
+    );
     assert_eq!(lines.last().unwrap()["kind"], "end");
     let shot = dir.join(click["shot"].as_str().expect("a click has a screenshot"));
     let jpeg = std::fs::read(&shot).unwrap();
-    assert!(jpeg.starts_with(&[0xff, 0xd8, 0xff]) && jpeg.ends_with(&[0xff, 0xd9]) && jpeg.len() > 1000, "{} bytes", jpeg.len());
-    assert_eq!(std::fs::metadata(&shot).unwrap().permissions().mode() & 0o777, 0o600);
+    assert!(
+        jpeg.starts_with(&[0xff, 0xd8, 0xff]) && jpeg.ends_with(&[0xff, 0xd9]) && jpeg.len() > 1000,
+        "{} bytes",
+        jpeg.len()
+    );
+    assert_eq!(
+        std::fs::metadata(&shot).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
     // No screenshot of the page the secret was typed on.
     assert_eq!(steps[5]["shot_dropped"], "secret_on_page", "{}", steps[5]);
-    assert!(steps[6]["url_after"].as_str().unwrap().contains("pw={{secret:PW}}"), "{}", steps[6]);
+    assert!(
+        steps[6]["text"].as_str().unwrap().contains("pw={{secret:PW}}"),
+        "{}",
+        steps[6]
+    );
 
     // The secret, in any spelling, in no file of the trace.
     let spellings = [
@@ -239,17 +286,29 @@ async fn a_traced_session_reads_back_without_its_secret_and_replays_to_the_same_
                 file.display()
             );
         }
-        assert_eq!(std::fs::metadata(file).unwrap().permissions().mode() & 0o777, 0o600, "{}", file.display());
+        assert_eq!(
+            std::fs::metadata(file).unwrap().permissions().mode() & 0o777,
+            0o600,
+            "{}",
+            file.display()
+        );
     }
 
     // The HAR: HAR 1.2's required fields, the page's document requests.
     let har: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("har.json")).unwrap()).unwrap();
     engine::trace::har::check_har_1_2(&har).unwrap();
     let entries = har["log"]["entries"].as_array().unwrap();
-    let documents: Vec<&Value> = entries.iter().filter(|e| e["request"]["url"].as_str().unwrap().contains("/page")).collect();
+    let documents: Vec<&Value> = entries
+        .iter()
+        .filter(|e| e["request"]["url"].as_str().unwrap().contains("/page"))
+        .collect();
     assert!(documents.len() >= 2, "{har:#}");
     assert_eq!(documents[0]["response"]["status"], 200);
-    assert!(documents[0]["response"]["headers"].as_array().unwrap().iter().any(|h| h["name"].as_str().unwrap().eq_ignore_ascii_case("content-type")));
+    assert!(documents[0]["response"]["headers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|h| h["name"].as_str().unwrap().eq_ignore_ascii_case("content-type")));
     client.close_stdin();
 
     // Replayed without the model: the same steps, the same answers.
@@ -257,7 +316,11 @@ async fn a_traced_session_reads_back_without_its_secret_and_replays_to_the_same_
     assert_eq!(code, 0, "{report:#}");
     assert_eq!(report["stopped"], Value::Null, "{report:#}");
     assert_eq!(report["steps"].as_array().unwrap().len(), steps.len());
-    assert_eq!(report["answers_differ"], json!([]), "{report:#}");
+    assert_eq!(
+        report["answers_differ"],
+        json!([]),
+        "{report:#}\nrecorded: {steps:#?}"
+    );
 
     // The button renamed: the replay stops at the first click, and says why.
     *site.label.lock().unwrap() = "Plus".into();
@@ -267,39 +330,92 @@ async fn a_traced_session_reads_back_without_its_secret_and_replays_to_the_same_
     assert_eq!(stop["step"], 3, "{report:#}");
     assert_eq!(stop["reason"], "not_found");
     assert_eq!(stop["detail"]["expected"]["name"], "Add");
-    assert!(stop["snapshot"].as_str().unwrap().contains("button \"Plus\""), "{stop}");
-    assert_eq!(report["steps"].as_array().unwrap().len(), 2, "nothing past the changed step ran");
+    assert!(
+        stop["snapshot"].as_str().unwrap().contains("button \"Plus\""),
+        "{stop}"
+    );
+    assert_eq!(
+        report["steps"].as_array().unwrap().len(),
+        2,
+        "nothing past the changed step ran"
+    );
 
     // --until: only the first steps.
     let (code, report) = replay(tmp.path(), &dir, &["--until", "2"]).await;
-    assert_eq!((code, report["steps"].as_array().unwrap().len()), (0, 2), "{report:#}");
+    assert_eq!(
+        (code, report["steps"].as_array().unwrap().len()),
+        (0, 2),
+        "{report:#}"
+    );
 
     // An edited trace: a denied URL is refused at that step, and never reached.
     let denied = DeniedServer::start().await;
-    let to_denied = edited(&dir, &tmp.path().join("edited-denied"), |t| t.replacen(&site.url(), &denied.url("/page"), 1));
+    let to_denied = edited(&dir, &tmp.path().join("edited-denied"), |t| {
+        t.replacen(&site.url(), &denied.url("/page"), 1)
+    });
     let rule = format!("http://{}/*", denied.host());
     let (code, report) = replay(tmp.path(), &to_denied, &["--deny", &rule]).await;
     assert_eq!(code, 1, "{report:#}");
-    assert_eq!((report["stopped"]["step"].as_u64(), report["stopped"]["reason"].as_str()), (Some(1), Some("refused")), "{report:#}");
+    assert_eq!(
+        (
+            report["stopped"]["step"].as_u64(),
+            report["stopped"]["reason"].as_str()
+        ),
+        (Some(1), Some("refused")),
+        "{report:#}"
+    );
     assert_eq!(report["stopped"]["detail"]["error"]["code"], "permission_denied");
     denied.assert_untouched("an edited trace's navigate");
     // … and a tool this server does not have, as a model's call would be.
-    let unknown = edited(&dir, &tmp.path().join("edited-tool"), |t| t.replacen("\"tool\":\"browser_navigate\"", "\"tool\":\"browser_format_disk\"", 1));
+    let unknown = edited(&dir, &tmp.path().join("edited-tool"), |t| {
+        t.replacen(
+            "\"tool\":\"browser_navigate\"",
+            "\"tool\":\"browser_format_disk\"",
+            1,
+        )
+    });
     let (code, report) = replay(tmp.path(), &unknown, &[]).await;
-    assert_eq!((code, report["stopped"]["reason"].as_str()), (1, Some("refused")), "{report:#}");
-    assert!(report["stopped"]["message"].as_str().unwrap().contains("browser_format_disk"), "{report:#}");
+    assert_eq!(
+        (code, report["stopped"]["reason"].as_str()),
+        (1, Some("refused")),
+        "{report:#}"
+    );
+    assert!(
+        report["stopped"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("browser_format_disk"),
+        "{report:#}"
+    );
 
     // Bad input: named by file and line, nothing replayed.
     let text = std::fs::read_to_string(dir.join("trace.jsonl")).unwrap();
-    let version = edited(&dir, &tmp.path().join("v7"), |t| t.replacen("\"version\":1", "\"version\":7", 1));
+    let version = edited(&dir, &tmp.path().join("v7"), |t| {
+        t.replacen("\"version\":1", "\"version\":7", 1)
+    });
     let (code, report) = replay(tmp.path(), &version, &[]).await;
     assert_eq!(code, 2, "{report:#}");
     assert_eq!(report["error"]["line"], 1);
-    assert!(report["error"]["file"].as_str().unwrap().ends_with("v7/trace.jsonl"), "{report:#}");
-    assert!(report["error"]["message"].as_str().unwrap().contains("version 7"), "{report:#}");
+    assert!(
+        report["error"]["file"]
+            .as_str()
+            .unwrap()
+            .ends_with("v7/trace.jsonl"),
+        "{report:#}"
+    );
+    assert!(
+        report["error"]["message"].as_str().unwrap().contains("version 7"),
+        "{report:#}"
+    );
     let (code, report) = replay(tmp.path(), &tmp.path().join("nowhere"), &[]).await;
     assert_eq!(code, 2, "{report:#}");
-    assert!(report["error"]["message"].as_str().unwrap().contains("not a trace directory"), "{report:#}");
+    assert!(
+        report["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("not a trace directory"),
+        "{report:#}"
+    );
     let cut = text.len() - text.lines().last().unwrap().len() - 30;
     let truncated = edited(&dir, &tmp.path().join("cut"), |t| t[..cut].to_owned());
     let (code, report) = replay(tmp.path(), &truncated, &["--until", "1"]).await;
@@ -314,18 +430,27 @@ async fn the_trace_flag_traces_every_session_and_export_prints_cdpilot_commands(
     let base = tmp.path().join("traces");
     let (mut client, _chrome_tmp) = spawn_cdpilot_with(&["--trace", base.to_str().unwrap()]);
     client.initialize().await;
-    client.call("browser_navigate", json!({"url": site.url("/counter.html")})).await;
+    client
+        .call("browser_navigate", json!({"url": site.url("/counter.html")}))
+        .await;
     client.call("browser_snapshot", json!({})).await;
     client.close_stdin();
     let dir = support::eventually(std::time::Duration::from_secs(20), || {
         let base = base.clone();
         async move {
-            let Ok(mut dirs) = std::fs::read_dir(&base) else { return false };
-            dirs.next().and_then(Result::ok).is_some_and(|d| lines(&d.path()).last().is_some_and(|l| l["kind"] == "end"))
+            let Ok(mut dirs) = std::fs::read_dir(&base) else {
+                return false;
+            };
+            dirs.next()
+                .and_then(Result::ok)
+                .is_some_and(|d| lines(&d.path()).last().is_some_and(|l| l["kind"] == "end"))
         }
     })
     .await;
-    assert!(dir, "the session's trace ends with its end line when cdpilot exits");
+    assert!(
+        dir,
+        "the session's trace ends with its end line when cdpilot exits"
+    );
     let dir = std::fs::read_dir(&base).unwrap().next().unwrap().unwrap().path();
     let steps: Vec<Value> = lines(&dir).into_iter().filter(|l| l["kind"] == "step").collect();
     assert_eq!(steps.len(), 2);
@@ -335,7 +460,10 @@ async fn the_trace_flag_traces_every_session_and_export_prints_cdpilot_commands(
         .output()
         .unwrap();
     let script = String::from_utf8_lossy(&output.stdout);
-    assert!(script.contains(&format!("\ncdpilot open {}\n", site.url("/counter.html"))), "{script}");
+    assert!(
+        script.contains(&format!("\ncdpilot open {}\n", site.url("/counter.html"))),
+        "{script}"
+    );
     assert!(script.contains("\ncdpilot snapshot\n"), "{script}");
     let output = std::process::Command::new(env!("CARGO_BIN_EXE_cdpilot"))
         .args(["trace", "har", dir.to_str().unwrap()])

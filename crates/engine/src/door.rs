@@ -19,10 +19,10 @@ use tokio_util::sync::CancellationToken;
 use crate::audit::{self, Record};
 use crate::calls::Action;
 use crate::events::SessionEvent;
-use crate::tool::Effect;
-use crate::trace::{Shot, Step, StepError, Trace};
 use crate::session::{Notes, Session};
+use crate::tool::Effect;
 use crate::tools::{self, ToolSpec};
+use crate::trace::{Shot, Step, StepError, Trace};
 use crate::{ActionError, ActionOutput};
 
 /// One call of one tool: its name, its arguments as JSON, and the token
@@ -142,7 +142,8 @@ impl Session {
                 ..Step::default()
             };
             let _timed = crate::timing::span("dispatch.trace");
-            self.trace_step(&trace, step, spec.is_some_and(|s| s.effect != Effect::Reads))
+            let acts = spec.is_some_and(|s| s.effect != Effect::Reads);
+            self.trace_step(&trace, step, acts && self.config().trace.screenshots)
                 .await;
         }
         self.audit().record(record);
@@ -153,7 +154,11 @@ impl Session {
     /// and the requests since the step before, and (for a call that acts)
     /// a screenshot of the page it left.
     async fn trace_step(&self, trace: &Trace, mut step: Step, acts: bool) {
-        let tab = step.arguments.get("tab").and_then(Value::as_str).map(str::to_owned);
+        let tab = step
+            .arguments
+            .get("tab")
+            .and_then(Value::as_str)
+            .map(str::to_owned);
         let shot = match acts {
             false => Shot::None,
             true => match trace.refuses_shot(&step.arguments, step.url_after.as_deref()) {

@@ -84,7 +84,10 @@ pub async fn run(config: Config, args: &ReplayArgs) -> ExitCode {
                     break;
                 }
             };
-            refound.insert(pointer.clone(), json!({"was": target.reference, "now": reference}));
+            refound.insert(
+                pointer.clone(),
+                json!({"was": target.reference, "now": reference}),
+            );
             if let Some(slot) = arguments.pointer_mut(pointer) {
                 *slot = reference.into();
             }
@@ -93,9 +96,12 @@ pub async fn run(config: Config, args: &ReplayArgs) -> ExitCode {
             break;
         }
         let at = Instant::now();
-        let result = session.call(ToolCall::new(recorded.tool.clone(), arguments)).await;
+        let result = session
+            .call(ToolCall::new(recorded.tool.clone(), arguments))
+            .await;
         let ms = at.elapsed().as_millis() as u64;
-        let mut line = json!({"step": recorded.step, "tool": recorded.tool, "ms": ms, "recorded_ms": recorded.ms});
+        let mut line =
+            json!({"step": recorded.step, "tool": recorded.tool, "ms": ms, "recorded_ms": recorded.ms});
         if !refound.is_empty() {
             line["refs"] = refound.into();
         }
@@ -107,11 +113,14 @@ pub async fn run(config: Config, args: &ReplayArgs) -> ExitCode {
                     line["same_answer"] = same.into();
                     if !same {
                         differences.push(recorded.step);
+                        line["answer"] = output.text.chars().take(4000).collect::<String>().into();
                     }
                 }
             }
             (Ok(_), code) => line["outcome"] = format!("ok (recorded: {code})").into(),
-            (Err(e), code) if e.code.as_str() == code => line["outcome"] = format!("{code} (as recorded)").into(),
+            (Err(e), code) if e.code.as_str() == code => {
+                line["outcome"] = format!("{code} (as recorded)").into()
+            }
             (Err(e), _) => {
                 let reason = match e.code.as_str() {
                     "permission_denied" | "domain_blocked" | "invalid_argument" => "refused",
@@ -184,12 +193,19 @@ fn not_refound(step: &Step, target: &Target, found: Option<Found>) -> Stop {
     let (reason, message, found) = match found {
         None => (
             "no_snapshot",
-            format!("the tab has no snapshot of its page to find {} in", target.describe()),
+            format!(
+                "the tab has no snapshot of its page to find {} in",
+                target.describe()
+            ),
             json!([]),
         ),
         Some(Found::Missing) => (
             "not_found",
-            format!("expected {}; the page has no {} by that name now", target.describe(), target.role),
+            format!(
+                "expected {}; the page has no {} by that name now",
+                target.describe(),
+                target.role
+            ),
             json!([]),
         ),
         Some(Found::Ambiguous(refs)) => (
@@ -218,7 +234,8 @@ fn reads(tool: &str) -> bool {
     engine::tools::find(tool).is_some_and(|t| t.effect == engine::tool::Effect::Reads)
 }
 
-/// `text` with its markers' nonce taken out (each session has its own).
+/// `text` with its markers' nonce taken out (each session has its own),
+/// and the times it states.
 fn unmarked(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
@@ -227,7 +244,21 @@ fn unmarked(text: &str) -> String {
         rest = rest[at + 6..].trim_start_matches(|c: char| c.is_ascii_alphanumeric() || c == '-' || c == '_');
     }
     out.push_str(rest);
-    out
+    // Times the answer states ("appeared after 11 ms") are the run's own.
+    let words: Vec<&str> = out.split(' ').collect();
+    words
+        .iter()
+        .enumerate()
+        .map(|(i, w)| {
+            let timed = words.get(i + 1).is_some_and(|next| next.starts_with("ms"));
+            if timed && !w.is_empty() && w.chars().all(|c| c.is_ascii_digit()) {
+                "N"
+            } else {
+                w
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 fn bad_trace(error: &ReadError, json: bool) -> ExitCode {
@@ -250,9 +281,18 @@ fn print(report: &Value, json: bool) {
         return;
     }
     for step in report["steps"].as_array().into_iter().flatten() {
-        let mut line = format!("step {} {}: {}", step["step"], step["tool"].as_str().unwrap_or(""), step["outcome"].as_str().unwrap_or(""));
+        let mut line = format!(
+            "step {} {}: {}",
+            step["step"],
+            step["tool"].as_str().unwrap_or(""),
+            step["outcome"].as_str().unwrap_or("")
+        );
         for (_, r) in step["refs"].as_object().into_iter().flatten() {
-            line += &format!(" [{} → {}]", r["was"].as_str().unwrap_or(""), r["now"].as_str().unwrap_or(""));
+            line += &format!(
+                " [{} → {}]",
+                r["was"].as_str().unwrap_or(""),
+                r["now"].as_str().unwrap_or("")
+            );
         }
         if step["same_answer"] == false {
             line += " (answer differs from the recorded one)";
@@ -274,7 +314,10 @@ fn print(report: &Value, json: bool) {
                 stop["reason"].as_str().unwrap_or(""),
                 stop["message"].as_str().unwrap_or("")
             ));
-            super::out(&format!("the page there:\n{}", stop["snapshot"].as_str().unwrap_or("")));
+            super::out(&format!(
+                "the page there:\n{}",
+                stop["snapshot"].as_str().unwrap_or("")
+            ));
         }
     }
 }
@@ -282,10 +325,18 @@ fn print(report: &Value, json: bool) {
 #[cfg(test)]
 mod tests {
     #[test]
-    fn the_markers_nonce_is_not_an_answer() {
+    fn the_markers_nonce_and_the_times_are_not_an_answer() {
         assert_eq!(
             super::unmarked("<<page-content nonce=ab12>> hi <</page-content nonce=ab12>>"),
             super::unmarked("<<page-content nonce=zz99>> hi <</page-content nonce=zz99>>")
+        );
+        assert_eq!(
+            super::unmarked("appeared after 11 ms."),
+            super::unmarked("appeared after 51 ms.")
+        );
+        assert_ne!(
+            super::unmarked("Clicked 1 times"),
+            super::unmarked("Clicked 2 times")
         );
     }
 }

@@ -189,7 +189,11 @@ fn target(take: &mut impl FnMut(&str) -> Option<Value>) -> Option<String> {
 
 /// `text` as one shell word.
 fn quote(text: &str) -> String {
-    if !text.is_empty() && text.chars().all(|c| c.is_ascii_alphanumeric() || "-_./:=@,+".contains(c)) {
+    if !text.is_empty()
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./:=@,+".contains(c))
+    {
         return text.to_owned();
     }
     format!("'{}'", text.replace('\'', "'\\''"))
@@ -214,19 +218,36 @@ mod tests {
     #[test]
     fn a_run_reads_as_cdpilot_commands() {
         let steps = [
-            step(1, "browser_navigate", json!({"url": "http://127.0.0.1:1/a?b=c&d"})),
+            step(
+                1,
+                "browser_navigate",
+                json!({"url": "http://127.0.0.1:1/a?b=c&d"}),
+            ),
             step(2, "browser_snapshot", json!({})),
-            step(3, "browser_type", json!({"ref": "e2", "text": "it's {{secret:PW}}", "submit": true})),
+            step(
+                3,
+                "browser_type",
+                json!({"ref": "e2", "text": "it's {{secret:PW}}", "submit": true}),
+            ),
             step(4, "browser_click", json!({"ref": "e3", "tab": "t2"})),
             step(5, "browser_network", json!({"action": "list"})),
             step(6, "browser_click", json!({"ref": "e3", "modifiers": ["Shift"]})),
         ];
         let script = script(&steps, "/tmp/t");
-        assert!(script.contains("\ncdpilot open 'http://127.0.0.1:1/a?b=c&d'\n"), "{script}");
+        assert!(
+            script.contains("\ncdpilot open 'http://127.0.0.1:1/a?b=c&d'\n"),
+            "{script}"
+        );
         assert!(script.contains("\ncdpilot snapshot\n"), "{script}");
-        assert!(script.contains("\ncdpilot type e2 'it'\\''s {{secret:PW}}' --submit\n"), "{script}");
+        assert!(
+            script.contains("\ncdpilot type e2 'it'\\''s {{secret:PW}}' --submit\n"),
+            "{script}"
+        );
         assert!(script.contains("\ncdpilot click --tab t2 e3\n"), "{script}");
-        assert!(script.contains("\ncdpilot network '{\"action\":\"list\"}'\n"), "{script}");
+        assert!(
+            script.contains("\ncdpilot network '{\"action\":\"list\"}'\n"),
+            "{script}"
+        );
         assert!(script.contains("# (no CLI verb for browser_click)"), "{script}");
     }
 }

@@ -25,6 +25,9 @@ pub struct TraceConfig {
     /// A trace's size budget in MB: screenshots stop at three quarters of
     /// it, the trace itself at all of it.
     pub max_mb: u64,
+    /// A screenshot after each call that acts (the trace's main cost:
+    /// tens of milliseconds a call, `docs/src/figures.md`).
+    pub screenshots: bool,
 }
 
 impl Default for TraceConfig {
@@ -32,6 +35,7 @@ impl Default for TraceConfig {
         TraceConfig {
             dir: String::new(),
             max_mb: 100,
+            screenshots: true,
         }
     }
 }

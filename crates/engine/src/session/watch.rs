@@ -131,7 +131,8 @@ impl Session {
                         scale: (width / viewport.client_width).min(1.0),
                     }),
                     capture_beyond_viewport: false,
-                    optimize_for_speed: false,
+                    // The trace's shots are many: speed over size.
+                    optimize_for_speed: width == TRACE_SHOT_WIDTH,
                 },
             )
             .await
@@ -199,7 +200,8 @@ impl Session {
             return Vec::new();
         };
         let mut records = Vec::new();
-        let redact = |map: serde_json::Map<String, Value>| match self.secrets.redact_value(Value::Object(map)) {
+        let redact = |map: serde_json::Map<String, Value>| match self.secrets.redact_value(Value::Object(map))
+        {
             Value::Object(map) => map,
             _ => serde_json::Map::new(),
         };

@@ -24,14 +24,11 @@ pub fn log(requests: &[RequestRecord]) -> Value {
     }})
 }
 
-/// Writes `dir/har.json` (0600) from the trace in `dir`.
-pub fn write(dir: &Path) -> std::io::Result<()> {
+/// The HAR of the trace in `dir`, as the text of `har.json`.
+pub fn of_trace(dir: &Path) -> std::io::Result<String> {
     let read = super::read::read(dir).map_err(std::io::Error::other)?;
     let requests: Vec<RequestRecord> = read.steps.into_iter().flat_map(|s| s.requests).collect();
-    let text = serde_json::to_string_pretty(&log(&requests)).unwrap_or_default();
-    let path = dir.join("har.json");
-    let _ = std::fs::remove_file(&path);
-    std::io::Write::write_all(&mut super::writer::create(&path)?, text.as_bytes())
+    Ok(serde_json::to_string_pretty(&log(&requests)).unwrap_or_default())
 }
 
 fn headers(map: &Map<String, Value>) -> Vec<Value> {
@@ -117,15 +114,45 @@ pub fn check_har_1_2(har: &Value) -> Result<(), String> {
     has(log, &["version", "creator", "entries"], "log")?;
     has(&log["creator"], &["name", "version"], "creator")?;
     for entry in log["entries"].as_array().ok_or("entries is not a list")? {
-        has(entry, &["startedDateTime", "time", "request", "response", "cache", "timings"], "entry")?;
+        has(
+            entry,
+            &[
+                "startedDateTime",
+                "time",
+                "request",
+                "response",
+                "cache",
+                "timings",
+            ],
+            "entry",
+        )?;
         has(
             &entry["request"],
-            &["method", "url", "httpVersion", "cookies", "headers", "queryString", "headersSize", "bodySize"],
+            &[
+                "method",
+                "url",
+                "httpVersion",
+                "cookies",
+                "headers",
+                "queryString",
+                "headersSize",
+                "bodySize",
+            ],
             "request",
         )?;
         has(
             &entry["response"],
-            &["status", "statusText", "httpVersion", "cookies", "headers", "content", "redirectURL", "headersSize", "bodySize"],
+            &[
+                "status",
+                "statusText",
+                "httpVersion",
+                "cookies",
+                "headers",
+                "content",
+                "redirectURL",
+                "headersSize",
+                "bodySize",
+            ],
             "response",
         )?;
         has(&entry["response"]["content"], &["size", "mimeType"], "content")?;
@@ -136,7 +163,10 @@ pub fn check_har_1_2(har: &Value) -> Result<(), String> {
             .filter(|t| *t >= 0.0)
             .sum();
         if (sum - entry["time"].as_f64().unwrap_or(-1.0)).abs() > 0.5 {
-            return Err(format!("time {} is not the sum of the timings ({sum})", entry["time"]));
+            return Err(format!(
+                "time {} is not the sum of the timings ({sum})",
+                entry["time"]
+            ));
         }
     }
     Ok(())

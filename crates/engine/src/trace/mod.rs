@@ -17,7 +17,9 @@ pub mod slot;
 pub mod target;
 mod writer;
 
-pub use format::{Chapter, End, Header, Line, RequestRecord, Step, StepError, FORMAT, POST_DATA_KEPT, VERSION};
+pub use format::{
+    Chapter, End, Header, Line, RequestRecord, Step, StepError, FORMAT, POST_DATA_KEPT, VERSION,
+};
 pub use slot::Slot;
 pub use target::Target;
 pub use writer::{Shot, Stopped, Trace};

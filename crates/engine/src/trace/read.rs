@@ -53,7 +53,10 @@ pub fn read(dir: &Path) -> Result<Read, ReadError> {
     let text = std::fs::read_to_string(&file).map_err(|e| error(None, format!("cannot be read: {e}")))?;
     let mut lines = text.split_inclusive('\n').enumerate().peekable();
     let Some((_, first)) = lines.next() else {
-        return Err(error(Some(1), "empty: a trace starts with its header line".into()));
+        return Err(error(
+            Some(1),
+            "empty: a trace starts with its header line".into(),
+        ));
     };
     let header = match serde_json::from_str::<serde_json::Value>(first) {
         Ok(value) if value["format"] == FORMAT => {
@@ -133,18 +136,30 @@ mod tests {
     }
 
     const HEADER: &str = r#"{"kind":"header","format":"cdpilot-trace","version":1,"session":"s","started":"x","cdpilot":"0","max_bytes":1}"#;
-    const STEP: &str = r#"{"kind":"step","step":1,"at":"x","ms":1,"tool":"browser_snapshot","arguments":{},"outcome":"ok"}"#;
+    const STEP: &str =
+        r#"{"kind":"step","step":1,"at":"x","ms":1,"tool":"browser_snapshot","arguments":{},"outcome":"ok"}"#;
 
     #[test]
     fn bad_traces_are_named_by_file_and_line() {
         let missing = read(Path::new("/nonexistent/trace")).unwrap_err();
-        assert!(missing.to_string().starts_with("/nonexistent/trace: not a trace directory"), "{missing}");
+        assert!(
+            missing
+                .to_string()
+                .starts_with("/nonexistent/trace: not a trace directory"),
+            "{missing}"
+        );
         let other = dir_with("version", &HEADER.replace("\"version\":1", "\"version\":7"));
         let e = read(&other).unwrap_err().to_string();
         assert!(e.contains("trace.jsonl line 1: format version 7"), "{e}");
-        let edited = dir_with("edited", &format!("{HEADER}\n{STEP}\n{{\"kind\":\"step\",\"step\":2,\n{STEP}\n"));
+        let edited = dir_with(
+            "edited",
+            &format!("{HEADER}\n{STEP}\n{{\"kind\":\"step\",\"step\":2,\n{STEP}\n"),
+        );
         let e = read(&edited).unwrap_err().to_string();
-        assert!(e.contains("trace.jsonl line 3: not a trace line (after step 1)"), "{e}");
+        assert!(
+            e.contains("trace.jsonl line 3: not a trace line (after step 1)"),
+            "{e}"
+        );
         let cut = dir_with("cut", &format!("{HEADER}\n{STEP}\n{}", &STEP[..40]));
         let cut = read(&cut).unwrap();
         assert_eq!(cut.steps.len(), 1);

@@ -69,7 +69,11 @@ pub fn identify(tree: &str, reference: &str) -> Option<Target> {
     let wanted = element_part(reference);
     let lines: Vec<(&str, &str)> = tree.lines().filter_map(line).collect();
     let (head, _) = *lines.iter().find(|(_, r)| *r == wanted)?;
-    let same: Vec<&str> = lines.iter().filter(|(h, _)| *h == head).map(|(_, r)| *r).collect();
+    let same: Vec<&str> = lines
+        .iter()
+        .filter(|(h, _)| *h == head)
+        .map(|(_, r)| *r)
+        .collect();
     let (role, name) = role_and_name(head);
     Some(Target {
         reference: reference.to_owned(),
@@ -83,7 +87,9 @@ pub fn identify(tree: &str, reference: &str) -> Option<Target> {
 /// The refs of `tree`'s lines shown with `target`'s role and name, in
 /// order, each with the tab part `target`'s ref had.
 pub fn find(tree: &str, target: &Target) -> Vec<String> {
-    let tab = crate::validate::split_tab(&target.reference).0.unwrap_or_default();
+    let tab = crate::validate::split_tab(&target.reference)
+        .0
+        .unwrap_or_default();
     tree.lines()
         .filter_map(line)
         .filter(|(head, _)| role_and_name(head) == (target.role.clone(), target.name.clone()))
@@ -180,7 +186,11 @@ mod tests {
         refs.sort();
         assert_eq!(
             refs,
-            [("/end_ref".to_owned(), "e3".to_owned()), ("/fields/0/ref".into(), "e2".into()), ("/ref".into(), "e1".into())]
+            [
+                ("/end_ref".to_owned(), "e3".to_owned()),
+                ("/fields/0/ref".into(), "e2".into()),
+                ("/ref".into(), "e1".into())
+            ]
         );
     }
 }

@@ -81,7 +81,13 @@ impl Trace {
             .collect();
         let name: String = session
             .chars()
-            .map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' })
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '-' {
+                    c
+                } else {
+                    '_'
+                }
+            })
             .take(40)
             .collect();
         let mut dir = base.join(format!("{stamp}Z-{name}"));
@@ -159,7 +165,11 @@ impl Trace {
 
     /// Whether request `id` of tab `tab` is in the trace already.
     pub fn has_request(&self, tab: &str, id: &str) -> bool {
-        self.state.lock().unwrap().requests_seen.contains(&format!("{tab}/{id}"))
+        self.state
+            .lock()
+            .unwrap()
+            .requests_seen
+            .contains(&format!("{tab}/{id}"))
     }
 
     /// Writes `step` (numbered here) with its screenshot. Says so when the
@@ -172,10 +182,14 @@ impl Trace {
             state.console_until = state.console_until.max(message.at);
         }
         for request in &step.requests {
-            state.requests_seen.insert(format!("{}/{}", request.tab, request.id));
+            state
+                .requests_seen
+                .insert(format!("{}/{}", request.tab, request.id));
         }
         match shot {
-            Shot::Jpeg(jpeg) if state.bytes + jpeg.len() as u64 <= state.max_bytes * SHOTS_SHARE.0 / SHOTS_SHARE.1 => {
+            Shot::Jpeg(jpeg)
+                if state.bytes + jpeg.len() as u64 <= state.max_bytes * SHOTS_SHARE.0 / SHOTS_SHARE.1 =>
+            {
                 let name = format!("shots/{:04}.jpg", step.step);
                 if let Err(e) = create(&self.dir.join(&name)).and_then(|mut f| f.write_all(&jpeg)) {
                     return self.stop_locked(&mut state, format!("writing {name}: {e}"));
@@ -258,7 +272,12 @@ impl Trace {
         let ended = file.write_all(end.as_bytes());
         drop(file);
         if ended.is_ok() {
-            if let Err(e) = super::har::write(&self.dir) {
+            let path = self.dir.join("har.json");
+            let written = super::har::of_trace(&self.dir).and_then(|text| {
+                let _ = std::fs::remove_file(&path);
+                create(&path)?.write_all(text.as_bytes())
+            });
+            if let Err(e) = written {
                 tracing::warn!("trace {}: writing har.json: {e}", self.dir.display());
             }
         }
@@ -277,8 +296,12 @@ impl Drop for Trace {
 }
 
 /// A new file, 0600, that must not exist yet.
-pub(super) fn create(path: &Path) -> std::io::Result<File> {
-    OpenOptions::new().write(true).create_new(true).mode(0o600).open(path)
+fn create(path: &Path) -> std::io::Result<File> {
+    OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
 }
 
 fn to_line(line: &Line) -> String {
@@ -306,14 +329,19 @@ mod tests {
     fn a_trace_is_private_and_reads_back() {
         let base = tempdir("private");
         let trace = Trace::start(&base, "s/1", 1 << 20).unwrap();
-        assert!(trace.record(step("browser_navigate"), Shot::Jpeg(vec![0xff, 0xd8, 0xff])).is_none());
+        assert!(trace
+            .record(step("browser_navigate"), Shot::Jpeg(vec![0xff, 0xd8, 0xff]))
+            .is_none());
         assert!(trace.chapter("login").is_none());
         assert!(trace.record(step("browser_snapshot"), Shot::None).is_none());
         trace.stop("stopped");
         let dir = trace.dir().to_owned();
         assert!(dir.file_name().unwrap().to_str().unwrap().ends_with("Z-s_1"));
         for path in [dir.clone(), dir.join("shots")] {
-            assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o700);
+            assert_eq!(
+                std::fs::metadata(&path).unwrap().permissions().mode() & 0o777,
+                0o700
+            );
         }
         for path in ["trace.jsonl", "shots/0001.jpg", "har.json"] {
             let mode = std::fs::metadata(dir.join(path)).unwrap().permissions().mode();
@@ -346,7 +374,10 @@ mod tests {
         assert_eq!(end.reason, "budget");
         assert!(end.dropped["budget"] >= 1, "{:?}", end.dropped);
         assert_eq!(read.steps[0].shot_dropped.as_deref(), Some("budget"));
-        let size: u64 = walk(trace.dir()).iter().map(|p| std::fs::metadata(p).unwrap().len()).sum();
+        let size: u64 = walk(trace.dir())
+            .iter()
+            .map(|p| std::fs::metadata(p).unwrap().len())
+            .sum();
         assert!(size <= 4000 + 400, "{size}");
     }
 
