@@ -260,6 +260,26 @@ mod tests {
     }
 
     #[test]
+    fn traces_are_off_by_default_and_turned_on_by_file_or_environment() {
+        let c = Config::parse("").unwrap();
+        assert_eq!(
+            (c.trace.dir.as_str(), c.trace.max_mb, c.trace.screenshots),
+            ("", 100, true)
+        );
+        let c = Config::parse("[trace]\ndir = \"/t\"\nmax_mb = 5\nscreenshots = false\n").unwrap();
+        assert_eq!(
+            (c.trace.dir.as_str(), c.trace.max_bytes(), c.trace.screenshots),
+            ("/t", 5 << 20, false)
+        );
+        let e = Config::parse("[trace]\nmax_mb = 0\n").unwrap_err();
+        assert!(e.contains("trace.max_mb = 0"), "{e}");
+        let mut c = Config::parse("").unwrap();
+        c.apply_env(|n| (n == "CDPILOT_TRACE").then(|| "/env".to_owned()))
+            .unwrap();
+        assert_eq!(c.trace.dir, "/env");
+    }
+
+    #[test]
     fn files_and_endpoints_are_read_and_checked() {
         let c = Config::parse("").unwrap();
         assert_eq!(c.files.output_dir(), PathBuf::from("cdpilot-output"));
