@@ -36,6 +36,19 @@ pub fn list_subcommands() {
     ] {
         out(&format!("  {name:<11}{what}"));
     }
+    out("\nTraces (`--trace DIR` on mcp or serve records every session):");
+    for (name, what) in [
+        (
+            "replay",
+            "Run a trace's calls again without the model, each ref re-found by its role and name.",
+        ),
+        (
+            "trace",
+            "Read a trace: `trace har DIR` (HAR 1.2), `trace export DIR --cli` (a shell script).",
+        ),
+    ] {
+        out(&format!("  {name:<11}{what}"));
+    }
     out("\nBrowser commands (each one tool call in a background `cdpilot serve`, started on first use):");
     for verb in cli::verbs::all() {
         let about = verb

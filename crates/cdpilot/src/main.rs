@@ -76,6 +76,13 @@ enum Command {
     Doctor(BrowserArgs),
     /// Print a one-time link that pairs the cdpilot extension in your Chrome with a running serve.
     Pair(PairArgs),
+    /// Run a trace's calls again in a fresh session, without the model: each ref re-found by its role and name.
+    Replay(cli::replay::ReplayArgs),
+    /// Read a trace directory: its network as HAR 1.2, its run as a shell script.
+    Trace {
+        #[command(subcommand)]
+        command: cli::trace::TraceCommand,
+    },
 }
 
 #[derive(clap::Args)]
@@ -131,7 +138,7 @@ impl ServeArgs {
 }
 
 #[derive(clap::Args)]
-struct BrowserArgs {
+pub(crate) struct BrowserArgs {
     /// Configuration file (default: $CDPILOT_CONFIG, then ./cdpilot.toml).
     #[arg(long)]
     config: Option<PathBuf>,
@@ -179,11 +186,14 @@ struct BrowserArgs {
     /// Print the metrics (as JSON, on stderr) when the server exits.
     #[arg(long)]
     log_metrics: bool,
+    /// Trace every session into a directory of its own under DIR ([trace] dir, $CDPILOT_TRACE).
+    #[arg(long, value_name = "DIR")]
+    trace: Option<PathBuf>,
 }
 
 impl BrowserArgs {
     /// The configuration file, with the flags laid over the keys they name.
-    fn config(&self) -> Result<Config> {
+    pub(crate) fn config(&self) -> Result<Config> {
         let mut config = match Config::locate(self.config.as_deref()) {
             Some(path) => Config::load(&path).map_err(anyhow::Error::msg)?,
             None => Config::default(),
@@ -217,6 +227,9 @@ impl BrowserArgs {
         }
         if !self.caps.is_empty() {
             config.tools.caps = self.caps.clone();
+        }
+        if let Some(dir) = &self.trace {
+            config.trace.dir = dir.display().to_string();
         }
         if let Some(policy) = &self.dialog_policy {
             config.dialogs.policy = policy
@@ -328,6 +341,15 @@ fn run(cli: Cli) -> Result<ExitCode> {
             outcome.map(|()| ExitCode::SUCCESS)
         }
         Command::Pair(args) => runtime()?.block_on(cli::pair::run(args.server, args.token)),
+        Command::Replay(args) => {
+            init_logging();
+            let config = args.browser.config()?;
+            let runtime = runtime()?;
+            let code = runtime.block_on(cli::replay::run(config, &args));
+            runtime.shutdown_timeout(std::time::Duration::from_secs(5));
+            Ok(code)
+        }
+        Command::Trace { command } => Ok(cli::trace::run(command)),
         Command::Serve(args) => {
             #[cfg(not(any(feature = "mimalloc", feature = "jemalloc")))]
             thread_caches::off();

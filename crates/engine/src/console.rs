@@ -19,12 +19,16 @@ pub const CAPACITY: usize = 200;
 /// ring's text is at most 200 × 2 × 2,003 B ≈ 800 KB.
 pub const TEXT_KEPT: usize = 2000;
 
-#[derive(Debug, Clone, Serialize, PartialEq)]
+/// One console message or uncaught exception.
+#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq)]
 pub struct ConsoleMessage {
     /// "error", "warning", "info", "log", "debug".
     pub level: String,
+    /// Its text (at most [`TEXT_KEPT`] bytes).
     pub text: String,
+    /// The script that logged it, if known.
     pub url: String,
+    /// When (seconds since the epoch).
     pub at: f64,
 }
 

@@ -3,7 +3,8 @@
 //! transport does: find the tool once → refuse it if the configuration
 //! turns it off → parse and check its arguments → make its budget →
 //! perform it → redact every secret from what leaves → write its one audit
-//! record, whatever the outcome.
+//! record, whatever the outcome → and, when the session is traced, its
+//! trace line (what the agent read, after redaction and the markers).
 //!
 //! Above both the registry (`tools`) and the session: the session
 //! performs a parsed call of a declared tool and knows nothing of the
@@ -17,8 +18,11 @@ use tokio_util::sync::CancellationToken;
 
 use crate::audit::{self, Record};
 use crate::calls::Action;
+use crate::events::SessionEvent;
 use crate::session::{Notes, Session};
+use crate::tool::Effect;
 use crate::tools::{self, ToolSpec};
+use crate::trace::{Shot, Step, StepError, Trace};
 use crate::{ActionError, ActionOutput};
 
 /// One call of one tool: its name, its arguments as JSON, and the token
@@ -73,6 +77,20 @@ impl Session {
             cancel,
         } = call;
         let mut notes = Notes::default();
+        let trace = match self.trace().for_call(&self.config().trace, self.id()) {
+            // The trace's own switch is not a step of it.
+            Ok(_) if tool == "browser_trace" => None,
+            Ok(trace) => trace,
+            Err(reason) => {
+                self.trace_stopped(String::new(), reason);
+                None
+            }
+        };
+        // What the call's refs were shown as, before it changes the page.
+        let targets = trace
+            .as_ref()
+            .map(|_| self.trace_targets(&arguments))
+            .unwrap_or_default();
         let result = self
             .parse_and_perform(&tool, arguments.clone(), cancel, &mut notes)
             .await;
@@ -83,7 +101,7 @@ impl Session {
         let result = secrets.redact_result(result);
         drop(redacting);
         let redact = |url: Option<String>| url.map(|u| secrets.redact(&u));
-        self.audit().record(Record {
+        let record = Record {
             at: audit::rfc3339(at),
             session: self.id().to_owned(),
             tool,
@@ -100,8 +118,71 @@ impl Session {
                 .map_or_else(|e| e.code.as_str(), |_| "ok")
                 .to_owned(),
             ms: started.elapsed().as_millis() as u64,
-        });
+        };
+        if let Some(trace) = trace {
+            let spec = tools::find(&record.tool);
+            let step = Step {
+                at: record.at.clone(),
+                ms: record.ms,
+                budget_ms: notes.budget_ms,
+                tool: record.tool.clone(),
+                arguments: record.arguments.clone(),
+                outcome: record.outcome.clone(),
+                text: result.as_ref().ok().map(|o| o.text.clone()),
+                data: result.as_ref().map(|o| o.data.clone()).unwrap_or_default(),
+                error: result.as_ref().err().map(|e| StepError {
+                    code: e.code.as_str().to_owned(),
+                    message: e.message.clone(),
+                    next_step: e.next_step.clone(),
+                }),
+                url_before: record.url_before.clone(),
+                url_after: record.url_after.clone(),
+                verdicts: record.verdicts.clone(),
+                targets,
+                ..Step::default()
+            };
+            let _timed = crate::timing::span("dispatch.trace");
+            let acts = spec.is_some_and(|s| s.effect != Effect::Reads);
+            self.trace_step(&trace, step, acts && self.config().trace.screenshots)
+                .await;
+        }
+        self.audit().record(record);
         result
+    }
+
+    /// Writes `step` to `trace` with what happened around it: the console
+    /// and the requests since the step before, and (for a call that acts)
+    /// a screenshot of the page it left.
+    async fn trace_step(&self, trace: &Trace, mut step: Step, acts: bool) {
+        let tab = step
+            .arguments
+            .get("tab")
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        let shot = match acts {
+            false => Shot::None,
+            true => match trace.refuses_shot(&step.arguments, step.url_after.as_deref()) {
+                Some(why) => Shot::Dropped(why),
+                None => match self.trace_shot(tab.as_deref()).await {
+                    Some(jpeg) => Shot::Jpeg(jpeg),
+                    None => Shot::Dropped("no_page"),
+                },
+            },
+        };
+        step.console = self.trace_console(trace.console_until());
+        step.requests = self.trace_requests(|tab, id| trace.has_request(tab, id));
+        if let Some(stopped) = trace.record(step, shot) {
+            self.trace().stop(&stopped.reason);
+            self.trace_stopped(stopped.dir.display().to_string(), stopped.reason);
+        }
+    }
+
+    /// Says that the session's trace stopped by itself (or could not
+    /// start): in its events, its metrics and the log.
+    pub(crate) fn trace_stopped(&self, dir: String, reason: String) {
+        tracing::warn!("session {}: the trace stopped: {reason}", self.id());
+        self.metrics().trace_stopped();
+        self.events().emit(SessionEvent::TraceStopped { dir, reason });
     }
 
     async fn parse_and_perform(
@@ -134,6 +215,7 @@ impl Session {
             .and_then(|()| spec.parse(arguments))
             .map_err(|error| refused(spec.name, error))?;
         let budget = spec.budget(config, &action, cancel);
+        notes.budget_ms = Some(budget.remaining().as_millis() as u64);
         self.perform(spec, &action, &budget, notes).await
     }
 }

@@ -99,6 +99,7 @@ mod throttle;
 pub mod timing;
 pub mod tool;
 pub mod tools;
+pub mod trace;
 mod validate;
 
 /// The extension relay's transport (`[browser] source = "extension"`).
@@ -108,6 +109,7 @@ pub use browser::grid::GridStatus;
 pub use budget::Budget;
 pub use calls::Action;
 pub use config::Config;
+pub use console::ConsoleMessage;
 pub use door::ToolCall;
 pub use engine::Engine;
 pub use error::{ActionError, ErrorCode, Failure};

@@ -56,6 +56,7 @@ macro_rules! tool_list {
             tab Pdf(PdfArgs) = pdf;
             tab Emulate(EmulateArgs) = emulate, ColorScheme, Geolocation;
             tab PageTool(PageToolArgs) = page_tool;
+            session Trace(TraceArgs) = trace_tool, TraceAction;
         }
     };
 }

@@ -69,6 +69,9 @@ struct Totals {
     /// Audit records that could not be written to `[audit] file` (they are
     /// still in memory).
     audit_write_errors: u64,
+    /// Traces that stopped by themselves (their budget, a write error: a
+    /// full disk), the session going on.
+    traces_stopped: u64,
     /// URL verdicts by action.
     policy_verdicts: BTreeMap<String, u64>,
     /// Sessions ended, by reason.
@@ -225,6 +228,11 @@ impl Metrics {
     /// Counts an audit record that could not be written to the audit file.
     pub fn audit_write_failed(&self) {
         self.count(|totals| totals.audit_write_errors += 1);
+    }
+
+    /// Counts a trace that stopped by itself (its budget, a write error).
+    pub fn trace_stopped(&self) {
+        self.count(|totals| totals.traces_stopped += 1);
     }
 
     /// Counts a browser started again after the previous one died.

@@ -107,6 +107,9 @@ pub struct Request {
     pub failed: Option<String>,
     started: f64,
     ended: Option<f64>,
+    /// When it was sent, in seconds since the epoch (the browser's wall
+    /// clock, else cdpilot's when it heard of it).
+    pub wall_started: f64,
     /// Bytes received, once finished.
     pub bytes: Option<u64>,
     pub request_headers: Headers,
@@ -177,6 +180,7 @@ impl Requests {
                 url: clip_url(request.url),
                 kind: sent.kind.to_ascii_lowercase(),
                 started: sent.timestamp,
+                wall_started: sent.wall_time.unwrap_or_else(crate::timing::now),
                 request_headers: Headers::new(&request.headers),
                 post_data: request.post_data.filter(|body| body.len() <= BODY_KEPT),
                 has_post_data: request.has_post_data,

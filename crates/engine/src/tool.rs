@@ -48,6 +48,8 @@ pub enum Group {
     Pdf,
     /// Device emulation.
     Emulation,
+    /// A trace of the session (`browser_trace`).
+    Trace,
     /// Tools pages offer (WebMCP): offered by `[tools] page_tools`, not
     /// `caps`, and outside core's definitions budget.
     Page,
@@ -61,6 +63,7 @@ impl Group {
         Group::Storage,
         Group::Pdf,
         Group::Emulation,
+        Group::Trace,
         Group::Page,
     ];
 
@@ -72,6 +75,7 @@ impl Group {
             Group::Storage => "storage",
             Group::Pdf => "pdf",
             Group::Emulation => "emulation",
+            Group::Trace => "trace",
             Group::Page => "page",
         }
     }

@@ -396,7 +396,12 @@ mod tests {
         let scoped = |s: Scope| tools().iter().filter(move |t| t.scope == s).map(|t| t.name);
         assert_eq!(
             scoped(Scope::Session).collect::<Vec<_>>(),
-            ["browser_tabs", "browser_handoff", "browser_storage"]
+            [
+                "browser_tabs",
+                "browser_handoff",
+                "browser_storage",
+                "browser_trace"
+            ]
         );
         assert_eq!(find("browser_wait").unwrap().budget, DefaultBudget::Wait);
         assert_eq!(find("browser_evaluate").unwrap().budget, DefaultBudget::Evaluate);

@@ -98,6 +98,8 @@ pub struct RequestWillBeSent {
     pub frame_id: Option<String>,
     /// Seconds on the browser's monotonic clock.
     pub timestamp: f64,
+    /// Seconds since the epoch, when it was sent (a trace's HAR).
+    pub wall_time: Option<f64>,
 }
 crate::event!(RequestWillBeSent => "Network.requestWillBeSent");
 

@@ -20,10 +20,10 @@ mod forms;
 mod memory;
 mod pages;
 mod raw_cdp;
-mod routes;
 #[path = "../shared/readings.rs"]
 #[allow(dead_code)]
 mod readings;
+mod routes;
 mod screenshot;
 mod startup;
 mod url_rules;

@@ -30,7 +30,10 @@ pub async fn figures(site: &TestSite) {
         for i in 0..unmatched {
             let url = format!("https://nowhere{i}.example/*");
             client
-                .call("browser_network", json!({"action": "route", "url": url, "answer": "abort"}))
+                .call(
+                    "browser_network",
+                    json!({"action": "route", "url": url, "answer": "abort"}),
+                )
                 .await;
         }
         if shaping {

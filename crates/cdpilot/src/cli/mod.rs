@@ -11,7 +11,9 @@
 //! codes ([`exit_code`]).
 
 pub mod pair;
+pub mod replay;
 pub mod server;
+pub mod trace;
 pub mod verbs;
 
 use std::io::{IsTerminal, Write};

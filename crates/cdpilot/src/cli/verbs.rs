@@ -514,6 +514,12 @@ pub fn all() -> &'static [Verb] {
     })
 }
 
+/// Whether `tool`'s verb takes its arguments as one JSON object (it has
+/// no mapping of its own).
+pub fn takes_json(tool: &str) -> bool {
+    MAPPINGS.iter().all(|m| m.tool != tool)
+}
+
 /// The verb called `name`.
 pub fn find(name: &str) -> Option<&'static Verb> {
     all().iter().find(|v| v.name == name)

@@ -136,6 +136,13 @@ impl Config {
         if let Some(v) = get("CDPILOT_FILES_OUTPUT_DIR") {
             self.files.output_dir = v;
         }
+        // `CDPILOT_TRACE=DIR` is the short spelling.
+        if let Some(v) = get("CDPILOT_TRACE_DIR").or_else(|| get("CDPILOT_TRACE")) {
+            self.trace.dir = v;
+        }
+        if let Some(v) = get("CDPILOT_TRACE_MAX_MB") {
+            self.trace.max_mb = number("CDPILOT_TRACE_MAX_MB", v)?;
+        }
         self.check()
     }
 }

@@ -1,5 +1,6 @@
 //! Where things come from and go: `[audit]`, `[output]` (how results are
-//! written), `[files]` (uploads' roots, outputs' directory).
+//! written), `[files]` (uploads' roots, outputs' directory), `[trace]`
+//! (sessions' traces).
 
 use std::path::PathBuf;
 
@@ -11,6 +12,39 @@ use serde::Deserialize;
 pub struct AuditConfig {
     /// File the audit log is appended to; empty: none.
     pub file: String,
+}
+
+/// `[trace]`: a trace of every session (`docs/src/spec/trace.md`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TraceConfig {
+    /// Each session writes its trace in a directory of its own under this
+    /// one; empty: sessions are not traced unless `browser_trace start`
+    /// asks (into `<output_dir>/traces`).
+    pub dir: String,
+    /// A trace's size budget in MB: screenshots stop at three quarters of
+    /// it, the trace itself at all of it.
+    pub max_mb: u64,
+    /// A screenshot after each call that acts (the trace's main cost:
+    /// tens of milliseconds a call, `docs/src/figures.md`).
+    pub screenshots: bool,
+}
+
+impl Default for TraceConfig {
+    fn default() -> Self {
+        TraceConfig {
+            dir: String::new(),
+            max_mb: 100,
+            screenshots: true,
+        }
+    }
+}
+
+impl TraceConfig {
+    /// The budget in bytes.
+    pub fn max_bytes(&self) -> u64 {
+        self.max_mb.saturating_mul(1024 * 1024)
+    }
 }
 
 /// `[output]`: how results are written.

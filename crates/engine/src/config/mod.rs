@@ -75,7 +75,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 pub use browser::{Bridge, BrowserConfig, DialogConfig, DialogPolicy, Source};
-pub use files::{AuditConfig, FilesConfig, OutputConfig};
+pub use files::{AuditConfig, FilesConfig, OutputConfig, TraceConfig};
 pub use limits::{HandoffConfig, Limits, ServeConfig, SessionConfig};
 pub use policy::{CdpAccess, PageToolsMode, PolicyConfig, Rule, ToolsConfig};
 
@@ -105,6 +105,8 @@ pub struct Config {
     pub output: OutputConfig,
     /// `[handoff]`: handing a tab to a person (`browser_handoff`).
     pub handoff: HandoffConfig,
+    /// `[trace]`: a trace of every session.
+    pub trace: TraceConfig,
     /// `NAME = { env = "VARIABLE", origins = [...] }`: values the model
     /// types as `{{secret:NAME}}` and never reads back.
     pub secrets: std::collections::BTreeMap<String, SecretConfig>,
@@ -181,6 +183,9 @@ impl Config {
                 return Err(format!("{key} = {value}: allowed is 1 to 600000 (ms)"));
             }
         }
+        if self.trace.max_mb == 0 {
+            return Err("trace.max_mb = 0: allowed is 1 or more (leave dir empty to trace nothing)".into());
+        }
         if self.limits.snapshot_max_elements == 0 {
             return Err("limits.snapshot_max_elements = 0: allowed is 1 or more".into());
         }
@@ -252,6 +257,26 @@ mod tests {
         );
         let e = Config::parse("[limits]\ntimeout_ms = 0\n").unwrap_err();
         assert!(e.contains("limits.timeout_ms"), "{e}");
+    }
+
+    #[test]
+    fn traces_are_off_by_default_and_turned_on_by_file_or_environment() {
+        let c = Config::parse("").unwrap();
+        assert_eq!(
+            (c.trace.dir.as_str(), c.trace.max_mb, c.trace.screenshots),
+            ("", 100, true)
+        );
+        let c = Config::parse("[trace]\ndir = \"/t\"\nmax_mb = 5\nscreenshots = false\n").unwrap();
+        assert_eq!(
+            (c.trace.dir.as_str(), c.trace.max_bytes(), c.trace.screenshots),
+            ("/t", 5 << 20, false)
+        );
+        let e = Config::parse("[trace]\nmax_mb = 0\n").unwrap_err();
+        assert!(e.contains("trace.max_mb = 0"), "{e}");
+        let mut c = Config::parse("").unwrap();
+        c.apply_env(|n| (n == "CDPILOT_TRACE").then(|| "/env".to_owned()))
+            .unwrap();
+        assert_eq!(c.trace.dir, "/env");
     }
 
     #[test]

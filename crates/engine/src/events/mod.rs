@@ -122,6 +122,14 @@ pub enum SessionEvent {
         /// How it ended.
         by: &'static str,
     },
+    /// The session's trace stopped by itself (its size budget, a write
+    /// error such as a full disk); the session goes on untraced.
+    TraceStopped {
+        /// The trace's directory.
+        dir: String,
+        /// Why.
+        reason: String,
+    },
     /// The session's pages are gone for `reason`.
     Ended {
         /// Why.
@@ -141,6 +149,7 @@ impl SessionEvent {
             SessionEvent::Obstacle { .. } => "obstacle",
             SessionEvent::Handoff { .. } => "handoff",
             SessionEvent::HandoffEnded { .. } => "handoff_ended",
+            SessionEvent::TraceStopped { .. } => "trace_stopped",
             SessionEvent::Ended { .. } => "session_ended",
         }
     }
@@ -161,6 +170,7 @@ impl SessionEvent {
                 json!({ "tab": tab, "id": id, "url": url, "reason": reason })
             }
             SessionEvent::HandoffEnded { tab, id, by } => json!({ "tab": tab, "id": id, "by": by }),
+            SessionEvent::TraceStopped { dir, reason } => json!({ "dir": dir, "reason": reason }),
             SessionEvent::Ended { reason } => json!({ "reason": reason.as_str() }),
         }
     }
@@ -208,6 +218,7 @@ impl SessionEvent {
             },
             other @ (SessionEvent::Ended { .. }
             | SessionEvent::HandoffEnded { .. }
+            | SessionEvent::TraceStopped { .. }
             | SessionEvent::PageToolsChanged { .. }) => other,
         }
     }

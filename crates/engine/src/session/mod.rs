@@ -50,6 +50,7 @@ mod refusals;
 pub(crate) mod storage;
 pub(crate) mod storage_state;
 pub(crate) mod tabs;
+pub(crate) mod trace_tool;
 mod watch;
 
 use std::sync::{Arc, Mutex};
@@ -125,6 +126,8 @@ pub struct Session {
     /// Who drives it, as its client said (MCP `clientInfo.name`); empty
     /// until said. Shown to the user (the extension's popup).
     client: Mutex<String>,
+    /// Its trace (`[trace] dir`, `browser_trace`), written by the door.
+    trace: crate::trace::Slot,
 }
 
 impl Session {
@@ -181,7 +184,19 @@ impl Session {
             handoffs,
             offer: Mutex::default(),
             client: Mutex::default(),
+            trace: crate::trace::Slot::default(),
         }
+    }
+
+    /// Its trace's place (the door writes to it, `browser_trace` starts
+    /// and stops it).
+    pub(crate) fn trace(&self) -> &crate::trace::Slot {
+        &self.trace
+    }
+
+    /// The directory of the trace being written, if one is.
+    pub fn trace_dir(&self) -> Option<std::path::PathBuf> {
+        self.trace.current().map(|t| t.dir().to_owned())
     }
 
     /// Names who drives the session (MCP `clientInfo.name`).
@@ -512,6 +527,7 @@ impl Session {
     /// [`Session::close`]) and `session_ended` is said, unless its pages
     /// had already ended (idle, a lost browser).
     pub async fn end(&self, reason: EndReason, budget: &Budget) {
+        self.trace.stop("session_ended");
         self.close(budget).await;
         self.lifecycle.ended(reason);
         self.placement.lock().unwrap().take();
@@ -711,6 +727,8 @@ impl Session {
 pub(crate) struct Notes {
     pub url_before: Option<String>,
     pub url_after: Option<String>,
+    /// The call's budget in milliseconds, once made.
+    pub budget_ms: Option<u64>,
     /// Each URL the policy judged: the destination, what the request
     /// stage blocked, what the egress gate refused.
     pub verdicts: Vec<Verdict>,

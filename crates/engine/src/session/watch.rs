@@ -1,11 +1,14 @@
-//! What a watcher (the serve dashboard) sees of a session without taking
-//! part in it: its tabs and pending dialogs as the supervisors know them (no
-//! browser round trip), a small JPEG of the active tab after a page action,
-//! and a live screencast of one tab.
+//! What a watcher (the serve dashboard, the session's trace) sees of a
+//! session without taking part in it: its tabs and pending dialogs as the
+//! supervisors know them (no browser round trip), a small JPEG of the
+//! active tab after a page action, a live screencast of one tab, and for
+//! the trace what a call's refs were shown as, the console and the
+//! requests since the last call.
 //!
 //! Owns nothing: it reads the session's current context and tabs and never
 //! opens a context (watching a session that has none shows nothing).
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use cdp::protocol::page;
@@ -14,12 +17,18 @@ use serde_json::Value;
 
 use super::{Context, Session};
 use crate::tab::Tab;
+use crate::trace::{target, RequestRecord, Target};
 use crate::Budget;
 
 /// The width of an audit thumbnail, in pixels.
 const THUMBNAIL_WIDTH: f64 = 240.0;
-/// JPEG quality of thumbnails.
+/// JPEG quality of thumbnails and a trace's screenshots.
 const JPEG_QUALITY: u8 = 50;
+/// The width of a trace's screenshot, in pixels (about 30 KB a shot).
+const TRACE_SHOT_WIDTH: f64 = 640.0;
+/// How long a trace's screenshot may take (it never holds up a call for
+/// long: a page that cannot paint gets none).
+const TRACE_SHOT_BUDGET: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// A session as the supervisors know it now.
 #[derive(Debug, Default, Serialize)]
@@ -89,7 +98,13 @@ impl Session {
     /// `None` when there is no tab or a dialog blocks it (Chrome cannot
     /// paint under a native dialog).
     pub async fn thumbnail(&self, budget: &Budget) -> Option<String> {
-        let tab = self.tab_now(None)?;
+        self.viewport_jpeg(None, THUMBNAIL_WIDTH, budget).await
+    }
+
+    /// A JPEG (base64, at most `width` px wide) of tab `tab`'s viewport
+    /// (default the active tab).
+    async fn viewport_jpeg(&self, tab: Option<&str>, width: f64, budget: &Budget) -> Option<String> {
+        let tab = self.tab_now(tab)?;
         if tab.dialogs().is_blocked() {
             return None;
         }
@@ -113,15 +128,122 @@ impl Session {
                         y: viewport.page_y,
                         width: viewport.client_width,
                         height: viewport.client_height,
-                        scale: (THUMBNAIL_WIDTH / viewport.client_width).min(1.0),
+                        scale: (width / viewport.client_width).min(1.0),
                     }),
                     capture_beyond_viewport: false,
-                    optimize_for_speed: false,
+                    // The trace's shots are many: speed over size.
+                    optimize_for_speed: width == TRACE_SHOT_WIDTH,
                 },
             )
             .await
             .ok()?;
         Some(shot.data)
+    }
+
+    /// The trace's screenshot after a call that acts in tab `tab`: a JPEG
+    /// at most [`TRACE_SHOT_WIDTH`] px wide, within its own short budget.
+    pub(crate) async fn trace_shot(&self, tab: Option<&str>) -> Option<Vec<u8>> {
+        use base64::Engine as _;
+        let budget = Budget::with_timeout(TRACE_SHOT_BUDGET);
+        let shot = self.viewport_jpeg(tab, TRACE_SHOT_WIDTH, &budget).await?;
+        base64::engine::general_purpose::STANDARD.decode(shot).ok()
+    }
+
+    /// What each ref a call's `arguments` name was shown as in its tab's
+    /// latest snapshot (the one the agent read), by JSON pointer.
+    pub(crate) fn trace_targets(&self, arguments: &Value) -> BTreeMap<String, Target> {
+        let refs = target::refs_in(arguments);
+        let mut targets = BTreeMap::new();
+        if refs.is_empty() {
+            return targets;
+        }
+        let Some(tab) = self.tab_now(arguments.get("tab").and_then(Value::as_str)) else {
+            return targets;
+        };
+        tab.state(|s| {
+            let Some(tree) = s.latest_tree() else { return };
+            for (path, reference) in refs {
+                if let Some(mut found) = target::identify(tree, &reference) {
+                    found.name = self.secrets.redact(&found.name);
+                    targets.insert(path, found);
+                }
+            }
+        });
+        targets
+    }
+
+    /// The session's console messages (every tab's) after `after`
+    /// (seconds since the epoch), redacted.
+    pub(crate) fn trace_console(&self, after: f64) -> Vec<crate::ConsoleMessage> {
+        let Some(context) = self.current_context() else {
+            return Vec::new();
+        };
+        let mut messages = Vec::new();
+        for (_, tab, _) in context.tabs_now() {
+            tab.state(|s| {
+                for message in s.console().messages().iter().filter(|m| m.at > after) {
+                    let mut message = message.clone();
+                    message.text = self.secrets.redact(&message.text);
+                    message.url = self.secrets.redact(&message.url);
+                    messages.push(message);
+                }
+            });
+        }
+        messages.sort_by(|a, b| a.at.total_cmp(&b.at));
+        messages
+    }
+
+    /// The session's finished requests (every tab's) that `seen` says are
+    /// not in the trace yet, redacted.
+    pub(crate) fn trace_requests(&self, seen: impl Fn(&str, &str) -> bool) -> Vec<RequestRecord> {
+        let Some(context) = self.current_context() else {
+            return Vec::new();
+        };
+        let mut records = Vec::new();
+        let redact = |map: serde_json::Map<String, Value>| match self.secrets.redact_value(Value::Object(map))
+        {
+            Value::Object(map) => map,
+            _ => serde_json::Map::new(),
+        };
+        for (id, tab, _) in context.tabs_now() {
+            tab.state(|s| {
+                for r in s.network().list() {
+                    let finished = r.failed.is_some() || r.bytes.is_some();
+                    if !finished || seen(&id, &r.id) {
+                        continue;
+                    }
+                    records.push(RequestRecord {
+                        tab: id.clone(),
+                        id: r.id.clone(),
+                        method: r.method.clone(),
+                        url: self.secrets.redact(&r.url),
+                        kind: r.kind.clone(),
+                        status: r.status,
+                        failed: r.failed.clone(),
+                        started: r.wall_started,
+                        ms: r.ms(),
+                        bytes: r.bytes,
+                        request_headers: redact(r.request_headers.map()),
+                        response_headers: redact(r.response_headers.map()),
+                        mime_type: r.mime_type.clone(),
+                        post_data: r
+                            .post_data
+                            .as_ref()
+                            .filter(|b| b.len() <= crate::trace::POST_DATA_KEPT)
+                            .map(|b| self.secrets.redact(b)),
+                    });
+                }
+            });
+        }
+        records
+    }
+
+    /// Re-finds `target` in tab `tab`'s latest snapshot (default the
+    /// active tab), as `cdpilot replay` does before a step that names a
+    /// ref: `None` when the tab has no snapshot of its current page.
+    pub fn refind(&self, tab: Option<&str>, target: &Target) -> Option<target::Found> {
+        let tab = self.tab_now(tab)?;
+        tab.state(|s| s.latest_tree().map(|tree| target::refind(tree, target)))
     }
 
     /// Joins the screencast of tab `tab` (default the active one): the tab

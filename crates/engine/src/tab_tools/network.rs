@@ -84,31 +84,31 @@ pub struct NetworkArgs {
     /// abort: a Network.ErrorReason (default Failed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
-    /// fulfill: default 200.
+    #[allow(missing_docs)] // schema-visible: see `crate::tool`
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<i64>,
-    /// fulfill: response headers; continue: request headers set.
+    /// fulfill: response's; continue: request's, set.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub headers: Option<Map<String, Value>>,
-    /// fulfill: body text.
+    #[allow(missing_docs)] // schema-visible: see `crate::tool`
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub text: Option<String>,
-    /// fulfill: body as JSON.
+    #[allow(missing_docs)] // schema-visible: see `crate::tool`
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub json: Option<Value>,
     /// fulfill: body file; har: HAR file (under the output directory).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub file: Option<String>,
-    /// continue: method sent instead.
+    #[allow(missing_docs)] // schema-visible: see `crate::tool`
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub method: Option<String>,
-    /// continue: body sent instead.
+    #[allow(missing_docs)] // schema-visible: see `crate::tool`
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub post_data: Option<String>,
     /// delay: ms (max 60000).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delay_ms: Option<u64>,
-    /// har: a request it lacks goes to the network (fallback, default) or fails.
+    /// har: default fallback (to the network).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub not_found: Option<NotFound>,
     /// conditions: Slow 3G, Fast 3G, Slow 4G, Fast 4G; none clears.
@@ -117,13 +117,13 @@ pub struct NetworkArgs {
     #[allow(missing_docs)] // schema-visible: see `crate::tool`
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub offline: Option<bool>,
-    /// conditions: ms.
+    #[allow(missing_docs)] // schema-visible: see `crate::tool`
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency_ms: Option<f64>,
-    /// conditions: kbit/s.
+    #[allow(missing_docs)] // schema-visible: see `crate::tool`
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub download_kbps: Option<f64>,
-    /// conditions: kbit/s.
+    #[allow(missing_docs)] // schema-visible: see `crate::tool`
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub upload_kbps: Option<f64>,
     #[allow(missing_docs)] // schema-visible: see `crate::tool`
@@ -137,7 +137,7 @@ impl Tool for NetworkArgs {
         name: "browser_network",
         verb: "network",
         group: Group::Network,
-        description: "The tab's last 500 requests, iframes included: list (filter by URL, type, failed) or get one by id: headers, post data, and with body its response (text up to 64 KB). Shape requests inside the URL rules: route, unroute, routes, har (answers from a HAR file); conditions: the tab's network.",
+        description: "The tab's last 500 requests, iframes too: list (filter by URL, type, failed), get one by id (headers, post data, with body the response up to 64 KB). Shape them inside the URL rules: route, unroute, routes, har (answer from a HAR file), conditions (the tab's network).",
         scope: Scope::Tab,
         runs_during_dialog: true,
         budget: DefaultBudget::Action,

@@ -1,0 +1,475 @@
+//! A session traced (issue 43), through MCP stdio in a real Chromium: the
+//! trace's files read back (lines, screenshots, modes), a typed secret
+//! searched in every file (raw, URL-encoded, base64), its HAR's required
+//! fields; then `cdpilot replay` runs it again to the same end, stops at
+//! the step whose button was renamed, refuses an edited trace's denied URL
+//! (the denied server sees nothing) and an unknown tool, and names the
+//! file and line of a trace it cannot read.
+
+mod support;
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use base64::Engine as _;
+use serde_json::{json, Value};
+use support::{ref_on_line, spawn_cdpilot_with, text_of};
+use testkit::DeniedServer;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+const SECRET: &str = "s3cr3t pass&word";
+
+/// A page whose button's label the test changes between runs.
+struct PageServer {
+    port: u16,
+    label: Arc<Mutex<String>>,
+}
+
+impl PageServer {
+    async fn start() -> PageServer {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let label = Arc::new(Mutex::new("Add".to_owned()));
+        let shared = label.clone();
+        tokio::spawn(async move {
+            while let Ok((mut stream, _)) = listener.accept().await {
+                let label = shared.clone();
+                tokio::spawn(async move {
+                    let mut buffer = vec![0u8; 8192];
+                    let mut read = 0;
+                    while !buffer[..read].windows(4).any(|w| w == b"\r\n\r\n") {
+                        match stream.read(&mut buffer[read..]).await {
+                            Ok(0) | Err(_) => return,
+                            Ok(n) => read += n,
+                        }
+                    }
+                    let head = String::from_utf8_lossy(&buffer[..read]).to_string();
+                    let (status, body) = if head.starts_with("GET /page") {
+                        ("200 OK", page(&label.lock().unwrap()))
+                    } else {
+                        ("404 Not Found", String::new())
+                    };
+                    let answer = format!(
+                        "HTTP/1.1 {status}\r\ncontent-type: text/html\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                        body.len()
+                    );
+                    let _ = stream.write_all(answer.as_bytes()).await;
+                });
+            }
+        });
+        PageServer { port, label }
+    }
+
+    fn url(&self) -> String {
+        format!("http://127.0.0.1:{}/page", self.port)
+    }
+}
+
+fn page(label: &str) -> String {
+    format!(
+        "<!doctype html><title>Trace</title>\
+         <button onclick=\"n++; out.textContent = 'Clicked ' + n + ' times'\">{label}</button>\
+         <p id=out>Clicked 0 times</p>\
+         <form action=/page method=get><input name=pw aria-label=Password></form>\
+         <script>let n = 0; console.log('page ready')</script>"
+    )
+}
+
+fn config(dir: &Path) -> PathBuf {
+    let path = dir.join("cdpilot.toml");
+    let out = dir.join("out");
+    std::fs::write(
+        &path,
+        format!(
+            "[secrets]\nPW = {{ env = \"CDPILOT_TEST_TRACE_SECRET\" }}\n[files]\noutput_dir = \"{}\"\n",
+            out.display()
+        ),
+    )
+    .unwrap();
+    path
+}
+
+/// `cdpilot replay DIR --json` (and `more` flags): its exit code and report.
+async fn replay(tmp: &Path, dir: &Path, more: &[&str]) -> (i32, Value) {
+    let mut args = vec![
+        "replay".to_owned(),
+        dir.display().to_string(),
+        "--json".into(),
+        "--config".into(),
+        config(tmp).display().to_string(),
+    ];
+    args.extend(more.iter().map(|s| s.to_string()));
+    let tmp = tmp.to_owned();
+    let output = tokio::task::spawn_blocking(move || {
+        std::process::Command::new(env!("CARGO_BIN_EXE_cdpilot"))
+            .args(&args)
+            .env("TMPDIR", &tmp)
+            .env("CDPILOT_CHROME", testkit::chromium::executable())
+            .env("CDPILOT_CONFIG", "")
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let report = serde_json::from_str(stdout.trim())
+        .unwrap_or_else(|_| json!({"unparsed": stdout, "stderr": String::from_utf8_lossy(&output.stderr)}));
+    (output.status.code().unwrap_or(-1), report)
+}
+
+fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            files.extend(files_under(&path));
+        } else {
+            files.push(path);
+        }
+    }
+    files
+}
+
+fn lines(dir: &Path) -> Vec<Value> {
+    std::fs::read_to_string(dir.join("trace.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// A copy of trace `dir` with `edit` applied to its trace.jsonl.
+fn edited(dir: &Path, to: &Path, edit: impl Fn(String) -> String) -> PathBuf {
+    std::fs::create_dir_all(to).unwrap();
+    let text = std::fs::read_to_string(dir.join("trace.jsonl")).unwrap();
+    std::fs::write(to.join("trace.jsonl"), edit(text)).unwrap();
+    to.to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_traced_session_reads_back_without_its_secret_and_replays_to_the_same_end() {
+    std::env::set_var("CDPILOT_TEST_TRACE_SECRET", SECRET);
+    let site = PageServer::start().await;
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = config(tmp.path());
+    let (mut client, _chrome_tmp) =
+        spawn_cdpilot_with(&["--caps", "trace", "--config", cfg.to_str().unwrap()]);
+    client.initialize().await;
+    let started = client.call("browser_trace", json!({"action": "start"})).await;
+    assert_eq!(started["isError"], false, "{started}");
+    let dir = PathBuf::from(started["structuredContent"]["dir"].as_str().unwrap());
+    assert!(
+        dir.starts_with(tmp.path().join("out/traces")),
+        "{}",
+        dir.display()
+    );
+
+    client.call("browser_navigate", json!({"url": site.url()})).await;
+    let snap = text_of(&client.call("browser_snapshot", json!({})).await);
+    let add = ref_on_line(&snap, "button \"Add\"");
+    for _ in 0..2 {
+        let click = client.call("browser_click", json!({"ref": add})).await;
+        assert_eq!(click["isError"], false, "{click}");
+    }
+    client
+        .call("browser_trace", json!({"action": "chapter", "name": "log in"}))
+        .await;
+    let snap = text_of(&client.call("browser_snapshot", json!({})).await);
+    assert!(snap.contains("Clicked 2 times"), "{snap}");
+    let password = ref_on_line(&snap, "textbox \"Password\"");
+    let typed = client
+        .call(
+            "browser_type",
+            json!({"ref": password, "text": "{{secret:PW}}", "submit": true}),
+        )
+        .await;
+    assert_eq!(typed["isError"], false, "{typed}");
+    client.call("browser_wait", json!({"url": "**/page?pw=*"})).await;
+    // The new document, not the one the submit left.
+    client
+        .call("browser_wait", json!({"text": "Clicked 0 times"}))
+        .await;
+    client.call("browser_snapshot", json!({})).await;
+    let stopped = client.call("browser_trace", json!({"action": "stop"})).await;
+    assert_eq!(stopped["isError"], false, "{stopped}");
+
+    // The files: private, one header and a line per call, screenshots.
+    assert_eq!(
+        std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777,
+        0o700
+    );
+    let lines = lines(&dir);
+    assert_eq!(lines[0]["kind"], "header");
+    assert_eq!(lines[0]["format"], "cdpilot-trace");
+    assert_eq!(lines[0]["version"], 1);
+    let steps: Vec<&Value> = lines.iter().filter(|l| l["kind"] == "step").collect();
+    let tools: Vec<&str> = steps.iter().map(|s| s["tool"].as_str().unwrap()).collect();
+    assert_eq!(
+        tools,
+        [
+            "browser_navigate",
+            "browser_snapshot",
+            "browser_click",
+            "browser_click",
+            "browser_snapshot",
+            "browser_type",
+            "browser_wait",
+            "browser_wait",
+            "browser_snapshot"
+        ],
+        "{lines:#?}"
+    );
+    let click = steps[2];
+    assert_eq!(click["targets"]["/ref"]["role"], "button", "{click}");
+    assert_eq!(click["targets"]["/ref"]["name"], "Add");
+    assert_eq!(
+        (
+            click["targets"]["/ref"]["ordinal"].as_u64(),
+            click["targets"]["/ref"]["of"].as_u64()
+        ),
+        (Some(0), Some(1))
+    );
+    assert!(click["url_before"].as_str().unwrap().ends_with("/page"));
+    assert!(click["budget_ms"].as_u64().unwrap() > 0);
+    assert!(
+        steps[1]["text"].as_str().unwrap().contains("<<page-content"),
+        "page text stays inside the markers"
+    );
+    assert!(
+        steps.iter().any(|s| s["console"]
+            .as_array()
+            .is_some_and(|c| c.iter().any(|m| m["text"] == "page ready"))),
+        "{steps:#?}"
+    );
+    let chapter = lines.iter().find(|l| l["kind"] == "chapter").unwrap();
+    assert_eq!(
+        (chapter["name"].as_str(), chapter["after_step"].as_u64()),
+        (Some("log in"), Some(4))
+    );
+    assert_eq!(lines.last().unwrap()["kind"], "end");
+    let shot = dir.join(click["shot"].as_str().expect("a click has a screenshot"));
+    let jpeg = std::fs::read(&shot).unwrap();
+    assert!(
+        jpeg.starts_with(&[0xff, 0xd8, 0xff]) && jpeg.ends_with(&[0xff, 0xd9]) && jpeg.len() > 1000,
+        "{} bytes",
+        jpeg.len()
+    );
+    assert_eq!(
+        std::fs::metadata(&shot).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+    // No screenshot of the page the secret was typed on.
+    assert_eq!(steps[5]["shot_dropped"], "secret_on_page", "{}", steps[5]);
+    assert!(
+        steps[6]["text"].as_str().unwrap().contains("pw={{secret:PW}}"),
+        "{}",
+        steps[6]
+    );
+
+    // The secret, in any spelling, in no file of the trace.
+    let spellings = [
+        SECRET.to_owned(),
+        SECRET.replace(' ', "%20").replace('&', "%26"),
+        SECRET.replace(' ', "+").replace('&', "%26"),
+        base64::engine::general_purpose::STANDARD.encode(SECRET),
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(SECRET),
+    ];
+    let files = files_under(&dir);
+    assert!(files.len() >= 4, "{files:?}");
+    for file in &files {
+        let bytes = std::fs::read(file).unwrap();
+        for spelling in &spellings {
+            assert!(
+                !bytes.windows(spelling.len()).any(|w| w == spelling.as_bytes()),
+                "{} holds the secret as {spelling:?}",
+                file.display()
+            );
+        }
+        assert_eq!(
+            std::fs::metadata(file).unwrap().permissions().mode() & 0o777,
+            0o600,
+            "{}",
+            file.display()
+        );
+    }
+
+    // The HAR: HAR 1.2's required fields, the page's document requests.
+    let har: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("har.json")).unwrap()).unwrap();
+    engine::trace::har::check_har_1_2(&har).unwrap();
+    let entries = har["log"]["entries"].as_array().unwrap();
+    let documents: Vec<&Value> = entries
+        .iter()
+        .filter(|e| e["request"]["url"].as_str().unwrap().contains("/page"))
+        .collect();
+    assert!(documents.len() >= 2, "{har:#}");
+    assert_eq!(documents[0]["response"]["status"], 200);
+    assert!(documents[0]["response"]["headers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|h| h["name"].as_str().unwrap().eq_ignore_ascii_case("content-type")));
+    client.close_stdin();
+
+    // Replayed without the model: the same steps, the same answers.
+    let (code, report) = replay(tmp.path(), &dir, &[]).await;
+    assert_eq!(code, 0, "{report:#}");
+    assert_eq!(report["stopped"], Value::Null, "{report:#}");
+    assert_eq!(report["steps"].as_array().unwrap().len(), steps.len());
+    assert_eq!(
+        report["answers_differ"],
+        json!([]),
+        "{report:#}\nrecorded: {steps:#?}"
+    );
+
+    // The button renamed: the replay stops at the first click, and says why.
+    *site.label.lock().unwrap() = "Plus".into();
+    let (code, report) = replay(tmp.path(), &dir, &[]).await;
+    assert_eq!(code, 1, "{report:#}");
+    let stop = &report["stopped"];
+    assert_eq!(stop["step"], 3, "{report:#}");
+    assert_eq!(stop["reason"], "not_found");
+    assert_eq!(stop["detail"]["expected"]["name"], "Add");
+    assert!(
+        stop["snapshot"].as_str().unwrap().contains("button \"Plus\""),
+        "{stop}"
+    );
+    assert_eq!(
+        report["steps"].as_array().unwrap().len(),
+        2,
+        "nothing past the changed step ran"
+    );
+
+    // --until: only the first steps.
+    let (code, report) = replay(tmp.path(), &dir, &["--until", "2"]).await;
+    assert_eq!(
+        (code, report["steps"].as_array().unwrap().len()),
+        (0, 2),
+        "{report:#}"
+    );
+
+    // An edited trace: a denied URL is refused at that step, and never reached.
+    let denied = DeniedServer::start().await;
+    let to_denied = edited(&dir, &tmp.path().join("edited-denied"), |t| {
+        t.replacen(&site.url(), &denied.url("/page"), 1)
+    });
+    let rule = format!("http://{}/*", denied.host());
+    let (code, report) = replay(tmp.path(), &to_denied, &["--deny", &rule]).await;
+    assert_eq!(code, 1, "{report:#}");
+    assert_eq!(
+        (
+            report["stopped"]["step"].as_u64(),
+            report["stopped"]["reason"].as_str()
+        ),
+        (Some(1), Some("refused")),
+        "{report:#}"
+    );
+    assert_eq!(report["stopped"]["detail"]["error"]["code"], "permission_denied");
+    denied.assert_untouched("an edited trace's navigate");
+    // … and a tool this server does not have, as a model's call would be.
+    let unknown = edited(&dir, &tmp.path().join("edited-tool"), |t| {
+        t.replacen(
+            "\"tool\":\"browser_navigate\"",
+            "\"tool\":\"browser_format_disk\"",
+            1,
+        )
+    });
+    let (code, report) = replay(tmp.path(), &unknown, &[]).await;
+    assert_eq!(
+        (code, report["stopped"]["reason"].as_str()),
+        (1, Some("refused")),
+        "{report:#}"
+    );
+    assert!(
+        report["stopped"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("browser_format_disk"),
+        "{report:#}"
+    );
+
+    // Bad input: named by file and line, nothing replayed.
+    let text = std::fs::read_to_string(dir.join("trace.jsonl")).unwrap();
+    let version = edited(&dir, &tmp.path().join("v7"), |t| {
+        t.replacen("\"version\":1", "\"version\":7", 1)
+    });
+    let (code, report) = replay(tmp.path(), &version, &[]).await;
+    assert_eq!(code, 2, "{report:#}");
+    assert_eq!(report["error"]["line"], 1);
+    assert!(
+        report["error"]["file"]
+            .as_str()
+            .unwrap()
+            .ends_with("v7/trace.jsonl"),
+        "{report:#}"
+    );
+    assert!(
+        report["error"]["message"].as_str().unwrap().contains("version 7"),
+        "{report:#}"
+    );
+    let (code, report) = replay(tmp.path(), &tmp.path().join("nowhere"), &[]).await;
+    assert_eq!(code, 2, "{report:#}");
+    assert!(
+        report["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("not a trace directory"),
+        "{report:#}"
+    );
+    let cut = text.len() - text.lines().last().unwrap().len() - 30;
+    let truncated = edited(&dir, &tmp.path().join("cut"), |t| t[..cut].to_owned());
+    let (code, report) = replay(tmp.path(), &truncated, &["--until", "1"]).await;
+    assert_eq!(code, 0, "the steps before a cut line replay: {report:#}");
+    let _ = truncated;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_trace_flag_traces_every_session_and_export_prints_cdpilot_commands() {
+    let site = testkit::TestSite::start().await;
+    let tmp = tempfile::tempdir().unwrap();
+    let base = tmp.path().join("traces");
+    let (mut client, _chrome_tmp) = spawn_cdpilot_with(&["--trace", base.to_str().unwrap()]);
+    client.initialize().await;
+    client
+        .call("browser_navigate", json!({"url": site.url("/counter.html")}))
+        .await;
+    client.call("browser_snapshot", json!({})).await;
+    client.close_stdin();
+    let dir = support::eventually(std::time::Duration::from_secs(20), || {
+        let base = base.clone();
+        async move {
+            let Ok(mut dirs) = std::fs::read_dir(&base) else {
+                return false;
+            };
+            dirs.next()
+                .and_then(Result::ok)
+                .is_some_and(|d| lines(&d.path()).last().is_some_and(|l| l["kind"] == "end"))
+        }
+    })
+    .await;
+    assert!(
+        dir,
+        "the session's trace ends with its end line when cdpilot exits"
+    );
+    let dir = std::fs::read_dir(&base).unwrap().next().unwrap().unwrap().path();
+    let steps: Vec<Value> = lines(&dir).into_iter().filter(|l| l["kind"] == "step").collect();
+    assert_eq!(steps.len(), 2);
+    assert!(steps[0]["shot"].as_str().is_some(), "{}", steps[0]);
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_cdpilot"))
+        .args(["trace", "export", dir.to_str().unwrap(), "--cli"])
+        .output()
+        .unwrap();
+    let script = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        script.contains(&format!("\ncdpilot open {}\n", site.url("/counter.html"))),
+        "{script}"
+    );
+    assert!(script.contains("\ncdpilot snapshot\n"), "{script}");
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_cdpilot"))
+        .args(["trace", "har", dir.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let har: Value = serde_json::from_slice(&output.stdout).unwrap();
+    engine::trace::har::check_har_1_2(&har).unwrap();
+    assert!(!har["log"]["entries"].as_array().unwrap().is_empty());
+}

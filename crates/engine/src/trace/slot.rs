@@ -1,0 +1,90 @@
+//! A session's place for its trace: none yet, one being written, or
+//! stopped. Started by the session's first call when `[trace] dir` is set,
+//! or by `browser_trace start`; stopped by `browser_trace stop`, by its
+//! budget or a write error, and when the session ends (its `Drop`).
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use super::Trace;
+use crate::config::TraceConfig;
+
+/// One session's trace, if any.
+#[derive(Default)]
+pub struct Slot {
+    state: Mutex<State>,
+}
+
+#[derive(Default)]
+enum State {
+    /// No call yet: `[trace] dir` may start one.
+    #[default]
+    Unstarted,
+    On(Arc<Trace>),
+    /// Stopped (or never to start): only `browser_trace start` starts one.
+    Off,
+}
+
+impl Slot {
+    /// The trace this call goes into: the one being written, or a new one
+    /// under `[trace] dir` at the session's first call. A trace that cannot
+    /// start is an error (said once); the session goes on untraced.
+    pub fn for_call(&self, config: &TraceConfig, session: &str) -> Result<Option<Arc<Trace>>, String> {
+        let mut state = self.state.lock().unwrap();
+        match &*state {
+            State::On(trace) if trace.is_on() => Ok(Some(trace.clone())),
+            State::On(_) | State::Off => {
+                *state = State::Off;
+                Ok(None)
+            }
+            State::Unstarted if config.dir.is_empty() => {
+                *state = State::Off;
+                Ok(None)
+            }
+            State::Unstarted => match Trace::start(Path::new(&config.dir), session, config.max_bytes()) {
+                Ok(trace) => {
+                    let trace = Arc::new(trace);
+                    *state = State::On(trace.clone());
+                    Ok(Some(trace))
+                }
+                Err(e) => {
+                    *state = State::Off;
+                    Err(format!("starting a trace in [trace] dir {:?}: {e}", config.dir))
+                }
+            },
+        }
+    }
+
+    /// Starts a trace under `base` (or says the one being written).
+    pub fn start(&self, base: &Path, session: &str, max_bytes: u64) -> std::io::Result<(Arc<Trace>, bool)> {
+        let mut state = self.state.lock().unwrap();
+        if let State::On(trace) = &*state {
+            if trace.is_on() {
+                return Ok((trace.clone(), false));
+            }
+        }
+        let trace = Arc::new(Trace::start(base, session, max_bytes)?);
+        *state = State::On(trace.clone());
+        Ok((trace, true))
+    }
+
+    /// The trace being written, if one is.
+    pub fn current(&self) -> Option<Arc<Trace>> {
+        match &*self.state.lock().unwrap() {
+            State::On(trace) if trace.is_on() => Some(trace.clone()),
+            _ => None,
+        }
+    }
+
+    /// Stops the trace being written for `reason`; returns it.
+    pub fn stop(&self, reason: &str) -> Option<Arc<Trace>> {
+        let previous = std::mem::replace(&mut *self.state.lock().unwrap(), State::Off);
+        match previous {
+            State::On(trace) => {
+                trace.stop(reason);
+                Some(trace)
+            }
+            _ => None,
+        }
+    }
+}
