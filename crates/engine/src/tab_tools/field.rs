@@ -15,7 +15,10 @@ use crate::{ActionError, Budget, ErrorCode};
 /// Focuses the element and, when asked, selects its whole content so the
 /// inserted text replaces it. Returns false for elements that take no text,
 /// and `{value: type}` for inputs whose browser-drawn editor takes no
-/// inserted text (a date field stays empty): those are set by value.
+/// inserted text (a date field stays empty): those are set by value. When
+/// the focus did not land in the element (a `focus` handler moved it, an
+/// overlay's field took it), `{focus}` says where it is ([`focus_refused`]):
+/// keys sent now would go there.
 const PREPARE: &str = r#"function (clear) {
   if (this instanceof HTMLInputElement && VALUE_TYPES.includes(this.type)) return { value: this.type };
   const editable = this.isContentEditable ||
@@ -23,6 +26,16 @@ const PREPARE: &str = r#"function (clear) {
     this instanceof HTMLTextAreaElement;
   if (!editable) return false;
   this.focus();
+  let active = this.ownerDocument.activeElement;
+  while (active && active.shadowRoot && active.shadowRoot.activeElement) active = active.shadowRoot.activeElement;
+  let within = false;
+  for (let c = active; c && !within; c = c.parentNode || c.host) within = c === this;
+  if (!within) {
+    const api = globalThis.__cdpilot;
+    const at = !active || active === this.ownerDocument.body ? 'nothing (the page took it away)'
+      : api && api.describe ? api.describe(active) : '<' + active.tagName.toLowerCase() + '>';
+    return { focus: at };
+  }
   if (clear) {
     if (this.isContentEditable) {
       const range = document.createRange();
@@ -39,6 +52,22 @@ const PREPARE: &str = r#"function (clear) {
 
 /// The `<input>` types set by value rather than typed into.
 const VALUE_TYPES: &str = "['date','time','datetime-local','month','week','color','range','number']";
+
+/// The refusal when [`PREPARE`] found the focus elsewhere: nothing is
+/// typed, and the answer says where the focus went.
+pub(crate) fn focus_refused(element: &Element, prepared: &Value) -> Result<(), ActionError> {
+    match prepared["focus"].as_str() {
+        None => Ok(()),
+        Some(at) => Err(ActionError::new(
+            ErrorCode::ElementNotInteractable,
+            format!(
+                "{} was focused, but the focus is on {at} now; nothing was typed",
+                element.label
+            ),
+            "Take a browser_snapshot to see what took the focus (a dialog, a popup) and deal with it first.",
+        )),
+    }
+}
 
 /// [`PREPARE`], with its list of value types in place.
 pub(crate) fn prepare() -> String {

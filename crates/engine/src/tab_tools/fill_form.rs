@@ -245,6 +245,7 @@ async fn text(tab: &Tab, element: &Element, value: &str, budget: &Budget) -> Res
             vec![Value::Bool(true)],
         )
         .await?;
+    field::focus_refused(element, &editable)?;
     if editable != Value::Bool(true) {
         return Err(ActionError::new(
             ErrorCode::ElementNotInteractable,
@@ -301,7 +302,7 @@ async fn check_box(
     }
     if kind["visible"] == Value::Bool(true) {
         let point = element.actionable_point(tab, budget).await?;
-        input::click(tab, budget, point, MouseButton::Left, 1, 0).await?;
+        input::press_at(tab, budget, point, MouseButton::Left, 1, 0).await?;
         if element.frame.session.id() != tab.session.id() {
             element.settle(budget).await?;
         }

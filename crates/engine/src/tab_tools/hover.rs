@@ -6,7 +6,8 @@ use serde_json::json;
 
 use crate::args::{Common, ElementTarget};
 use crate::tab::Tab;
-use crate::tab_tools::{element, front, input};
+use crate::tab_tools::element::Intent;
+use crate::tab_tools::{element, front};
 use crate::tool::{Declaration, DefaultBudget, Effect, Group, Scope, TabCall, TabTool, Tool};
 use crate::validate;
 use crate::{ActionError, ActionOutput, Budget};
@@ -17,6 +18,9 @@ pub struct HoverArgs {
     #[allow(missing_docs)] // schema-visible: see `crate::tool`
     #[serde(flatten)]
     pub target: ElementTarget,
+    /// Skip the waits for visible, still and enabled (what is at the point is still reported).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub force: Option<bool>,
     #[allow(missing_docs)] // schema-visible: see `crate::tool`
     #[serde(flatten)]
     pub common: Common,
@@ -28,7 +32,7 @@ impl Tool for HoverArgs {
         name: "browser_hover",
         verb: "hover",
         group: Group::Core,
-        description: "Move the mouse over an element.",
+        description: "Move the mouse over an element. Says what is under the pointer if not it.",
         scope: Scope::Tab,
         runs_during_dialog: false,
         budget: DefaultBudget::Action,
@@ -53,10 +57,21 @@ impl TabTool for HoverArgs {
 
 pub async fn run(tab: &Tab, args: &HoverArgs, budget: &Budget) -> Result<ActionOutput, ActionError> {
     let element = element::resolve(tab, &args.target, budget).await?;
-    let point = element.actionable_point(tab, budget).await?;
-    input::move_to(tab, budget, point).await?;
+    let force = args.force.unwrap_or(false);
+    let aimed = element.aim(tab, budget, Intent::Hover, force).await?;
+    // The pointer is at the element's point; its hover handlers ran. What
+    // is under the pointer now is said when it is not the element (a cover,
+    // or what those handlers raised over it).
+    let text = match &aimed.under {
+        None => format!("Hovering over {}.", element.label),
+        Some(under) => format!(
+            "Moved the mouse to {}; {under} is under the pointer there now (it covers the element, \
+             or the page raised it when the pointer came).",
+            element.label
+        ),
+    };
     Ok(ActionOutput::new(
-        format!("Hovering over {}.", element.label),
-        json!({ "ok": true }),
+        text,
+        json!({ "ok": true, "under": aimed.under }),
     ))
 }

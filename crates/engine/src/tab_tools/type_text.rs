@@ -79,6 +79,7 @@ pub async fn run(tab: &Tab, args: &TypeArgs, budget: &Budget) -> Result<ActionOu
     let editable = element
         .call(budget, "focusing the field", &prepare(), vec![Value::Bool(clear)])
         .await?;
+    field::focus_refused(&element, &editable)?;
     if let Some(kind) = editable["value"].as_str() {
         // A date, time, colour, range or number input: its value is set
         // whole, with `input` and `change`, as browser_fill_form does.
