@@ -207,8 +207,8 @@ async fn a_drop_target_that_moves_away_during_the_drag_is_followed() {
         ok(&mut c, "browser_navigate", json!({"url": site.url("/drag-away.html")})).await;
         let s = snapshot(&mut c).await;
         let from = ref_of(&s, &format!("\"{card}\""));
-        let to = ref_of(&s, "region \"Archive\"");
-        let dragged = ok(&mut c, "browser_drag", json!({"ref": from, "to_ref": to})).await;
+        let to = json!({"ref": from, "to_selector": "#archive"});
+        let dragged = ok(&mut c, "browser_drag", to).await;
         let after = snapshot(&mut c).await;
         assert!(after.contains(landed), "{dragged}\n{after}");
     }
