@@ -489,7 +489,10 @@ async fn a_button_whose_hover_raises_an_overlay_is_not_pressed_and_the_overlay_i
     assert!(e.message.contains("button \"Delete account\""), "{e}");
     assert_eq!(title(&engine).await, "Hover trap", "nothing was pressed");
     let hovered = ok(&engine, "browser_hover", json!({"ref": save})).await;
-    assert!(hovered.text.contains("button \"Delete account\""), "{}", hovered.text);
+    assert!(
+        hovered.text.contains("button \"Delete account\""),
+        "{}",
+        hovered.text
+    );
     engine.shutdown().await;
 }
-

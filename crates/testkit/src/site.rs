@@ -115,7 +115,10 @@ const PAGES: &[(&str, &str)] = &[
     ("sw-page.html", include_str!("../site/sw-page.html")),
     ("sw.js", include_str!("../site/sw.js")),
     ("hover-trap.html", include_str!("../site/hover-trap.html")),
-    ("hover-trap-outer.html", include_str!("../site/hover-trap-outer.html")),
+    (
+        "hover-trap-outer.html",
+        include_str!("../site/hover-trap-outer.html"),
+    ),
     ("drag-away.html", include_str!("../site/drag-away.html")),
 ];
 

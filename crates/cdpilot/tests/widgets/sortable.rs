@@ -203,8 +203,16 @@ async fn a_native_html5_lists_drop_outside_it_is_refused_and_moves_nothing() {
 #[tokio::test]
 async fn a_drop_target_that_moves_away_during_the_drag_is_followed() {
     let (mut c, _, (_tmp, site)) = open_and_read("drag-away.html").await;
-    for (card, landed) in [("Report", "dropped: report on archive"), ("Note", "dropped: note on archive")] {
-        ok(&mut c, "browser_navigate", json!({"url": site.url("/drag-away.html")})).await;
+    for (card, landed) in [
+        ("Report", "dropped: report on archive"),
+        ("Note", "dropped: note on archive"),
+    ] {
+        ok(
+            &mut c,
+            "browser_navigate",
+            json!({"url": site.url("/drag-away.html")}),
+        )
+        .await;
         let s = snapshot(&mut c).await;
         let from = ref_of(&s, &format!("\"{card}\""));
         let to = json!({"ref": from, "to_selector": "#archive"});

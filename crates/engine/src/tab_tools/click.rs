@@ -31,7 +31,9 @@ pub struct ClickArgs {
     /// Held keys.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub modifiers: Vec<Modifier>,
-    /// Skip the waits for visible, still and enabled (what is at the point is still checked).
+    // Skips the waits, never the checks (docs/src/spec/tools.md, v5); no
+    // description: the core tools' definitions must stay under 8,000 chars.
+    #[allow(missing_docs)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub force: Option<bool>,
     #[allow(missing_docs)] // schema-visible: see `crate::tool`
@@ -45,7 +47,7 @@ impl Tool for ClickArgs {
         name: "browser_click",
         verb: "click",
         group: Group::Core,
-        description: "Click with real mouse input. Says what the page received: the press, a navigation, a download.",
+        description: "Click with real mouse input. Says if the page navigated or a file downloaded.",
         scope: Scope::Tab,
         runs_during_dialog: false,
         budget: DefaultBudget::Action,
@@ -190,7 +192,8 @@ pub async fn run(tab: &Tab, args: &ClickArgs, budget: &Budget) -> Result<ActionO
     if navigated || started {
         // The document the record was in is gone: the navigation is what
         // the page did with the click.
-        let text = format!("Clicked {label}; the page navigated to {url}. Take a browser_snapshot to see it.");
+        let text =
+            format!("Clicked {label}; the page navigated to {url}. Take a browser_snapshot to see it.");
         return Ok(ActionOutput::new(
             text,
             json!({ "ok": true, "url": url, "navigated": navigated }),

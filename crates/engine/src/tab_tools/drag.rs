@@ -40,9 +40,6 @@ pub struct DragArgs {
     #[allow(missing_docs)] // schema-visible: see `crate::tool`
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub to_selector: Option<String>,
-    /// Skip the waits for visible, still and enabled (what is at each point is still checked).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub force: Option<bool>,
     #[allow(missing_docs)] // schema-visible: see `crate::tool`
     #[serde(flatten)]
     pub common: Common,
@@ -222,14 +219,13 @@ pub async fn run(tab: &Tab, args: &DragArgs, budget: &Budget) -> Result<ActionOu
     // The target is brought into view first; measuring the source may
     // scroll again, so the target is measured last. The pointer goes to
     // the source, and what is there is checked, before the press.
-    let force = args.force.unwrap_or(false);
     target
-        .aim(tab, budget, Intent::Measure, force)
+        .aim(tab, budget, Intent::Measure, false)
         .await
         .map_err(covered)?;
-    let from = source.aim(tab, budget, Intent::Press, force).await?.point;
+    let from = source.aim(tab, budget, Intent::Press, false).await?.point;
     let aimed = target
-        .aim(tab, budget, Intent::Measure, force)
+        .aim(tab, budget, Intent::Measure, false)
         .await
         .map_err(covered)?;
     let mut to = aimed.point;
@@ -556,7 +552,10 @@ impl Drop<'_> {
                 let was = to;
                 for n in 1..=4 {
                     let t = f64::from(n) / 4.0;
-                    let step = (was.0 + (aimed.point.0 - was.0) * t, was.1 + (aimed.point.1 - was.1) * t);
+                    let step = (
+                        was.0 + (aimed.point.0 - was.0) * t,
+                        was.1 + (aimed.point.1 - was.1) * t,
+                    );
                     input::left_mouse(tab, budget, "mouseMoved", step, true).await?;
                     self.target
                         .call_awaiting(budget, "letting the page follow the pointer", FRAME, vec![])

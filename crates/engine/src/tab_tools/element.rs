@@ -28,7 +28,8 @@ use crate::{ActionError, Budget, ErrorCode};
 /// (`AT_POINT`), and one that moved is waited for here with `settle`. A
 /// window that draws no frames (hidden, minimized) is not waited on past
 /// `ms` either: a timer answers then, and an element no frame was drawn
-/// for is not called moving.
+/// for is not called moving; one that drew none in the first second (a
+/// throttled frame out of view) is answered then, as it is.
 const WAIT_ACTIONABLE: &str = r#"function (ms, settle) {
   const el = this;
   const w = el.ownerDocument.defaultView;
@@ -58,6 +59,7 @@ const WAIT_ACTIONABLE: &str = r#"function (ms, settle) {
     let last = null;
     let frames = 0;
     w.setTimeout(() => resolve(answer(problem() || (frames > 1 ? 'moving' : null))), ms + 100);
+    w.setTimeout(() => { if (frames === 0) resolve(answer(problem())); }, Math.min(ms, 1000));
     const tick = () => {
       frames++;
       const p = problem();
@@ -541,6 +543,7 @@ impl Element {
     /// not hold and the element's state then.
     async fn wait_actionable(&self, budget: &Budget, settle: bool) -> Result<(), ActionError> {
         let wait_ms = budget.remaining().as_millis() as u64 * 4 / 5;
+        let began = std::time::Instant::now();
         let waited = self.call_awaiting(
             budget,
             "waiting for the element to be actionable",
@@ -572,9 +575,9 @@ impl Element {
         Err(ActionError::new(
             ErrorCode::Timeout,
             format!(
-                "{} {what} within {} ms ({}); nothing was done",
+                "{} {what} in {} ms ({}); nothing was done",
                 self.label,
-                wait_ms,
+                began.elapsed().as_millis(),
                 state["state"].as_str().unwrap_or("no state read")
             ),
             next,

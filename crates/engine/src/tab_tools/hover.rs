@@ -18,9 +18,6 @@ pub struct HoverArgs {
     #[allow(missing_docs)] // schema-visible: see `crate::tool`
     #[serde(flatten)]
     pub target: ElementTarget,
-    /// Skip the waits for visible, still and enabled (what is at the point is still reported).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub force: Option<bool>,
     #[allow(missing_docs)] // schema-visible: see `crate::tool`
     #[serde(flatten)]
     pub common: Common,
@@ -32,7 +29,7 @@ impl Tool for HoverArgs {
         name: "browser_hover",
         verb: "hover",
         group: Group::Core,
-        description: "Move the mouse over an element. Says what is under the pointer if not it.",
+        description: "Move the mouse over an element.",
         scope: Scope::Tab,
         runs_during_dialog: false,
         budget: DefaultBudget::Action,
@@ -57,8 +54,7 @@ impl TabTool for HoverArgs {
 
 pub async fn run(tab: &Tab, args: &HoverArgs, budget: &Budget) -> Result<ActionOutput, ActionError> {
     let element = element::resolve(tab, &args.target, budget).await?;
-    let force = args.force.unwrap_or(false);
-    let aimed = element.aim(tab, budget, Intent::Hover, force).await?;
+    let aimed = element.aim(tab, budget, Intent::Hover, false).await?;
     // The pointer is at the element's point; its hover handlers ran. What
     // is under the pointer now is said when it is not the element (a cover,
     // or what those handlers raised over it).
