@@ -496,3 +496,25 @@ async fn a_button_whose_hover_raises_an_overlay_is_not_pressed_and_the_overlay_i
     );
     engine.shutdown().await;
 }
+
+/// Issue 42: a click's answer says what the page's record shows. A press
+/// a capture handler above the button stopped is not called a click; a
+/// click on a button that does nothing says nothing changed.
+#[tokio::test]
+async fn a_clicks_answer_claims_only_what_the_page_received() {
+    let (_site, engine) = open("/hover-trap.html").await;
+    let snap = ok(&engine, "browser_snapshot", json!({})).await;
+    let guarded = ref_of(&snap.text, "button \"Guarded\"");
+    let out = ok(&engine, "browser_click", json!({"ref": guarded})).await;
+    assert!(
+        out.text.contains("stopped the press before it reached it"),
+        "{}",
+        out.text
+    );
+    assert_eq!(out.data["reached"], false, "{}", out.data);
+    let idle = ref_of(&snap.text, "button \"Does nothing\"");
+    let out = ok(&engine, "browser_click", json!({"ref": idle})).await;
+    assert!(out.text.contains("nothing on the page changed"), "{}", out.text);
+    assert_eq!(out.data["changed"], false, "{}", out.data);
+    engine.shutdown().await;
+}

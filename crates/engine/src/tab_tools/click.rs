@@ -199,17 +199,24 @@ pub async fn run(tab: &Tab, args: &ClickArgs, budget: &Budget) -> Result<ActionO
             json!({ "ok": true, "url": url, "navigated": navigated }),
         ));
     }
+    // What the page's record shows is all the answer claims. A press the
+    // page stopped on its way, or one no listener of cdpilot's saw (a
+    // handler before them stopped it), is not called a click, nor an
+    // error: the page's own click may still have acted, and a retry
+    // would act twice.
     let pressed = pressed.unwrap_or_default();
+    let unconfirmed = |why: String| {
+        Ok(ActionOutput::new(
+            format!("{why}. Take a browser_snapshot to see whether the page acted before trying again."),
+            json!({ "ok": true, "url": url, "navigated": false, "reached": false }),
+        ))
+    };
     match pressed.to.as_deref() {
         Some("") if pressed.reached => {}
         Some("") => {
-            return Err(ActionError::new(
-                ErrorCode::ElementNotInteractable,
-                format!(
-                    "the press at {label} went to it, but the page stopped it before it reached it \
-                     (a handler on an element around it took the press)"
-                ),
-                "Take a browser_snapshot to see what the page did; the element around it may be what acts.",
+            return unconfirmed(format!(
+                "Pressed {label}, but the page stopped the press before it reached it (a handler on an \
+                 element around it took it)"
             ))
         }
         Some(other) => {
@@ -223,12 +230,9 @@ pub async fn run(tab: &Tab, args: &ClickArgs, budget: &Budget) -> Result<ActionO
             ))
         }
         None => {
-            return Err(ActionError::new(
-                ErrorCode::ElementNotInteractable,
-                format!(
-                    "the click was sent to {label}, but the page's record shows no press reaching anything"
-                ),
-                "Take a browser_snapshot to see whether anything happened before acting again.",
+            return unconfirmed(format!(
+                "Sent the click to {label}, but cdpilot saw no press reach the page (a handler of the page \
+                 may have stopped it first)"
             ))
         }
     }

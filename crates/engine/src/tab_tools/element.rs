@@ -127,11 +127,18 @@ const AT_POINT: &str = r#"function (x, y, arm) {
   }
   if (!arm) return null;
   if (w.__cdpilotPressed) w.__cdpilotPressed();
-  const record = { to: null, reached: false, changed: false };
+  const record = { to: null, changed: false };
   const types = ['pointerdown', 'mousedown'];
   const CHANGES = ['input', 'change', 'toggle', 'scroll'];
-  const first = (e) => { if (e.isTrusted && record.to === null) { const t = e.composedPath()[0]; record.to = inside(t) ? '' : describe(t); } };
-  const reach = (e) => { if (e.isTrusted) record.reached = true; };
+  // Reached: each kind the window saw (pointerdown, then mousedown) came
+  // to the element too; a handler may stop one and not the other.
+  const seen = new Set(), got = new Set();
+  const first = (e) => {
+    if (!e.isTrusted) return;
+    seen.add(e.type);
+    if (record.to === null) { const t = e.composedPath()[0]; record.to = inside(t) ? '' : describe(t); }
+  };
+  const reach = (e) => { if (e.isTrusted) got.add(e.type); };
   const change = () => { if (record.to !== null) record.changed = true; };
   const observer = new MutationObserver((list) => { if (list.length) change(); });
   observer.observe(doc, { subtree: true, childList: true, attributes: true, characterData: true });
@@ -143,7 +150,7 @@ const AT_POINT: &str = r#"function (x, y, arm) {
     for (const t of types) { w.removeEventListener(t, first, true); el.removeEventListener(t, reach, true); }
     for (const t of CHANGES) w.removeEventListener(t, change, true);
     delete w.__cdpilotPressed;
-    return { to: record.to, reached: record.reached, changed: record.changed };
+    return { to: record.to, reached: seen.size > 0 && [...seen].every((t) => got.has(t)), changed: record.changed };
   };
   return null;
 }"#;
