@@ -518,3 +518,25 @@ async fn a_clicks_answer_claims_only_what_the_page_received() {
     assert_eq!(out.data["changed"], false, "{}", out.data);
     engine.shutdown().await;
 }
+
+/// Issue 42: the focus checked before typing. Name's focus handler hands
+/// the focus to Search: nothing is typed, and the answer names Search.
+#[tokio::test]
+async fn typing_into_a_field_whose_focus_moves_away_types_nothing_and_names_where_it_went() {
+    let (_site, engine) = open("/hover-trap.html").await;
+    let snap = ok(&engine, "browser_snapshot", json!({})).await;
+    let name = ref_of(&snap.text, "textbox \"Name\"");
+    let e = call(&engine, "browser_type", json!({"ref": name, "text": "Ada"}))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, ErrorCode::ElementNotInteractable, "{e}");
+    assert!(e.message.contains("textbox \"Search\""), "{e}");
+    let typed = ok(
+        &engine,
+        "browser_evaluate",
+        json!({"expression": "document.getElementById('name').value + '|' + document.getElementById('search').value"}),
+    )
+    .await;
+    assert_eq!(typed.data["value"], "|", "nothing was typed anywhere");
+    engine.shutdown().await;
+}

@@ -216,7 +216,8 @@ async fn close(tab: &Tab, element: &Element, before: Option<&str>, budget: &Budg
             )
             .await;
         // Text goes back only where the focus is the combobox's.
-        let _ = if !matches!(focused, Ok(Value::Bool(true))) {
+        let ours = matches!(&focused, Ok(v) if *v == Value::Bool(true) || v["unfocused"] == true);
+        let _ = if !ours {
             Ok(())
         } else if before.is_empty() {
             input::press_delete(tab, &cleanup).await

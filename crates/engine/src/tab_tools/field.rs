@@ -9,6 +9,9 @@
 
 use serde_json::{json, Value};
 
+use cdp::protocol::page;
+
+use crate::tab::Tab;
 use crate::tab_tools::element::Element;
 use crate::{ActionError, Budget, ErrorCode};
 
@@ -26,6 +29,9 @@ const PREPARE: &str = r#"function (clear) {
     this instanceof HTMLTextAreaElement;
   if (!editable) return false;
   this.focus();
+  // A page without the focus dispatches focus events only when it gets
+  // it, with the first key: the check would come before its handlers.
+  if (!this.ownerDocument.hasFocus()) return { unfocused: true };
   let active = this.ownerDocument.activeElement;
   while (active && active.shadowRoot && active.shadowRoot.activeElement) active = active.shadowRoot.activeElement;
   let within = false;
@@ -53,9 +59,42 @@ const PREPARE: &str = r#"function (clear) {
 /// The `<input>` types set by value rather than typed into.
 const VALUE_TYPES: &str = "['date','time','datetime-local','month','week','color','range','number']";
 
+/// [`PREPARE`] on `element`, its page given the focus first when it has
+/// none (`Page.bringToFront` focuses the tab), so the page's focus
+/// handlers have run when where the focus is is checked
+/// ([`focus_refused`]).
+pub(crate) async fn focus(
+    tab: &Tab,
+    element: &Element,
+    clear: bool,
+    budget: &Budget,
+) -> Result<Value, ActionError> {
+    let prepare = prepare();
+    let step = "focusing the field";
+    let prepared = element
+        .call(budget, step, &prepare, vec![Value::Bool(clear)])
+        .await?;
+    if prepared["unfocused"] != true {
+        focus_refused(element, &prepared)?;
+        return Ok(prepared);
+    }
+    budget
+        .cdp("focusing the tab", &tab.session, page::BringToFront {})
+        .await?;
+    let prepared = element
+        .call(budget, step, &prepare, vec![Value::Bool(clear)])
+        .await?;
+    if prepared["unfocused"] == true {
+        // A frame that cannot take the focus now: typed as before, unchecked.
+        return Ok(Value::Bool(true));
+    }
+    focus_refused(element, &prepared)?;
+    Ok(prepared)
+}
+
 /// The refusal when [`PREPARE`] found the focus elsewhere: nothing is
 /// typed, and the answer says where the focus went.
-pub(crate) fn focus_refused(element: &Element, prepared: &Value) -> Result<(), ActionError> {
+fn focus_refused(element: &Element, prepared: &Value) -> Result<(), ActionError> {
     match prepared["focus"].as_str() {
         None => Ok(()),
         Some(at) => Err(ActionError::new(

@@ -237,15 +237,7 @@ async fn fill(tab: &Tab, field: &FormField, budget: &Budget) -> Result<(String, 
 }
 
 async fn text(tab: &Tab, element: &Element, value: &str, budget: &Budget) -> Result<Value, ActionError> {
-    let editable = element
-        .call(
-            budget,
-            "focusing the field",
-            &field::prepare(),
-            vec![Value::Bool(true)],
-        )
-        .await?;
-    field::focus_refused(element, &editable)?;
+    let editable = field::focus(tab, element, true, budget).await?;
     if editable != Value::Bool(true) {
         return Err(ActionError::new(
             ErrorCode::ElementNotInteractable,
