@@ -75,11 +75,12 @@ fn report(ok: bool, what: &str, detail: &str) {
 /// auto-connect): the same lines as the book's threat model.
 const NOT_STARTED_HOLDS: &[&str] = &[
     "every session in a browser context of its own, whose connections go through cdpilot's egress gate: host-level URL rules hold for every connection (every spelling of a host, every address its name resolves to)",
-    "path rules at the request stage for documents, iframes and popups, and for every worker's requests (its blocklist)",
-    "no WebRTC peer connections in the agent's pages (taken away before the page's own scripts run, in new frames and popups too): no STUN over UDP around the gate",
+    "path rules at the request stage for documents, iframes and popups, and for every worker's requests (its blocklist); over plain http the gate judges every request's whole URL, in every spelling",
+    "no WebRTC peer connections in the agent's pages (taken away before the page's own scripts run, in new frames and popups too, and in every realm a page reaches in a popup before its session exists): no STUN over UDP around the gate",
 ];
 const NOT_STARTED_DOES_NOT_HOLD: &[&str] = &[
-    "the browser's own WebRTC IP policy is not cdpilot's to set: WebRTC is held by a script in the agent's pages, not by the browser; start Chrome with --webrtc-ip-handling-policy=disable_non_proxied_udp to have the browser hold it too",
+    "the browser's own WebRTC IP policy is not cdpilot's to set: WebRTC is held by a script in the agent's pages, not by the browser (a popup's frame navigated to a new document before the popup's own session installed the script is a race it does not prove closed); start Chrome with --webrtc-ip-handling-policy=disable_non_proxied_udp to have the browser hold it",
+    "over https, a worker's request is judged by path only as its rules are written (Chrome's blocklist); the gate sees only host:port there",
     "with auto-connect, each new page and shared or service worker of yours is attached for a moment to see that it is not the agent's, then let go, nothing enabled in it",
 ];
 

@@ -65,6 +65,37 @@ pub fn write(path: &Path, bytes: &[u8]) -> Result<(), ActionError> {
     })
 }
 
+/// Reads at most `max` + 1 bytes of the file `requested` names inside the
+/// output directory, never through a symbolic link (more than `max` read:
+/// the file is larger, and the caller refuses it); errors name the path,
+/// never the content.
+pub fn read_bytes_inside(
+    files: &FilesConfig,
+    requested: &str,
+    max: usize,
+) -> Result<(PathBuf, Vec<u8>), ActionError> {
+    let path = inside_output(files, requested)?;
+    no_links_below(&files.output_dir(), &path)?;
+    confined(&files.output_dir(), &path)?;
+    let opened = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(&path);
+    let file = opened.map_err(|e| open_error(&path, &e, "read"))?;
+    let mut bytes = Vec::new();
+    file.take(max as u64 + 1).read_to_end(&mut bytes).map_err(|e| {
+        ActionError::invalid(
+            format!(
+                "cannot read {}: {}",
+                path.display(),
+                std::io::Error::from(e.kind())
+            ),
+            "Pass the path of a file under the output directory.",
+        )
+    })?;
+    Ok((path, bytes))
+}
+
 /// Reads the file `requested` names inside the output directory, never
 /// through a symbolic link; errors name the path, never the content.
 pub fn read_inside(files: &FilesConfig, requested: &str) -> Result<(PathBuf, String), ActionError> {

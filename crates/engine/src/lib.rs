@@ -95,6 +95,7 @@ mod tab_tools;
 mod tabs;
 #[cfg(test)]
 mod test_browser;
+mod throttle;
 pub mod timing;
 pub mod tool;
 pub mod tools;

@@ -906,3 +906,134 @@ async fn a_nested_workers_path_denied_fetch_never_arrives() {
     .await;
     denied.assert_untouched("a nested worker's path-denied fetch");
 }
+
+/// Issue 41, finding 3, as the attacker: on a browser cdpilot did not
+/// start (attached by `cdp_url`: its WebRTC policy is not cdpilot's to
+/// set, and a script takes the API away), a page reaches every new realm
+/// it can make (a popup's frames by element, index, name, `document.write`
+/// and `document.open`, a popup frame's own script, nested frames, the
+/// window `document.open` opens, a frame's reopened document) and gathers
+/// ICE with a STUN server on a UDP socket that logs every datagram. Each
+/// realm reports the API missing, and the socket got nothing.
+#[tokio::test]
+async fn webrtc_is_missing_in_every_realm_a_page_makes_on_an_attached_browser() {
+    let site = TestSite::start().await;
+    let stun = DeniedServer::start().await;
+    let chrome = testkit::chromium::UsersChrome::start().await;
+    let ws = chrome.ws_url().to_owned();
+    let engine = engine_with(move |c| c.browser.cdp_url = ws);
+    ok(
+        &engine,
+        "browser_navigate",
+        json!({"url": site.url("/matrix.html")}),
+    )
+    .await;
+    let mut present = Vec::new();
+    for trick in [
+        "webrtc",
+        "webrtcframe",
+        "webrtcsrcdoc",
+        "webrtcpopup",
+        "webrtcpopupframe",
+        "webrtcpopupindex",
+        "webrtcpopupwrite",
+        "webrtcpopupopen",
+        "webrtcpopupscript",
+        "webrtcpopupfragment",
+        "webrtcpopupsrcdoc",
+        "webrtcpopuprenav",
+        "webrtcpopupnested",
+        "webrtcdocopen",
+        "webrtcframeopen",
+    ] {
+        let expression = format!("attack.{trick}({})", stun.port);
+        let out = call(
+            &engine,
+            "browser_evaluate",
+            json!({"expression": expression, "timeout_ms": 20000}),
+        )
+        .await;
+        match out {
+            Ok(out) if out.data["value"] == "missing" => {}
+            Ok(out) => present.push(format!("{trick}: {}", out.data["value"])),
+            Err(e) => present.push(format!("{trick}: {e}")),
+        }
+    }
+    let datagrams = stun.seen().datagrams;
+    engine.shutdown().await;
+    drop(chrome);
+    assert!(present.is_empty(), "realms with a peer connection: {present:?}");
+    assert!(
+        datagrams.is_empty(),
+        "the STUN socket got {} datagram(s)",
+        datagrams.len()
+    );
+}
+
+/// Issue 41, finding 4: under `--auto-connect` (the user's own Chrome,
+/// network prediction on), speculation rules' prefetch and prerender of a
+/// path-denied URL, from the agent's tab and from a popup it opens. Each
+/// rule set also speculates an allowed URL: seeing that one arrive is what
+/// ends the wait (a wait that saw no speculation proves nothing).
+#[tokio::test]
+async fn speculation_of_a_path_denied_url_is_held_under_auto_connect() {
+    let site = TestSite::start().await;
+    let chrome = testkit::chromium::UsersChrome::start().await;
+    let profile = chrome.profile.display().to_string();
+    let secret = format!("{}/secret/*", site.a);
+    let engine = engine_with(move |c| {
+        c.browser.source = engine::config::Source::AutoConnect;
+        c.browser.user_data_dir = profile;
+        c.policy.rules.push(Rule {
+            pattern: secret,
+            action: "deny".into(),
+            origin: None,
+        });
+    });
+    ok(
+        &engine,
+        "browser_navigate",
+        json!({"url": site.url("/matrix.html")}),
+    )
+    .await;
+    let speculate = |who: &str| {
+        format!(
+            "{who}attack.speculation('{a}/secret/{w}'); {who}attack.speculation('{a}/open/{w}'); 'added'",
+            a = site.a,
+            w = if who.is_empty() { "tab" } else { "popup" }
+        )
+    };
+    ok(&engine, "browser_evaluate", json!({"expression": speculate("")})).await;
+    let popup = format!(
+        "new Promise((done) => {{ window.p = open('/matrix.html'); p.onload = () => {{ {} ; done('added'); }}; }})",
+        speculate("p.")
+    );
+    let _ = call(
+        &engine,
+        "browser_evaluate",
+        json!({"expression": popup, "timeout_ms": 10000}),
+    )
+    .await;
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(15);
+    let seen = |who: &str| {
+        site.received()
+            .iter()
+            .filter(|r| r.path.starts_with("/open/") && r.path.contains(who))
+            .count()
+    };
+    while tokio::time::Instant::now() < deadline && (seen("tab") < 2 || seen("popup") < 2) {
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    let paths: Vec<String> = site.received().iter().map(|r| r.path.clone()).collect();
+    engine.shutdown().await;
+    drop(chrome);
+    // The wait saw both rule sets speculate (else the test proves nothing).
+    assert!(
+        seen("tab") > 0 && seen("popup") > 0,
+        "no speculation seen: {paths:?}"
+    );
+    assert!(
+        !paths.iter().any(|p| p.contains("/secret/")),
+        "a speculation reached a denied path: {paths:?}"
+    );
+}

@@ -301,8 +301,8 @@ async fn browser_cdp_navigations_and_new_targets_are_judged_before_sending() {
 /// Issue 9: `policy.resources = true` judges sub-resources at the request
 /// stage too: a script and an image from a denied origin are never
 /// requested while the page itself loads, and the result names them. By
-/// default a path-level rule does not judge them (the denied path receives
-/// them; a host-level rule refuses them at the egress gate, issue 20).
+/// default they are judged at the egress gate only (issue 20: by host;
+/// issue 41: a plain-http one by its whole URL, so by path too).
 #[tokio::test]
 async fn policy_resources_blocks_sub_resources_from_a_denied_origin() {
     let site = TestSite::start().await;
@@ -335,17 +335,26 @@ async fn policy_resources_blocks_sub_resources_from_a_denied_origin() {
     drop(judging);
 
     // Issue 20: a host-level rule (path `*`) holds for every connection
-    // (the egress gate), so what stays unjudged by default is a path-level
-    // rule's sub-resources.
+    // (the egress gate). Issue 41: a path-level rule too, for every
+    // plain-http request (the gate sees its whole URL): without
+    // `policy.resources` sub-resources are not paused at the request stage,
+    // but over http the gate refuses them (over https it sees only
+    // host:port, and they load).
     let by_default = denying(&format!("{}/index.html", site.b));
-    ok(
+    let out = ok(
         &by_default,
         "browser_navigate",
         json!({"url": site.url("/resources.html")}),
     )
     .await;
+    let blocked = blocked_soon(&by_default, &out).await;
     assert!(
-        site.received_by_b().iter().any(|r| r.path.contains("via=script")),
-        "without policy.resources sub-resources are not judged by path-level rules"
+        blocked.iter().any(|u| u.contains("via=")),
+        "{blocked:?}: {}",
+        out.text
+    );
+    assert!(
+        !site.received_by_b().iter().any(|r| r.path.contains("via=")),
+        "a path-level rule's plain-http sub-resources reached the server"
     );
 }

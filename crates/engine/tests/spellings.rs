@@ -295,3 +295,62 @@ async fn a_deny_written_with_a_name_refuses_its_addresses() {
     );
     named.assert_untouched(&format!("a deny written as {name}: {addresses:?}"));
 }
+
+/// Issue 41, finding 4, as the attacker: a dedicated worker's `fetch()`
+/// of a path-denied URL written another way (a doubled slash, a
+/// percent-encoded letter, another spelling of the local host) reached
+/// the server; only the plain spelling was refused (the worker's
+/// blocklist takes patterns as written). The egress gate sees the whole
+/// URL of a plain-http request and judges it in every spelling: the
+/// server (listening on every address) sees only the allowed control.
+#[tokio::test]
+async fn a_workers_fetch_of_a_path_denied_url_is_refused_in_every_spelling() {
+    let site = TestSite::start().await;
+    let denied = DeniedServer::start_everywhere().await;
+    let port = denied.port;
+    let engine = denying(vec![format!("http://127.0.0.1:{port}/secret/*")]);
+    ok(
+        &engine,
+        "browser_navigate",
+        json!({"url": site.url("/index.html")}),
+    )
+    .await;
+    let urls: Vec<String> = [
+        "127.0.0.1:{P}/secret/w0",
+        "127.0.0.1:{P}//secret/w1",
+        "127.0.0.1:{P}/%73ecret/w2",
+        "127.0.0.1:{P}/s%65cret/w3",
+        "127.1:{P}/secret/w4",
+        "0x7f.0.0.1:{P}/secret/w5",
+        "[::ffff:127.0.0.1]:{P}/secret/w6",
+        "localhost.:{P}/secret/w7",
+        "localhost:{P}/secret/w8",
+        "[::1]:{P}/secret/w9",
+        "127.0.0.1:{P}/public/ok",
+    ]
+    .iter()
+    .map(|u| format!("http://{}", u.replace("{P}", &port.to_string())))
+    .collect();
+    let expression = format!(
+        r#"new Promise((done) => {{
+  const source = `Promise.all(${{JSON.stringify({urls:?})}}.map((u) => fetch(u, {{mode: 'no-cors'}}).then(() => 'fetched', () => 'failed'))).then((r) => postMessage(r))`;
+  const w = new Worker(URL.createObjectURL(new Blob([source], {{type: 'text/javascript'}})));
+  w.onmessage = (e) => done(e.data);
+}})"#
+    );
+    let out = ok(
+        &engine,
+        "browser_evaluate",
+        json!({"expression": expression, "timeout_ms": 30000}),
+    )
+    .await;
+    let outcomes = out.data["value"].as_array().cloned().unwrap_or_default();
+    assert_eq!(outcomes.len(), urls.len(), "{}", out.text);
+    assert_eq!(outcomes.last().unwrap(), "fetched", "the control: {}", out.text);
+    let seen = denied.seen();
+    assert_eq!(
+        seen.requests,
+        vec!["GET /public/ok HTTP/1.1".to_owned()],
+        "a worker's path-denied request reached the server"
+    );
+}

@@ -52,6 +52,8 @@ const PAGES: &[(&str, &str)] = &[
     ("resources.html", include_str!("../site/resources.html")),
     ("network.html", include_str!("../site/network.html")),
     ("network-frame.html", include_str!("../site/network-frame.html")),
+    ("routes.html", include_str!("../site/routes.html")),
+    ("routes-worker.js", include_str!("../site/routes-worker.js")),
     ("logged-in.html", include_str!("../site/logged-in.html")),
     ("media.html", include_str!("../site/media.html")),
     ("counter.html", include_str!("../site/counter.html")),
@@ -262,6 +264,7 @@ fn router(origins: Origins) -> Router {
         .route("/", get(|s: State<Origins>| page(s, Path("index.html".into()))))
         .route("/{*path}", get(page))
         .route("/json", get(json_answer).post(json_answer))
+        .route("/api/{*rest}", get(api_answer))
         .route("/pixel.png", get(pixel))
         .route("/vendor/{*path}", get(vendor))
         .with_state(origins)
@@ -392,6 +395,16 @@ async fn json_answer() -> Response {
     (
         [(header::CONTENT_TYPE, "application/json")],
         r#"{"user":"ada","items":[1,2,3]}"#,
+    )
+        .into_response()
+}
+
+/// `/api/…`: the real server's answer to the routes page's API (a route's
+/// fixture says something else).
+async fn api_answer() -> Response {
+    (
+        [(header::CONTENT_TYPE, "application/json")],
+        r#"{"items":["server"]}"#,
     )
         .into_response()
 }

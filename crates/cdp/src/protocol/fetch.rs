@@ -14,6 +14,11 @@ pub struct Enable {
 }
 command!(Enable => "Fetch.enable", Empty);
 
+/// Pauses nothing any more.
+#[derive(Debug, Default, Serialize)]
+pub struct Disable {}
+command!(Disable => "Fetch.disable", Empty);
+
 /// One pattern of `Fetch.enable`: what to pause, and at which stage.
 #[derive(Debug, Clone, Default, Serialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
@@ -45,11 +50,19 @@ pub struct HeaderEntry {
     pub value: String,
 }
 
-/// Lets a paused request go on unchanged.
+/// Lets a paused request go on, unchanged or with what is set here.
 #[derive(Debug, Default, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ContinueRequest {
     pub request_id: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub method: Option<String>,
+    /// Base64 of the body to send instead.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub post_data: Option<String>,
+    /// Every header to send (replacing the request's).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub headers: Option<Vec<HeaderEntry>>,
 }
 command!(ContinueRequest => "Fetch.continueRequest", Empty);
 
@@ -77,5 +90,7 @@ pub struct RequestPaused {
     pub resource_type: String,
     /// Set when this request follows a redirect answer of that request.
     pub redirected_request_id: Option<String>,
+    /// The request's id in the `Network` domain's events.
+    pub network_id: Option<String>,
 }
 crate::event!(RequestPaused => "Fetch.requestPaused");

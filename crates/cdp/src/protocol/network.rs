@@ -172,7 +172,7 @@ pub struct PostData {
 command!(GetRequestPostData => "Network.getRequestPostData", PostData);
 
 /// Offline (or a throttled network) for one target.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct EmulateNetworkConditions {
     pub offline: bool,

@@ -10,6 +10,7 @@
 //! another build of the binary (a base to compare with, run back to back).
 //! `-- screenshot` prints only the viewport screenshot: through MCP, and
 //! raw `Page.captureScreenshot` with and without Chrome's `optimizeForSpeed`.
+//! `-- routes` prints only what routes cost a page.
 //!
 //! One module a figure; `common` holds what they share.
 
@@ -19,6 +20,7 @@ mod forms;
 mod memory;
 mod pages;
 mod raw_cdp;
+mod routes;
 #[path = "../shared/readings.rs"]
 #[allow(dead_code)]
 mod readings;
@@ -41,6 +43,10 @@ async fn main() {
         breakdown::figures(&site, &parts).await;
         return;
     }
+    if args.iter().any(|a| a == "routes") {
+        routes::figures(&site).await;
+        return;
+    }
     if args.iter().any(|a| a == "screenshot") {
         screenshot::figures(&site).await;
         return;
@@ -50,5 +56,6 @@ async fn main() {
     pages::figures(&site).await;
     forms::figures(&site).await;
     url_rules::figures(&site).await;
+    routes::figures(&site).await;
     raw_cdp::figures(&site).await;
 }

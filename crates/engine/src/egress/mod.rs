@@ -3,6 +3,10 @@
 //! by host and port before anything leaves: documents, sub-resources,
 //! workers, WebSockets, EventSource, beacons, preconnects, speculation. A
 //! host the rules deny gets no connection at all (the browser hears 403).
+//! A plain-http request shows its whole URL: it is also judged by the
+//! rules that refuse by path, in every spelling (issue 41: a worker's
+//! blocklist takes patterns as written, and no request stage sees a
+//! prefetch).
 //!
 //! Owns the engine's [`Egress`] (the rules read at the connection level,
 //! `[policy] block_private_networks`, `[browser] upstream_proxy`) and its
@@ -15,7 +19,7 @@
 //! engine, so a busy engine runtime never delays the browser's traffic.
 //! Serving one connection is `proxy.rs`; resolving a name and judging its
 //! addresses `resolve.rs`; the user's upstream proxy `upstream.rs`; a
-//! worker's request gate (paths, which no connection shows) `workers.rs`;
+//! worker's request gate (paths, which no `CONNECT` shows) `workers.rs`;
 //! who may knock on a door (cdpilot's own user only) `peer.rs`.
 //!
 //! An `ask` host passes a door only for an origin the user granted in
@@ -72,6 +76,10 @@ pub fn check_config(config: &Config) -> Result<(), String> {
 /// What every door judges by and connects through.
 struct Judge {
     rules: ConnectionRules,
+    /// The URL rules, for the rules that refuse by path: a plain-http
+    /// request shows the gate its whole URL, judged in every spelling
+    /// ([`Policy::refused_by_path`]).
+    paths: Policy,
     /// The addresses of the names host-level denies write.
     denied_names: resolve::DeniedNames,
     /// `[policy] block_private_networks`.
@@ -109,6 +117,7 @@ impl Egress {
         let judge = Arc::new(Judge {
             denied_names: resolve::DeniedNames::new(rules.denied_names()),
             rules,
+            paths: policy,
             block_private: config.policy.block_private_networks,
             upstream: Upstream::parse(&config.browser.upstream_proxy)?,
             doors: Default::default(),

@@ -8,7 +8,8 @@
 //! connection level, then by the addresses its name resolves to; the gate
 //! connects only to an address it checked. A refused one gets `403` and no
 //! upstream connection at all, and is recorded on the door for the
-//! session's next result.
+//! session's next result. A plain-http request is judged by its whole URL
+//! first, by the rules that refuse by path (`Policy::refused_by_path`).
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -128,6 +129,16 @@ async fn forward(
     let host = uri.host().unwrap_or_default().to_owned();
     let port = uri.port_u16().unwrap_or(80);
     let upgrading = request.headers().contains_key(UPGRADE);
+    // The whole URL of a plain-http request, judged by the rules that
+    // refuse by path in every spelling of its path and host: a worker's
+    // request (no request stage, a blocklist matching patterns only as
+    // written) or a speculation's (issue 41, finding 4). A document of the
+    // agent's was judged the same way before it got here.
+    if let Some(verdict) = shared.judge.paths.refused_by_path(&uri.to_string()) {
+        if verdict.decision == Decision::Deny || !shared.granted(&host, port) {
+            return refuse_path(shared, &uri.to_string(), verdict.rule);
+        }
+    }
     let reused = kept
         .lock()
         .unwrap()
@@ -220,6 +231,21 @@ async fn forward(
         });
     }
     response.map(|body| body.boxed())
+}
+
+/// A plain-http request a rule refuses by path: `403`, no upstream
+/// connection, recorded on the door (by its whole URL) for the session's
+/// next result.
+fn refuse_path(shared: &Shared, url: &str, rule: String) -> Response<Body> {
+    let message = format!("Blocked by cdpilot's egress gate: {url} is refused by {rule}.");
+    shared.refusals.record(Refusal {
+        url: url.to_owned(),
+        host: url.to_owned(),
+        rule,
+        blocked: super::Blocked::Connection,
+        at: std::time::Instant::now(),
+    });
+    text(StatusCode::FORBIDDEN, message)
 }
 
 /// Judges a connection to `host:port` and opens it: to an address the gate

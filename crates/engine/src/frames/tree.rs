@@ -244,6 +244,11 @@ impl FrameTree {
         Some(Owner::Tab)
     }
 
+    /// The sessions of the cross-origin frames attached now.
+    pub fn oopif_sessions(&self) -> Vec<String> {
+        self.frames.iter().filter_map(|f| f.session.clone()).collect()
+    }
+
     /// The frame whose own target is `session` (a cross-origin frame).
     pub fn rooted_in(&self, session: &str) -> Option<&Frame> {
         self.frames.iter().find(|f| f.session.as_deref() == Some(session))

@@ -17,7 +17,10 @@
 //! not in it: the egress gate holds them for every connection, every
 //! spelling of the host and every address its name resolves to, and
 //! reports each refusal in a result's `blocked`, as is
-//! `policy.default = "deny"`.
+//! `policy.default = "deny"`. Chrome matches the patterns as written: a
+//! request spelled another way (`//secret`, `%73ecret`, `localhost.`)
+//! passes the blocklist; over plain http the egress gate judges its whole
+//! URL in every spelling (issue 41), over https nothing sees its path.
 //!
 //! A request the blocklist failed is told in the worker's own session
 //! (`Network` is on there once it has a blocklist): Chrome 156 sends

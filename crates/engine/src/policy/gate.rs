@@ -11,15 +11,26 @@
 //! the session's user allowed its origin; otherwise, when the session can
 //! ask, it is held paused while a task of its own asks (within
 //! [`ASK_BUDGET`]), and continued or failed by the answer.
+//!
+//! With the session's routes set ([`super::routes`]), every request of the
+//! tab pauses here: one the rules let through is then answered as its
+//! route says; one they refuse is refused whatever the route says, so a
+//! route never answers for a denied URL nor widens an `ask`. Owns the
+//! record of how the routes answered (for `browser_network list`).
 
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use cdp::protocol::fetch::{ContinueRequest, FailRequest, RequestPattern, RequestPaused};
+use base64::Engine as _;
+use cdp::protocol::fetch::{
+    ContinueRequest, FailRequest, FulfillRequest, HeaderEntry, RequestPattern, RequestPaused,
+};
 use cdp::Session;
 use tokio::time::Instant;
 
+use super::routes::{Answer, Route, Routes};
 use super::{Consent, Decision, Policy, Verdict};
 
 /// How long continuing or failing one paused request may take (no caller
@@ -41,18 +52,26 @@ pub fn document_pattern() -> RequestPattern {
     }
 }
 
+/// The `Fetch.enable` pattern that pauses every request.
+pub fn every_request() -> RequestPattern {
+    RequestPattern {
+        url_pattern: "*".into(),
+        resource_type: None,
+        request_stage: "Request".into(),
+    }
+}
+
 /// The `Fetch.enable` pattern of the URL gate: every document request, or
-/// with `policy.resources` every request.
-pub fn pattern(policy: &Policy) -> RequestPattern {
-    if policy.resources {
-        return RequestPattern {
-            url_pattern: "*".into(),
-            resource_type: None,
-            request_stage: "Request".into(),
-        };
+/// with `policy.resources` (or a route set: `routed`) every request.
+pub fn pattern(policy: &Policy, routed: bool) -> RequestPattern {
+    if policy.resources || routed {
+        return every_request();
     }
     document_pattern()
 }
+
+/// How many routed requests' answers a tab remembers.
+const ANSWERS_KEPT: usize = 500;
 
 /// A request failed at the request stage (a document, or with
 /// `policy.resources` a sub-resource).
@@ -83,6 +102,14 @@ pub struct Gate {
     blocked: Arc<Mutex<Log>>,
     /// The grants and asker of the session the tab serves (set by each call).
     consent: Mutex<Option<Arc<Consent>>>,
+    /// The routes of the session the tab serves (set by each call).
+    routes: Mutex<Option<Arc<Routes>>>,
+    /// The routes' generation this tab's `Fetch.enable` was last armed for
+    /// (0: as the tab was set up, with no routes).
+    armed: AtomicU64,
+    /// How routed requests were answered, by network request id, newest
+    /// last (the last [`ANSWERS_KEPT`]).
+    answered: Mutex<VecDeque<(String, String)>>,
 }
 
 #[derive(Default)]
@@ -106,6 +133,59 @@ impl Gate {
             target_id: target_id.to_owned(),
             blocked: Arc::default(),
             consent: Mutex::default(),
+            routes: Mutex::default(),
+            armed: AtomicU64::new(0),
+            answered: Mutex::default(),
+        }
+    }
+
+    /// The session whose routes answer this tab's requests.
+    pub fn route_by(&self, routes: &Arc<Routes>) {
+        let mut held = self.routes.lock().unwrap();
+        if !held.as_ref().is_some_and(|r| Arc::ptr_eq(r, routes)) {
+            *held = Some(routes.clone());
+        }
+    }
+
+    /// The routes of the session the tab serves now.
+    pub fn routes(&self) -> Option<Arc<Routes>> {
+        self.routes.lock().unwrap().clone()
+    }
+
+    /// Whether any route is set: every request of the tab's sessions must
+    /// then pause here.
+    pub fn routed(&self) -> bool {
+        self.routes().is_some_and(|r| r.any())
+    }
+
+    /// The routes' generation the interception must be armed for, when it
+    /// is not armed for it yet.
+    pub fn unarmed(&self) -> Option<u64> {
+        let generation = self.routes()?.generation();
+        (generation != self.armed.load(Ordering::Relaxed)).then_some(generation)
+    }
+
+    /// The interception is armed for `generation`.
+    pub fn armed_for(&self, generation: u64) {
+        self.armed.store(generation, Ordering::Relaxed);
+    }
+
+    /// How a route answered the request the network knows as `network_id`.
+    pub fn answered(&self, network_id: &str) -> Option<String> {
+        let answered = self.answered.lock().unwrap();
+        answered
+            .iter()
+            .rev()
+            .find(|(id, _)| id == network_id)
+            .map(|(_, how)| how.clone())
+    }
+
+    fn record_answer(&self, network_id: Option<String>, how: String) {
+        let Some(id) = network_id else { return };
+        let mut answered = self.answered.lock().unwrap();
+        answered.push_back((id, how));
+        if answered.len() > ANSWERS_KEPT {
+            answered.pop_front();
         }
     }
 
@@ -164,12 +244,35 @@ impl Gate {
     /// recorded before its answer is sent, so whoever learns of the failure
     /// from the browser finds the record.
     pub fn paused(&self, session: Session, paused: RequestPaused) {
+        let request = &paused.request;
+        let route = self.routes().and_then(|routes| {
+            routes.find(
+                &request.url,
+                &request.method,
+                request.post_data.as_deref(),
+                &paused.resource_type,
+            )
+        });
+        if route.is_none() && paused.resource_type != "Document" && !self.policy.resources {
+            // Paused only because some route is set (none is for it): a
+            // sub-resource is not the request stage's to judge by path
+            // (the egress gate holds its host).
+            answer(session, paused.request_id, None);
+            return;
+        }
         let verdict = self.policy.judge(&paused.request.url);
-        let request_id = paused.request_id;
+        let request_id = paused.request_id.clone();
         let consent = self.consent.lock().unwrap().clone();
         let granted = consent.as_ref().is_some_and(|c| c.granted(&verdict));
         if verdict.allowed() || granted {
-            answer(session, request_id, None);
+            match route {
+                Some(route) => {
+                    let how = format!("{} {}", route.id, route.answer.word());
+                    self.record_answer(paused.network_id.clone(), how);
+                    answer_routed(session, request_id, &paused, &route);
+                }
+                None => answer(session, request_id, None),
+            }
             return;
         }
         let resource = (paused.resource_type != "Document").then_some(paused.resource_type);
@@ -251,13 +354,110 @@ fn refuse(log: &Mutex<Log>, session: Session, request_id: String, blocked: Block
     );
 }
 
+/// Answers a paused request the rules allow as `route` says, from a task
+/// of its own.
+fn answer_routed(session: Session, request_id: String, paused: &RequestPaused, route: &Arc<Route>) {
+    let fulfill = |status: u16, headers: &[(String, String)], body: &[u8]| FulfillRequest {
+        request_id: request_id.clone(),
+        response_code: status,
+        response_headers: headers
+            .iter()
+            .map(|(name, value)| HeaderEntry {
+                name: name.clone(),
+                value: value.clone(),
+            })
+            .collect(),
+        body: Some(base64::engine::general_purpose::STANDARD.encode(body)),
+    };
+    let answered = match &route.answer {
+        Answer::Abort { reason } => return answer(session, request_id, Some(reason)),
+        Answer::Delay { ms } => {
+            let ms = *ms;
+            tokio::spawn(async move {
+                tokio::time::sleep(Duration::from_millis(ms)).await;
+                answer(session, request_id, None);
+            });
+            return;
+        }
+        Answer::Fulfill {
+            status,
+            headers,
+            body,
+        } => Routed::Fulfill(fulfill(*status, headers, body)),
+        Answer::Har { har, .. } => {
+            let request = &paused.request;
+            match har.find(&request.method, &request.url, request.post_data.as_deref()) {
+                Some(recorded) => {
+                    Routed::Fulfill(fulfill(recorded.status, &recorded.headers, &recorded.body))
+                }
+                // `not_found` (a route that lets such requests go to the
+                // network never matched them: `Routes::find`).
+                None => return answer(session, request_id, Some("Failed")),
+            }
+        }
+        Answer::Continue {
+            headers,
+            method,
+            post_data,
+        } => {
+            let mut merged: Vec<HeaderEntry> = paused
+                .request
+                .headers
+                .iter()
+                .filter(|(name, _)| !headers.iter().any(|(n, _)| n.eq_ignore_ascii_case(name)))
+                .map(|(name, value)| HeaderEntry {
+                    name: name.clone(),
+                    value: value
+                        .as_str()
+                        .map(str::to_owned)
+                        .unwrap_or_else(|| value.to_string()),
+                })
+                .collect();
+            merged.extend(headers.iter().map(|(name, value)| HeaderEntry {
+                name: name.clone(),
+                value: value.clone(),
+            }));
+            Routed::Continue(ContinueRequest {
+                request_id: request_id.clone(),
+                method: method.clone(),
+                post_data: post_data
+                    .as_ref()
+                    .map(|data| base64::engine::general_purpose::STANDARD.encode(data)),
+                headers: (!headers.is_empty()).then_some(merged),
+            })
+        }
+    };
+    tokio::spawn(async move {
+        let deadline = Instant::now() + ANSWER_BUDGET;
+        let sent = match answered {
+            Routed::Fulfill(fulfill) => session.call(fulfill, deadline).await.map(|_| ()),
+            Routed::Continue(go_on) => session.call(go_on, deadline).await.map(|_| ()),
+        };
+        if let Err(e) = sent {
+            tracing::debug!("answering a routed request: {e}");
+        }
+    });
+}
+
+/// A routed request's answer, sent from a task.
+enum Routed {
+    Fulfill(FulfillRequest),
+    Continue(ContinueRequest),
+}
+
 /// Continues a paused request (`fail_as` `None`) or fails it with that
 /// `Network.ErrorReason`, from a task of its own.
 pub fn answer(session: Session, request_id: String, fail_as: Option<&'static str>) {
     tokio::spawn(async move {
         let deadline = Instant::now() + ANSWER_BUDGET;
         let answered = match fail_as {
-            None => session.call(ContinueRequest { request_id }, deadline).await,
+            None => {
+                let go_on = ContinueRequest {
+                    request_id,
+                    ..Default::default()
+                };
+                session.call(go_on, deadline).await
+            }
             Some(reason) => {
                 let fail = FailRequest {
                     request_id,

@@ -15,6 +15,8 @@ pub mod cdp_fence;
 pub mod connection;
 pub mod consent;
 pub mod gate;
+pub mod har;
+pub mod routes;
 pub mod rules;
 mod verdict;
 
@@ -118,6 +120,22 @@ impl Policy {
             .filter(|r| r.decision != Decision::Allow && !r.host_level)
             .map(|r| r.text.clone())
             .collect()
+    }
+
+    /// The verdict on `url` when a rule that refuses by path decides it
+    /// (deny, or ask) in any of its spellings ([`Policy::judge`]); `None`
+    /// when it is allowed, or refused only by a host-level rule or the
+    /// default (the egress gate's connection rules hold those). What the
+    /// egress gate judges a plain-http request's whole URL by (issue 41,
+    /// finding 4: a worker's request in a spelling Chrome's blocklist,
+    /// which takes patterns as written, does not match).
+    pub fn refused_by_path(&self, url: &str) -> Option<Verdict> {
+        let verdict = self.judge(url);
+        let by_path = self
+            .rules
+            .iter()
+            .any(|r| !r.host_level && r.decision == verdict.decision && r.to_string() == verdict.rule);
+        (!verdict.allowed() && by_path).then_some(verdict)
     }
 
     /// The verdict naming the rule that put `url` on a worker's blocklist
@@ -324,6 +342,36 @@ pub(crate) mod tests {
             p.judge("http://127.0.0.1:9090/%2573ecret/x").decision,
             Decision::Allow
         );
+    }
+
+    /// Issue 41, finding 4: what the egress gate refuses by a plain-http
+    /// request's whole URL: a path rule's refusal in any spelling, never a
+    /// host-level rule's or the default's (the connection rules hold those).
+    #[test]
+    fn refused_by_path_names_only_a_path_rules_refusal() {
+        let p = policy(
+            "deny",
+            &[
+                ("deny", "http://127.0.0.1:9090/secret/*"),
+                ("ask", "http://127.0.0.1:9090/admin/*"),
+                ("allow", "http://127.0.0.1:9090/*"),
+                ("deny", "http://127.0.0.1:8080/*"),
+            ],
+        );
+        for url in [
+            "http://localhost:9090//secret/x",
+            "http://127.1:9090/%73ecret/x",
+            "http://[::ffff:127.0.0.1]:9090/secret/x",
+        ] {
+            let v = p.refused_by_path(url).expect(url);
+            assert_eq!(v.decision, Decision::Deny, "{url}");
+            assert!(v.rule.starts_with("policy.rules[0]"), "{url}: {v:?}");
+        }
+        // An ask by path, a later allow: the allow decides, as everywhere.
+        assert_eq!(p.refused_by_path("http://127.0.0.1:9090/admin/x"), None);
+        assert_eq!(p.refused_by_path("http://127.0.0.1:9090/open"), None);
+        assert_eq!(p.refused_by_path("http://127.0.0.1:8080/secret/x"), None);
+        assert_eq!(p.refused_by_path("http://elsewhere.test/x"), None);
     }
 
     #[test]

@@ -112,6 +112,9 @@ pub struct Session {
     /// The user's answers to `ask` rules, and the way to ask (installed by
     /// the transport).
     consent: Arc<Consent>,
+    /// Its routes (`browser_network route`, `har`), answered by the request
+    /// stage of each of its tabs, inside the URL rules.
+    routes: Arc<crate::policy::routes::Routes>,
     /// Its page content markers (`[output] content_markers`): the nonce
     /// that encloses page text in every result it hands back.
     markers: Markers,
@@ -173,6 +176,7 @@ impl Session {
             context: Arc::new(Mutex::new(None)),
             opening: SingleFlight::default(),
             consent: Arc::default(),
+            routes: Arc::default(),
             markers,
             handoffs,
             offer: Mutex::default(),
@@ -230,6 +234,11 @@ impl Session {
     /// user's grants.
     pub fn consent(&self) -> &Arc<Consent> {
         &self.consent
+    }
+
+    /// Its routes, which its tabs' request stages answer by.
+    pub(crate) fn routes(&self) -> &Arc<crate::policy::routes::Routes> {
+        &self.routes
     }
 
     /// Runs one parsed call of `spec` to completion, failure, timeout or
@@ -355,6 +364,8 @@ impl Session {
                     tab.crash.clear();
                     notes.url_before = Some(tab.state(|s| s.url().to_owned()));
                     tab.gate().serve(&self.consent);
+                    tab.gate().route_by(&self.routes);
+                    tab.arm_routes(budget).await?;
                     let judging = policy::current_page(spec, &tab, rules, &self.consent, budget);
                     let _once = crate::timing::timed("session.policy", judging).await?;
                     let mark = tab.gate().mark();

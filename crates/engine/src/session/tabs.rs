@@ -78,7 +78,14 @@ impl Tool for TabsArgs {
 impl SessionTool for TabsArgs {
     /// Runs the tool on the session's context.
     async fn perform(&self, call: &SessionCall<'_>) -> Result<ActionOutput, ActionError> {
-        run(call.context, self, call.consent, call.budget).await
+        run(
+            call.context,
+            self,
+            call.consent,
+            call.session.routes(),
+            call.budget,
+        )
+        .await
     }
 }
 
@@ -88,6 +95,7 @@ pub async fn run(
     context: &Context,
     args: &TabsArgs,
     consent: &Arc<Consent>,
+    routes: &Arc<crate::policy::routes::Routes>,
     budget: &Budget,
 ) -> Result<ActionOutput, ActionError> {
     let tab_id = || {
@@ -104,6 +112,8 @@ pub async fn run(
         TabsAction::New => {
             let (id, tab) = context.open_tab(budget).await?;
             tab.gate().serve(consent);
+            tab.gate().route_by(routes);
+            tab.arm_routes(budget).await?;
             said = format!("Opened tab {id}. ");
             // The URL's scheme was checked by the engine before the tab opened.
             if let Some(url) = &args.url {

@@ -10,6 +10,9 @@ pub struct Emulated {
     metrics: Option<(u32, u32, f64, bool)>,
     user_agent: Option<String>,
     locale: Option<String>,
+    /// Offline or throttled (`browser_network conditions`, `browser_emulate
+    /// offline`): one state both report; `None` is the browser's own.
+    network: Option<cdp::protocol::network::EmulateNetworkConditions>,
 }
 
 impl Emulated {
@@ -26,6 +29,18 @@ impl Emulated {
     /// The locale last set.
     pub fn locale(&self) -> Option<&str> {
         self.locale.as_deref()
+    }
+
+    /// The network conditions last set (`None`: none, or cleared).
+    pub fn network(&self) -> Option<cdp::protocol::network::EmulateNetworkConditions> {
+        self.network
+    }
+
+    pub(super) fn set_network(
+        &mut self,
+        conditions: Option<cdp::protocol::network::EmulateNetworkConditions>,
+    ) {
+        self.network = conditions;
     }
 
     pub(super) fn set_metrics(&mut self, metrics: (u32, u32, f64, bool)) {

@@ -30,6 +30,7 @@ mod navigation;
 mod probe;
 mod pump;
 pub mod refs;
+mod routing;
 pub mod screencast;
 mod state;
 mod worlds;
@@ -59,6 +60,9 @@ pub struct Tab {
     screencast: screencast::Screencast,
     /// cdpilot's world being made in a frame: one flight per frame.
     worlds: worlds::Making,
+    /// What its sessions were given (the request stage's patterns are
+    /// armed again from it when the session's routes change).
+    setup: Arc<TabSetup>,
 }
 
 impl Drop for Tab {
@@ -157,6 +161,8 @@ impl Tab {
         gate: Arc<Gate>,
         budget: &Budget,
     ) -> Result<Tab, ActionError> {
+        // A tab taken over again (a new connection) keeps its session's routes.
+        let routed = gate.routed();
         let pump = pump::spawn(
             conn.clone(),
             session.id().to_owned(),
@@ -175,6 +181,7 @@ impl Tab {
             crash: Default::default(),
             screencast: Default::default(),
             worlds: Default::default(),
+            setup: setup.clone(),
         };
 
         if tab.state(|s| s.dialogs.is_blocked()) {
@@ -186,13 +193,13 @@ impl Tab {
             let session = tab.session.clone();
             let later = Budget::with_timeout(std::time::Duration::from_secs(600));
             tokio::spawn(async move {
-                if let Err(e) = enable(&session, &setup, false, &later).await {
+                if let Err(e) = enable(&session, &setup, routed, false, &later).await {
                     tracing::debug!("enabling a blocked tab's domains: {e}");
                 }
             });
             return Ok(tab);
         }
-        let enabling = enable(&tab.session, &setup, paused, budget);
+        let enabling = enable(&tab.session, &setup, routed, paused, budget);
         let tree = crate::timing::timed("tab.enable", enabling).await?;
         tab.state(|s| s.adopt_frame_tree(&tree.frame_tree));
         let page_tools = pump::follow_page_tools(&tab.session, &setup, budget.deadline()).await;
@@ -247,6 +254,7 @@ impl Tab {
 async fn enable(
     s: &Session,
     setup: &TabSetup,
+    routed: bool,
     paused: bool,
     budget: &Budget,
 ) -> Result<page::FrameTreeResult, ActionError> {
@@ -284,7 +292,7 @@ async fn enable(
         ),
         budget.run(step, async {
             setup
-                .disguise(s, budget.deadline())
+                .disguise(s, routed, budget.deadline())
                 .await
                 .map_err(|e| budget.map_cdp(step, e))
         }),

@@ -41,24 +41,136 @@ pub const NO_WEBDRIVER: &str =
 /// Installed in the page's own world of every document of the tab and its
 /// frames before any page script runs, on a browser whose WebRTC policy
 /// cdpilot could not set ([`TabSetup::no_webrtc`]): no peer connection,
-/// so no ICE gathering and no STUN over UDP around the egress gate. Chrome
-/// runs it in a frame's first document too (a fresh `about:blank` or
-/// `srcdoc` iframe's window), so no new frame hands it back; a popup's
-/// first window is the opener's to script before the popup's own session
-/// could install anything, so `window.open` takes it away from the window
-/// it returns.
+/// so no ICE gathering and no STUN over UDP around the egress gate.
+///
+/// Chrome runs it in every document of the tab's session, a frame's first
+/// one included (a fresh `about:blank` or `srcdoc` iframe's window), so the
+/// page's own frames never hand the API back. A popup is another target:
+/// its first window, and every frame a script builds in it, are the
+/// opener's to script before the popup's own session could install
+/// anything (issue 41, finding 3). So every way a script reaches another
+/// same-origin realm holds that realm before handing it over: the window
+/// `window.open` (and `document.open(url, name, features)`) returns, an
+/// element's `contentWindow`, `contentDocument` and `getSVGDocument()`.
+/// In a realm reached that way (where Chrome runs nothing), every call
+/// that can put a frame in a document (the DOM's insertion methods, the
+/// `innerHTML`-like setters, `document.open`/`write`) holds that
+/// document's frames once it returns, recursively, so `window[i]` and a
+/// named frame reach nothing unheld; the scripts such a call would run
+/// inside itself (a fragment's, written markup's) run only once the frames
+/// it made are held; a mutation observer holds what appears later. What it
+/// cannot reach: a popup's frame navigated to a new document (a second
+/// `srcdoc`, a same-origin URL) before the popup's own session has
+/// installed this script there (a race the tests' re-navigated popup frame
+/// does not win; the threat model's WebRTC row; `doctor`).
 pub const NO_WEBRTC: &str = r#"(() => {
   const names = ['RTCPeerConnection', 'webkitRTCPeerConnection'];
-  const strip = (w) => { for (const name of names) { try { delete w[name]; } catch (e) {} } };
-  strip(globalThis);
-  const open = globalThis.open;
-  if (typeof open === 'function') {
-    globalThis.open = function (...args) {
-      const w = open.apply(this, args);
-      if (w) { try { strip(w); } catch (e) {} }
-      return w;
+  const hooked = new WeakSet();
+  const own = globalThis;
+  const rawReplace = Node.prototype.replaceChild;
+  // An inserted tree's scripts run inside the insertion, after its
+  // frames exist: into a realm Chrome runs nothing in, they are taken out
+  // for the insertion and put back (then run) once its frames are held.
+  const detach = (args) => {
+    const moved = [];
+    for (const n of args) {
+      try {
+        if (!n || typeof n.querySelector !== 'function' || !n.querySelector('iframe,frame,object,embed')) continue;
+        for (const script of n.querySelectorAll('script')) {
+          const mark = script.ownerDocument.createComment('');
+          rawReplace.call(script.parentNode, mark, script);
+          moved.push([mark, script]);
+        }
+      } catch (e) {}
+    }
+    return moved;
+  };
+  const putBack = (moved) => {
+    for (const [mark, script] of moved) { try { rawReplace.call(mark.parentNode, script, mark); } catch (e) {} }
+  };
+  const hold = (w) => {
+    if (!w) return;
+    try {
+      for (const name of names) { try { delete w[name]; } catch (e) {} }
+      hook(w);
+      for (let i = 0; i < w.length; i++) hold(w[i]);
+    } catch (e) {}
+  };
+  const holdDoc = (d) => { try { if (d) hold(d.defaultView); } catch (e) {} };
+  const windowOf = (node) => {
+    try {
+      const n = node.commonAncestorContainer || node;
+      return (n.ownerDocument || n).defaultView;
+    } catch (e) { return null; }
+  };
+  const hook = (w) => {
+    const proto = w.Node && w.Node.prototype;
+    if (!proto || hooked.has(proto)) return;
+    hooked.add(proto);
+    // After a call that may have put a frame in a document: every frame of
+    // that document's window held. A realm Chrome runs this script in holds
+    // its own frames; a realm reached from outside (a popup's) does not.
+    const foreign = w !== own;
+    const all = (self) => {
+      const v = windowOf(self);
+      if (foreign) hold(w);
+      if (v && v !== own && v !== w) hold(v);
     };
-  }
+    const wrap = (owner, key, make) => {
+      const d = owner && Object.getOwnPropertyDescriptor(owner, key);
+      const next = d && make(d);
+      if (next) Object.defineProperty(owner, key, next);
+    };
+    const after = (fn) => function (...args) {
+      const v = windowOf(this);
+      const moved = foreign || (v && v !== own) ? detach(args) : [];
+      try { return fn.apply(this, args); } finally { all(this); putBack(moved); if (moved.length) all(this); }
+    };
+    const method = (owner, key) => wrap(owner, key, (d) =>
+      typeof d.value === 'function' && { ...d, value: after(d.value) });
+    const setter = (owner, key) => wrap(owner, key, (d) => d.set && { ...d, set: after(d.set) });
+    for (const C of [w.HTMLIFrameElement, w.HTMLFrameElement, w.HTMLObjectElement, w.HTMLEmbedElement]) {
+      const p = C && C.prototype;
+      wrap(p, 'contentWindow', (d) => d.get && { ...d, get: function () { const v = d.get.call(this); hold(v); return v; } });
+      wrap(p, 'contentDocument', (d) => d.get && { ...d, get: function () { const v = d.get.call(this); holdDoc(v); return v; } });
+      wrap(p, 'getSVGDocument', (d) => typeof d.value === 'function' && { ...d, value: function (...a) { const v = d.value.apply(this, a); holdDoc(v); return v; } });
+    }
+    for (const key of ['appendChild', 'insertBefore', 'replaceChild', 'moveBefore']) method(proto, key);
+    for (const C of [w.Element, w.CharacterData, w.DocumentType, w.Document, w.DocumentFragment, w.ShadowRoot]) {
+      const p = C && C.prototype;
+      for (const key of ['append', 'prepend', 'before', 'after', 'replaceWith', 'replaceChildren',
+        'insertAdjacentElement', 'insertAdjacentHTML', 'setHTMLUnsafe', 'execCommand']) method(p, key);
+      for (const key of ['innerHTML', 'outerHTML']) setter(p, key);
+    }
+    method(w.Range && w.Range.prototype, 'insertNode');
+    const D = w.Document && w.Document.prototype;
+    // document.open(url, name, features) is window.open.
+    wrap(D, 'open', (d) => typeof d.value === 'function' && { ...d, value: function (...a) {
+      const v = d.value.apply(this, a);
+      if (a.length >= 3) hold(v); else all(this);
+      return v;
+    } });
+    // Written markup's scripts run inside the write: into a realm Chrome
+    // runs nothing in, the markup is written up to each script, the
+    // frames it made held before the script runs (the parser reads the
+    // pieces as one stream).
+    wrap(D, 'write', (d) => typeof d.value === 'function' && { ...d, value: function (...a) {
+      if (windowOf(this) === own) return d.value.apply(this, a);
+      const pieces = a.join('').split(/(?=<script)/i);
+      try { for (const piece of pieces) { d.value.call(this, piece); all(this); } } finally { all(this); }
+    } });
+    wrap(D, 'writeln', (d) => typeof d.value === 'function' && { ...d, value: function (...a) {
+      this.write(a.join('') + '\n');
+    } });
+    const open = w.open;
+    if (typeof open === 'function') {
+      w.open = function (...args) { const v = open.apply(this, args); hold(v); return v; };
+    }
+    if (foreign && w.MutationObserver) {
+      try { new w.MutationObserver(() => hold(w)).observe(w.document, { childList: true, subtree: true }); } catch (e) {}
+    }
+  };
+  hold(own);
 })();"#;
 
 /// What every session of the tab is given before it runs, and how its
@@ -84,29 +196,36 @@ pub struct TabSetup {
 
 impl TabSetup {
     /// The session's one `Fetch.enable`: the dialog bridge's requests and,
-    /// when the URL policy can refuse anything, every document request.
-    /// Empty: nothing is intercepted.
-    fn fetch_patterns(&self) -> Vec<fetch::RequestPattern> {
+    /// when the URL policy can refuse anything, every document request;
+    /// with a route set (`routed`), every request. Empty: nothing is
+    /// intercepted.
+    pub(super) fn fetch_patterns(&self, routed: bool) -> Vec<fetch::RequestPattern> {
         let mut patterns = Vec::new();
         if self.bridge {
             patterns.push(dialogs::bridge::fetch_pattern());
         }
-        if self.policy.restricts() {
-            patterns.push(gate::pattern(&self.policy));
+        if self.policy.restricts() || routed {
+            patterns.push(gate::pattern(&self.policy, routed));
         }
         patterns
     }
 
     /// Disguises one page or iframe session (user agent, no webdriver) and,
-    /// with the bridge on, installs the dialog override and its interception.
-    pub async fn disguise(&self, session: &Session, deadline: Instant) -> Result<(), cdp::CdpError> {
+    /// with the bridge on, installs the dialog override and its interception
+    /// (every request when the tab's session has a route set: `routed`).
+    pub async fn disguise(
+        &self,
+        session: &Session,
+        routed: bool,
+        deadline: Instant,
+    ) -> Result<(), cdp::CdpError> {
         let before_scripts = |source: &str| page::AddScriptToEvaluateOnNewDocument {
             source: source.to_owned(),
             world_name: None,
             run_immediately: true,
         };
         let intercept = async {
-            match self.fetch_patterns() {
+            match self.fetch_patterns(routed) {
                 patterns if patterns.is_empty() => Ok(()),
                 patterns => session
                     .call(fetch::Enable { patterns }, deadline)
@@ -200,8 +319,12 @@ pub(super) fn spawn(
                 }
                 let session = conn.session(child);
                 let setup = setup.clone();
+                let routed = gate.routed();
+                let conditions = state.lock().unwrap().emulated().network();
                 while preparing.try_join_next().is_some() {}
-                preparing.spawn(async move { prepare_child(&session, &info.kind, &setup).await });
+                preparing.spawn(async move {
+                    prepare_child(&session, &info.kind, &setup, routed, conditions).await
+                });
             } else if let Some(detached) = event.decode::<target::DetachedFromTarget>() {
                 let child = detached.session_id;
                 if let Some(watch) = &mut blocklisted {
@@ -296,10 +419,23 @@ fn is_worker(kind: &str) -> bool {
     matches!(kind, "worker" | "shared_worker")
 }
 
-/// Prepares a paused child target, then lets it run.
-async fn prepare_child(session: &Session, kind: &str, setup: &TabSetup) {
+/// Prepares a paused child target, then lets it run: a cross-origin
+/// frame pauses every request for the routes when the tab's session has
+/// one set (`routed`) and gets the tab's network conditions.
+async fn prepare_child(
+    session: &Session,
+    kind: &str,
+    setup: &TabSetup,
+    routed: bool,
+    conditions: Option<network::EmulateNetworkConditions>,
+) {
     let deadline = Instant::now() + CHILD_SETUP_BUDGET;
     if kind == "iframe" {
+        if let Some(conditions) = conditions {
+            if let Err(error) = session.call(conditions, deadline).await {
+                tracing::debug!("giving an iframe the tab's network conditions failed: {error}");
+            }
+        }
         let auto_attach = target::SetAutoAttach {
             auto_attach: true,
             wait_for_debugger_on_start: true,
@@ -307,7 +443,7 @@ async fn prepare_child(session: &Session, kind: &str, setup: &TabSetup) {
         };
         let enable = async {
             let (a, b, c, d, e, f, _) = tokio::join!(
-                setup.disguise(session, deadline),
+                setup.disguise(session, routed, deadline),
                 session.call(runtime::Enable {}, deadline),
                 session.call(page::Enable {}, deadline),
                 session.call(auto_attach, deadline),

@@ -211,6 +211,12 @@ impl TabState {
         self.emulated.set_metrics(metrics);
     }
 
+    /// `browser_network conditions` (or `browser_emulate offline`) set the
+    /// network conditions (`None`: cleared).
+    pub fn emulated_network(&mut self, conditions: Option<cdp::protocol::network::EmulateNetworkConditions>) {
+        self.emulated.set_network(conditions);
+    }
+
     /// `browser_emulate` set the user agent and locale.
     pub fn emulated_agent(&mut self, user_agent: String, locale: Option<String>) {
         self.emulated.set_agent(user_agent, locale);

@@ -323,13 +323,18 @@ pub async fn run(tab: &Tab, args: &EmulateArgs, budget: &Budget) -> Result<Actio
         budget.cdp("setting the position", s, set).await?;
     }
     if let Some(offline) = args.offline {
-        let set = network::EmulateNetworkConditions {
+        // One state with `browser_network conditions`: a throttle set
+        // there stays, only going offline changes.
+        let now = tab.state(|s| s.emulated().network());
+        let mut set = now.unwrap_or(network::EmulateNetworkConditions {
             offline,
             latency: 0.0,
             download_throughput: -1.0,
             upload_throughput: -1.0,
-        };
-        budget.cdp("setting the network", s, set).await?;
+        });
+        set.offline = offline;
+        let unthrottled = set.latency == 0.0 && set.download_throughput < 0.0 && set.upload_throughput < 0.0;
+        tab.set_network((offline || !unthrottled).then_some(set), budget).await?;
     }
     // The emulated screen; a mobile page without a viewport meta tag still
     // lays out 980 CSS pixels wide inside it, as on a phone.
@@ -349,8 +354,15 @@ pub async fn run(tab: &Tab, args: &EmulateArgs, budget: &Budget) -> Result<Actio
             (seen[0].as_u64().unwrap_or(0), seen[1].as_u64().unwrap_or(0))
         }
     };
+    let now = tab.state(|s| s.emulated().network());
+    let (network, conditions) = crate::throttle::describe(now);
+    // The network is told when this call or an earlier one changed it.
+    let network = match now.is_some() || args.offline.is_some() {
+        true => format!("; the network: {network}"),
+        false => String::new(),
+    };
     Ok(ActionOutput::new(
-        format!("Emulation set; the viewport is {width}x{height}."),
-        json!({ "ok": true, "viewport": { "width": width, "height": height } }),
+        format!("Emulation set; the viewport is {width}x{height}{network}."),
+        json!({ "ok": true, "viewport": { "width": width, "height": height }, "network": conditions }),
     ))
 }

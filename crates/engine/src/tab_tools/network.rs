@@ -2,6 +2,12 @@
 //! origin ones included) from the request log the event reader keeps
 //! (`crate::network`), and one request in detail. A response body is asked
 //! of the session that saw the request, only when wanted, and capped.
+//!
+//! It also shapes the session's traffic, inside the URL rules: routes
+//! (`route`, `unroute`, `routes`, `har`: the session's table is
+//! `crate::policy::routes`, answered by each tab's request stage) and the
+//! tab's network conditions (`conditions`: offline, throttled; the same
+//! state `browser_emulate offline` sets).
 
 use base64::Engine as _;
 use cdp::protocol::network;
@@ -22,6 +28,31 @@ use crate::{ActionError, ActionOutput, Budget};
 pub enum NetworkAction {
     List,
     Get,
+    Route,
+    Unroute,
+    Routes,
+    Conditions,
+    Har,
+}
+
+// What a route does with the requests it matches.
+#[allow(missing_docs)] // schema-visible: see `crate::tool`
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum RouteAnswer {
+    Abort,
+    Fulfill,
+    Continue,
+    Delay,
+}
+
+// What a HAR does with a request it holds no answer for.
+#[allow(missing_docs)] // schema-visible: see `crate::tool`
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum NotFound {
+    Fallback,
+    Fail,
 }
 
 /// Arguments of `browser_network`.
@@ -32,18 +63,69 @@ pub struct NetworkArgs {
     /// list: URL substring.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub filter: Option<String>,
-    /// list: document, xhr, fetch, script, image…
+    /// list, route: document, xhr, fetch, script, image… (route: comma list).
     #[serde(rename = "type", default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// list: only failed ones.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failed: Option<bool>,
-    /// get: request id (r3).
+    /// get: request id (r3); unroute: route id (none: all).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     /// get: include the response body.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub body: Option<bool>,
+    /// route, har: URLPattern as the URL rules (:* for any port).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    #[allow(missing_docs)] // schema-visible: see `crate::tool`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answer: Option<RouteAnswer>,
+    /// abort: a Network.ErrorReason (default Failed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// fulfill: default 200.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<i64>,
+    /// fulfill: response headers; continue: request headers set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub headers: Option<Map<String, Value>>,
+    /// fulfill: body text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    /// fulfill: body as JSON.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub json: Option<Value>,
+    /// fulfill: body file; har: HAR file (under the output directory).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    /// continue: method sent instead.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub method: Option<String>,
+    /// continue: body sent instead.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub post_data: Option<String>,
+    /// delay: ms (max 60000).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delay_ms: Option<u64>,
+    /// har: a request it lacks goes to the network (fallback, default) or fails.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_found: Option<NotFound>,
+    /// conditions: Slow 3G, Fast 3G, Slow 4G, Fast 4G; none clears.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preset: Option<String>,
+    #[allow(missing_docs)] // schema-visible: see `crate::tool`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offline: Option<bool>,
+    /// conditions: ms.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_ms: Option<f64>,
+    /// conditions: kbit/s.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub download_kbps: Option<f64>,
+    /// conditions: kbit/s.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub upload_kbps: Option<f64>,
     #[allow(missing_docs)] // schema-visible: see `crate::tool`
     #[serde(flatten)]
     pub common: Common,
@@ -55,7 +137,7 @@ impl Tool for NetworkArgs {
         name: "browser_network",
         verb: "network",
         group: Group::Network,
-        description: "The tab's last 500 requests, iframes included: list (filter by URL, type, failed) or get one by id: headers, post data, and with body its response (text up to 64 KB).",
+        description: "The tab's last 500 requests, iframes included: list (filter by URL, type, failed) or get one by id: headers, post data, and with body its response (text up to 64 KB). Shape requests inside the URL rules: route, unroute, routes, har (answers from a HAR file); conditions: the tab's network.",
         scope: Scope::Tab,
         runs_during_dialog: true,
         budget: DefaultBudget::Action,
@@ -66,6 +148,9 @@ impl Tool for NetworkArgs {
 
     /// Checks the arguments before anything touches the browser.
     fn check(&self) -> Result<(), ActionError> {
+        if !matches!(self.action, NetworkAction::List | NetworkAction::Get) {
+            return shaping::check(self);
+        }
         let list_only = self.filter.is_some() || self.kind.is_some() || self.failed.is_some();
         let get_only = self.id.is_some() || self.body.is_some();
         match self.action {
@@ -88,7 +173,7 @@ impl Tool for NetworkArgs {
                         format!("Use one of: {}.", TYPES.join(", ")),
                     ))
                 }
-                _ => Ok(()),
+                _ => shaping::check(self),
             },
         }
     }
@@ -97,15 +182,21 @@ impl Tool for NetworkArgs {
 impl TabTool for NetworkArgs {
     /// Runs the tool in the call's tab.
     async fn perform(&self, call: &TabCall<'_>) -> Result<ActionOutput, ActionError> {
-        run(call.tab, self, call.budget).await
+        match self.action {
+            NetworkAction::List | NetworkAction::Get => run(call.tab, self, call.budget).await,
+            _ => shaping::run(call.tab, self, &call.config.files, call.budget).await,
+        }
     }
 }
+
+
+mod shaping;
 
 /// The longest text body returned, in bytes.
 const BODY_MAX: usize = 64 * 1024;
 
 /// The resource types `type` may name (Chrome's, lowercased).
-const TYPES: &[&str] = &[
+pub(crate) const TYPES: &[&str] = &[
     "document",
     "stylesheet",
     "image",
@@ -130,6 +221,7 @@ pub async fn run(tab: &Tab, args: &NetworkArgs, budget: &Budget) -> Result<Actio
     match args.action {
         NetworkAction::List => Ok(list(tab, args)),
         NetworkAction::Get => get(tab, args, budget).await,
+        _ => Err(ActionError::internal("a shaping action reached the reading path")),
     }
 }
 
@@ -154,8 +246,10 @@ fn list(tab: &Tab, args: &NetworkArgs) -> ActionOutput {
         };
         let ms = r.ms().map(|ms| format!(" {ms}ms")).unwrap_or_default();
         let bytes = r.bytes.map(|b| format!(" {b}B")).unwrap_or_default();
+        let routed = tab.gate().answered(&r.cdp_id);
+        let by = routed.as_ref().map(|how| format!(" (by {how})")).unwrap_or_default();
         text += &format!(
-            "\n{} {} {} {} {}{ms}{bytes}",
+            "\n{} {} {} {} {}{ms}{bytes}{by}",
             r.id, r.method, outcome, r.kind, r.url
         );
         let mut entry = json!({
@@ -164,6 +258,9 @@ fn list(tab: &Tab, args: &NetworkArgs) -> ActionOutput {
         });
         if let Some(why) = &r.failed {
             entry["failed"] = json!(why);
+        }
+        if let Some(how) = routed {
+            entry["routed"] = json!(how);
         }
         listed.push(entry);
     }

@@ -91,6 +91,7 @@ pub const WHAT_DOES_NOT_HOLD: &[&str] = &[
     "whoever can read extension-tokens in your state directory (you, root) can pass for the paired extension",
     "blocklist entries that are IPv6 literals are judged on the agent's commands only, not on every request",
     "a shared worker an agent's page starts belongs to no tab: its requests are under neither your blocklist nor cdpilot's URL rules (the door matrix's extension column)",
+    "a dedicated worker's request is judged by cdpilot's path rules only as they are written (Chrome's blocklist): the same path spelled another way (//secret, %73ecret, localhost., [::ffff:127.0.0.1]) is not refused, since no egress gate sees the URL",
 ];
 
 /// The sessions that may run in the paired Chrome: what the user's Stop
