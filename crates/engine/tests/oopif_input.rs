@@ -195,3 +195,30 @@ async fn input_cost() {
     }
     engine.shutdown().await;
 }
+
+/// Issue 42: the hover trap inside a cross-origin frame (its button's
+/// `mouseover` raises an overlay in the frame): the click is refused
+/// naming the overlay, and the frame saw no press.
+#[tokio::test]
+async fn a_hover_trap_inside_a_cross_origin_frame_is_named_and_nothing_is_pressed() {
+    let site = testkit::TestSite::start().await;
+    let engine = engine();
+    let url = site.url("/hover-trap-outer.html");
+    ok(&engine, "browser_navigate", json!({"url": url})).await;
+    let snap = ok(&engine, "browser_snapshot", json!({})).await.text;
+    let save = ref_in(&snap, "Trap frame", "button \"Save draft\"");
+    assert!(save.starts_with('f'), "{snap}");
+    let e = common::call(&engine, "browser_click", json!({"ref": save}))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, engine::ErrorCode::ElementNotInteractable, "{e}");
+    assert!(e.message.contains("button \"Delete account\""), "{e}");
+    let log = ok(
+        &engine,
+        "browser_evaluate",
+        json!({"function": "el => el.ownerDocument.getElementById('log').textContent", "ref": save}),
+    )
+    .await;
+    assert_eq!(log.data["value"], "pressed: nothing");
+    engine.shutdown().await;
+}

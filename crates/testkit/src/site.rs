@@ -116,6 +116,12 @@ const PAGES: &[(&str, &str)] = &[
     ("speculation.html", include_str!("../site/speculation.html")),
     ("sw-page.html", include_str!("../site/sw-page.html")),
     ("sw.js", include_str!("../site/sw.js")),
+    ("hover-trap.html", include_str!("../site/hover-trap.html")),
+    (
+        "hover-trap-outer.html",
+        include_str!("../site/hover-trap-outer.html"),
+    ),
+    ("drag-away.html", include_str!("../site/drag-away.html")),
 ];
 
 /// A reserved loopback port on which connections are refused.
@@ -314,11 +320,16 @@ async fn status(Path(code): Path<u16>) -> Response {
 const SLOWEST: Duration = Duration::from_secs(30);
 
 /// `/slow?ms=N`: answers with a small page after `N` ms (at most
-/// [`SLOWEST`]). The wait is a timer, so the server keeps answering other
-/// requests meanwhile.
+/// [`SLOWEST`]); with `&svg=NAME`, an 18×18 SVG icon instead (a slow
+/// image; NAME only makes the URL its own). The wait is a timer, so the
+/// server keeps answering other requests meanwhile.
 async fn slow(Query(q): Query<HashMap<String, String>>) -> Response {
     let ms = q.get("ms").and_then(|ms| ms.parse().ok()).unwrap_or(15_000);
     tokio::time::sleep(Duration::from_millis(ms).min(SLOWEST)).await;
+    if q.contains_key("svg") {
+        let icon = "<svg xmlns='http://www.w3.org/2000/svg' width='18' height='18'><circle cx='9' cy='9' r='8' fill='#456'/></svg>";
+        return ([(header::CONTENT_TYPE, "image/svg+xml")], icon).into_response();
+    }
     let body = "<!doctype html><title>Slow</title><h1>Finally here</h1>";
     ([(header::CONTENT_TYPE, "text/html")], body).into_response()
 }

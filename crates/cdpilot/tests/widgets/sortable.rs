@@ -196,3 +196,28 @@ async fn a_native_html5_lists_drop_outside_it_is_refused_and_moves_nothing() {
     assert_eq!(order_in(&after, &items), items, "{after}");
     drag_lands(&mut c, &items, "Queue order", 1, 2).await;
 }
+
+/// Issue 42: a drop target that moves away once the drag starts (Trash
+/// takes Archive's place, `drag-away.html`): the drop follows Archive, for
+/// an HTML5 drag and for a mouse-driven one; Trash receives nothing.
+#[tokio::test]
+async fn a_drop_target_that_moves_away_during_the_drag_is_followed() {
+    let (mut c, _, (_tmp, site)) = open_and_read("drag-away.html").await;
+    for (card, landed) in [
+        ("Report", "dropped: report on archive"),
+        ("Note", "dropped: note on archive"),
+    ] {
+        ok(
+            &mut c,
+            "browser_navigate",
+            json!({"url": site.url("/drag-away.html")}),
+        )
+        .await;
+        let s = snapshot(&mut c).await;
+        let from = ref_of(&s, &format!("\"{card}\""));
+        let to = json!({"ref": from, "to_selector": "#archive"});
+        let dragged = ok(&mut c, "browser_drag", to).await;
+        let after = snapshot(&mut c).await;
+        assert!(after.contains(landed), "{dragged}\n{after}");
+    }
+}

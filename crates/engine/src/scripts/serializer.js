@@ -963,5 +963,30 @@
   // in one that did: a world made for a later document has none).
   const issued = () => snapshots > 0;
 
-  return (globalThis.__cdpilot = { snapshot, lookup, target, refFor, issued, listenersStale, listen });
+  // What is at a point instead of an acting tool's element (issue 42):
+  // the nearest element up from `el` that a snapshot would print with a
+  // role other than generic, a name or a ref, as `role "name" [ref=eN]`,
+  // then the element itself as markup (`<div id="x" class="y">`).
+  function describe(el) {
+    labelsByRoot = null;
+    let shown = '';
+    for (let c = el, n = 0; c && c.nodeType === 1 && n < 6 && !shown; c = c.parentElement || c.getRootNode().host, n++) {
+      const [role, name] = identity(c).split('\n');
+      const ref = refOf.get(c);
+      if ((role && role !== 'generic' && role !== 'none' && role !== 'presentation') || name || ref) {
+        shown = (role || 'generic') + (name ? ' ' + JSON.stringify(name) : '') + (ref ? ' [ref=' + ref + ']' : '');
+      }
+    }
+    let markup = '<' + el.tagName.toLowerCase();
+    if (el.id) markup += ' id="' + el.id.slice(0, 40) + '"';
+    if (typeof el.className === 'string' && el.className) markup += ' class="' + el.className.slice(0, 40) + '"';
+    markup += '>';
+    if (!shown) {
+      const text = (el.textContent || '').trim().replace(/\s+/g, ' ').slice(0, 40);
+      return text ? markup + ' ' + JSON.stringify(text) : markup;
+    }
+    return shown + ' ' + markup;
+  }
+
+  return (globalThis.__cdpilot = { snapshot, lookup, target, refFor, issued, listenersStale, listen, describe });
 })()

@@ -9,11 +9,12 @@ use serde_json::json;
 use crate::args::{Common, ElementTarget, Modifier, MouseButton, WaitUntil};
 use crate::error::Failure;
 use crate::tab::Tab;
+use crate::tab_tools::element::{Intent, Pressed};
 use crate::tab_tools::{download, element, front, input};
 use crate::timing;
 use crate::tool::{Declaration, DefaultBudget, Effect, Group, Scope, TabCall, TabTool, Tool};
 use crate::validate;
-use crate::{ActionError, ActionOutput, Budget};
+use crate::{ActionError, ActionOutput, Budget, ErrorCode};
 
 /// Arguments of `browser_click`.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
@@ -30,6 +31,11 @@ pub struct ClickArgs {
     /// Held keys.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub modifiers: Vec<Modifier>,
+    // Skips the waits, never the checks (docs/src/spec/tools.md, v5); no
+    // description: the core tools' definitions must stay under 8,000 chars.
+    #[allow(missing_docs)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub force: Option<bool>,
     #[allow(missing_docs)] // schema-visible: see `crate::tool`
     #[serde(flatten)]
     pub common: Common,
@@ -100,8 +106,9 @@ pub async fn run(tab: &Tab, args: &ClickArgs, budget: &Budget) -> Result<ActionO
         await_promise: false,
         user_gesture: false,
     };
-    let (point, _) = tokio::try_join!(
-        element.actionable_point(tab, budget),
+    let force = args.force.unwrap_or(false);
+    let (aimed, _) = tokio::try_join!(
+        element.aim(tab, budget, Intent::Click, force),
         timing::timed(
             "click.arm",
             budget.cdp("preparing the click", &tab.session, flag(ARM_NAVIGATION_FLAG))
@@ -114,32 +121,44 @@ pub async fn run(tab: &Tab, args: &ClickArgs, budget: &Budget) -> Result<ActionO
     let downloads = download::DownloadWatch::start(tab);
     timing::timed(
         "click.input",
-        input::click(
+        input::press_at(
             tab,
             budget,
-            point,
+            aimed.point,
             args.button.unwrap_or_default(),
             args.click_count.unwrap_or(1),
             input::modifier_mask(&args.modifiers),
         ),
     )
     .await?;
+    // The press's record is read with the navigation flags when the
+    // element is in the tab's own world; a frame's, on the element.
+    let in_main = element.frame.number.is_none();
     if element.frame.session.id() != tab.session.id() {
         element.settle(budget).await?;
     }
+    let pressed = if in_main {
+        None
+    } else {
+        element.pressed(budget).await?
+    };
 
     // The world is gone if the new document already replaced the old one.
     let probe = budget.cdp(
         "checking for a navigation",
         &tab.session,
-        flag("[globalThis.__cdpilotNav, globalThis.__cdpilotDownload]"),
+        flag("[globalThis.__cdpilotNav, globalThis.__cdpilotDownload, globalThis.__cdpilotPressed ? globalThis.__cdpilotPressed() : null]"),
     );
-    let (started, download_asked) = match timing::timed("click.probe", probe).await {
+    let (started, download_asked, pressed) = match timing::timed("click.probe", probe).await {
         Ok(checked) => {
             let flags = checked.result.value.unwrap_or_default();
-            (flags[0].is_string(), flags[1] == true)
+            let pressed = match in_main {
+                true => serde_json::from_value::<Pressed>(flags[2].clone()).ok(),
+                false => pressed,
+            };
+            (flags[0].is_string(), flags[1] == true, pressed)
         }
-        Err(e) if e.failure == Failure::ContextGone => (true, false),
+        Err(e) if e.failure == Failure::ContextGone => (true, false, pressed),
         Err(e) => return Err(e),
     };
     if started {
@@ -169,16 +188,63 @@ pub async fn run(tab: &Tab, args: &ClickArgs, budget: &Budget) -> Result<ActionO
             json!({ "ok": true, "url": url, "navigated": navigated, "download": download }),
         ));
     }
-    let text = if navigated {
-        format!(
-            "Clicked {}; the page navigated to {url}. Take a browser_snapshot to see it.",
-            element.label
-        )
-    } else {
-        format!("Clicked {}.", element.label)
+    let label = &element.label;
+    if navigated || started {
+        // The document the record was in is gone: the navigation is what
+        // the page did with the click.
+        let text =
+            format!("Clicked {label}; the page navigated to {url}. Take a browser_snapshot to see it.");
+        return Ok(ActionOutput::new(
+            text,
+            json!({ "ok": true, "url": url, "navigated": navigated }),
+        ));
+    }
+    // What the page's record shows is all the answer claims. A press the
+    // page stopped on its way, or one no listener of cdpilot's saw (a
+    // handler before them stopped it), is not called a click, nor an
+    // error: the page's own click may still have acted, and a retry
+    // would act twice.
+    let pressed = pressed.unwrap_or_default();
+    let unconfirmed = |why: String| {
+        Ok(ActionOutput::new(
+            format!("{why}. Take a browser_snapshot to see whether the page acted before trying again."),
+            json!({ "ok": true, "url": url, "navigated": false, "reached": false }),
+        ))
+    };
+    match pressed.to.as_deref() {
+        Some("") if pressed.reached => {}
+        Some("") => {
+            return unconfirmed(format!(
+                "Pressed {label}, but the page stopped the press before it reached it (a handler on an \
+                 element around it took it)"
+            ))
+        }
+        Some(other) => {
+            return Err(ActionError::new(
+                ErrorCode::ElementNotInteractable,
+                format!(
+                    "the press meant for {label} was received by {other}, which the page put at the point \
+                     after it was checked"
+                ),
+                "Take a browser_snapshot to see what the page did before acting again.",
+            ))
+        }
+        None => {
+            return unconfirmed(format!(
+                "Sent the click to {label}, but cdpilot saw no press reach the page (a handler of the page \
+                 may have stopped it first)"
+            ))
+        }
+    }
+    let text = match pressed.changed {
+        true => format!("Clicked {label}."),
+        false => format!(
+            "Clicked {label}; nothing on the page changed right after it (it may still be working: \
+             browser_wait or browser_snapshot to see)."
+        ),
     };
     Ok(ActionOutput::new(
         text,
-        json!({ "ok": true, "url": url, "navigated": navigated }),
+        json!({ "ok": true, "url": url, "navigated": false, "changed": pressed.changed }),
     ))
 }

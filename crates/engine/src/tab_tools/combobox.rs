@@ -130,7 +130,7 @@ pub(crate) async fn pick(
         input::insert_text(tab, budget, wanted).await?;
     } else {
         let point = element.actionable_point(tab, budget).await?;
-        input::click(tab, budget, point, MouseButton::Left, 1, 0).await?;
+        input::press_at(tab, budget, point, MouseButton::Left, 1, 0).await?;
     }
     let wait = (budget.remaining().as_millis() as u64 / 2).min(OPTIONS_MS);
     let offered = element
@@ -189,7 +189,7 @@ pub(crate) async fn pick(
         ));
     };
     let point = option.actionable_point(tab, budget).await?;
-    input::click(tab, budget, point, MouseButton::Left, 1, 0).await?;
+    input::press_at(tab, budget, point, MouseButton::Left, 1, 0).await?;
     if element.frame.session.id() != tab.session.id() {
         element.settle(budget).await?;
     }
@@ -207,7 +207,7 @@ async fn close(tab: &Tab, element: &Element, before: Option<&str>, budget: &Budg
     let _ = budget;
     let cleanup = Budget::with_timeout(std::time::Duration::from_secs(2));
     if let Some(before) = before {
-        let _ = element
+        let focused = element
             .call(
                 &cleanup,
                 "clearing the combobox",
@@ -215,7 +215,11 @@ async fn close(tab: &Tab, element: &Element, before: Option<&str>, budget: &Budg
                 vec![Value::Bool(true)],
             )
             .await;
-        let _ = if before.is_empty() {
+        // Text goes back only where the focus is the combobox's.
+        let ours = matches!(&focused, Ok(v) if *v == Value::Bool(true) || v["unfocused"] == true);
+        let _ = if !ours {
+            Ok(())
+        } else if before.is_empty() {
             input::press_delete(tab, &cleanup).await
         } else {
             input::insert_text(tab, &cleanup, before).await

@@ -22,6 +22,7 @@ use serde_json::{json, Value};
 
 use crate::args::{Common, ElementTarget};
 use crate::tab::Tab;
+use crate::tab_tools::element::Intent;
 use crate::tab_tools::{element, front, input};
 use crate::tool::{Declaration, DefaultBudget, Effect, Group, Scope, TabCall, TabTool, Tool};
 use crate::validate;
@@ -216,14 +217,30 @@ pub async fn run(tab: &Tab, args: &DragArgs, budget: &Budget) -> Result<ActionOu
         ..e
     };
     // The target is brought into view first; measuring the source may
-    // scroll again, so the target is measured last.
-    target.actionable_point(tab, budget).await.map_err(covered)?;
-    let from = source.actionable_point(tab, budget).await?;
-    let mut to = target.actionable_point(tab, budget).await.map_err(covered)?;
+    // scroll again, so the target is measured last. The pointer goes to
+    // the source, and what is there is checked, before the press.
+    target
+        .aim(tab, budget, Intent::Measure, false)
+        .await
+        .map_err(covered)?;
+    let from = source.aim(tab, budget, Intent::Press, false).await?.point;
+    let aimed = target
+        .aim(tab, budget, Intent::Measure, false)
+        .await
+        .map_err(covered)?;
+    let mut to = aimed.point;
     let places = siblings(&source, &target, budget).await?;
     if let Some((was, asked)) = places {
         to = past_middle(tab, &target, from, to, asked > was, budget).await?;
     }
+    // Where the target is checked again before the drop: not in a
+    // sortable list (its items move under the pointer by design).
+    let drop = Drop {
+        source: &source,
+        target: &target,
+        offset: (aimed.point.0 - aimed.local.0, aimed.point.1 - aimed.local.1),
+        check: places.is_none(),
+    };
 
     source
         .call(budget, "watching for a drag start", WATCH_DRAGSTART, vec![])
@@ -236,7 +253,7 @@ pub async fn run(tab: &Tab, args: &DragArgs, budget: &Budget) -> Result<ActionOu
             SetInterceptDrags { enabled: true },
         )
         .await?;
-    let dragged = drag(tab, &source, &target, from, to, &mut intercepted, budget).await;
+    let dragged = drag(tab, &drop, from, to, &mut intercepted, budget).await;
     // Always stop intercepting (a later real drag must not be swallowed),
     // and after a failure let go of the button, within a budget of its own
     // since the call's may be spent.
@@ -248,8 +265,10 @@ pub async fn run(tab: &Tab, args: &DragArgs, budget: &Budget) -> Result<ActionOu
             SetInterceptDrags { enabled: false },
         )
         .await;
+    // Let go where the drag started: over the drop point, a release
+    // would drop on whatever is there now.
     if dragged.is_err() {
-        let _ = input::left_mouse(tab, &cleanup, "mouseReleased", to, false).await;
+        let _ = input::left_mouse(tab, &cleanup, "mouseReleased", from, false).await;
     }
     let html5 = dragged?;
     stop?;
@@ -379,13 +398,13 @@ async fn read_back(
 /// whether the page made it an HTML5 drag.
 async fn drag(
     tab: &Tab,
-    source: &element::Element,
-    target: &element::Element,
+    drop: &Drop<'_>,
     from: (f64, f64),
     to: (f64, f64),
     intercepted: &mut cdp::EventStream,
     budget: &Budget,
 ) -> Result<bool, ActionError> {
+    let (source, target) = (drop.source, drop.target);
     input::left_mouse(tab, budget, "mouseMoved", from, false).await?;
     input::left_mouse(tab, budget, "mousePressed", from, true).await?;
     let step = |n: u32| {
@@ -409,6 +428,7 @@ async fn drag(
                 .call_awaiting(budget, "letting the page follow the pointer", FRAME, vec![])
                 .await?;
         }
+        let to = drop.point(tab, to, true, budget).await?;
         target
             .call_awaiting(budget, "letting the page follow the pointer", REST, vec![])
             .await?;
@@ -441,8 +461,146 @@ async fn drag(
             ),
             ..e
         })?;
+    let to = match drop.point(tab, to, false, budget).await {
+        Ok(to) => to,
+        Err(e) => {
+            let cancel = DispatchDragEvent {
+                kind: "dragCancel".into(),
+                x: from.0,
+                y: from.1,
+                data,
+                modifiers: 0,
+            };
+            let _ = budget.cdp("canceling the drag", &tab.session, cancel).await;
+            return Err(e);
+        }
+    };
     drop_at(tab, target, to, data, budget).await?;
     Ok(true)
+}
+
+/// What is at (x, y) in the target's frame, leaving out the dragged
+/// element (`source`, which may follow the pointer): `null` when it is the
+/// target or inside it, `{moved}` when the target's box no longer holds
+/// the point, else `{cover}` (as the serializer describes it).
+const DROP_AT: &str = r#"function (x, y, source) {
+  const el = this;
+  const doc = el.ownerDocument;
+  const inside = (n, of) => { for (let c = n; c; c = c.parentNode || c.host) if (c === of) return true; return false; };
+  const root = el.getRootNode();
+  const hit = (root.elementsFromPoint ? root : doc).elementsFromPoint(x, y).find((n) => !inside(n, source));
+  if (hit && inside(hit, el)) return null;
+  const r = el.getBoundingClientRect();
+  if (!hit || x < r.left - 1 || x > r.right + 1 || y < r.top - 1 || y > r.bottom + 1) return { moved: true };
+  const api = globalThis.__cdpilot;
+  return { cover: api && api.describe ? api.describe(hit) : '<' + hit.tagName.toLowerCase() + '>' };
+}"#;
+
+/// How many times a drop target that moved away is followed.
+const FOLLOWS: u32 = 3;
+
+/// The drop's two elements, and how the target's drop point is checked.
+struct Drop<'a> {
+    source: &'a element::Element,
+    target: &'a element::Element,
+    /// The target's frame's place in the tab's viewport (point − local).
+    offset: (f64, f64),
+    /// Whether the target is checked at the drop point.
+    check: bool,
+}
+
+impl Drop<'_> {
+    /// Before the drop (issue 42): the point to drop at. The target is
+    /// checked at `to`; one that moved away during the drag (the page
+    /// rearranged itself when it started) is measured again and followed,
+    /// the pointer carried there in steps when the drag is the mouse's
+    /// (`pointer`); one that is covered, or keeps moving, is not dropped on:
+    /// the drag is let go where it started and the answer says what is at
+    /// the point.
+    async fn point(
+        &self,
+        tab: &Tab,
+        to: (f64, f64),
+        pointer: bool,
+        budget: &Budget,
+    ) -> Result<(f64, f64), ActionError> {
+        if !self.check {
+            return Ok(to);
+        }
+        let (mut to, mut offset) = (to, self.offset);
+        for follow in 0..=FOLLOWS {
+            let at = self.at(to, offset, budget).await?;
+            if at.is_null() {
+                return Ok(to);
+            }
+            if at["moved"] != true || follow == FOLLOWS {
+                let what = at["cover"]
+                    .as_str()
+                    .map(|cover| format!("{cover} is at the drop point now"))
+                    .unwrap_or_else(|| "it kept moving away from the pointer".into());
+                return Err(ActionError::new(
+                    ErrorCode::ElementNotInteractable,
+                    format!(
+                        "nothing was dropped on {}: {what}; the drag was let go where it started",
+                        self.target.label
+                    ),
+                    "Take a browser_snapshot to see where things are now, then drag again.",
+                ));
+            }
+            let aimed = self.target.aim(tab, budget, Intent::Measure, false).await?;
+            if pointer {
+                let was = to;
+                for n in 1..=4 {
+                    let t = f64::from(n) / 4.0;
+                    let step = (
+                        was.0 + (aimed.point.0 - was.0) * t,
+                        was.1 + (aimed.point.1 - was.1) * t,
+                    );
+                    input::left_mouse(tab, budget, "mouseMoved", step, true).await?;
+                    self.target
+                        .call_awaiting(budget, "letting the page follow the pointer", FRAME, vec![])
+                        .await?;
+                }
+            }
+            to = aimed.point;
+            offset = (aimed.point.0 - aimed.local.0, aimed.point.1 - aimed.local.1);
+        }
+        Ok(to)
+    }
+
+    /// [`DROP_AT`] at `to` (in the tab's viewport), on the target.
+    async fn at(&self, to: (f64, f64), offset: (f64, f64), budget: &Budget) -> Result<Value, ActionError> {
+        let local = (to.0 - offset.0, to.1 - offset.1);
+        let evaluated = self
+            .target
+            .frame
+            .cdp(
+                budget,
+                "checking the drop point",
+                runtime::CallFunctionOn {
+                    function_declaration: DROP_AT.into(),
+                    object_id: Some(self.target.object_id.clone()),
+                    arguments: vec![
+                        runtime::CallArgument {
+                            value: Some(json!(local.0)),
+                            object_id: None,
+                        },
+                        runtime::CallArgument {
+                            value: Some(json!(local.1)),
+                            object_id: None,
+                        },
+                        runtime::CallArgument {
+                            value: None,
+                            object_id: Some(self.source.object_id.clone()),
+                        },
+                    ],
+                    return_by_value: true,
+                    ..Default::default()
+                },
+            )
+            .await?;
+        Ok(evaluated.result.value.unwrap_or(Value::Null))
+    }
 }
 
 /// Enters, hovers and drops the intercepted drag's `data` at `to`, on

@@ -9,13 +9,19 @@
 
 use serde_json::{json, Value};
 
+use cdp::protocol::page;
+
+use crate::tab::Tab;
 use crate::tab_tools::element::Element;
 use crate::{ActionError, Budget, ErrorCode};
 
 /// Focuses the element and, when asked, selects its whole content so the
 /// inserted text replaces it. Returns false for elements that take no text,
 /// and `{value: type}` for inputs whose browser-drawn editor takes no
-/// inserted text (a date field stays empty): those are set by value.
+/// inserted text (a date field stays empty): those are set by value. When
+/// the focus did not land in the element (a `focus` handler moved it, an
+/// overlay's field took it), `{focus}` says where it is ([`focus_refused`]):
+/// keys sent now would go there.
 const PREPARE: &str = r#"function (clear) {
   if (this instanceof HTMLInputElement && VALUE_TYPES.includes(this.type)) return { value: this.type };
   const editable = this.isContentEditable ||
@@ -23,6 +29,19 @@ const PREPARE: &str = r#"function (clear) {
     this instanceof HTMLTextAreaElement;
   if (!editable) return false;
   this.focus();
+  // A page without the focus dispatches focus events only when it gets
+  // it, with the first key: the check would come before its handlers.
+  if (!this.ownerDocument.hasFocus()) return { unfocused: true };
+  let active = this.ownerDocument.activeElement;
+  while (active && active.shadowRoot && active.shadowRoot.activeElement) active = active.shadowRoot.activeElement;
+  let within = false;
+  for (let c = active; c && !within; c = c.parentNode || c.host) within = c === this;
+  if (!within) {
+    const api = globalThis.__cdpilot;
+    const at = !active || active === this.ownerDocument.body ? 'nothing (the page took it away)'
+      : api && api.describe ? api.describe(active) : '<' + active.tagName.toLowerCase() + '>';
+    return { focus: at };
+  }
   if (clear) {
     if (this.isContentEditable) {
       const range = document.createRange();
@@ -39,6 +58,55 @@ const PREPARE: &str = r#"function (clear) {
 
 /// The `<input>` types set by value rather than typed into.
 const VALUE_TYPES: &str = "['date','time','datetime-local','month','week','color','range','number']";
+
+/// [`PREPARE`] on `element`, its page given the focus first when it has
+/// none (`Page.bringToFront` focuses the tab), so the page's focus
+/// handlers have run when where the focus is is checked
+/// ([`focus_refused`]).
+pub(crate) async fn focus(
+    tab: &Tab,
+    element: &Element,
+    clear: bool,
+    budget: &Budget,
+) -> Result<Value, ActionError> {
+    let prepare = prepare();
+    let step = "focusing the field";
+    let prepared = element
+        .call(budget, step, &prepare, vec![Value::Bool(clear)])
+        .await?;
+    if prepared["unfocused"] != true {
+        focus_refused(element, &prepared)?;
+        return Ok(prepared);
+    }
+    budget
+        .cdp("focusing the tab", &tab.session, page::BringToFront {})
+        .await?;
+    let prepared = element
+        .call(budget, step, &prepare, vec![Value::Bool(clear)])
+        .await?;
+    if prepared["unfocused"] == true {
+        // A frame that cannot take the focus now: typed as before, unchecked.
+        return Ok(Value::Bool(true));
+    }
+    focus_refused(element, &prepared)?;
+    Ok(prepared)
+}
+
+/// The refusal when [`PREPARE`] found the focus elsewhere: nothing is
+/// typed, and the answer says where the focus went.
+fn focus_refused(element: &Element, prepared: &Value) -> Result<(), ActionError> {
+    match prepared["focus"].as_str() {
+        None => Ok(()),
+        Some(at) => Err(ActionError::new(
+            ErrorCode::ElementNotInteractable,
+            format!(
+                "{} was focused, but the focus is on {at} now; nothing was typed",
+                element.label
+            ),
+            "Take a browser_snapshot to see what took the focus (a dialog, a popup) and deal with it first.",
+        )),
+    }
+}
 
 /// [`PREPARE`], with its list of value types in place.
 pub(crate) fn prepare() -> String {

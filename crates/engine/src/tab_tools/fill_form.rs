@@ -237,14 +237,7 @@ async fn fill(tab: &Tab, field: &FormField, budget: &Budget) -> Result<(String, 
 }
 
 async fn text(tab: &Tab, element: &Element, value: &str, budget: &Budget) -> Result<Value, ActionError> {
-    let editable = element
-        .call(
-            budget,
-            "focusing the field",
-            &field::prepare(),
-            vec![Value::Bool(true)],
-        )
-        .await?;
+    let editable = field::focus(tab, element, true, budget).await?;
     if editable != Value::Bool(true) {
         return Err(ActionError::new(
             ErrorCode::ElementNotInteractable,
@@ -301,7 +294,7 @@ async fn check_box(
     }
     if kind["visible"] == Value::Bool(true) {
         let point = element.actionable_point(tab, budget).await?;
-        input::click(tab, budget, point, MouseButton::Left, 1, 0).await?;
+        input::press_at(tab, budget, point, MouseButton::Left, 1, 0).await?;
         if element.frame.session.id() != tab.session.id() {
             element.settle(budget).await?;
         }

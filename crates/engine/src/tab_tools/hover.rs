@@ -6,7 +6,8 @@ use serde_json::json;
 
 use crate::args::{Common, ElementTarget};
 use crate::tab::Tab;
-use crate::tab_tools::{element, front, input};
+use crate::tab_tools::element::Intent;
+use crate::tab_tools::{element, front};
 use crate::tool::{Declaration, DefaultBudget, Effect, Group, Scope, TabCall, TabTool, Tool};
 use crate::validate;
 use crate::{ActionError, ActionOutput, Budget};
@@ -53,10 +54,20 @@ impl TabTool for HoverArgs {
 
 pub async fn run(tab: &Tab, args: &HoverArgs, budget: &Budget) -> Result<ActionOutput, ActionError> {
     let element = element::resolve(tab, &args.target, budget).await?;
-    let point = element.actionable_point(tab, budget).await?;
-    input::move_to(tab, budget, point).await?;
+    let aimed = element.aim(tab, budget, Intent::Hover, false).await?;
+    // The pointer is at the element's point; its hover handlers ran. What
+    // is under the pointer now is said when it is not the element (a cover,
+    // or what those handlers raised over it).
+    let text = match &aimed.under {
+        None => format!("Hovering over {}.", element.label),
+        Some(under) => format!(
+            "Moved the mouse to {}; {under} is under the pointer there now (it covers the element, \
+             or the page raised it when the pointer came).",
+            element.label
+        ),
+    };
     Ok(ActionOutput::new(
-        format!("Hovering over {}.", element.label),
-        json!({ "ok": true }),
+        text,
+        json!({ "ok": true, "under": aimed.under }),
     ))
 }

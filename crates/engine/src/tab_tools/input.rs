@@ -21,8 +21,10 @@ pub fn modifier_mask(modifiers: &[Modifier]) -> u32 {
         .fold(0, |a, b| a | b)
 }
 
-/// Moves to `(x, y)`, presses and releases `button` `count` times.
-pub async fn click(
+/// Presses and releases `button` `count` times at `(x, y)`, where the
+/// pointer already is (`element::Element::aim` moved it there and checked
+/// what is at the point).
+pub async fn press_at(
     tab: &Tab,
     budget: &Budget,
     (x, y): (f64, f64),
@@ -45,10 +47,10 @@ pub async fn click(
         modifiers,
     };
     // All events go out at once, in order: Chrome queues input per page and
-    // handles it in order, and an event that changes what is painted (hover,
-    // :active, the click's own effect) is acknowledged only after a frame,
+    // handles it in order, and an event that changes what is painted
+    // (:active, the click's own effect) is acknowledged only after a frame,
     // so awaiting them one by one would cost a frame each.
-    let mut events = vec![event("mouseMoved", "none", 0, 0)];
+    let mut events = Vec::new();
     for n in 1..=count {
         events.push(event("mousePressed", name, mask, n));
         events.push(event("mouseReleased", name, 0, n));

@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 
 use crate::args::{Common, ElementTarget};
 use crate::tab::Tab;
-use crate::tab_tools::field::{self, prepare, VALUE};
+use crate::tab_tools::field::{self, VALUE};
 use crate::tab_tools::{element, front, input, keys};
 use crate::tool::{Declaration, DefaultBudget, Effect, Group, Scope, TabCall, TabTool, Tool};
 use crate::validate;
@@ -76,9 +76,7 @@ impl TabTool for TypeArgs {
 pub async fn run(tab: &Tab, args: &TypeArgs, budget: &Budget) -> Result<ActionOutput, ActionError> {
     let element = element::resolve(tab, &args.target, budget).await?;
     let clear = args.clear.unwrap_or(true);
-    let editable = element
-        .call(budget, "focusing the field", &prepare(), vec![Value::Bool(clear)])
-        .await?;
+    let editable = field::focus(tab, &element, clear, budget).await?;
     if let Some(kind) = editable["value"].as_str() {
         // A date, time, colour, range or number input: its value is set
         // whole, with `input` and `change`, as browser_fill_form does.

@@ -149,7 +149,7 @@ async fn through_chooser(
         .await?;
     let opened = async {
         let point = element.actionable_point(tab, budget).await?;
-        input::click(tab, budget, point, MouseButton::Left, 1, 0).await?;
+        input::press_at(tab, budget, point, MouseButton::Left, 1, 0).await?;
         let wait = async {
             while let Some(event) = events.recv().await {
                 if let Some(opened) = event.decode::<page::FileChooserOpened>() {
