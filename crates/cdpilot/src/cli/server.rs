@@ -53,9 +53,9 @@ pub struct Server {
     pub named_by: String,
 }
 
-/// The runtime directory, made (0700) if missing.
-pub fn runtime_dir() -> Result<PathBuf, Unreachable> {
-    let dir = match std::env::var_os("CDPILOT_RUNTIME_DIR").filter(|d| !d.is_empty()) {
+/// Where the runtime directory is (not made).
+fn runtime_path() -> PathBuf {
+    match std::env::var_os("CDPILOT_RUNTIME_DIR").filter(|d| !d.is_empty()) {
         Some(dir) => PathBuf::from(dir),
         None => match std::env::var_os("XDG_RUNTIME_DIR").filter(|d| !d.is_empty()) {
             Some(dir) => PathBuf::from(dir).join("cdpilot"),
@@ -64,7 +64,12 @@ pub fn runtime_dir() -> Result<PathBuf, Unreachable> {
                 PathBuf::from(format!("/tmp/cdpilot-{uid}"))
             }
         },
-    };
+    }
+}
+
+/// The runtime directory, made (0700) if missing.
+pub fn runtime_dir() -> Result<PathBuf, Unreachable> {
+    let dir = runtime_path();
     std::fs::DirBuilder::new()
         .recursive(true)
         .mode(0o700)
@@ -134,7 +139,7 @@ pub fn background_pid() -> Option<u32> {
 /// present, and whether the one rule for local peers trusts it (read
 /// only: nothing is removed).
 pub fn state_report() -> Vec<(bool, String)> {
-    let Ok(dir) = runtime_dir() else { return Vec::new() };
+    let dir = runtime_path();
     let mut lines = Vec::new();
     for name in ["serve.json", "extension-mcp.json"] {
         let path = dir.join(name);
