@@ -437,6 +437,15 @@ async fn credentials_in_cdp_url_and_endpoints_are_masked_and_written_files_are_0
     let metrics = serve.get("/metrics").await;
     assert!(metrics.contains("cdpilot_browser_endpoints_up"), "{metrics}");
     assert!(!leaks(&metrics), "{metrics}");
+    // A call placed on that endpoint: its error and serve's log.
+    let mut client = serve.mcp_client();
+    client.initialize().await;
+    let error = client
+        .call("browser_navigate", json!({"url": "about:blank"}))
+        .await;
+    assert!(!leaks(&error.to_string()), "{error}");
+    let log = serve.log.lock().unwrap().join("\n");
+    assert!(!leaks(&log), "{log}");
 
     // What they wrote, readable by this user only (the process umask
     // would have made them 0644).
