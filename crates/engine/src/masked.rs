@@ -105,7 +105,8 @@ mod tests {
             "ws://me:***@host:9222/devtools/browser/x?token=***&x=***"
         );
         assert_eq!(url("http://127.0.0.1:9222"), "http://127.0.0.1:9222");
-        assert_eq!(url("not a url me:pw@h?token=abc"), "not a url ***@h?token=***");
+        // Not a URL (a bad IPv6 host): masked all the same.
+        assert_eq!(url("ws://me:pw@[bad/x?token=abc"), "ws://***@[bad/x?token=***");
         let message = "cannot open ws://me:hunter22@host/x?token=s3cret: refused (s3cret)";
         let shown = in_text(message, "ws://me:hunter22@host/x?token=s3cret");
         assert!(
