@@ -110,7 +110,7 @@ chrome.runtime.onMessage.addListener((message, _sender, reply) => {
 async function handle(message) {
   switch (message.type) {
     case "pair":
-      return relay.pair(message.server, message.code);
+      return relay.pair(message.server, message.code, message.replace === true);
     case "unpair":
       await stopAll("stopped_by_user");
       await relay.unpair();

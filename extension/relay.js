@@ -3,6 +3,12 @@
 // (docs/src/spec/protocol.md, "Relay handshake"), the heartbeat a service
 // worker's lifetime needs, and reconnecting with backoff.
 //
+// A handshake has a deadline (HANDSHAKE_MS, as the server's): a peer that
+// accepts and never answers, or answers out of turn and keeps its TCP
+// open, cannot stall the relay. A failed or timed-out socket is forgotten
+// at once (its handlers detached, so its late `onclose` changes nothing)
+// and a reconnect is scheduled; `start()` never waits on a dead socket.
+//
 // Owns the WebSocket and the stored pairing (server + long-lived token in
 // chrome.storage.local). Knows nothing of CDP: after the server proved
 // itself and acknowledged our proof, messages go to `onMessage`; before,
@@ -15,6 +21,9 @@ export const PROTOCOL_VERSION = 2;
 /// (Chrome 116+) and tells the server the relay is still there.
 const HEARTBEAT_MS = 20000;
 const BACKOFF_MS = [250, 500, 1000, 2000, 4000];
+/// How long a handshake may take, from the socket's creation to the ack:
+/// the server's own deadline.
+export const HANDSHAKE_MS = 10000;
 
 /// Whether `server` (ws://host:port) is a loopback address.
 export function isLoopback(server) {
@@ -65,13 +74,26 @@ export class Relay {
   }
 
   /// Pairs with a one-time code: resolves with the stored pairing, or
-  /// rejects with the server's reason.
-  async pair(server, code) {
+  /// rejects with the server's reason. A server other than the one paired
+  /// with is paired only when the person said so on the pairing page
+  /// (`replace`): a link another program printed does not silently take
+  /// the pairing over. A failed pairing leaves the stored one, reconnected.
+  async pair(server, code, replace = false) {
     if (!(await serverAllowed(server))) {
       throw new Error(`${server} is not a loopback address: type it in the options page first if you trust it`);
     }
+    const stored = await chrome.storage.local.get(["server", "token"]);
+    if (stored.server && stored.token && stored.server !== server && !replace) {
+      throw new Error(`this link pairs with ${server}, but the extension is paired with ${stored.server}: confirm on the pairing page to replace it`);
+    }
     this.stop();
-    const ack = await this.open(server, code, true);
+    let ack;
+    try {
+      ack = await this.open(server, code, true);
+    } catch (e) {
+      this.scheduleReconnect();
+      throw e;
+    }
     await chrome.storage.local.set({ server, token: ack.token });
     return { server };
   }
@@ -116,13 +138,29 @@ export class Relay {
       let stage = "hello";
       let ours = "";
       const keyPromise = keyOf(secret);
+      // The socket is forgotten at once: its closing handshake may never
+      // end (a peer that keeps its TCP open), and `start()` must not wait
+      // on it. Its handlers are detached, so nothing it does later counts.
+      const forget = () => {
+        clearTimeout(deadline);
+        socket.onopen = socket.onmessage = socket.onclose = null;
+        if (this.socket === socket) this.socket = null;
+        // A page may close with 1000 or 3000–4999 only (1008 throws).
+        try { socket.close(4008, "handshake"); } catch (e) { /* already closed */ }
+        if (reconnects) this.scheduleReconnect();
+      };
       const fail = (why) => {
+        if (stage === "failed" || stage === "acked") return;
         this.lastError = why;
         stage = "failed";
-        // A page may close with 1000 or 3000–4999 only (1008 throws).
-        socket.close(4008, "handshake");
+        console.warn(`cdpilot relay: ${why}`);
+        forget();
         reject(new Error(why));
       };
+      const deadline = setTimeout(
+        () => fail(`${address} did not finish the handshake within ${HANDSHAKE_MS / 1000} s: the connection was dropped (another program may hold the port)`),
+        HANDSHAKE_MS,
+      );
       socket.onopen = async () => {
         const key = await keyPromise;
         ours = nonce();
@@ -157,9 +195,7 @@ export class Relay {
         }
         if (message.type === "reject") {
           // Unproved: never a reason to forget the pairing.
-          this.lastError = `${message.reason}: ${message.message}`;
-          stage = "failed";
-          reject(new Error(this.lastError));
+          fail(`${message.reason}: ${message.message}`);
           return;
         }
         if (stage === "hello" && message.type === "challenge") {
@@ -175,6 +211,7 @@ export class Relay {
           return;
         }
         if (stage === "proved" && message.type === "ack") {
+          clearTimeout(deadline);
           stage = "acked";
           this.connected = true;
           this.attempt = 0;
@@ -188,6 +225,10 @@ export class Relay {
         fail(`${address} sent ${JSON.stringify(String(message.type))} out of turn in the handshake`);
       };
       socket.onclose = () => {
+        clearTimeout(deadline);
+        // A socket this relay no longer holds (replaced by a pairing,
+        // stopped): its close is not the current connection's.
+        if (this.socket !== socket) return;
         clearInterval(this.heartbeat);
         const wasConnected = this.connected;
         this.connected = false;

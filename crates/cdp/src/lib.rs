@@ -9,7 +9,9 @@
 //! - [`protocol`] holds lenient hand-written types for the commands we use;
 //!   [`Session::send`] is the raw escape hatch for the rest.
 //! - [`launch`] finds and starts Chromium; [`endpoint`] resolves
-//!   `http://host:port` to a browser WebSocket URL for attaching.
+//!   `http://host:port` to a browser WebSocket URL for attaching;
+//!   [`peer`] says whether a loopback socket's owner is this user (the
+//!   one rule for every local peer).
 //!
 //! This crate knows CDP, not tools: nothing here mentions refs, snapshots or
 //! the agent-facing contract.
@@ -18,6 +20,7 @@ mod connection;
 pub mod endpoint;
 mod error;
 pub mod launch;
+pub mod peer;
 pub mod pipe;
 pub mod protocol;
 mod session;

@@ -157,6 +157,12 @@ fn extension_doctor() -> ExitCode {
 
 /// `cdpilot doctor`: exit 0 when the browser works, 1 with what to fix.
 pub async fn doctor(mut config: Config) -> ExitCode {
+    // The runtime directory's state files, as the one rule for local peers
+    // judges them (a refused one is not the browser's failure: the CLI
+    // removes it and starts a serve of its own).
+    for (ok, line) in cli::server::state_report() {
+        report(ok, "state file", &line);
+    }
     if config.browser.source == engine::config::Source::Extension {
         return extension_doctor();
     }
@@ -172,7 +178,10 @@ pub async fn doctor(mut config: Config) -> ExitCode {
         report(
             true,
             "browser",
-            &format!("attaching to {} (browser.cdp_url)", config.browser.cdp_url),
+            &format!(
+                "attaching to {} (browser.cdp_url)",
+                engine::masked::url(&config.browser.cdp_url)
+            ),
         );
         not_started_promises();
     } else {

@@ -368,7 +368,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
 
 async fn serve_http(config: Config, options: server::serve::Options) -> Result<()> {
     let engine = Arc::new(Engine::start(config).map_err(anyhow::Error::msg)?);
-    log_redact::install(engine.secrets());
+    log_redact::install(engine.secrets(), &engine.config().browser);
     let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
         .context("installing the SIGTERM handler")?;
     let stop = async move {
@@ -384,7 +384,7 @@ async fn serve_http(config: Config, options: server::serve::Options) -> Result<(
 
 async fn serve_mcp(config: Config, log_metrics: bool) -> Result<()> {
     let engine = Arc::new(Engine::start(config).map_err(anyhow::Error::msg)?);
-    log_redact::install(engine.secrets());
+    log_redact::install(engine.secrets(), &engine.config().browser);
     // Hand-off pages over stdio: a loopback listener, started by the first
     // hand-off (serve's own listener serves them under `cdpilot serve`).
     let handoffs = engine.handoffs();

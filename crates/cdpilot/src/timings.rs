@@ -21,9 +21,14 @@ pub struct Timings {
 }
 
 impl Timings {
-    /// Appends to `path` (created if missing).
+    /// Appends to `path` (created if missing, 0600: its lines name URLs).
     pub fn to(path: &str) -> std::io::Result<Timings> {
-        let out = std::fs::OpenOptions::new().create(true).append(true).open(path)?;
+        use std::os::unix::fs::OpenOptionsExt;
+        let out = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .mode(0o600)
+            .open(path)?;
         Ok(Timings { out: Mutex::new(out) })
     }
 

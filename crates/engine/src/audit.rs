@@ -19,6 +19,7 @@
 use std::collections::VecDeque;
 use std::fs::{File, OpenOptions};
 use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -87,9 +88,12 @@ impl Audit {
         let file = match path {
             "" => None,
             path => {
+                // 0600: the records name URLs (their query tokens too) and
+                // tools' arguments; another local user reads none of it.
                 let file = OpenOptions::new()
                     .create(true)
                     .append(true)
+                    .mode(0o600)
                     .open(path)
                     .map_err(|e| format!("audit.file = {path:?}: cannot open it for appending: {e}"))?;
                 Some(Mutex::new(file))

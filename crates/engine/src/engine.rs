@@ -220,7 +220,7 @@ impl Engine {
                     (Source::AutoConnect, _) => "auto-connect (your running Chrome)".into(),
                     (Source::Extension, _) => "the paired Chrome (extension)".into(),
                     (_, "") => "launched".into(),
-                    (_, url) => url.into(),
+                    (_, url) => crate::masked::url(url),
                 },
                 up: !self.slot.is_dead(),
                 sessions: 0,

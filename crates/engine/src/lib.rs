@@ -78,6 +78,7 @@ mod frames;
 pub mod handoff;
 pub mod holdings;
 mod list;
+pub mod masked;
 pub mod metrics;
 mod network;
 pub mod obstacle;

@@ -17,6 +17,7 @@ pub mod trace;
 pub mod verbs;
 
 use std::io::{IsTerminal, Write};
+use std::os::unix::fs::OpenOptionsExt;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -216,7 +217,15 @@ fn save_image(matches: &ArgMatches, result: &mut Value) -> Result<Option<String>
     let bytes = base64::engine::general_purpose::STANDARD
         .decode(data)
         .map_err(|e| format!("the image is not base64: {e}"))?;
-    std::fs::write(&file, &bytes).map_err(|e| format!("writing {file}: {e}"))?;
+    // 0600, as every file cdpilot writes: a page's picture is the user's.
+    std::fs::OpenOptions::new()
+        .create(true)
+        .write(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(&file)
+        .and_then(|mut f| f.write_all(&bytes))
+        .map_err(|e| format!("writing {file}: {e}"))?;
     result["images"][0]["data"] = Value::Null;
     result["images"][0]["saved_to"] = file.clone().into();
     result["saved_to"] = file.clone().into();

@@ -10,6 +10,15 @@
 //! server's stderr), `start.lock` (while one CLI starts the server) and
 //! `extension-mcp.json` (0600, `{url, token, pid}` of the loopback listener
 //! of a `cdpilot mcp --extension`, removed when it exits).
+//!
+//! A state file is a claim, not a proof: it survives a `kill -9` of the
+//! process that wrote it, and another local user may bind the port it
+//! names. Before a byte (or the TCP handshake) goes to a port, the one rule
+//! for local peers (`cdp::peer::listener_is_ours`) checks that the process
+//! the file names is alive and holds the listening socket, owned by this
+//! user; a file that fails is dropped with a message naming it and what
+//! was found, and the CLI starts a serve of its own. Every connection is
+//! checked, not only the first.
 
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::PathBuf;
@@ -37,11 +46,16 @@ pub struct Server {
     /// `http://127.0.0.1:PORT`.
     pub url: String,
     pub token: String,
+    /// The process the state file names, which must hold the port
+    /// (`None`: named by the user, `--server`: only its owner is checked).
+    pub pid: Option<u32>,
+    /// What named it, for messages (`serve.json`'s path, `--server`).
+    pub named_by: String,
 }
 
-/// The runtime directory, made (0700) if missing.
-pub fn runtime_dir() -> Result<PathBuf, Unreachable> {
-    let dir = match std::env::var_os("CDPILOT_RUNTIME_DIR").filter(|d| !d.is_empty()) {
+/// Where the runtime directory is (not made).
+fn runtime_path() -> PathBuf {
+    match std::env::var_os("CDPILOT_RUNTIME_DIR").filter(|d| !d.is_empty()) {
         Some(dir) => PathBuf::from(dir),
         None => match std::env::var_os("XDG_RUNTIME_DIR").filter(|d| !d.is_empty()) {
             Some(dir) => PathBuf::from(dir).join("cdpilot"),
@@ -50,7 +64,12 @@ pub fn runtime_dir() -> Result<PathBuf, Unreachable> {
                 PathBuf::from(format!("/tmp/cdpilot-{uid}"))
             }
         },
-    };
+    }
+}
+
+/// The runtime directory, made (0700) if missing.
+pub fn runtime_dir() -> Result<PathBuf, Unreachable> {
+    let dir = runtime_path();
     std::fs::DirBuilder::new()
         .recursive(true)
         .mode(0o700)
@@ -80,20 +99,91 @@ fn read_state(dir: &std::path::Path) -> Option<(String, u32)> {
     Some((value["url"].as_str()?.to_owned(), value["pid"].as_u64()? as u32))
 }
 
-/// The background server's pid, when its state file names a live one.
-pub fn background_pid() -> Option<u32> {
-    let dir = runtime_dir().ok()?;
-    let (_, pid) = read_state(&dir)?;
-    std::path::Path::new(&format!("/proc/{pid}"))
-        .exists()
-        .then_some(pid)
+/// Whether the process `pid` holds the port of `url` (`http://HOST:PORT`),
+/// owned by this user: `Err` says what was found instead.
+pub fn owned(url: &str, pid: Option<u32>) -> Result<(), String> {
+    let authority = url.trim_start_matches("http://").trim_start_matches("ws://");
+    let authority = authority.split('/').next().unwrap_or(authority);
+    let address = std::net::ToSocketAddrs::to_socket_addrs(authority)
+        .map_err(|e| format!("{authority} is not an address: {e}"))?
+        .next()
+        .ok_or_else(|| format!("{authority} resolves to no address"))?;
+    cdp::peer::listener_is_ours(address, pid)
 }
 
-/// The running background server, if one answers.
+/// What a state file in the runtime directory names, checked by the one
+/// rule for local peers: `Ok((url, pid))`, or `Err` with the message
+/// naming the file and what was found (the file is removed then).
+fn checked_state(path: &std::path::Path, url: String, pid: u32) -> Result<(String, u32), String> {
+    match owned(&url, Some(pid)) {
+        Ok(()) => Ok((url, pid)),
+        Err(why) => {
+            let _ = std::fs::remove_file(path);
+            Err(format!(
+                "{} names {url}, refused: {why}; the file was removed",
+                path.display()
+            ))
+        }
+    }
+}
+
+/// The background server's pid, when its state file names a live one
+/// that holds its port.
+pub fn background_pid() -> Option<u32> {
+    let dir = runtime_dir().ok()?;
+    let (url, pid) = read_state(&dir)?;
+    owned(&url, Some(pid)).ok().map(|()| pid)
+}
+
+/// What `doctor` says of the runtime directory's state files: each one
+/// present, and whether the one rule for local peers trusts it (read
+/// only: nothing is removed).
+pub fn state_report() -> Vec<(bool, String)> {
+    let dir = runtime_path();
+    let mut lines = Vec::new();
+    for name in ["serve.json", "extension-mcp.json"] {
+        let path = dir.join(name);
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            continue;
+        };
+        let value: Value = serde_json::from_str(&text).unwrap_or_default();
+        let (url, pid) = (value["url"].as_str().unwrap_or(""), value["pid"].as_u64());
+        lines.push(match owned(url, pid.map(|p| p as u32)) {
+            Ok(()) => (
+                true,
+                format!(
+                    "{} names {url}, held by its process {} (yours)",
+                    path.display(),
+                    pid.unwrap_or(0)
+                ),
+            ),
+            Err(why) => (
+                false,
+                format!(
+                    "{} names {url}, refused: {why}. The CLI removes it and starts a serve of its own",
+                    path.display()
+                ),
+            ),
+        });
+    }
+    lines
+}
+
+/// The running background server, if one answers. A state file the one
+/// rule for local peers refuses is removed, said on stderr, and taken as
+/// no server.
 pub async fn find() -> Result<Option<Server>, Unreachable> {
     let dir = runtime_dir()?;
-    let Some((url, _)) = read_state(&dir) else {
+    let path = dir.join("serve.json");
+    let Some((url, pid)) = read_state(&dir) else {
         return Ok(None);
+    };
+    let (url, pid) = match checked_state(&path, url, pid) {
+        Ok(found) => found,
+        Err(why) => {
+            eprintln!("cdpilot: {why}");
+            return Ok(None);
+        }
     };
     let Ok(token) = std::fs::read_to_string(dir.join("token")) else {
         return Ok(None);
@@ -101,6 +191,8 @@ pub async fn find() -> Result<Option<Server>, Unreachable> {
     let server = Server {
         url,
         token: token.trim().to_owned(),
+        pid: Some(pid),
+        named_by: path.display().to_string(),
     };
     Ok(server.answers().await.then_some(server))
 }
@@ -131,21 +223,35 @@ impl Drop for ListenerFile {
     }
 }
 
-/// A running `cdpilot mcp --extension`'s listener, if one answers.
+/// A running `cdpilot mcp --extension`'s listener, if one answers. A file
+/// the one rule for local peers refuses is removed and said on stderr.
 pub async fn find_extension_listener() -> Result<Option<Server>, Unreachable> {
-    let dir = runtime_dir()?;
-    let Ok(text) = std::fs::read_to_string(dir.join("extension-mcp.json")) else {
+    let path = runtime_dir()?.join("extension-mcp.json");
+    let Ok(text) = std::fs::read_to_string(&path) else {
         return Ok(None);
     };
     let Ok(value) = serde_json::from_str::<Value>(&text) else {
         return Ok(None);
     };
-    let (Some(url), Some(token)) = (value["url"].as_str(), value["token"].as_str()) else {
+    let (Some(url), Some(token), Some(pid)) = (
+        value["url"].as_str(),
+        value["token"].as_str(),
+        value["pid"].as_u64(),
+    ) else {
         return Ok(None);
     };
+    let (url, pid) = match checked_state(&path, url.to_owned(), pid as u32) {
+        Ok(found) => found,
+        Err(why) => {
+            eprintln!("cdpilot: {why}");
+            return Ok(None);
+        }
+    };
     let server = Server {
-        url: url.to_owned(),
+        url,
         token: token.to_owned(),
+        pid: Some(pid),
+        named_by: path.display().to_string(),
     };
     let answers = tokio::time::timeout(
         Duration::from_secs(2),
@@ -208,6 +314,8 @@ pub async fn find_or_start() -> Result<Server, Unreachable> {
                 let server = Server {
                     url,
                     token: token.clone(),
+                    pid: Some(pid),
+                    named_by: dir.join("serve.json").display().to_string(),
                 };
                 if server.answers().await {
                     // Not waited for: it outlives this call by design.
@@ -291,6 +399,22 @@ impl Server {
         self.url.trim_start_matches("http://")
     }
 
+    /// A connection to the server, made only when the one rule for local
+    /// peers trusts its port (checked before connecting, every time: the
+    /// process may have died since the last call and a neighbour bound
+    /// the port).
+    async fn connect(&self) -> Result<tokio::net::TcpStream, Unreachable> {
+        owned(&self.url, self.pid).map_err(|why| {
+            Unreachable(format!(
+                "{} names {}, refused: {why}; nothing was sent to it",
+                self.named_by, self.url
+            ))
+        })?;
+        tokio::net::TcpStream::connect(self.authority())
+            .await
+            .map_err(|e| Unreachable(format!("cannot reach cdpilot serve at {}: {e}", self.url)))
+    }
+
     /// Whether `/healthz` answers with this token.
     async fn answers(&self) -> bool {
         matches!(
@@ -307,9 +431,7 @@ impl Server {
         body: Option<&Value>,
     ) -> Result<(u16, String), Unreachable> {
         let unreachable = |e: &dyn std::fmt::Display| Unreachable(format!("talking to cdpilot serve: {e}"));
-        let stream = tokio::net::TcpStream::connect(self.authority())
-            .await
-            .map_err(|e| Unreachable(format!("cannot reach cdpilot serve at {}: {e}", self.url)))?;
+        let stream = self.connect().await?;
         let body = body.map(Value::to_string).unwrap_or_default();
         let request = hyper::Request::builder()
             .method(method)
@@ -356,7 +478,8 @@ impl Server {
                 .parse()
                 .map_err(|_| Unreachable("the token is not a valid header".into()))?,
         );
-        let (mut socket, _) = tokio_tungstenite::connect_async(request)
+        let stream = self.connect().await?;
+        let (mut socket, _) = tokio_tungstenite::client_async(request, stream)
             .await
             .map_err(|e| Unreachable(format!("cannot open the WebSocket API at {}: {e}", self.url)))?;
         let hello = ClientMessage::Hello {

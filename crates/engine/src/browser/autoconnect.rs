@@ -13,6 +13,13 @@
 //! directory, no file, a file whose port nobody listens on any more) says
 //! where it looked and what the user must do.
 //!
+//! The file is a claim: Chrome leaves it behind when it quits, and another
+//! local user may bind the freed port and forward (and read) every CDP
+//! command. The port is connected to only when the one rule for local
+//! peers (`cdp::peer::listener_is_ours`) finds every socket listening
+//! there owned by this user; otherwise the start fails naming the file and
+//! the owner found, before even a TCP handshake.
+//!
 //! Owns nothing: it reads the file each time the browser is (re)attached,
 //! so a Chrome restarted on another port is found again. What a session may
 //! touch in that browser (only its own browser context) is `super`'s
@@ -77,6 +84,19 @@ pub async fn endpoint(user_data_dir: &str, budget: &Budget) -> Result<String, Ac
     let dirs = profiles(user_data_dir, home.as_deref());
     let (file, port, path) = find(&dirs, !user_data_dir.is_empty())?;
     let address = format!("127.0.0.1:{port}");
+    if let Err(why) = cdp::peer::listener_is_ours(([127, 0, 0, 1], port).into(), None) {
+        if !why.starts_with("nothing listens") {
+            return Err(failed(
+                format!(
+                    "{} names port {port}, refused: {why}; nothing was sent to it",
+                    file.display()
+                ),
+                "That port is not your Chrome's: another user's program may hold it. Quit it (or \
+                 ask who runs it), start your Chrome with remote debugging on so it writes the file \
+                 anew, then retry.",
+            ));
+        }
+    }
     let probe = tokio::time::timeout(
         PROBE.min(budget.remaining()),
         tokio::net::TcpStream::connect(&address),

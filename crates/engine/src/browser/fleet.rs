@@ -49,7 +49,8 @@ pub struct Fleet {
 
 /// One browser endpoint of the fleet.
 pub struct Endpoint {
-    /// The address as configured (logs, `/metrics`).
+    /// The address as configured, masked (`crate::masked`: logs,
+    /// `/metrics`, messages never carry its credentials).
     url: String,
     /// The browser at that address, attached on first use.
     slot: Arc<BrowserSlot>,
@@ -125,7 +126,7 @@ impl Fleet {
                 config.browser.cdp_url = url.clone();
                 config.browser.endpoints.clear();
                 Arc::new(Endpoint {
-                    url: url.clone(),
+                    url: crate::masked::url(url),
                     slot: Arc::new(BrowserSlot::new(
                         Arc::new(config),
                         metrics.clone(),

@@ -122,8 +122,26 @@ pub struct Link {
 impl Browser {
     /// Launches Chromium, or attaches to `cdp_url` (or, with `source =
     /// "auto_connect"`, to the user's running Chrome found through its
-    /// `DevToolsActivePort`), and follows its targets.
+    /// `DevToolsActivePort`), and follows its targets. A failure names
+    /// `cdp_url` masked (`crate::masked`): the model reads it.
     pub async fn start(
+        config: &BrowserConfig,
+        dialogs: DialogRules,
+        bridge: bool,
+        policy: Arc<Policy>,
+        egress: Arc<Egress>,
+        budget: &Budget,
+    ) -> Result<Browser, ActionError> {
+        Browser::start_unmasked(config, dialogs, bridge, policy, egress, budget)
+            .await
+            .map_err(|mut error| {
+                error.message = crate::masked::in_text(&error.message, &config.cdp_url);
+                error.next_step = crate::masked::in_text(&error.next_step, &config.cdp_url);
+                error
+            })
+    }
+
+    async fn start_unmasked(
         config: &BrowserConfig,
         dialogs: DialogRules,
         bridge: bool,

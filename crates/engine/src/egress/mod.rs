@@ -20,7 +20,7 @@
 //! Serving one connection is `proxy.rs`; resolving a name and judging its
 //! addresses `resolve.rs`; the user's upstream proxy `upstream.rs`; a
 //! worker's request gate (paths, which no `CONNECT` shows) `workers.rs`;
-//! who may knock on a door (cdpilot's own user only) `peer.rs`.
+//! who may knock on a door (cdpilot's own user only) `cdp::peer`.
 //!
 //! An `ask` host passes a door only for an origin the user granted in
 //! the consent of a session the door serves ([`ProxyPort::serves`]).
@@ -31,7 +31,6 @@ pub mod workers;
 
 pub use contexts::ContextPorts;
 pub use proxy::GATE_ERROR_HEADER;
-mod peer;
 mod resolve;
 mod upstream;
 
@@ -247,7 +246,7 @@ impl ProxyPort {
                         tokio::spawn(async move {
                             // Another local user's connection gets nothing
                             // (issue 34, finding 5): closed unanswered.
-                            match peer::is_ours(peer, address) {
+                            match cdp::peer::is_ours(peer, address) {
                                 Ok(()) => proxy::serve(stream, serving).await,
                                 Err(why) => tracing::warn!(
                                     "egress gate: refused a connection to 127.0.0.1:{port} from {why}: \

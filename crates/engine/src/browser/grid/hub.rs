@@ -38,28 +38,6 @@ pub struct Hub {
     headers: Vec<(HeaderName, HeaderValue)>,
 }
 
-/// `url` with any password replaced by `***` (and the user kept), for
-/// messages about a `[browser] grid` that does not parse or is refused.
-pub fn masked(url: &str) -> String {
-    match url::Url::parse(url) {
-        Ok(mut parsed) if parsed.password().is_some() => {
-            let _ = parsed.set_password(Some("***"));
-            parsed.to_string()
-        }
-        Ok(_) => url.to_owned(),
-        // Not a URL: whatever stands between `//` and the last `@` of the
-        // authority may be a password.
-        Err(_) => {
-            let start = url.find("://").map_or(0, |i| i + 3);
-            let end = url[start..].find('/').map_or(url.len(), |i| start + i);
-            match url[start..end].rfind('@') {
-                Some(at) => format!("{}***@{}", &url[..start], &url[start + at + 1..]),
-                None => url.to_owned(),
-            }
-        }
-    }
-}
-
 /// `url` without its userinfo (a `se:cdp` a hub answered, for messages).
 pub fn without_userinfo(url: &str) -> String {
     match url::Url::parse(url) {
@@ -68,7 +46,7 @@ pub fn without_userinfo(url: &str) -> String {
             let _ = parsed.set_password(None);
             parsed.to_string()
         }
-        Err(_) => masked(url),
+        Err(_) => crate::masked::url(url),
     }
 }
 
@@ -122,7 +100,7 @@ impl std::fmt::Display for HubError {
 impl Hub {
     /// The hub at `url` (checked by [`check`](super::check)).
     pub fn new(url: &str, headers: &std::collections::BTreeMap<String, String>) -> Result<Hub, String> {
-        let shown = masked(url);
+        let shown = crate::masked::url(url);
         let mut base = url::Url::parse(url.trim_end_matches('/'))
             .map_err(|e| format!("browser.grid = {shown:?}: {e}"))?;
         if !matches!(base.scheme(), "http" | "https") || base.host_str().is_none() {
