@@ -560,13 +560,9 @@ fn answer_dropped(inner: &Inner, params: Option<&RawValue>) {
     let Some(id) = note.id else { return };
     let pending = inner.pending.lock().unwrap().by_id.remove(&id);
     if let Some(pending) = pending {
-        let _ = pending.reply.send(Err(CdpError::Decode {
+        let _ = pending.reply.send(Err(CdpError::TooLarge {
             method: pending.method,
-            detail: format!(
-                "the browser's answer of {} MiB was over cdpilot's limit of {} MiB per message and was dropped",
-                note.bytes >> 20,
-                transport::MAX_MESSAGE >> 20
-            ),
+            mib: note.bytes.div_ceil(1 << 20),
         }));
     }
 }

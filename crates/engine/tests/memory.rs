@@ -240,7 +240,8 @@ async fn a_message_over_the_limit_is_dropped_noted_and_the_session_goes_on() {
     )
     .await
     .unwrap_err();
-    assert!(e.message.contains("limit"), "{e}");
+    assert_eq!(e.code, engine::ErrorCode::EvaluateError, "{e}");
+    assert!(e.message.contains("over cdpilot's limit of 64 MiB"), "{e}");
     assert!(started.elapsed() < Duration::from_secs(8), "waited out its budget: {e}");
     let mut text = String::new();
     for _ in 0..100 {
