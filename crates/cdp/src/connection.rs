@@ -562,7 +562,8 @@ fn answer_dropped(inner: &Inner, params: Option<&RawValue>) {
     if let Some(pending) = pending {
         let _ = pending.reply.send(Err(CdpError::TooLarge {
             method: pending.method,
-            mib: note.bytes.div_ceil(1 << 20),
+            mib: (note.bytes + (1 << 19)) >> 20,
+            limit_mib: transport::MAX_MESSAGE >> 20,
         }));
     }
 }

@@ -27,8 +27,12 @@ pub enum CdpError {
     Decode { method: String, detail: String },
     /// The browser's answer was over the limit per message
     /// (`transport::MAX_MESSAGE`) and was dropped unread.
-    #[error("{method}: the browser's answer of {mib} MiB was over cdpilot's limit of {limit} MiB per message and was dropped", limit = crate::transport::MAX_MESSAGE >> 20)]
-    TooLarge { method: String, mib: u64 },
+    #[error("{method}: the browser's answer of {mib} MiB was over cdpilot's limit of {limit_mib} MiB per message and was dropped")]
+    TooLarge {
+        method: String,
+        mib: u64,
+        limit_mib: usize,
+    },
     /// Connecting to, or launching, the browser failed.
     #[error("{0}")]
     Connect(String),

@@ -234,16 +234,23 @@ mod tests {
         let (pipe, _browser_reads, mut browser_writes) = fake_browser();
         let (_outgoing, mut incoming) = pipe.open().await.unwrap();
         let writer = std::thread::spawn(move || {
-            browser_writes.write_all(br#"{"id":7,"result":{"value":""#).unwrap();
+            browser_writes
+                .write_all(br#"{"id":7,"result":{"value":""#)
+                .unwrap();
             browser_writes.write_all(&vec![b'x'; MAX_MESSAGE]).unwrap();
-            browser_writes.write_all(b"\"},\"sessionId\":\"S1\"}\0{\"b\":2}\0").unwrap();
+            browser_writes
+                .write_all(b"\"},\"sessionId\":\"S1\"}\0{\"b\":2}\0")
+                .unwrap();
             browser_writes
         });
         let before = crate::transport::dropped_messages();
         let note = tokio::time::timeout(TEST_WAIT, incoming.next()).await.unwrap();
         let note: serde_json::Value = serde_json::from_str(&note.unwrap().unwrap()).unwrap();
         assert_eq!(note["method"], crate::transport::DROPPED, "{note}");
-        assert_eq!((note["params"]["id"].as_u64(), note["sessionId"].as_str()), (Some(7), Some("S1")));
+        assert_eq!(
+            (note["params"]["id"].as_u64(), note["sessionId"].as_str()),
+            (Some(7), Some("S1"))
+        );
         assert!(crate::transport::dropped_messages() > before);
         let next = tokio::time::timeout(TEST_WAIT, incoming.next()).await.unwrap();
         assert_eq!(next.unwrap().unwrap(), "{\"b\":2}", "the pipe goes on");

@@ -219,7 +219,9 @@ impl Transport for WebSocket {
                     Err(tokio_tungstenite::tungstenite::Error::Capacity(e)) => {
                         // Read no further: the socket cannot skip a frame.
                         DROPPED_MESSAGES.fetch_add(1, Ordering::Relaxed);
-                        tracing::warn!("a message from the browser was over the limit and ended the connection: {e}");
+                        tracing::warn!(
+                            "a message from the browser was over the limit and ended the connection: {e}"
+                        );
                         Some(Err(CdpError::Disconnected))
                     }
                     Ok(Message::Close(_)) | Err(_) => Some(Err(CdpError::Disconnected)),
@@ -261,7 +263,10 @@ mod tests {
         reply.push(br#"{"id":42,"result":{"result":{"value":"#);
         reply.push(&vec![b'y'; 2 * ENDS]);
         let note: serde_json::Value = serde_json::from_str(&reply.note()).unwrap();
-        assert_eq!((note["params"]["id"].as_u64(), note["sessionId"].as_str()), (Some(42), Some("")));
+        assert_eq!(
+            (note["params"]["id"].as_u64(), note["sessionId"].as_str()),
+            (Some(42), Some(""))
+        );
     }
 
     #[tokio::test]

@@ -160,7 +160,10 @@ async fn a_pages_tools_are_listed_as_mcp_tools_told_when_they_change_and_called_
     );
     let cart = tools.iter().find(|t| t["name"] == "page_add_to_cart").unwrap();
     let schema = &cart["inputSchema"];
-    assert_eq!(schema["properties"]["qty"]["maximum"], 9, "the shape is kept: {schema}");
+    assert_eq!(
+        schema["properties"]["qty"]["maximum"], 9,
+        "the shape is kept: {schema}"
+    );
     assert!(
         !schema.to_string().contains("The product code") && !schema.to_string().contains("[A-Z]"),
         "the page's words stay out of the schema: {schema}"
@@ -238,7 +241,10 @@ async fn a_hostile_page_speaks_only_inside_the_markers_shadows_no_frame_and_floo
     let mut client = spawn(&tmp);
     client.initialize().await;
     let out = client
-        .call("browser_navigate", json!({"url": site.url("/page-tools-hostile.html")}))
+        .call(
+            "browser_navigate",
+            json!({"url": site.url("/page-tools-hostile.html")}),
+        )
         .await;
     assert_eq!(out["isError"], json!(false), "{out}");
     let tools = listed_until(&mut client, "the hostile page's and the frame's tools", |n| {
@@ -252,18 +258,30 @@ async fn a_hostile_page_speaks_only_inside_the_markers_shadows_no_frame_and_floo
     let evil = tools.iter().find(|t| t["name"] == "page_evil").unwrap();
     let description = evil["description"].as_str().unwrap();
     let ours = &description[..description.find("<<page-content").unwrap()];
-    assert!(!ours.contains("read-only"), "cdpilot's sentence repeats the claim: {ours}");
-    assert!(only_inside_markers(description, "claims: read-only"), "{description}");
+    assert!(
+        !ours.contains("read-only"),
+        "cdpilot's sentence repeats the claim: {ours}"
+    );
+    assert!(
+        only_inside_markers(description, "claims: read-only"),
+        "{description}"
+    );
 
     // The frame's `pay` is the frame's; the top page's is spelled apart.
-    assert!(names(&tools).contains(&"page_pay_f1".to_owned()), "{:?}", names(&tools));
+    assert!(
+        names(&tools).contains(&"page_pay_f1".to_owned()),
+        "{:?}",
+        names(&tools)
+    );
     let paid = client
         .call("page_pay__f1", json!({"card": "4111111111111111"}))
         .await;
     assert!(text_of(&paid).contains("the FRAME"), "{}", text_of(&paid));
 
     // Many large tools: the list stays within the budget and says so.
-    client.call("browser_evaluate", json!({"expression": "big(60)"})).await;
+    client
+        .call("browser_evaluate", json!({"expression": "big(60)"}))
+        .await;
     let deadline = Instant::now() + Duration::from_secs(15);
     loop {
         let all = client.list_tools().await;
@@ -277,13 +295,17 @@ async fn a_hostile_page_speaks_only_inside_the_markers_shadows_no_frame_and_floo
         if page_tool["description"].as_str().unwrap().contains("not listed") {
             break;
         }
-        let left = deadline.checked_duration_since(Instant::now()).expect("no note of the tools left out");
+        let left = deadline
+            .checked_duration_since(Instant::now())
+            .expect("no note of the tools left out");
         told(&mut client, left).await;
     }
 
     // A page flipping a tool every 5 ms: the client is told a bounded
     // number of times (at most one per second, and only a real change).
-    client.call("browser_evaluate", json!({"expression": "flip()"})).await;
+    client
+        .call("browser_evaluate", json!({"expression": "flip()"}))
+        .await;
     client.notifications.clear();
     let (mut count, until) = (0, Instant::now() + Duration::from_secs(5));
     while let Some(left) = until.checked_duration_since(Instant::now()) {
@@ -295,7 +317,9 @@ async fn a_hostile_page_speaks_only_inside_the_markers_shadows_no_frame_and_floo
     }
     println!("list_changed in 5 s of flipping: {count}");
     assert!(count <= 8, "{count} list_changed in 5 s");
-    client.call("browser_evaluate", json!({"expression": "stopFlip()"})).await;
+    client
+        .call("browser_evaluate", json!({"expression": "stopFlip()"}))
+        .await;
 }
 
 /// The page tools `tools/list` gives over streamable HTTP.

@@ -104,7 +104,7 @@ impl Console {
                 level: "warning".into(),
                 text: format!(
                     "cdpilot: a message of {} MiB was dropped{what}: over the limit of {} MiB per message from the browser",
-                    note.bytes.div_ceil(1 << 20),
+                    (note.bytes + (1 << 19)) >> 20,
                     cdp::transport::MAX_MESSAGE >> 20
                 ),
                 url: String::new(),

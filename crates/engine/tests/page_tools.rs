@@ -270,10 +270,18 @@ async fn every_tool_is_asked_about_its_read_only_claim_too_and_a_refusal_is_hono
         "\"cart: empty\""
     );
     // The page claims `lookup` is read-only: asked all the same.
-    let e = call(&engine, "browser_page_tool", page_tool("lookup", json!({"q": "A"})))
-        .await
-        .unwrap_err();
-    assert_eq!(e.code, ErrorCode::PermissionDenied, "a claim skipped the ask: {e}");
+    let e = call(
+        &engine,
+        "browser_page_tool",
+        page_tool("lookup", json!({"q": "A"})),
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(
+        e.code,
+        ErrorCode::PermissionDenied,
+        "a claim skipped the ask: {e}"
+    );
     {
         let asked = no.asked.lock().unwrap();
         assert_eq!(asked.len(), 2);
@@ -303,14 +311,28 @@ async fn an_origin_the_user_trusts_with_its_claims_is_not_asked_about_its_read_o
         page_tools_on(c);
         c.policy.page_tools_trust_claims = vec![site.a.clone()];
     });
-    ok(&engine, "browser_navigate", json!({"url": site.url("/page-tools.html")})).await;
+    ok(
+        &engine,
+        "browser_navigate",
+        json!({"url": site.url("/page-tools.html")}),
+    )
+    .await;
     snapshot_until(&engine, "the tools", |t| t.contains("lookup(")).await;
     let no = asker(&engine, Answer::Deny);
-    ok(&engine, "browser_page_tool", page_tool("lookup", json!({"q": "A"}))).await;
+    ok(
+        &engine,
+        "browser_page_tool",
+        page_tool("lookup", json!({"q": "A"})),
+    )
+    .await;
     assert!(no.asked.lock().unwrap().is_empty());
-    let e = call(&engine, "browser_page_tool", page_tool("add_to_cart", json!({"sku": "ABC-1", "qty": 2})))
-        .await
-        .unwrap_err();
+    let e = call(
+        &engine,
+        "browser_page_tool",
+        page_tool("add_to_cart", json!({"sku": "ABC-1", "qty": 2})),
+    )
+    .await
+    .unwrap_err();
     assert_eq!(e.code, ErrorCode::PermissionDenied, "{e}");
 }
 

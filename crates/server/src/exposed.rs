@@ -102,7 +102,9 @@ pub fn exposed(offered: &[Offered]) -> (Vec<Exposed>, usize) {
             name: tool.name.clone(),
             frame: tool.frame.clone(),
         };
-        let cost = serde_json::to_string(&exposed.tool()).map(|t| t.len()).unwrap_or(usize::MAX);
+        let cost = serde_json::to_string(&exposed.tool())
+            .map(|t| t.len())
+            .unwrap_or(usize::MAX);
         if spent + cost > BUDGET {
             left_out += 1;
             continue;
@@ -124,7 +126,11 @@ pub fn left_out_note(left_out: usize) -> String {
 fn mcp_name(tool: &Offered) -> Option<String> {
     let mut spelled = String::with_capacity(tool.name.len());
     for c in tool.name.chars() {
-        let c = if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' };
+        let c = if c.is_ascii_alphanumeric() || c == '-' {
+            c
+        } else {
+            '_'
+        };
         // No page name spells `__`: that is the frame's suffix.
         if !(c == '_' && spelled.ends_with('_')) {
             spelled.push(c);
@@ -185,19 +191,32 @@ mod tests {
 
     #[test]
     fn no_page_name_spells_a_frames_suffix() {
-        let (tools, _) = exposed(&[offered("pay__f1", "top", None), offered("pay", "f1", None), offered("pay", "top", None)]);
+        let (tools, _) = exposed(&[
+            offered("pay__f1", "top", None),
+            offered("pay", "f1", None),
+            offered("pay", "top", None),
+        ]);
         assert_eq!(names(&tools), ["page_pay_f1", "page_pay__f1", "page_pay"]);
         assert_eq!(tools[1].frame, "f1");
-        let (tools, _) = exposed(&[offered("a b", "top", None), offered("a_b", "top", None), offered("a  b", "top", None)]);
+        let (tools, _) = exposed(&[
+            offered("a b", "top", None),
+            offered("a_b", "top", None),
+            offered("a  b", "top", None),
+        ]);
         assert_eq!((names(&tools), tools[0].name.as_str()), (vec!["page_a_b"], "a b"));
     }
 
     #[test]
     fn the_tools_listed_stay_within_the_budget() {
         let big = json!({"type": "object", "properties": {"a": {"type": "string", "maxLength": 9}}});
-        let many: Vec<Offered> = (0..64).map(|i| offered(&format!("t{i}"), "top", Some(big.clone()))).collect();
+        let many: Vec<Offered> = (0..64)
+            .map(|i| offered(&format!("t{i}"), "top", Some(big.clone())))
+            .collect();
         let (tools, left_out) = exposed(&many);
-        let listed: usize = tools.iter().map(|t| serde_json::to_string(&t.tool()).unwrap().len()).sum();
+        let listed: usize = tools
+            .iter()
+            .map(|t| serde_json::to_string(&t.tool()).unwrap().len())
+            .sum();
         assert!(listed <= BUDGET && !tools.is_empty(), "{listed}");
         assert_eq!(tools.len() + left_out, 64);
     }

@@ -111,7 +111,8 @@ impl McpServer {
             if left_out > 0 {
                 if let Some(tool) = list.iter_mut().find(|t| t.name == "browser_page_tool") {
                     let note = exposed::left_out_note(left_out);
-                    tool.description = Some(format!("{}{note}", tool.description.as_deref().unwrap_or("")).into());
+                    tool.description =
+                        Some(format!("{}{note}", tool.description.as_deref().unwrap_or("")).into());
                 }
             }
             *self.told.lock().unwrap() = entries;
@@ -162,7 +163,8 @@ impl McpServer {
         let relevant = |event: &Result<SessionEvent, RecvError>| {
             matches!(
                 event,
-                Ok(SessionEvent::PageToolsChanged { .. } | SessionEvent::Navigated { .. }) | Err(RecvError::Lagged(_))
+                Ok(SessionEvent::PageToolsChanged { .. } | SessionEvent::Navigated { .. })
+                    | Err(RecvError::Lagged(_))
             )
         };
         let server = self.clone();

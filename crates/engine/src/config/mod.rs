@@ -183,7 +183,10 @@ impl Config {
         }
         for origin in &self.policy.page_tools_trust_claims {
             let parsed = url::Url::parse(origin).ok().filter(|u| {
-                matches!(u.scheme(), "http" | "https") && u.path() == "/" && u.query().is_none() && u.username().is_empty()
+                matches!(u.scheme(), "http" | "https")
+                    && u.path() == "/"
+                    && u.query().is_none()
+                    && u.username().is_empty()
             });
             if parsed.is_none() {
                 return Err(format!(

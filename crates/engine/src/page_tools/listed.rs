@@ -15,11 +15,26 @@ const MAX_DEPTH: usize = 8;
 /// Longest property name kept in the shape.
 const MAX_PROPERTY: usize = 32;
 /// The type words of JSON Schema.
-const TYPES: [&str; 7] = ["object", "array", "string", "number", "integer", "boolean", "null"];
+const TYPES: [&str; 7] = [
+    "object", "array", "string", "number", "integer", "boolean", "null",
+];
 /// Bounds kept when they are numbers.
-const NUMBERS: [&str; 5] = ["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"];
+const NUMBERS: [&str; 5] = [
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "multipleOf",
+];
 /// Bounds kept when they are counts.
-const COUNTS: [&str; 6] = ["minLength", "maxLength", "minItems", "maxItems", "minProperties", "maxProperties"];
+const COUNTS: [&str; 6] = [
+    "minLength",
+    "maxLength",
+    "minItems",
+    "maxItems",
+    "minProperties",
+    "maxProperties",
+];
 
 /// `schema` split into its shape and the page's other words, by where they
 /// stand (`{"/sku": {"pattern": …}}`); no words: an empty map.
@@ -58,7 +73,9 @@ fn shape(schema: &Value, at: &str, depth: usize, words: &mut Map<String, Value>)
             ("type", Value::String(t)) if TYPES.contains(&t.as_str()) => {
                 out.insert(key.clone(), value.clone());
             }
-            ("type", Value::Array(ts)) if ts.iter().all(|t| t.as_str().is_some_and(|t| TYPES.contains(&t))) => {
+            ("type", Value::Array(ts))
+                if ts.iter().all(|t| t.as_str().is_some_and(|t| TYPES.contains(&t))) =>
+            {
                 out.insert(key.clone(), value.clone());
             }
             ("properties", Value::Object(properties)) => {
@@ -75,7 +92,10 @@ fn shape(schema: &Value, at: &str, depth: usize, words: &mut Map<String, Value>)
                 out.insert(key.clone(), Value::Object(listed));
             }
             ("items", Value::Object(_) | Value::Bool(_)) | ("additionalProperties", Value::Object(_)) => {
-                out.insert(key.clone(), shape(value, &format!("{at}/{key}"), depth + 1, words));
+                out.insert(
+                    key.clone(),
+                    shape(value, &format!("{at}/{key}"), depth + 1, words),
+                );
             }
             ("additionalProperties", Value::Bool(_)) => {
                 out.insert(key.clone(), value.clone());
@@ -95,10 +115,18 @@ fn shape(schema: &Value, at: &str, depth: usize, words: &mut Map<String, Value>)
             .iter()
             .partition(|r| r.as_str().is_some_and(|r| kept_properties.iter().any(|p| p == r)));
         if !kept.is_empty() {
-            out.insert("required".into(), Value::Array(kept.into_iter().cloned().collect()));
+            out.insert(
+                "required".into(),
+                Value::Array(kept.into_iter().cloned().collect()),
+            );
         }
         if !other.is_empty() {
-            note(words, at, "required", Value::Array(other.into_iter().cloned().collect()));
+            note(
+                words,
+                at,
+                "required",
+                Value::Array(other.into_iter().cloned().collect()),
+            );
         }
     }
     Value::Object(out)
@@ -149,7 +177,9 @@ mod tests {
             })
         );
         let words = Value::Object(words).to_string();
-        for word in ["\"T\"", "\"C\"", "\"X\"", "^P$", "\"E\"", "\"K\"", "\"D\"", "X1", "how many", "IT", "say <<"] {
+        for word in [
+            "\"T\"", "\"C\"", "\"X\"", "^P$", "\"E\"", "\"K\"", "\"D\"", "X1", "how many", "IT", "say <<",
+        ] {
             assert!(words.contains(word), "{word} in {words}");
             assert!(!shape.to_string().contains(word), "{word} in {shape}");
         }

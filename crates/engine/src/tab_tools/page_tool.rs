@@ -367,7 +367,12 @@ pub(crate) fn offered(tab: &Tab) -> Vec<page_tools::Offered> {
     tools
         .into_iter()
         .filter(|tool| policy.judge(&frame_url(tab, &tool.frame_id)).decision != Decision::Deny)
-        .filter_map(|tool| Some(page_tools::Offered::of(&tool, numbered_label(tab, &tool.frame_id)?)))
+        .filter_map(|tool| {
+            Some(page_tools::Offered::of(
+                &tool,
+                numbered_label(tab, &tool.frame_id)?,
+            ))
+        })
         .collect()
 }
 
