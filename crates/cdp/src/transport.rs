@@ -95,6 +95,11 @@ impl Oversized {
         // between): the method or id first, the session id last.
         let mut params = serde_json::json!({ "bytes": self.bytes });
         if let Some(method) = head.strip_prefix("{\"method\":\"").and_then(word) {
+            // A page tool's answer names its invocation first.
+            let first = format!("{{\"method\":\"{method}\",\"params\":{{\"invocationId\":\"");
+            if let Some(id) = head.strip_prefix(first.as_str()).and_then(word) {
+                params["invocationId"] = id.into();
+            }
             params["method"] = method.into();
         }
         if let Some(id) = head

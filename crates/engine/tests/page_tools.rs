@@ -336,6 +336,27 @@ async fn an_origin_the_user_trusts_with_its_claims_is_not_asked_about_its_read_o
     assert_eq!(e.code, ErrorCode::PermissionDenied, "{e}");
 }
 
+/// Issue 41: a page tool answering over the limit per message from the
+/// browser: the answer is never read whole, and the call fails saying so
+/// (not a `timeout` at the end of its budget).
+#[tokio::test]
+async fn a_tool_answering_over_the_limit_fails_saying_so() {
+    let (_site, engine) = shop(|_| {}).await;
+    snapshot_until(&engine, "the tools", |t| t.contains("lookup(")).await;
+    eval(
+        &engine,
+        "document.modelContext.registerTool({name: 'huge', description: 'd', execute: () => 'z'.repeat(70 << 20)}), 1",
+    )
+    .await;
+    snapshot_until(&engine, "huge", |t| t.contains("huge(")).await;
+    let mut args = page_tool("huge", json!({}));
+    args["timeout_ms"] = json!(120_000);
+    let e = call(&engine, "browser_page_tool", args).await.unwrap_err();
+    assert_eq!(e.code, ErrorCode::EvaluateError, "{e}");
+    assert!(e.message.contains("answer of 70 MiB was over"), "{e}");
+    assert_eq!(eval(&engine, "6 * 7").await, "42");
+}
+
 #[tokio::test]
 async fn a_tool_that_never_answers_is_cancelled_within_its_budget_and_the_tab_stays_usable() {
     let (_site, engine) = shop(|_| {}).await;
