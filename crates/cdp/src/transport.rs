@@ -264,6 +264,11 @@ mod tests {
         assert_eq!(note["sessionId"], "AB12");
         assert_eq!(note["params"]["method"], "Runtime.consoleAPICalled");
         assert!(note["params"]["bytes"].as_u64().unwrap() > 3 * ENDS as u64);
+        let mut answer = Oversized::default();
+        answer.push(br#"{"method":"WebMCP.toolResponded","params":{"invocationId":"7","output":""#);
+        answer.push(&vec![b'z'; 2 * ENDS]);
+        let note: serde_json::Value = serde_json::from_str(&answer.note()).unwrap();
+        assert_eq!(note["params"]["invocationId"], "7");
         let mut reply = Oversized::default();
         reply.push(br#"{"id":42,"result":{"result":{"value":"#);
         reply.push(&vec![b'y'; 2 * ENDS]);
