@@ -517,6 +517,9 @@ fn route(inner: &Inner, incoming: Incoming) {
     let Some(method) = incoming.method else {
         return;
     };
+    if method == transport::DROPPED {
+        answer_dropped(inner, incoming.params.as_deref());
+    }
     track_sessions(inner, &incoming.session_id, &method, incoming.params.as_deref());
     let event = Arc::new(
         Event {
@@ -541,6 +544,28 @@ fn route(inner: &Inner, incoming: Incoming) {
         };
         !wanted || s.tx.send(event.clone()).is_ok()
     });
+}
+
+/// A reply over the limit was dropped (`params` is the transport's note):
+/// its command fails at once, saying so, instead of waiting out its deadline.
+fn answer_dropped(inner: &Inner, params: Option<&RawValue>) {
+    #[derive(Deserialize)]
+    struct Note {
+        bytes: u64,
+        id: Option<u64>,
+    }
+    let Some(note) = params.and_then(|p| serde_json::from_str::<Note>(p.get()).ok()) else {
+        return;
+    };
+    let Some(id) = note.id else { return };
+    let pending = inner.pending.lock().unwrap().by_id.remove(&id);
+    if let Some(pending) = pending {
+        let _ = pending.reply.send(Err(CdpError::TooLarge {
+            method: pending.method,
+            mib: (note.bytes + (1 << 19)) >> 20,
+            limit_mib: transport::MAX_MESSAGE >> 20,
+        }));
+    }
 }
 
 /// The sessions `session_id` was attached beneath, nearest first, up to

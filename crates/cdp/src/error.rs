@@ -25,6 +25,14 @@ pub enum CdpError {
     /// Chrome's answer did not fit the type we expected.
     #[error("{method}: unexpected response: {detail}")]
     Decode { method: String, detail: String },
+    /// The browser's answer was over the limit per message
+    /// (`transport::MAX_MESSAGE`) and was dropped unread.
+    #[error("{method}: the browser's answer of {mib} MiB was over cdpilot's limit of {limit_mib} MiB per message and was dropped")]
+    TooLarge {
+        method: String,
+        mib: u64,
+        limit_mib: usize,
+    },
     /// Connecting to, or launching, the browser failed.
     #[error("{0}")]
     Connect(String),

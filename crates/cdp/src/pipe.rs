@@ -20,7 +20,7 @@ use futures_util::future::BoxFuture;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::unix::pipe;
 
-use crate::transport::{Capabilities, Incoming, Outgoing, Transport};
+use crate::transport::{Capabilities, Incoming, Outgoing, Oversized, Transport, MAX_MESSAGE};
 use crate::CdpError;
 
 /// The message terminator on a DevTools pipe.
@@ -95,18 +95,39 @@ async fn write_message(to: &mut pipe::Sender, message: &str) -> Result<(), CdpEr
 }
 
 /// One NUL-terminated message; `Disconnected` at the end of the pipe
-/// (Chromium exited).
+/// (Chromium exited). A message past [`MAX_MESSAGE`] is skipped to its NUL
+/// without being kept, and its note ([`Oversized`]) comes in its place.
 async fn read_message(from: &mut BufReader<pipe::Receiver>) -> Result<String, CdpError> {
     let mut bytes = Vec::new();
-    let n = from
-        .read_until(NUL, &mut bytes)
-        .await
-        .map_err(|_| CdpError::Disconnected)?;
-    if n == 0 || bytes.last() != Some(&NUL) {
-        return Err(CdpError::Disconnected);
+    let mut over: Option<Oversized> = None;
+    loop {
+        let buffered = from.fill_buf().await.map_err(|_| CdpError::Disconnected)?;
+        if buffered.is_empty() {
+            return Err(CdpError::Disconnected);
+        }
+        let end = buffered.iter().position(|b| *b == NUL);
+        let chunk = &buffered[..end.unwrap_or(buffered.len())];
+        match &mut over {
+            Some(skipping) => skipping.push(chunk),
+            None if bytes.len() + chunk.len() > MAX_MESSAGE => {
+                let mut skipping = Oversized::default();
+                skipping.push(&bytes);
+                skipping.push(chunk);
+                bytes = Vec::new();
+                over = Some(skipping);
+            }
+            None => bytes.extend_from_slice(chunk),
+        }
+        let used = chunk.len() + usize::from(end.is_some());
+        from.consume(used);
+        if end.is_some() {
+            break;
+        }
     }
-    bytes.pop();
-    String::from_utf8(bytes).map_err(|_| CdpError::Disconnected)
+    match over {
+        Some(skipped) => Ok(skipped.note()),
+        None => String::from_utf8(bytes).map_err(|_| CdpError::Disconnected),
+    }
 }
 
 impl Transport for Pipe {
@@ -205,6 +226,35 @@ mod tests {
         assert!(matches!(end, Some(Err(CdpError::Disconnected))), "{end:?}");
         assert!(pipe.open().await.is_err(), "a pipe opens once");
         assert!(!pipe.capabilities().reopen && !pipe.capabilities().parallel_pipes);
+    }
+
+    #[tokio::test]
+    async fn a_message_over_the_limit_is_skipped_to_its_nul_and_noted() {
+        use std::io::Write;
+        let (pipe, _browser_reads, mut browser_writes) = fake_browser();
+        let (_outgoing, mut incoming) = pipe.open().await.unwrap();
+        let writer = std::thread::spawn(move || {
+            browser_writes
+                .write_all(br#"{"id":7,"result":{"value":""#)
+                .unwrap();
+            browser_writes.write_all(&vec![b'x'; MAX_MESSAGE]).unwrap();
+            browser_writes
+                .write_all(b"\"},\"sessionId\":\"S1\"}\0{\"b\":2}\0")
+                .unwrap();
+            browser_writes
+        });
+        let before = crate::transport::dropped_messages();
+        let note = tokio::time::timeout(TEST_WAIT, incoming.next()).await.unwrap();
+        let note: serde_json::Value = serde_json::from_str(&note.unwrap().unwrap()).unwrap();
+        assert_eq!(note["method"], crate::transport::DROPPED, "{note}");
+        assert_eq!(
+            (note["params"]["id"].as_u64(), note["sessionId"].as_str()),
+            (Some(7), Some("S1"))
+        );
+        assert!(crate::transport::dropped_messages() > before);
+        let next = tokio::time::timeout(TEST_WAIT, incoming.next()).await.unwrap();
+        assert_eq!(next.unwrap().unwrap(), "{\"b\":2}", "the pipe goes on");
+        drop(writer.join());
     }
 
     #[tokio::test]

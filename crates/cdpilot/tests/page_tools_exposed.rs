@@ -161,12 +161,17 @@ async fn a_pages_tools_are_listed_as_mcp_tools_told_when_they_change_and_called_
     let cart = tools.iter().find(|t| t["name"] == "page_add_to_cart").unwrap();
     let schema = &cart["inputSchema"];
     assert_eq!(
-        schema["properties"]["sku"]["pattern"], "^[A-Z]{3}-[0-9]+$",
-        "{schema}"
+        schema["properties"]["qty"]["maximum"], 9,
+        "the shape is kept: {schema}"
     );
     assert!(
-        !schema.to_string().contains("The product code"),
+        !schema.to_string().contains("The product code") && !schema.to_string().contains("[A-Z]"),
         "the page's words stay out of the schema: {schema}"
+    );
+    let cart_description = cart["description"].as_str().unwrap();
+    assert!(
+        only_inside_markers(cart_description, "^[A-Z]{3}-[0-9]+$"),
+        "its pattern is shown as the page's: {cart_description}"
     );
 
     // A call is browser_page_tool's: arguments checked against the tool's
@@ -221,6 +226,100 @@ async fn a_pages_tools_are_listed_as_mcp_tools_told_when_they_change_and_called_
         .call("browser_navigate", json!({"url": site.url("/index.html")}))
         .await;
     listed_until(&mut client, "every tool gone", |n| n.is_empty()).await;
+}
+
+/// Issue 41: a hostile page's tools. Every word it writes into a schema
+/// (each key a client might read, a property name that is a sentence, a
+/// forged closing marker) and its read-only claim appear only inside the
+/// markers; a top page's `pay__f1` cannot take frame f1's `pay`; 60 large
+/// tools leave the list within its budget, with a note; a page flipping
+/// a tool every 5 ms does not flood the client with `list_changed`.
+#[tokio::test]
+async fn a_hostile_page_speaks_only_inside_the_markers_shadows_no_frame_and_floods_neither_list_nor_client() {
+    let site = TestSite::start().await;
+    let tmp = tempfile::tempdir().unwrap();
+    let mut client = spawn(&tmp);
+    client.initialize().await;
+    let out = client
+        .call(
+            "browser_navigate",
+            json!({"url": site.url("/page-tools-hostile.html")}),
+        )
+        .await;
+    assert_eq!(out["isError"], json!(false), "{out}");
+    let tools = listed_until(&mut client, "the hostile page's and the frame's tools", |n| {
+        n.contains(&"page_evil".to_owned()) && n.contains(&"page_pay__f1".to_owned())
+    })
+    .await;
+
+    // Not one of the page's words outside the markers, anywhere in the list.
+    let list = serde_json::to_string(&client.list_tools().await).unwrap();
+    assert!(only_inside_markers(&list, "PWNED"), "{list}");
+    let evil = tools.iter().find(|t| t["name"] == "page_evil").unwrap();
+    let description = evil["description"].as_str().unwrap();
+    let ours = &description[..description.find("<<page-content").unwrap()];
+    assert!(
+        !ours.contains("read-only"),
+        "cdpilot's sentence repeats the claim: {ours}"
+    );
+    assert!(
+        only_inside_markers(description, "claims: read-only"),
+        "{description}"
+    );
+
+    // The frame's `pay` is the frame's; the top page's is spelled apart.
+    assert!(
+        names(&tools).contains(&"page_pay_f1".to_owned()),
+        "{:?}",
+        names(&tools)
+    );
+    let paid = client
+        .call("page_pay__f1", json!({"card": "4111111111111111"}))
+        .await;
+    assert!(text_of(&paid).contains("the FRAME"), "{}", text_of(&paid));
+
+    // Many large tools: the list stays within the budget and says so.
+    client
+        .call("browser_evaluate", json!({"expression": "big(60)"}))
+        .await;
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        let all = client.list_tools().await;
+        let page_chars: usize = all
+            .iter()
+            .filter(|t| t["name"].as_str().is_some_and(|n| n.starts_with("page_")))
+            .map(|t| serde_json::to_string(t).unwrap().len())
+            .sum();
+        assert!(page_chars <= 8_500, "the page tools take {page_chars} characters");
+        let page_tool = all.iter().find(|t| t["name"] == "browser_page_tool").unwrap();
+        if page_tool["description"].as_str().unwrap().contains("not listed") {
+            break;
+        }
+        let left = deadline
+            .checked_duration_since(Instant::now())
+            .expect("no note of the tools left out");
+        told(&mut client, left).await;
+    }
+
+    // A page flipping a tool every 5 ms: the client is told a bounded
+    // number of times (at most one per second, and only a real change).
+    client
+        .call("browser_evaluate", json!({"expression": "flip()"}))
+        .await;
+    client.notifications.clear();
+    let (mut count, until) = (0, Instant::now() + Duration::from_secs(5));
+    while let Some(left) = until.checked_duration_since(Instant::now()) {
+        match client.next_message(left).await {
+            Some(m) if m["method"] == LIST_CHANGED => count += 1,
+            Some(_) => {}
+            None => break,
+        }
+    }
+    println!("list_changed in 5 s of flipping: {count}");
+    assert!(count <= 8, "{count} list_changed in 5 s");
+    client
+        .call("browser_evaluate", json!({"expression": "stopFlip()"}))
+        .await;
 }
 
 /// The page tools `tools/list` gives over streamable HTTP.

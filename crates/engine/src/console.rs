@@ -90,6 +90,30 @@ impl Console {
                 url: clip(details.url),
                 at: now(),
             }
+        } else if event.method == cdp::transport::DROPPED {
+            #[derive(serde::Deserialize)]
+            struct Note {
+                bytes: u64,
+                #[serde(default)]
+                method: String,
+            }
+            let Ok(note) = serde_json::from_str::<Note>(event.params()) else {
+                return;
+            };
+            let what = match note.method.as_str() {
+                "" => String::new(),
+                method => format!(" ({method})"),
+            };
+            ConsoleMessage {
+                level: "warning".into(),
+                text: format!(
+                    "cdpilot: a message of {} MiB was dropped{what}: over the limit of {} MiB per message from the browser",
+                    (note.bytes + (1 << 19)) >> 20,
+                    cdp::transport::MAX_MESSAGE >> 20
+                ),
+                url: String::new(),
+                at: now(),
+            }
         } else {
             return;
         };

@@ -328,6 +328,11 @@ impl ActionError {
                      choose another site, or ask the user to remove it from the extension's options.",
                 )
             }
+            (CdpError::TooLarge { .. }, _) => Self::new(
+                ErrorCode::EvaluateError,
+                format!("{step}: {error}"),
+                "Ask for less: a smaller value (evaluate a part of it, or its length), a narrower snapshot or extract; the tab is usable.",
+            ),
             _ => Self::internal(format!("{step}: {error}")),
         }
     }

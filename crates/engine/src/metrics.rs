@@ -46,6 +46,9 @@ pub struct Counters {
     /// Launched browsers closed after no session held them for `[serve]
     /// browser_idle_restart_s`.
     pub browser_idle_closes: u64,
+    /// Messages from browsers over the per-message limit, dropped unread
+    /// (the process's: `cdp::transport::dropped_messages`).
+    pub messages_dropped: u64,
     /// URL verdicts by action (`allow`, `ask`, `deny`).
     pub policy_verdicts: Vec<(String, u64)>,
     /// Sessions whose pages ended, by reason (`idle`, `browser_lost`, …).
@@ -167,6 +170,7 @@ impl Metrics {
             reconnects: totals.reconnects,
             browser_restarts: totals.browser_restarts,
             browser_idle_closes: totals.browser_idle_closes,
+            messages_dropped: cdp::transport::dropped_messages(),
             policy_verdicts: totals
                 .policy_verdicts
                 .iter()
@@ -251,6 +255,8 @@ impl Metrics {
         let totals = self.inner.lock().unwrap();
         let mut value = serde_json::to_value(&*totals).unwrap_or_default();
         value["histogram_buckets_s"] = serde_json::json!(BUCKETS_S);
+        // The process's, whichever session's browser sent them.
+        value["cdp_messages_dropped"] = cdp::transport::dropped_messages().into();
         value
     }
 }

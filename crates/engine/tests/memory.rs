@@ -217,6 +217,45 @@ async fn ten_thousand_console_messages_leave_the_last_two_hundred_cut() {
     engine.shutdown().await;
 }
 
+/// Issue 41: a page logging a string over the limit per message from the
+/// browser (64 MiB), and an evaluate answering one. Neither is read whole:
+/// the log is dropped and noted in the console, the evaluate fails saying why
+/// (`evaluate_error`, not a `timeout` at the end of its budget), both are counted, and the
+/// session goes on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_message_over_the_limit_is_dropped_noted_and_the_session_goes_on() {
+    let (_site, engine) = common::open("index.html").await;
+    let before = engine.metrics().counters().messages_dropped;
+    ok(
+        &engine,
+        "browser_evaluate",
+        json!({"expression": "console.log('x'.repeat(70 << 20)); 1", "timeout_ms": 120000}),
+    )
+    .await;
+    let e = common::call(
+        &engine,
+        "browser_evaluate",
+        json!({"expression": "'y'.repeat(70 << 20)", "timeout_ms": 120000}),
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(e.code, engine::ErrorCode::EvaluateError, "{e}");
+    assert!(e.message.contains("over cdpilot's limit of 64 MiB"), "{e}");
+    let mut text = String::new();
+    for _ in 0..100 {
+        text = ok(&engine, "browser_console", json!({})).await.text;
+        if text.contains("MiB was dropped") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(text.contains("a message of 70 MiB was dropped"), "{text}");
+    let out = ok(&engine, "browser_evaluate", json!({"expression": "6 * 7"})).await;
+    assert_eq!(out.data["value"], 42, "the session goes on");
+    assert!(engine.metrics().counters().messages_dropped >= before + 2);
+    engine.shutdown().await;
+}
+
 /// Issue 24, bad input: a page that allocates without end. The tab's memory
 /// ceiling (`[browser] tab_memory_mb`, the renderer's V8 heap) crashes its
 /// renderer only: the call answers `tab_crashed` at once (not a `timeout`

@@ -251,8 +251,11 @@ fn asker(engine: &Engine, answer: Answer) -> Arc<Scripted> {
     asker
 }
 
+/// Every page tool is asked about: a page's `readOnlyHint` is its claim
+/// (issue 41: `lookup`'s claim skipped the ask), shown in the question as
+/// the page's.
 #[tokio::test]
-async fn a_tool_not_marked_read_only_is_asked_and_a_refusal_is_honoured() {
+async fn every_tool_is_asked_about_its_read_only_claim_too_and_a_refusal_is_honoured() {
     let (_site, engine) = shop(|_| {}).await;
     snapshot_until(&engine, "the tools", |t| t.contains("add_to_cart(")).await;
     let no = asker(&engine, Answer::Deny);
@@ -266,22 +269,28 @@ async fn a_tool_not_marked_read_only_is_asked_and_a_refusal_is_honoured() {
         eval(&engine, "document.getElementById('cart').textContent").await,
         "\"cart: empty\""
     );
-    {
-        let asked = no.asked.lock().unwrap();
-        assert_eq!(asked.len(), 1);
-        assert!(
-            asked[0].contains("page_tools_ask") && asked[0].contains("add_to_cart"),
-            "{asked:?}"
-        );
-    }
-    // A read-only tool is not asked about.
-    ok(
+    // The page claims `lookup` is read-only: asked all the same.
+    let e = call(
         &engine,
         "browser_page_tool",
         page_tool("lookup", json!({"q": "A"})),
     )
-    .await;
-    assert_eq!(no.asked.lock().unwrap().len(), 1);
+    .await
+    .unwrap_err();
+    assert_eq!(
+        e.code,
+        ErrorCode::PermissionDenied,
+        "a claim skipped the ask: {e}"
+    );
+    {
+        let asked = no.asked.lock().unwrap();
+        assert_eq!(asked.len(), 2);
+        assert!(
+            asked[0].contains("page_tools_ask") && asked[0].contains("add_to_cart"),
+            "{asked:?}"
+        );
+        assert!(asked[1].contains("the page claims it is read-only"), "{asked:?}");
+    }
 
     let yes = asker(&engine, Answer::Once);
     let out = ok(&engine, "browser_page_tool", order).await;
@@ -291,6 +300,61 @@ async fn a_tool_not_marked_read_only_is_asked_and_a_refusal_is_honoured() {
         "\"cart: 2 x ABC-1\""
     );
     assert_eq!(yes.asked.lock().unwrap().len(), 1);
+}
+
+/// `[policy] page_tools_trust_claims`: the user trusts this origin's
+/// claims, so its read-only tool is not asked about (its other tools are).
+#[tokio::test]
+async fn an_origin_the_user_trusts_with_its_claims_is_not_asked_about_its_read_only_tools() {
+    let site = TestSite::start().await;
+    let engine = engine_with(|c| {
+        page_tools_on(c);
+        c.policy.page_tools_trust_claims = vec![site.a.clone()];
+    });
+    ok(
+        &engine,
+        "browser_navigate",
+        json!({"url": site.url("/page-tools.html")}),
+    )
+    .await;
+    snapshot_until(&engine, "the tools", |t| t.contains("lookup(")).await;
+    let no = asker(&engine, Answer::Deny);
+    ok(
+        &engine,
+        "browser_page_tool",
+        page_tool("lookup", json!({"q": "A"})),
+    )
+    .await;
+    assert!(no.asked.lock().unwrap().is_empty());
+    let e = call(
+        &engine,
+        "browser_page_tool",
+        page_tool("add_to_cart", json!({"sku": "ABC-1", "qty": 2})),
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(e.code, ErrorCode::PermissionDenied, "{e}");
+}
+
+/// Issue 41: a page tool answering over the limit per message from the
+/// browser: the answer is never read whole, and the call fails saying so
+/// (not a `timeout` at the end of its budget).
+#[tokio::test]
+async fn a_tool_answering_over_the_limit_fails_saying_so() {
+    let (_site, engine) = shop(|_| {}).await;
+    snapshot_until(&engine, "the tools", |t| t.contains("lookup(")).await;
+    eval(
+        &engine,
+        "document.modelContext.registerTool({name: 'huge', description: 'd', execute: () => 'z'.repeat(70 << 20)}), 1",
+    )
+    .await;
+    snapshot_until(&engine, "huge", |t| t.contains("huge(")).await;
+    let mut args = page_tool("huge", json!({}));
+    args["timeout_ms"] = json!(120_000);
+    let e = call(&engine, "browser_page_tool", args).await.unwrap_err();
+    assert_eq!(e.code, ErrorCode::EvaluateError, "{e}");
+    assert!(e.message.contains("answer of 70 MiB was over"), "{e}");
+    assert_eq!(eval(&engine, "6 * 7").await, "42");
 }
 
 #[tokio::test]

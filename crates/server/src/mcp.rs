@@ -39,6 +39,20 @@ pub const AUDIT_URI: &str = "cdpilot://audit";
 /// The docs' tools reference (`cdpilot tools --markdown`) prints it too.
 pub const INSTRUCTIONS: &str = "Drive a real Chromium. Typical loop: browser_navigate, browser_snapshot (gives refs like e12), then act on refs with browser_click / browser_type. Refs go stale after a navigation: take a new snapshot. Tools that act on an element take ref (from the snapshot; f2e7 is inside frame 2) or, instead, a CSS selector. Every tool also takes tab (an id from browser_tabs; default the active tab) and timeout_ms, the budget in ms of the whole call (default 25000; evaluate 10000; wait 30000). Errors start with a code and say what to do next.";
 
+/// How long the page's tools stay unchanged before a change is told.
+const LIST_QUIET: std::time::Duration = std::time::Duration::from_millis(200);
+/// The longest a change waits for quiet (a page that never stops).
+const LIST_MAX_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
+/// The shortest time between two `list_changed` a page's changes cause.
+const LIST_GAP: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// The page tools' entries as the client is given them, whole (with what
+/// the budget left out), to compare.
+fn listed_entries(page: &[Exposed], left_out: usize) -> String {
+    let tools: Vec<Tool> = page.iter().map(Exposed::tool).collect();
+    format!("{left_out} {}", serde_json::to_string(&tools).unwrap_or_default())
+}
+
 #[derive(Clone)]
 pub struct McpServer {
     engine: Arc<Engine>,
@@ -50,10 +64,10 @@ pub struct McpServer {
     over_http: bool,
     /// Cancelled when the whole server stops: every call in flight ends.
     stopping: CancellationToken,
-    /// The page tools' MCP names the client was last given (`[tools]
-    /// page_tools = "expose"`): a change from them is told with
-    /// `notifications/tools/list_changed`.
-    told: Arc<Mutex<Vec<String>>>,
+    /// The page tools' entries the client was last given (`[tools]
+    /// page_tools = "expose"`), whole, as JSON: a change from them is told
+    /// with `notifications/tools/list_changed`.
+    told: Arc<Mutex<String>>,
 }
 
 impl McpServer {
@@ -92,8 +106,16 @@ impl McpServer {
             .map(|spec| Tool::new(spec.name, spec.description, Arc::new(spec.input_schema())))
             .collect();
         if self.exposes_page_tools() {
-            let page = self.page_tools();
-            *self.told.lock().unwrap() = page.iter().map(|e| e.mcp_name.clone()).collect();
+            let (page, left_out) = self.page_tools();
+            let entries = listed_entries(&page, left_out);
+            if left_out > 0 {
+                if let Some(tool) = list.iter_mut().find(|t| t.name == "browser_page_tool") {
+                    let note = exposed::left_out_note(left_out);
+                    tool.description =
+                        Some(format!("{}{note}", tool.description.as_deref().unwrap_or("")).into());
+                }
+            }
+            *self.told.lock().unwrap() = entries;
             list.extend(page.iter().map(Exposed::tool));
         }
         list
@@ -104,42 +126,78 @@ impl McpServer {
         self.engine.config().tools.page_tools == PageToolsMode::Expose
     }
 
-    /// The active tab's page tools, as listed.
-    fn page_tools(&self) -> Vec<Exposed> {
+    /// The active tab's page tools, as listed, and how many the budget
+    /// left out.
+    fn page_tools(&self) -> (Vec<Exposed>, usize) {
         exposed::exposed(&self.session().page_tools_offered())
     }
 
-    /// Tells the client its tool list changed, when the page tools' names
-    /// differ from those it was last given.
-    async fn tell_if_changed(&self, peer: &Peer<RoleServer>) -> Result<(), ()> {
-        let names: Vec<String> = self.page_tools().into_iter().map(|e| e.mcp_name).collect();
+    /// Tells the client its tool list changed, when the page tools'
+    /// entries (names, descriptions, schemas, what was left out) differ
+    /// from those it was last given; true when it told.
+    async fn tell_if_changed(&self, peer: &Peer<RoleServer>) -> Result<bool, ()> {
+        let (page, left_out) = self.page_tools();
+        let entries = listed_entries(&page, left_out);
         {
             let mut told = self.told.lock().unwrap();
-            if *told == names {
-                return Ok(());
+            if *told == entries {
+                return Ok(false);
             }
-            *told = names;
+            *told = entries;
         }
-        peer.notify_tool_list_changed().await.map_err(|_| ())
+        peer.notify_tool_list_changed().await.map_err(|_| ())?;
+        Ok(true)
     }
 
     /// Follows the session's events for as long as the client is there,
     /// telling it when the page's tools change (a page registers tools
-    /// whenever its scripts decide, not only during a call).
+    /// whenever its scripts decide, not only during a call), coalesced: a
+    /// change is told once the page's tools have been quiet for
+    /// [`LIST_QUIET`] (or [`LIST_MAX_WAIT`] after the first change, for a
+    /// page that never stops), at most once per [`LIST_GAP`], and only
+    /// when the entries differ from those told (a tool flipped away and
+    /// back meanwhile tells nothing).
     fn follow_page_tools(&self, peer: Peer<RoleServer>) {
+        use tokio::sync::broadcast::error::RecvError;
+        use tokio::time::{sleep_until, timeout_at, Instant};
+        let relevant = |event: &Result<SessionEvent, RecvError>| {
+            matches!(
+                event,
+                Ok(SessionEvent::PageToolsChanged { .. } | SessionEvent::Navigated { .. })
+                    | Err(RecvError::Lagged(_))
+            )
+        };
         let server = self.clone();
         let mut events = self.session().events().subscribe();
         tokio::spawn(async move {
+            let mut last_told: Option<Instant> = None;
             loop {
-                match events.recv().await {
-                    Ok(SessionEvent::PageToolsChanged { .. } | SessionEvent::Navigated { .. })
-                    | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
-                        if server.tell_if_changed(&peer).await.is_err() {
-                            return;
+                let event = events.recv().await;
+                if matches!(event, Err(RecvError::Closed)) {
+                    return;
+                }
+                if !relevant(&event) {
+                    continue;
+                }
+                let first = Instant::now();
+                let mut until = (first + LIST_QUIET).min(first + LIST_MAX_WAIT);
+                loop {
+                    match timeout_at(until, events.recv()).await {
+                        Err(_) => break,
+                        Ok(Err(RecvError::Closed)) => return,
+                        Ok(event) if relevant(&event) => {
+                            until = (Instant::now() + LIST_QUIET).min(first + LIST_MAX_WAIT);
                         }
+                        Ok(_) => {}
                     }
-                    Ok(_) => {}
-                    Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+                }
+                if let Some(last) = last_told {
+                    sleep_until(last + LIST_GAP).await;
+                }
+                match server.tell_if_changed(&peer).await {
+                    Err(()) => return,
+                    Ok(true) => last_told = Some(Instant::now()),
+                    Ok(false) => {}
                 }
             }
         });
@@ -147,7 +205,7 @@ impl McpServer {
 
     /// A call to `page_<name>`: the `browser_page_tool` call it stands for.
     fn page_tool_call(&self, name: &str, arguments: Value) -> Result<(&'static str, Value), ActionError> {
-        match self.page_tools().into_iter().find(|e| e.mcp_name == name) {
+        match self.page_tools().0.into_iter().find(|e| e.mcp_name == name) {
             Some(tool) => Ok(("browser_page_tool", tool.call_arguments(arguments))),
             None => Err(ActionError::invalid(
                 format!("the page offers no tool {name} now (its tools change as it registers and removes them)"),

@@ -32,6 +32,11 @@ const PAGES: &[(&str, &str)] = &[
         "page-tools-frame.html",
         include_str!("../site/page-tools-frame.html"),
     ),
+    (
+        "page-tools-hostile.html",
+        include_str!("../site/page-tools-hostile.html"),
+    ),
+    ("page-tools-pay.html", include_str!("../site/page-tools-pay.html")),
     ("shadow.html", include_str!("../site/shadow.html")),
     ("article.html", include_str!("../site/article.html")),
     ("captcha.html", include_str!("../site/captcha.html")),

@@ -186,6 +186,19 @@ impl Config {
         if self.trace.max_mb == 0 {
             return Err("trace.max_mb = 0: allowed is 1 or more (leave dir empty to trace nothing)".into());
         }
+        for origin in &self.policy.page_tools_trust_claims {
+            let parsed = url::Url::parse(origin).ok().filter(|u| {
+                matches!(u.scheme(), "http" | "https")
+                    && u.path() == "/"
+                    && u.query().is_none()
+                    && u.username().is_empty()
+            });
+            if parsed.is_none() {
+                return Err(format!(
+                    "policy.page_tools_trust_claims: {origin:?}: allowed is an origin, e.g. \"https://shop.example\""
+                ));
+            }
+        }
         if self.limits.snapshot_max_elements == 0 {
             return Err("limits.snapshot_max_elements = 0: allowed is 1 or more".into());
         }

@@ -19,10 +19,14 @@ pub struct PolicyConfig {
     /// The egress gate refuses loopback, private, link-local and cloud
     /// metadata addresses after resolving a name.
     pub block_private_networks: bool,
-    /// A page tool the page does not mark read-only is asked about first
-    /// where the client can be asked (default true; without a way to ask
-    /// it is called, as any click would be).
+    /// A page tool is asked about first where the client can be asked
+    /// (default true; without a way to ask it is called, as any click
+    /// would be). The page's `readOnlyHint` is its claim and does not skip
+    /// the ask, except for the origins in `page_tools_trust_claims`.
     pub page_tools_ask: bool,
+    /// Origins (`https://shop.example`) whose tools' read-only claims the
+    /// user trusts: such a tool is not asked about (default none).
+    pub page_tools_trust_claims: Vec<String>,
 }
 
 impl Default for PolicyConfig {
@@ -34,6 +38,7 @@ impl Default for PolicyConfig {
             resources: false,
             block_private_networks: false,
             page_tools_ask: true,
+            page_tools_trust_claims: Vec::new(),
         }
     }
 }

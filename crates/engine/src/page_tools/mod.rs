@@ -9,6 +9,7 @@
 //! descriptions and schemas by length) and shown only inside the page
 //! content markers. A frame's tools go when it navigates or detaches.
 
+pub mod listed;
 pub mod schema;
 
 use std::collections::HashMap;
@@ -80,19 +81,48 @@ impl PageTool {
 }
 
 /// A tool as offered to a client that shows page tools as tools of its
-/// own (`[tools] page_tools = "expose"`): every word is the page's.
+/// own (`[tools] page_tools = "expose"`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Offered {
     /// Its name, as the page registered it.
     pub name: String,
     /// `top`, or the frame's label (`f2`) as the snapshot shows it.
     pub frame: String,
-    /// Capped at [`LISTED_DESCRIPTION`], on one line.
-    pub description: String,
-    /// Its input schema, when it gave one small enough to keep.
+    /// Every word the page wrote about it, delimited as page text
+    /// (`content::page`): its description (capped at
+    /// [`LISTED_DESCRIPTION`]), its claims (`readOnlyHint`), its schema's
+    /// words ([`listed::split`]).
+    pub page_words: String,
+    /// Its input schema's shape ([`listed::split`]), when it gave one small
+    /// enough to keep.
     pub schema: Option<Value>,
-    /// The page said it changes nothing.
-    pub read_only: bool,
+}
+
+/// Characters of a schema's own words shown with an exposed tool.
+pub const LISTED_SCHEMA_WORDS: usize = 600;
+
+impl Offered {
+    /// `tool` of `frame` as a tool list shows it.
+    pub fn of(tool: &PageTool, frame: String) -> Offered {
+        let mut words = cap(&tool.description, LISTED_DESCRIPTION);
+        if tool.read_only {
+            words.push_str(" [the page claims: read-only]");
+        }
+        let schema = tool.schema.as_ref().map(|s| {
+            let (shape, other) = listed::split(s);
+            if !other.is_empty() {
+                let other = cap(&Value::Object(other).to_string(), LISTED_SCHEMA_WORDS);
+                words.push_str(&format!(" [its schema's words: {other}]"));
+            }
+            shape
+        });
+        Offered {
+            name: tool.name.clone(),
+            frame,
+            page_words: crate::content::page(&words),
+            schema,
+        }
+    }
 }
 
 /// An invocation waiting for `toolResponded` (or its tool's removal).

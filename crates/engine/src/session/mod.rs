@@ -548,7 +548,7 @@ impl Session {
         let mut offered = tab_tools::page_tool::offered(&tab);
         // The page's words, inside the session's markers.
         for tool in &mut offered {
-            tool.description = self.markers.render(&crate::content::page(&tool.description));
+            tool.page_words = self.markers.render(&tool.page_words);
         }
         offered
     }

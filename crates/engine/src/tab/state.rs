@@ -243,6 +243,27 @@ impl TabState {
             self.page_tools.removed(&removed.tools);
         } else if let Some(answer) = event.decode::<webmcp::ToolResponded>() {
             self.page_tools.responded(answer);
+        } else if event.method == cdp::transport::DROPPED {
+            // A page tool's answer over the limit: its call fails now.
+            #[derive(serde::Deserialize)]
+            struct Note {
+                bytes: u64,
+                #[serde(rename = "invocationId")]
+                invocation_id: Option<String>,
+            }
+            let note = serde_json::from_str::<Note>(event.params()).ok();
+            if let Some((bytes, invocation_id)) = note.and_then(|n| Some((n.bytes, n.invocation_id?))) {
+                self.page_tools.responded(webmcp::ToolResponded {
+                    invocation_id,
+                    status: "Error".into(),
+                    error_text: format!(
+                        "its answer of {} MiB was over cdpilot's limit of {} MiB per message from the browser and was dropped",
+                        (bytes + (1 << 19)) >> 20,
+                        cdp::transport::MAX_MESSAGE >> 20
+                    ),
+                    ..Default::default()
+                });
+            }
         } else if let Some(navigated) = event.decode::<page::FrameNavigated>() {
             let main = from_tab && navigated.frame.parent_id.is_none();
             self.page_tools.frame_navigated(&navigated.frame.id, main);

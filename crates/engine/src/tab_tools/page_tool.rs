@@ -71,7 +71,7 @@ impl Tool for PageToolArgs {
 impl TabTool for PageToolArgs {
     /// Runs the tool in the call's tab.
     async fn perform(&self, call: &TabCall<'_>) -> Result<ActionOutput, ActionError> {
-        run(call.tab, self, call.config.policy.page_tools_ask, call.budget).await
+        run(call.tab, self, &call.config.policy, call.budget).await
     }
 }
 
@@ -92,7 +92,7 @@ fn not_available() -> ActionError {
 pub async fn run(
     tab: &Tab,
     args: &PageToolArgs,
-    ask: bool,
+    policy: &crate::config::PolicyConfig,
     budget: &Budget,
 ) -> Result<ActionOutput, ActionError> {
     if tab.state(|s| s.page_tools().availability()) == Availability::Absent {
@@ -139,15 +139,21 @@ pub async fn run(
     };
     let arguments = Value::Object(args.arguments.clone().unwrap_or_default());
     check_arguments(&tool, &arguments)?;
-    if ask && !tool.read_only {
+    // The page's read-only claim is a claim: it skips the ask only for an
+    // origin the user trusts with it.
+    if policy.page_tools_ask && !(tool.read_only && trusts_claims(policy, &url)) {
         let asker = consent.as_ref().and_then(|c| c.asker());
         if let Some(asker) = asker {
             let question = Verdict {
                 url: url.clone(),
                 decision: Decision::Ask,
                 rule: format!(
-                    "[policy] page_tools_ask: the page's tool \"{}\" is not marked read-only; arguments {}",
+                    "[policy] page_tools_ask: the page's tool \"{}\"{}; arguments {}",
                     page_tools::cap(&tool.name, page_tools::MAX_NAME),
+                    match tool.read_only {
+                        true => " (the page claims it is read-only, a claim not checked)",
+                        false => "",
+                    },
                     page_tools::cap(&arguments.to_string(), 300)
                 ),
             };
@@ -165,6 +171,18 @@ pub async fn run(
     }
     let answer = invoke(tab, &tool, arguments, budget).await?;
     answered(tab, &tool, answer)
+}
+
+/// Whether the user lets the origin of `url` claim its tools are read-only
+/// (`[policy] page_tools_trust_claims`).
+fn trusts_claims(policy: &crate::config::PolicyConfig, url: &str) -> bool {
+    let Some(origin) = crate::policy::consent::origin_of(url) else {
+        return false;
+    };
+    policy
+        .page_tools_trust_claims
+        .iter()
+        .any(|trusted| crate::policy::consent::origin_of(trusted).as_deref() == Some(origin.as_str()))
 }
 
 /// The tool's arguments against its own schema (none: anything goes).
@@ -350,13 +368,10 @@ pub(crate) fn offered(tab: &Tab) -> Vec<page_tools::Offered> {
         .into_iter()
         .filter(|tool| policy.judge(&frame_url(tab, &tool.frame_id)).decision != Decision::Deny)
         .filter_map(|tool| {
-            Some(page_tools::Offered {
-                frame: numbered_label(tab, &tool.frame_id)?,
-                description: page_tools::cap(&tool.description, page_tools::LISTED_DESCRIPTION),
-                schema: tool.schema,
-                read_only: tool.read_only,
-                name: tool.name,
-            })
+            Some(page_tools::Offered::of(
+                &tool,
+                numbered_label(tab, &tool.frame_id)?,
+            ))
         })
         .collect()
 }

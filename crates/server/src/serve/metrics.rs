@@ -103,6 +103,7 @@ struct EngineMetrics {
     reconnects: IntCounter,
     restarts: IntCounter,
     idle_closes: IntCounter,
+    dropped: IntCounter,
     verdicts: IntCounterVec,
     sessions_ended: IntCounterVec,
     endpoints_up: IntGauge,
@@ -153,6 +154,10 @@ impl EngineMetrics {
                 "cdpilot_browser_idle_closes_total",
                 "Launched browsers closed after no session held them for [serve] browser_idle_restart_s.",
             ),
+            dropped: counter(
+                "cdpilot_cdp_messages_dropped_total",
+                "Messages from the browser over the per-message limit (64 MiB), dropped unread.",
+            ),
             verdicts: counters(
                 "cdpilot_policy_verdicts_total",
                 "URL policy verdicts by action (allow, ask, deny).",
@@ -180,8 +185,9 @@ impl EngineMetrics {
     }
 
     /// Every metric made by incrementing (not the duration histogram).
-    fn collectors(&self) -> [&dyn Collector; 11] {
+    fn collectors(&self) -> [&dyn Collector; 12] {
         [
+            &self.dropped,
             &self.calls,
             &self.timeouts,
             &self.terminations,
@@ -230,6 +236,7 @@ impl Collector for EngineCounts {
         now.reconnects.inc_by(counters.reconnects);
         now.restarts.inc_by(counters.browser_restarts);
         now.idle_closes.inc_by(counters.browser_idle_closes);
+        now.dropped.inc_by(counters.messages_dropped);
         for (action, n) in &counters.policy_verdicts {
             now.verdicts.with_label_values(&[action]).inc_by(*n);
         }
