@@ -97,6 +97,7 @@ async fn read(conn: &Connection) -> Result<UserAgentMetadata, String> {
                     return_by_value: true,
                     await_promise: true,
                     user_gesture: false,
+                    repl_mode: false,
                 },
                 deadline,
             )

@@ -99,6 +99,7 @@ pub async fn run(tab: &Tab, args: &ClickArgs, budget: &Budget) -> Result<ActionO
         return_by_value: true,
         await_promise: false,
         user_gesture: false,
+        repl_mode: false,
     };
     let (point, _) = tokio::try_join!(
         element.actionable_point(tab, budget),
