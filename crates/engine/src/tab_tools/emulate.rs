@@ -6,6 +6,12 @@
 //!
 //! The settings apply to the tab's page; cross-origin iframes (their own
 //! targets) keep the browser's locale, time zone and network.
+//!
+//! One identity (docs/src/identity.md): the screen holds the viewport (a
+//! larger one grows it; a phone's screen is its viewport, touched), and a
+//! user agent gets the client hints its Chrome version says, or none for
+//! another browser's (`tab::identity::hints_of`); with only a locale the
+//! session's own user agent and hints stay.
 
 use cdp::protocol::{browser, emulation, network, target};
 use schemars::JsonSchema;
@@ -264,7 +270,9 @@ pub async fn run(tab: &Tab, args: &EmulateArgs, budget: &Budget) -> Result<Actio
         let kept = tab.state(|s| s.emulated().clone());
         // The session's own identity unless a user agent was set: its
         // client hints are the browser's own, not derived.
-        let own = tab.identity().filter(|_| args.user_agent.is_none() && kept.user_agent().is_none());
+        let own = tab
+            .identity()
+            .filter(|_| args.user_agent.is_none() && kept.user_agent().is_none());
         let user_agent = match args.user_agent.clone().or(kept.user_agent().map(str::to_owned)) {
             Some(ua) => ua,
             None => match own {
