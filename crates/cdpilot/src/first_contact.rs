@@ -73,23 +73,6 @@ fn mcp_snippet(exe: &str) -> String {
     )
 }
 
-#[cfg(test)]
-mod tests {
-    // Issue 45: `args` came before `command` (the keys sorted).
-    #[test]
-    fn the_mcp_snippet_says_command_then_args_and_is_json() {
-        let snippet = super::mcp_snippet("/opt/c d\"pilot");
-        let command = snippet.find("\"command\"").unwrap();
-        let args = snippet.find("\"args\"").unwrap();
-        assert!(command < args, "{snippet}");
-        let parsed: serde_json::Value = serde_json::from_str(&snippet).expect("JSON");
-        assert_eq!(
-            parsed,
-            serde_json::json!({"mcpServers": {"cdpilot": {"command": "/opt/c d\"pilot", "args": ["mcp"]}}})
-        );
-    }
-}
-
 /// One check's outcome, printed as it is known.
 fn report(ok: bool, what: &str, detail: &str) {
     let mark = if ok { "ok " } else { "FAIL" };
@@ -326,4 +309,21 @@ fn one_page_site() -> std::io::Result<(String, std::thread::JoinHandle<()>)> {
         }
     });
     Ok((url, thread))
+}
+
+#[cfg(test)]
+mod tests {
+    // Issue 45: `args` came before `command` (the keys sorted).
+    #[test]
+    fn the_mcp_snippet_says_command_then_args_and_is_json() {
+        let snippet = super::mcp_snippet("/opt/c d\"pilot");
+        let command = snippet.find("\"command\"").unwrap();
+        let args = snippet.find("\"args\"").unwrap();
+        assert!(command < args, "{snippet}");
+        let parsed: serde_json::Value = serde_json::from_str(&snippet).expect("JSON");
+        assert_eq!(
+            parsed,
+            serde_json::json!({"mcpServers": {"cdpilot": {"command": "/opt/c d\"pilot", "args": ["mcp"]}}})
+        );
+    }
 }
