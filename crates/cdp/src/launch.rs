@@ -69,27 +69,52 @@ pub const DISABLED_FEATURES: &[&str] = &[
     "WebUIOmniboxFullPopup",
 ];
 
+/// Blink features every launch turns off, in one
+/// `--disable-blink-features` with the ones the configured flags name.
+/// `AutomationControlled`: `navigator.webdriver` is false through Chrome's
+/// own getter, as in a person's browser (the pipe would make it true).
+pub const DISABLED_BLINK_FEATURES: &[&str] = &["AutomationControlled"];
+
 /// The flags after the program: [`BASE_FLAGS`], then `args` with their
-/// `--disable-features` lists taken out and joined to
-/// [`DISABLED_FEATURES`] in one flag at the end (Chromium reads only the
-/// last of a repeated switch, so a configured list would otherwise undo
-/// ours, and ours the configured one).
+/// `--disable-features` and `--disable-blink-features` lists taken out and
+/// joined to [`DISABLED_FEATURES`] and [`DISABLED_BLINK_FEATURES`] in one
+/// flag each at the end (Chromium reads only the last of a repeated switch,
+/// so a configured list would otherwise undo ours, and ours the configured
+/// one); last, unless `args` name one, the screen headless Chrome reports
+/// (`--screen-info`, 800x600 otherwise) made the window's size, so the
+/// window is never bigger than its screen.
 pub fn command_flags(args: &[String]) -> Vec<String> {
     let mut disabled: Vec<String> = DISABLED_FEATURES.iter().map(|f| f.to_string()).collect();
+    let mut blink: Vec<String> = DISABLED_BLINK_FEATURES.iter().map(|f| f.to_string()).collect();
     let mut flags: Vec<String> = BASE_FLAGS.iter().map(|f| f.to_string()).collect();
-    for arg in args {
-        match arg.strip_prefix("--disable-features=") {
-            Some(list) => {
-                for feature in list.split(',').map(str::trim).filter(|f| !f.is_empty()) {
-                    if !disabled.iter().any(|d| d == feature) {
-                        disabled.push(feature.to_owned());
-                    }
-                }
+    let join = |list: &str, into: &mut Vec<String>| {
+        for feature in list.split(',').map(str::trim).filter(|f| !f.is_empty()) {
+            if !into.iter().any(|d| d == feature) {
+                into.push(feature.to_owned());
             }
-            None => flags.push(arg.clone()),
+        }
+    };
+    for arg in args {
+        if let Some(list) = arg.strip_prefix("--disable-features=") {
+            join(list, &mut disabled);
+        } else if let Some(list) = arg.strip_prefix("--disable-blink-features=") {
+            join(list, &mut blink);
+        } else {
+            flags.push(arg.clone());
         }
     }
+    let window = flags
+        .iter()
+        .rev()
+        .find_map(|f| f.strip_prefix("--window-size="))
+        .and_then(|size| size.split_once(','))
+        .map(|(w, h)| (w.trim().to_owned(), h.trim().to_owned()));
+    let screen_given = flags.iter().any(|f| f.starts_with("--screen-info"));
     flags.push(format!("--disable-features={}", disabled.join(",")));
+    flags.push(format!("--disable-blink-features={}", blink.join(",")));
+    if let (Some((w, h)), false) = (window, screen_given) {
+        flags.push(format!("--screen-info={{{w}x{h}}}"));
+    }
     flags
 }
 
@@ -509,11 +534,32 @@ mod tests {
             .collect();
         assert_eq!(disable.len(), 1, "{flags:?}");
         assert_eq!(
-            flags.last().unwrap(),
+            disable[0],
             &format!(
                 "--disable-features={},Translate,MediaRouter",
                 DISABLED_FEATURES.join(",")
             )
         );
+    }
+
+    #[test]
+    fn webdriver_is_off_by_chromes_switch_and_the_screen_is_the_window() {
+        let flags = command_flags(&["--disable-blink-features=Foo".to_owned()]);
+        let blink: Vec<&String> = flags
+            .iter()
+            .filter(|f| f.starts_with("--disable-blink-features="))
+            .collect();
+        assert_eq!(blink, ["--disable-blink-features=AutomationControlled,Foo"]);
+        assert!(
+            flags.contains(&"--screen-info={1280x720}".to_owned()),
+            "{flags:?}"
+        );
+        let flags = command_flags(&["--window-size=1920,1080".to_owned()]);
+        assert!(
+            flags.contains(&"--screen-info={1920x1080}".to_owned()),
+            "{flags:?}"
+        );
+        let flags = command_flags(&["--screen-info={2560x1440}".to_owned()]);
+        assert_eq!(flags.iter().filter(|f| f.starts_with("--screen-info")).count(), 1);
     }
 }

@@ -69,13 +69,21 @@ pub fn mcp_banner() {
     let exe = std::env::current_exe()
         .map(|p| p.display().to_string())
         .unwrap_or_else(|_| "cdpilot".into());
-    let snippet = serde_json::json!({"mcpServers": {"cdpilot": {"command": exe, "args": ["mcp"]}}});
     eprintln!(
         "cdpilot mcp: an MCP server on stdio (JSON-RPC on stdin/stdout) that drives a real Chromium.\n\
          It is meant to be started by an MCP client, not typed at. Add this to your client's configuration:\n\n{}\n\n\
          To drive a browser from a shell instead, run `cdpilot` for the list of commands. Ctrl-D or Ctrl-C ends this.",
-        serde_json::to_string_pretty(&snippet).unwrap_or_default()
+        mcp_snippet(&exe)
     );
+}
+
+/// The `mcpServers` entry, `command` before `args` as every client's docs
+/// show it (serde_json's maps sort their keys).
+fn mcp_snippet(exe: &str) -> String {
+    let exe = serde_json::Value::from(exe);
+    format!(
+        "{{\n  \"mcpServers\": {{\n    \"cdpilot\": {{\n      \"command\": {exe},\n      \"args\": [\"mcp\"]\n    }}\n  }}\n}}"
+    )
 }
 
 /// One check's outcome, printed as it is known.
@@ -324,4 +332,21 @@ fn one_page_site() -> std::io::Result<(String, std::thread::JoinHandle<()>)> {
         }
     });
     Ok((url, thread))
+}
+
+#[cfg(test)]
+mod tests {
+    // Issue 45: `args` came before `command` (the keys sorted).
+    #[test]
+    fn the_mcp_snippet_says_command_then_args_and_is_json() {
+        let snippet = super::mcp_snippet("/opt/c d\"pilot");
+        let command = snippet.find("\"command\"").unwrap();
+        let args = snippet.find("\"args\"").unwrap();
+        assert!(command < args, "{snippet}");
+        let parsed: serde_json::Value = serde_json::from_str(&snippet).expect("JSON");
+        assert_eq!(
+            parsed,
+            serde_json::json!({"mcpServers": {"cdpilot": {"command": "/opt/c d\"pilot", "args": ["mcp"]}}})
+        );
+    }
 }

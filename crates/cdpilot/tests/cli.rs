@@ -20,6 +20,9 @@ struct Cli {
     /// More environment for every command (and so for the background
     /// server the first one starts).
     env: Vec<(&'static str, String)>,
+    /// What every command without --json printed (stdout and stderr), for
+    /// [`Cli::assert_speaks_cli`].
+    answers: std::sync::Mutex<Vec<String>>,
 }
 
 impl Cli {
@@ -32,6 +35,7 @@ impl Cli {
         Cli {
             root,
             env: Vec::new(),
+            answers: Default::default(),
         }
     }
 
@@ -68,7 +72,40 @@ impl Cli {
             String::from_utf8_lossy(&output.stderr),
             output.status.code()
         );
+        if !args.contains(&"--json") {
+            self.answers.lock().unwrap().push(format!(
+                "$ cdpilot {}\n{}{}",
+                args.join(" "),
+                String::from_utf8_lossy(&output.stdout),
+                String::from_utf8_lossy(&output.stderr)
+            ));
+        }
         output
+    }
+
+    /// Issue 45: no answer the CLI printed names an MCP tool (`browser_…`)
+    /// where a shell user types a verb (`cdpilot snapshot`); what a page
+    /// said, inside its page-content fence, is the page's.
+    fn assert_speaks_cli(&self) {
+        let answers = self.answers.lock().unwrap();
+        assert!(!answers.is_empty());
+        for answer in answers.iter() {
+            let ours: String = answer
+                .split("<<page-content")
+                .enumerate()
+                .map(|(i, part)| match i {
+                    0 => part,
+                    _ => part
+                        .split_once("<</page-content")
+                        .map(|(_, after)| after)
+                        .unwrap_or(""),
+                })
+                .collect();
+            assert!(
+                !ours.contains("browser_"),
+                "a CLI answer names an MCP tool:\n{answer}"
+            );
+        }
     }
 
     /// Runs a command that must succeed; its stdout.
@@ -269,6 +306,7 @@ async fn the_cli_drives_a_page_end_to_end_through_one_background_server() {
     );
 
     // stop --all ends the server and its browser: nothing is left running.
+    cli.assert_speaks_cli();
     cli.ok(&["stop", "--all"]).await;
     // The server has exited; its browser's guard may take a moment more.
     let clean = testkit::processes::wait_until(Duration::from_secs(15), || {
@@ -572,5 +610,34 @@ async fn a_crashed_tab_exits_tab_crashed_until_opened_again() {
     cli.ok(&["open", &url]).await;
     let value = cli.ok(&["eval", "6 * 7"]).await;
     assert!(value.contains("\n42\n"), "{value}");
+    cli.ok(&["stop", "--all"]).await;
+}
+
+// Issue 45: `cdpilot open` ended "Take a browser_snapshot to see the
+// page", a dialog said "use browser_dialog", a stale ref's error "take a
+// browser_snapshot": a shell user types `cdpilot snapshot`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_cli_answer_names_the_cli_verb_not_the_mcp_tool() {
+    let site = TestSite::start().await;
+    let cli = Cli::new();
+    let opened = cli.ok(&["open", &site.url("/index.html")]).await;
+    assert!(opened.contains("cdpilot snapshot"), "{opened}");
+    let snapshot = cli.ok(&["snapshot"]).await;
+    let link = ref_on(&snapshot, "link");
+    cli.ok(&["open", &site.url("/dialogs.html")]).await;
+    let stale = cli.run(&["click", &link]).await;
+    assert_ne!(stale.status.code(), Some(0));
+    let said = cli.run(&["eval", "alert('hello')"]).await;
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&said.stdout),
+        String::from_utf8_lossy(&said.stderr)
+    );
+    assert!(said.contains("cdpilot dialog"), "{said}");
+    let blocked = cli.run(&["snapshot"]).await;
+    let _ = blocked;
+    cli.ok(&["dialog", "accept"]).await;
+    let _ = cli.run(&["tabs", "select", "99"]).await;
+    cli.assert_speaks_cli();
     cli.ok(&["stop", "--all"]).await;
 }

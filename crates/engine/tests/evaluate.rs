@@ -447,3 +447,40 @@ async fn an_evaluate_longer_than_thirty_seconds_gets_its_whole_budget() {
     assert_eq!(out.data["value"], "late but fine");
     engine.shutdown().await;
 }
+
+// Issue 45: the second `const e = …` in the same page failed with
+// "Identifier 'e' has already been declared"; in REPL mode (DevTools'
+// console) it is declared again, and top-level await works.
+#[tokio::test]
+async fn a_top_level_const_may_be_declared_again_as_in_the_console() {
+    let (_site, engine) = open("/").await;
+    let first = ok(
+        &engine,
+        "browser_evaluate",
+        json!({"expression": "const e = 1; e + 1"}),
+    )
+    .await;
+    assert_eq!(first.data["value"], 2);
+    let again = ok(
+        &engine,
+        "browser_evaluate",
+        json!({"expression": "const e = 41; e + 1"}),
+    )
+    .await;
+    assert_eq!(again.data["value"], 42);
+    let seen = ok(&engine, "browser_evaluate", json!({"expression": "e"})).await;
+    assert_eq!(seen.data["value"], 41);
+    let awaited = ok(
+        &engine,
+        "browser_evaluate",
+        json!({"expression": "const r = await Promise.resolve(7); r * 2"}),
+    )
+    .await;
+    assert_eq!(awaited.data["value"], 14);
+    // A script error is still the page's, with its message.
+    let e = call(&engine, "browser_evaluate", json!({"expression": "let x = ; 1"}))
+        .await
+        .unwrap_err();
+    assert!(e.message.contains("SyntaxError"), "{e}");
+    engine.shutdown().await;
+}

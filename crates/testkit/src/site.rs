@@ -127,6 +127,8 @@ const PAGES: &[(&str, &str)] = &[
         include_str!("../site/hover-trap-outer.html"),
     ),
     ("drag-away.html", include_str!("../site/drag-away.html")),
+    ("identity.html", include_str!("../site/identity.html")),
+    ("identity-worker.js", include_str!("../site/identity-worker.js")),
 ];
 
 /// A reserved loopback port on which connections are refused.
@@ -162,12 +164,24 @@ struct Origins {
 }
 
 /// A request the site received: which origin (`a` or `b`), the method,
-/// the path with its query.
+/// the path with its query, and the headers that say who asked (the user
+/// agent and its client hints, `sec-ch-*`), lowercase names.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Received {
     pub origin: String,
     pub method: String,
     pub path: String,
+    pub identity: Vec<(String, String)>,
+}
+
+impl Received {
+    /// One of its identity headers (`user-agent`, `sec-ch-ua`, …).
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.identity
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
 }
 
 type RequestLog = Arc<Mutex<Vec<Received>>>;
@@ -197,6 +211,14 @@ impl TestSite {
                             .path_and_query()
                             .map(|p| p.to_string())
                             .unwrap_or_default(),
+                        identity: request
+                            .headers()
+                            .iter()
+                            .filter(|(name, _)| *name == "user-agent" || name.as_str().starts_with("sec-ch-"))
+                            .map(|(name, value)| {
+                                (name.to_string(), value.to_str().unwrap_or_default().to_owned())
+                            })
+                            .collect(),
                     });
                     next.run(request)
                 },

@@ -12,8 +12,32 @@ pub struct SetDeviceMetricsOverride {
     pub height: u32,
     pub device_scale_factor: f64,
     pub mobile: bool,
+    /// The screen `screen.width` reports (Chrome's own otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub screen_width: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub screen_height: Option<u32>,
 }
 command!(SetDeviceMetricsOverride => "Emulation.setDeviceMetricsOverride", Empty);
+
+/// The page has focus whether or not its window does (`document.hasFocus()`,
+/// `focus` events), as the active tab of a person's browser.
+#[derive(Debug, Default, Serialize)]
+pub struct SetFocusEmulationEnabled {
+    pub enabled: bool,
+}
+command!(SetFocusEmulationEnabled => "Emulation.setFocusEmulationEnabled", Empty);
+
+/// Whether touch events are emulated (a phone's `ontouchstart`,
+/// `maxTouchPoints`).
+#[derive(Debug, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SetTouchEmulationEnabled {
+    pub enabled: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_touch_points: Option<u32>,
+}
+command!(SetTouchEmulationEnabled => "Emulation.setTouchEmulationEnabled", Empty);
 
 /// Back to the window's own viewport.
 #[derive(Debug, Default, Serialize)]

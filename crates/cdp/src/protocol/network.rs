@@ -13,6 +13,35 @@ command!(Enable => "Network.enable", Empty);
 #[serde(rename_all = "camelCase")]
 pub struct SetUserAgentOverride {
     pub user_agent: String,
+    /// The client hints that go with it (`sec-ch-ua*`,
+    /// `navigator.userAgentData`); without them Chrome sends none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub user_agent_metadata: Option<UserAgentMetadata>,
+}
+
+/// A brand and its version, as `navigator.userAgentData` lists them.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Brand {
+    pub brand: String,
+    pub version: String,
+}
+
+/// The user agent's client hints: the fields of CDP's
+/// `Emulation.UserAgentMetadata`, named as `getHighEntropyValues` answers
+/// them.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct UserAgentMetadata {
+    pub brands: Vec<Brand>,
+    pub full_version_list: Vec<Brand>,
+    pub platform: String,
+    pub platform_version: String,
+    pub architecture: String,
+    pub model: String,
+    pub mobile: bool,
+    pub bitness: String,
+    pub wow64: bool,
 }
 command!(SetUserAgentOverride => "Network.setUserAgentOverride", Empty);
 
@@ -192,5 +221,7 @@ command!(EmulateNetworkConditions => "Network.emulateNetworkConditions", Empty);
 pub struct SetUserAgentAndLanguage {
     pub user_agent: String,
     pub accept_language: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub user_agent_metadata: Option<UserAgentMetadata>,
 }
 command!(SetUserAgentAndLanguage => "Network.setUserAgentOverride", Empty);

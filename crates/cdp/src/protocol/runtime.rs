@@ -22,6 +22,10 @@ pub struct Evaluate {
     pub return_by_value: bool,
     pub await_promise: bool,
     pub user_gesture: bool,
+    /// As DevTools' console: top-level `let`/`const`/`class` may be
+    /// declared again, and `await` used at the top level.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub repl_mode: bool,
 }
 command!(Evaluate => "Runtime.evaluate", Evaluated);
 
@@ -91,6 +95,15 @@ impl ExceptionDetails {
             .unwrap_or_else(|| self.text.clone())
     }
 }
+
+/// Waits for a promise the session holds to settle.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AwaitPromise {
+    pub promise_object_id: String,
+    pub return_by_value: bool,
+}
+command!(AwaitPromise => "Runtime.awaitPromise", Evaluated);
 
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]

@@ -43,6 +43,17 @@ pub struct Created {
 }
 command!(CreateTarget => "Target.createTarget", Created);
 
+/// A page in no tab strip and no window (observable only through CDP).
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CreateHiddenTarget {
+    pub url: String,
+    /// Always true (Chrome refuses a hidden target in the foreground).
+    pub background: bool,
+    pub hidden: bool,
+}
+command!(CreateHiddenTarget => "Target.createTarget", Created);
+
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CloseTarget {

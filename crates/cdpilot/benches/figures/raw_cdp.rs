@@ -17,6 +17,7 @@ pub async fn figures(site: &TestSite) {
         return_by_value: true,
         await_promise: false,
         user_gesture: false,
+        repl_mode: false,
     };
 
     println!("\nraw CDP floor (no engine, no MCP)");

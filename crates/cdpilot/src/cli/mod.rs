@@ -15,6 +15,7 @@ pub mod replay;
 pub mod server;
 pub mod trace;
 pub mod verbs;
+pub mod words;
 
 use std::io::{IsTerminal, Write};
 use std::os::unix::fs::OpenOptionsExt;
@@ -178,7 +179,8 @@ async fn call(
                 result.as_object_mut().map(|o| o.remove("text"));
                 out(&serde_json::to_string(&result).unwrap_or_default());
             } else {
-                let text = result["text"].as_str().unwrap_or("").trim_end();
+                let text = words::in_cli_words(result["text"].as_str().unwrap_or("").trim_end());
+                let text = text.as_str();
                 match saved {
                     Some(line) if text.is_empty() => out(&line),
                     Some(line) => out(&format!("{line}\n{text}")),
@@ -187,7 +189,12 @@ async fn call(
             }
             Ok(0)
         }
-        Err(error) => {
+        Err(mut error) => {
+            for field in ["message", "next_step"] {
+                if let Some(said) = error[field].as_str() {
+                    error[field] = words::in_cli_words(said).into();
+                }
+            }
             let code = error["code"].as_str().unwrap_or("internal_error");
             if json {
                 out(&json!({ "error": error }).to_string());
@@ -284,11 +291,11 @@ async fn sessions(json: bool) -> Result<u8, Unreachable> {
             .unwrap_or("-");
         let last = match &s["last_call"] {
             Value::Null => "no call yet".to_owned(),
-            last => format!(
+            last => words::in_cli_words(&format!(
                 "{} → {}",
                 last["tool"].as_str().unwrap_or(""),
                 last["outcome"].as_str().unwrap_or("")
-            ),
+            )),
         };
         out(&format!(
             "{} {}  client {}  tabs {}  {}  age {}s  last: {}{}",

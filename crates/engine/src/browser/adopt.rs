@@ -145,7 +145,14 @@ pub async fn watch(
                         .of(info.browser_context_id.as_deref())
                         .map(|d| Arc::downgrade(&d))
                         .unwrap_or_default();
+                    let setup = link.targets.setup().clone();
                     tokio::spawn(async move {
+                        // Its requests carry the session's user agent and
+                        // hints (its own `navigator.userAgent` is Chrome's,
+                        // made before it was attached: docs/src/identity.md).
+                        if let Err(error) = setup.agent(&session, Instant::now() + PREPARE_BUDGET).await {
+                            tracing::debug!("giving a {kind} target the user agent failed: {error}");
+                        }
                         workers::gate_and_run(&session, &kind, waiting, policy, door).await
                     });
                 }

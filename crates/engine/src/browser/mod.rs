@@ -31,7 +31,7 @@ use cdp::{endpoint, Connection, Transport, WebSocket};
 use crate::config::BrowserConfig;
 use crate::egress::{self, ContextPorts, Egress, ProxyPort};
 use crate::policy::Policy;
-use crate::tab::{DialogRules, TabSetup};
+use crate::tab::{identity, DialogRules, TabSetup};
 use crate::timing;
 use crate::{ActionError, Budget, ErrorCode};
 
@@ -251,11 +251,10 @@ impl Browser {
         let version = budget.cdp("reading the browser version", &root, browser::GetVersion {});
         let version = timing::timed("launch.version", version).await?;
         let doors = Arc::new(ContextPorts::new(door));
+        let user_agent = timing::timed("launch.identity", identity::of(&conn, &version)).await;
         let setup = Arc::new(TabSetup {
-            user_agent: version
-                .user_agent
-                .contains("HeadlessChrome")
-                .then(|| version.user_agent.replace("HeadlessChrome", "Chrome")),
+            user_agent,
+            webdriver_script: attached,
             dialogs,
             bridge,
             policy,

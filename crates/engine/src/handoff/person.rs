@@ -311,6 +311,7 @@ impl Handoff {
             height,
             device_scale_factor: scale,
             mobile,
+            ..Default::default()
         };
         budget
             .cdp("resizing the tab to the person's view", &self.tab.session, set)
@@ -335,6 +336,7 @@ impl Handoff {
                     height,
                     device_scale_factor,
                     mobile,
+                    ..Default::default()
                 };
                 budget.cdp("restoring the agent's viewport", session, set).await
             }

@@ -398,6 +398,7 @@ impl Scratch {
                     return_by_value: true,
                     await_promise: false,
                     user_gesture: false,
+                    repl_mode: false,
                 },
             )
             .await?;

@@ -8,6 +8,8 @@
 pub struct Emulated {
     /// width, height, device scale factor, mobile.
     metrics: Option<(u32, u32, f64, bool)>,
+    /// The browser's own screen, measured before the first viewport was set.
+    own_screen: Option<(u32, u32)>,
     user_agent: Option<String>,
     locale: Option<String>,
     /// Offline or throttled (`browser_network conditions`, `browser_emulate
@@ -19,6 +21,11 @@ impl Emulated {
     /// The viewport last set: width, height, device scale factor, mobile.
     pub fn metrics(&self) -> Option<(u32, u32, f64, bool)> {
         self.metrics
+    }
+
+    /// The browser's own screen (width, height), once a viewport was set.
+    pub fn own_screen(&self) -> Option<(u32, u32)> {
+        self.own_screen
     }
 
     /// The user agent last set.
@@ -43,8 +50,9 @@ impl Emulated {
         self.network = conditions;
     }
 
-    pub(super) fn set_metrics(&mut self, metrics: (u32, u32, f64, bool)) {
+    pub(super) fn set_metrics(&mut self, metrics: (u32, u32, f64, bool), own_screen: (u32, u32)) {
         self.metrics = Some(metrics);
+        self.own_screen = Some(own_screen);
     }
 
     pub(super) fn set_agent(&mut self, user_agent: String, locale: Option<String>) {

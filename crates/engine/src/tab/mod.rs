@@ -9,7 +9,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use cdp::protocol::{network, page, runtime, target};
+use cdp::protocol::{emulation, network, page, runtime, target};
 use cdp::{Connection, Session};
 
 use crate::policy::Gate;
@@ -25,6 +25,7 @@ pub mod crash;
 pub(crate) mod download;
 pub mod emulated;
 pub mod extracts;
+pub mod identity;
 pub mod lanes;
 mod navigation;
 mod probe;
@@ -63,6 +64,9 @@ pub struct Tab {
     /// What its sessions were given (the request stage's patterns are
     /// armed again from it when the session's routes change).
     setup: Arc<TabSetup>,
+    /// The user agent and client hints the browser's pages announce
+    /// (`None`: the browser's own, unchanged).
+    identity: Option<identity::UserAgent>,
 }
 
 impl Drop for Tab {
@@ -182,6 +186,7 @@ impl Tab {
             screencast: Default::default(),
             worlds: Default::default(),
             setup: setup.clone(),
+            identity: setup.user_agent.clone(),
         };
 
         if tab.state(|s| s.dialogs.is_blocked()) {
@@ -205,6 +210,12 @@ impl Tab {
         let page_tools = pump::follow_page_tools(&tab.session, &setup, budget.deadline()).await;
         tab.state(|s| s.page_tools.set_availability(page_tools));
         Ok(tab)
+    }
+
+    /// The user agent and client hints the session gives its pages
+    /// (`None`: the browser's own).
+    pub fn identity(&self) -> Option<&identity::UserAgent> {
+        self.identity.as_ref()
     }
 
     /// The Markdown `browser_extract` made of this tab's documents.
@@ -268,6 +279,10 @@ async fn enable(
         // Documents a service worker would answer go to the network, where
         // the request stage judges them.
         budget.cdp(step, s, network::SetBypassServiceWorker { bypass: true }),
+        // The agent's tab has focus, as the active tab of a person's
+        // browser (`document.hasFocus()`, focus events), whichever window
+        // the browser thinks is in front.
+        budget.cdp(step, s, emulation::SetFocusEmulationEnabled { enabled: true }),
         // No prerendering: a speculation rule would have the browser load a
         // document (a path the rules deny) before any request stage of
         // ours saw it. A browser cdpilot launches has all preloading off

@@ -34,7 +34,10 @@ use crate::events::SessionEvent;
 use crate::policy::{blocklist, gate, Gate, Policy};
 
 /// Installed in every document of the tab and its frames before any page
-/// script runs: automation must not announce itself.
+/// script runs, on a browser cdpilot did not start ([`TabSetup::webdriver_script`]):
+/// automation must not announce itself. A browser cdpilot launches has
+/// Chrome's own switch instead (`--disable-blink-features=AutomationControlled`,
+/// `cdp::launch`), whose getter is the native one.
 pub const NO_WEBDRIVER: &str =
     "Object.defineProperty(Navigator.prototype, 'webdriver', { get: () => false, configurable: true });";
 
@@ -177,8 +180,12 @@ pub const NO_WEBRTC: &str = r#"(() => {
 /// dialogs are handled.
 #[derive(Debug, Clone, Default)]
 pub struct TabSetup {
-    /// The browser's user agent with `HeadlessChrome` made `Chrome`.
-    pub user_agent: Option<String>,
+    /// The browser's user agent with `HeadlessChrome` made `Chrome`, and
+    /// its client hints ([`super::identity`]).
+    pub user_agent: Option<super::identity::UserAgent>,
+    /// `navigator.webdriver` is made false by a script ([`NO_WEBDRIVER`]):
+    /// a browser cdpilot did not start, whose switches are not its own.
+    pub webdriver_script: bool,
     pub dialogs: DialogRules,
     /// The dialog bridge is on.
     pub bridge: bool,
@@ -254,29 +261,37 @@ impl TabSetup {
             deadline,
         );
         let script = async {
-            let result = session.call(before_scripts(NO_WEBDRIVER), deadline).await;
+            if self.webdriver_script {
+                session.call(before_scripts(NO_WEBDRIVER), deadline).await?;
+            }
             if self.no_webrtc {
                 session.call(before_scripts(NO_WEBRTC), deadline).await?;
             }
-            result
+            Ok(())
         };
-        let agent = async {
-            match &self.user_agent {
-                Some(ua) => {
-                    let agent = network::SetUserAgentOverride {
-                        user_agent: ua.clone(),
-                    };
-                    session.call(agent, deadline).await.map(|_| ())
-                }
-                None => Ok(()),
-            }
-        };
+        let agent = self.agent(session, deadline);
         // All sent at once, in this order (Chrome runs a session's commands
         // in order, so the scripts are installed in this order): a new page
         // that is paused before its first request answers none of them
         // until it is let run, which must not wait for their answers.
         let (a, b, c, d, e) = tokio::join!(install, intercept, world, script, agent);
-        a.and(b).and(c.map(|_| ())).and(d.map(|_| ())).and(e)
+        a.and(b).and(c.map(|_| ())).and(d).and(e)
+    }
+
+    /// The session's user agent and client hints (a page, an iframe, a
+    /// worker: a dedicated worker also inherits its frame's), when the
+    /// browser's own say `HeadlessChrome`.
+    pub async fn agent(&self, session: &Session, deadline: Instant) -> Result<(), cdp::CdpError> {
+        match &self.user_agent {
+            Some(ua) => {
+                let agent = network::SetUserAgentOverride {
+                    user_agent: ua.string.clone(),
+                    user_agent_metadata: Some(ua.metadata.clone()),
+                };
+                session.call(agent, deadline).await.map(|_| ())
+            }
+            None => Ok(()),
+        }
     }
 }
 

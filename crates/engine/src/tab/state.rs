@@ -207,8 +207,9 @@ impl TabState {
     }
 
     /// `browser_emulate` set the viewport.
-    pub fn emulated_metrics(&mut self, metrics: (u32, u32, f64, bool)) {
-        self.emulated.set_metrics(metrics);
+    /// `own_screen`: the browser's own screen, measured before the first.
+    pub fn emulated_metrics(&mut self, metrics: (u32, u32, f64, bool), own_screen: (u32, u32)) {
+        self.emulated.set_metrics(metrics, own_screen);
     }
 
     /// `browser_network conditions` (or `browser_emulate offline`) set the

@@ -361,6 +361,7 @@ impl Tab {
                         return_by_value: by_value,
                         await_promise,
                         user_gesture: false,
+                        repl_mode: false,
                     };
                     Ok(frame.session.call(command, budget.deadline()).await)
                 })

@@ -105,6 +105,7 @@ pub async fn run(tab: &Tab, args: &ClickArgs, budget: &Budget) -> Result<ActionO
         return_by_value: true,
         await_promise: false,
         user_gesture: false,
+        repl_mode: false,
     };
     let force = args.force.unwrap_or(false);
     let (aimed, _) = tokio::try_join!(

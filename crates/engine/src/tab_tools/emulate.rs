@@ -6,6 +6,12 @@
 //!
 //! The settings apply to the tab's page; cross-origin iframes (their own
 //! targets) keep the browser's locale, time zone and network.
+//!
+//! One identity (docs/src/identity.md): the screen holds the viewport (a
+//! larger one grows it; a phone's screen is its viewport, touched), and a
+//! user agent gets the client hints its Chrome version says, or none for
+//! another browser's (`tab::identity::hints_of`); with only a locale the
+//! session's own user agent and hints stay.
 
 use cdp::protocol::{browser, emulation, network, target};
 use schemars::JsonSchema;
@@ -13,7 +19,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::args::Common;
-use crate::tab::Tab;
+use crate::tab::{identity, Tab};
 use crate::tool::{Declaration, DefaultBudget, Effect, Group, Scope, TabCall, TabTool, Tool};
 use crate::{ActionError, ActionOutput, Budget};
 
@@ -214,21 +220,25 @@ pub async fn run(tab: &Tab, args: &EmulateArgs, budget: &Budget) -> Result<Actio
         || args.device_scale_factor.is_some()
         || args.mobile.is_some()
     {
-        let current = match tab.state(|s| s.emulated().metrics()) {
-            Some(m) => m,
+        let kept = tab.state(|s| s.emulated().metrics().zip(s.emulated().own_screen()));
+        let (current, own_screen) = match kept {
+            Some(kept) => kept,
             None => {
                 let seen = tab
                     .evaluate_in_world(
                         budget,
                         "measuring the viewport",
-                        "[innerWidth, innerHeight, devicePixelRatio]",
+                        "[innerWidth, innerHeight, devicePixelRatio, screen.width, screen.height]",
                         true,
                     )
                     .await?
                     .value
                     .unwrap_or_default();
                 let n = |i: usize| seen[i].as_f64().unwrap_or(1.0);
-                (n(0) as u32, n(1) as u32, n(2), false)
+                (
+                    (n(0) as u32, n(1) as u32, n(2), false),
+                    (n(3) as u32, n(4) as u32),
+                )
             }
         };
         let metrics = (
@@ -237,30 +247,61 @@ pub async fn run(tab: &Tab, args: &EmulateArgs, budget: &Budget) -> Result<Actio
             args.device_scale_factor.unwrap_or(current.2),
             args.mobile.unwrap_or(current.3),
         );
+        let (screen_width, screen_height) = screen_for(metrics, own_screen);
         let set = emulation::SetDeviceMetricsOverride {
             width: metrics.0,
             height: metrics.1,
             device_scale_factor: metrics.2,
             mobile: metrics.3,
+            screen_width: Some(screen_width),
+            screen_height: Some(screen_height),
         };
         budget.cdp("setting the viewport", s, set).await?;
-        tab.state(|s| s.emulated_metrics(metrics));
+        // A phone is touched, a desktop is not.
+        let touch = emulation::SetTouchEmulationEnabled {
+            enabled: metrics.3,
+            max_touch_points: metrics.3.then_some(5),
+        };
+        budget.cdp("setting touch", s, touch).await?;
+        tab.state(|s| s.emulated_metrics(metrics, own_screen));
     }
+    let mut hints_said = None;
     if args.user_agent.is_some() || args.locale.is_some() {
         let kept = tab.state(|s| s.emulated().clone());
+        // The session's own identity unless a user agent was set: its
+        // client hints are the browser's own, not derived.
+        let own = tab
+            .identity()
+            .filter(|_| args.user_agent.is_none() && kept.user_agent().is_none());
         let user_agent = match args.user_agent.clone().or(kept.user_agent().map(str::to_owned)) {
             Some(ua) => ua,
-            None => tab
-                .evaluate_in_world(budget, "reading the user agent", "navigator.userAgent", true)
-                .await?
-                .value
-                .and_then(|v| v.as_str().map(str::to_owned))
-                .unwrap_or_default(),
+            None => match own {
+                Some(own) => own.string.clone(),
+                None => tab
+                    .evaluate_in_world(budget, "reading the user agent", "navigator.userAgent", true)
+                    .await?
+                    .value
+                    .and_then(|v| v.as_str().map(str::to_owned))
+                    .unwrap_or_default(),
+            },
         };
+        // Chrome sends no client hints for a user agent set without them:
+        // a Chrome one gets those its version says, another browser's none.
+        let metadata = match own {
+            Some(own) => Some(own.metadata.clone()),
+            None => identity::hints_of(&user_agent),
+        };
+        if args.user_agent.is_some() {
+            hints_said = Some(match &metadata {
+                Some(_) => "the user agent's client hints are derived from its Chrome version",
+                None => "the user agent names no Chrome version, so no client hints are sent",
+            });
+        }
         let locale = args.locale.clone().or(kept.locale().map(str::to_owned));
         let set = network::SetUserAgentAndLanguage {
             user_agent: user_agent.clone(),
             accept_language: locale.clone().unwrap_or_default(),
+            user_agent_metadata: metadata,
         };
         budget.cdp("setting the user agent", s, set).await?;
         if let Some(locale) = &args.locale {
@@ -356,13 +397,27 @@ pub async fn run(tab: &Tab, args: &EmulateArgs, budget: &Budget) -> Result<Actio
     };
     let now = tab.state(|s| s.emulated().network());
     let (network, conditions) = crate::throttle::describe(now);
+    let mut text = format!("Emulation set; the viewport is {width}x{height}");
     // The network is told when this call or an earlier one changed it.
-    let network = match now.is_some() || args.offline.is_some() {
-        true => format!("; the network: {network}"),
-        false => String::new(),
-    };
-    Ok(ActionOutput::new(
-        format!("Emulation set; the viewport is {width}x{height}{network}."),
-        json!({ "ok": true, "viewport": { "width": width, "height": height }, "network": conditions }),
-    ))
+    if now.is_some() || args.offline.is_some() {
+        text.push_str(&format!("; the network: {network}"));
+    }
+    text.push('.');
+    let mut data = json!({ "ok": true, "viewport": { "width": width, "height": height }, "network": conditions });
+    if let Some(said) = hints_said {
+        text.push_str(&format!(" {}{}.", said[..1].to_uppercase(), &said[1..]));
+        data["client_hints"] = json!(!said.contains("no client hints"));
+    }
+    Ok(ActionOutput::new(text, data))
+}
+
+/// The screen a viewport is shown on: a phone's is its viewport; a
+/// desktop's is the browser's own, grown to hold a larger viewport (a
+/// window is never bigger than its screen).
+fn screen_for((width, height, _, mobile): (u32, u32, f64, bool), own: (u32, u32)) -> (u32, u32) {
+    if mobile {
+        (width, height)
+    } else {
+        (width.max(own.0), height.max(own.1))
+    }
 }

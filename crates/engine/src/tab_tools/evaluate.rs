@@ -238,20 +238,7 @@ async fn evaluate(
     let await_promise = args.await_promise.unwrap_or(true);
     let work = async {
         let evaluated = match (&args.expression, &args.function, element) {
-            (Some(expression), _, _) => {
-                session
-                    .call(
-                        runtime::Evaluate {
-                            expression: expression.clone(),
-                            context_id: None,
-                            return_by_value: true,
-                            await_promise,
-                            user_gesture: true,
-                        },
-                        budget.deadline(),
-                    )
-                    .await
-            }
+            (Some(expression), _, _) => console(session, expression, await_promise, budget.deadline()).await,
             (None, Some(function), Some(backend_node_id)) => {
                 let node = session
                     .call(
@@ -292,6 +279,7 @@ async fn evaluate(
                             return_by_value: true,
                             await_promise,
                             user_gesture: true,
+                            repl_mode: false,
                         },
                         budget.deadline(),
                     )
@@ -317,6 +305,62 @@ async fn evaluate(
     };
     lane.give_back();
     finish(evaluated)
+}
+
+/// Runs `expression` as DevTools' console does (REPL mode): a top-level
+/// `let`/`const`/`class` may be declared again in the same page, and
+/// `await` used at the top level. Chrome answers REPL mode with the
+/// completion value as an object (a promise unawaited), so it is then
+/// read by value: awaited when it is a promise and `await_promise`.
+/// Every step runs within the call's budget (and is terminated with it).
+async fn console(
+    session: &cdp::Session,
+    expression: &str,
+    await_promise: bool,
+    deadline: tokio::time::Instant,
+) -> Result<runtime::Evaluated, cdp::CdpError> {
+    let evaluated = session
+        .call(
+            runtime::Evaluate {
+                expression: expression.to_owned(),
+                context_id: None,
+                return_by_value: false,
+                // REPL mode's own wrapper (top-level `await`).
+                await_promise: true,
+                user_gesture: true,
+                repl_mode: true,
+            },
+            deadline,
+        )
+        .await?;
+    let Some(object_id) = evaluated.result.object_id.clone() else {
+        return Ok(evaluated);
+    };
+    let read = async {
+        if evaluated.exception_details.is_some() {
+            return Ok(evaluated);
+        }
+        if await_promise && evaluated.result.subtype.as_deref() == Some("promise") {
+            let settled = runtime::AwaitPromise {
+                promise_object_id: object_id.clone(),
+                return_by_value: true,
+            };
+            return session.call(settled, deadline).await;
+        }
+        let value = runtime::CallFunctionOn {
+            function_declaration: "function () { return this; }".into(),
+            object_id: Some(object_id.clone()),
+            return_by_value: true,
+            ..Default::default()
+        };
+        session.call(value, deadline).await
+    };
+    let answer = read.await;
+    let release = runtime::ReleaseObject { object_id };
+    if let Err(error) = session.call(release, deadline).await {
+        tracing::debug!("releasing an evaluated object failed: {error}");
+    }
+    answer
 }
 
 /// Calls `function` with an element of a cross-origin frame, through that
@@ -391,6 +435,7 @@ async fn in_frame_context(
                 return_by_value: true,
                 await_promise: args.await_promise.unwrap_or(true),
                 user_gesture: true,
+                repl_mode: false,
             },
         )
         .await?;
@@ -455,6 +500,7 @@ async fn still_running(tab: &Tab) -> bool {
                 return_by_value: true,
                 await_promise: false,
                 user_gesture: false,
+                repl_mode: false,
             },
             tokio::time::Instant::now() + IDLE_PROBE,
         )

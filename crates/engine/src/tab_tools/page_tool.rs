@@ -418,6 +418,7 @@ async fn page_has_model_context(tab: &Tab, budget: &Budget) -> Option<bool> {
         return_by_value: true,
         await_promise: false,
         user_gesture: false,
+        repl_mode: false,
     };
     let answer = budget
         .cdp("asking the page for document.modelContext", &tab.session, probe)
