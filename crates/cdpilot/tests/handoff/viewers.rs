@@ -219,9 +219,9 @@ async fn a_tab_behind_another_is_brought_to_the_front_for_the_person() {
     let opened = json!({"action": "new", "url": site.url("/index.html")});
     let tabs = agent.ok("3", "browser_tabs", opened).await;
     let first = tabs["tabs"][0]["id"].as_str().unwrap().to_owned();
-    // The first tab is behind the new one in its window. (Its page reads
-    // `visible`: every tab's focus is emulated, issue 45.)
     let visibility = json!({"tab": first, "expression": "document.visibilityState"});
+    let hidden = agent.ok("4", "browser_evaluate", visibility.clone()).await;
+    assert_eq!(hidden["value"], "hidden", "{hidden}");
 
     let handoff = agent
         .hand_off("h", json!({"reason": "Behind", "tab": first}))

@@ -36,8 +36,11 @@ async fn an_animated_element_in_a_hidden_tab_is_actionable_within_the_budget() {
         .cdp("opening a tab", &conn.browser(), open("about:blank"))
         .await
         .unwrap();
-    // (The page reads `visible`: every tab's focus is emulated, issue 45;
-    // the window still shows the second tab.)
+    let state = tab
+        .evaluate_in_world(&budget, "reading", "document.visibilityState", true)
+        .await
+        .unwrap();
+    assert_eq!(state.value, Some(serde_json::json!("hidden")));
 
     // `createTarget` answers before the page's document is in: wait
     // for the button (a condition, polled within the budget).
