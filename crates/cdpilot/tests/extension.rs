@@ -536,10 +536,9 @@ async fn a_click_in_the_agents_tab_behind_another_brings_it_forward_and_lands() 
         )
         .await;
     assert_eq!(opened["isError"], false, "{opened}");
-    // Behind the first tab in its window. (Its page reads `visible` since
-    // every tab's focus is emulated, issue 45; the window still shows the
-    // first tab until the click brings this one forward.)
     let visibility = json!({"expression": "document.visibilityState"});
+    let read = mcp.call("browser_evaluate", visibility.clone()).await;
+    assert_eq!(read["structuredContent"]["value"], "hidden", "{read}");
 
     let snapshot = text_of(&mcp.call("browser_snapshot", json!({})).await);
     let child = support::ref_on_line(&snapshot, "Child button");
