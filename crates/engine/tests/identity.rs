@@ -64,7 +64,7 @@ async fn signals(engine: &Engine, site: &TestSite) -> Value {
 
 /// What holds on every source: one user agent and one set of client
 /// hints everywhere a page reads them, sent in the headers too; no
-/// webdriver; the window within its screen; the page focused.
+/// webdriver; the window within its screen.
 fn assert_one_identity(seen: &Value, site: &TestSite) {
     let page = &seen["page"];
     let ua = page["ua"].as_str().expect("a user agent");
@@ -121,7 +121,8 @@ fn assert_one_identity(seen: &Value, site: &TestSite) {
         outer.0 <= screen.0 && outer.1 <= screen.1,
         "a {outer:?} window on a {screen:?} screen: {seen:#}"
     );
-    assert_eq!(page["focus"], true, "the page has no focus: {seen:#}");
+    // `document.hasFocus()` is the browser's own (printed above): focus
+    // emulation would make a hidden tab read visible (see `tab::enable`).
 }
 
 #[tokio::test]

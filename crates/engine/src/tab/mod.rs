@@ -9,7 +9,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use cdp::protocol::{emulation, network, page, runtime, target};
+use cdp::protocol::{network, page, runtime, target};
 use cdp::{Connection, Session};
 
 use crate::policy::Gate;
@@ -279,10 +279,11 @@ async fn enable(
         // Documents a service worker would answer go to the network, where
         // the request stage judges them.
         budget.cdp(step, s, network::SetBypassServiceWorker { bypass: true }),
-        // The agent's tab has focus, as the active tab of a person's
-        // browser (`document.hasFocus()`, focus events), whichever window
-        // the browser thinks is in front.
-        budget.cdp(step, s, emulation::SetFocusEmulationEnabled { enabled: true }),
+        // No focus emulation (`Emulation.setFocusEmulationEnabled`): it
+        // also makes `document.visibilityState` read `visible` in a tab
+        // behind another and in a minimized window, which `front.rs` reads
+        // to bring a hidden tab forward before input (issue 45 left the
+        // page's focus as the browser's own for that reason).
         // No prerendering: a speculation rule would have the browser load a
         // document (a path the rules deny) before any request stage of
         // ours saw it. A browser cdpilot launches has all preloading off
