@@ -83,37 +83,32 @@ pub fn read_bytes_inside(
         .open(&path);
     let file = opened.map_err(|e| open_error(&path, &e, "read"))?;
     let mut bytes = Vec::new();
-    file.take(max as u64 + 1).read_to_end(&mut bytes).map_err(|e| {
-        ActionError::invalid(
-            format!(
-                "cannot read {}: {}",
-                path.display(),
-                std::io::Error::from(e.kind())
-            ),
-            "Pass the path of a file under the output directory.",
-        )
-    })?;
+    file.take((max as u64).saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(|e| {
+            ActionError::invalid(
+                format!(
+                    "cannot read {}: {}",
+                    path.display(),
+                    std::io::Error::from(e.kind())
+                ),
+                "Pass the path of a file under the output directory.",
+            )
+        })?;
     Ok((path, bytes))
 }
 
 /// Reads the file `requested` names inside the output directory, never
-/// through a symbolic link; errors name the path, never the content.
+/// through a symbolic link, as text; errors name the path, never the
+/// content.
 pub fn read_inside(files: &FilesConfig, requested: &str) -> Result<(PathBuf, String), ActionError> {
-    let path = inside_output(files, requested)?;
-    no_links_below(&files.output_dir(), &path)?;
-    confined(&files.output_dir(), &path)?;
-    let opened = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW)
-        .open(&path);
-    let mut file = opened.map_err(|e| open_error(&path, &e, "read"))?;
-    let mut text = String::new();
-    file.read_to_string(&mut text).map_err(|e| {
+    let (path, bytes) = read_bytes_inside(files, requested, usize::MAX)?;
+    let text = String::from_utf8(bytes).map_err(|_| {
         ActionError::invalid(
             format!(
                 "cannot read {}: {}",
                 path.display(),
-                std::io::Error::from(e.kind())
+                std::io::Error::from(std::io::ErrorKind::InvalidData)
             ),
             "Pass the path of a text file written by cdpilot.",
         )

@@ -14,7 +14,7 @@ use testkit::TestSite;
 use crate::common::*;
 
 pub async fn figures(site: &TestSite) {
-    println!("\nRoutes (request stage, routes.html: 8 requests)   navigate to idle");
+    println!("\nRoutes (request stage, routes.html: 8 requests)   navigate (load)");
     let shapes: [(&str, usize, bool); 4] = [
         ("no routes", 0, false),
         ("10 routes matching none", 10, false),
@@ -49,7 +49,7 @@ pub async fn figures(site: &TestSite) {
             client
                 .call(
                     "browser_navigate",
-                    json!({"url": site.url(&format!("/routes.html?n={i}")), "wait_until": "networkidle"}),
+                    json!({"url": site.url(&format!("/routes.html?n={i}"))}),
                 )
                 .await;
             loads.push(began.elapsed());
