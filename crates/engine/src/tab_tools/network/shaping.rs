@@ -39,7 +39,7 @@ fn fields_of(action: NetworkAction) -> &'static [&'static str] {
 
 /// The fields given, by name.
 fn given(args: &NetworkArgs) -> Vec<&'static str> {
-    let fields: [(&str, bool); 23] = [
+    let fields = [
         ("filter", args.filter.is_some()),
         ("type", args.kind.is_some()),
         ("failed", args.failed.is_some()),
@@ -62,7 +62,6 @@ fn given(args: &NetworkArgs) -> Vec<&'static str> {
         ("latency_ms", args.latency_ms.is_some()),
         ("download_kbps", args.download_kbps.is_some()),
         ("upload_kbps", args.upload_kbps.is_some()),
-        ("", false),
     ];
     fields.iter().filter(|(_, set)| *set).map(|(name, _)| *name).collect()
 }
