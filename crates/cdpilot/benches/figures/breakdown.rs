@@ -122,6 +122,46 @@ pub async fn figures(site: &TestSite, parts: &[&str]) {
         let (calls, next) = calls_in(&path, read);
         read = next;
         print_steps(&format!("full snapshot, {count} controls"), &calls, &walls);
+        // The floor (issue 46): an in-page TreeWalker visiting every
+        // element, through the same MCP round trip.
+        let walker = "(() => { const w = document.createTreeWalker(document.documentElement, NodeFilter.SHOW_ELEMENT); let n = 0; while (w.nextNode()) n++; return n; })()";
+        let mut floor = Vec::new();
+        for _ in 0..7 {
+            let began = Instant::now();
+            client
+                .call("browser_evaluate", json!({"expression": walker}))
+                .await;
+            floor.push(began.elapsed());
+        }
+        read = calls_in(&path, read).1;
+        let (floor, wall) = (median(floor), median(walls));
+        println!(
+            "  TreeWalker over every element through MCP: {:.2} ms; the snapshot is {:.1}x it",
+            floor.as_secs_f64() * 1000.0,
+            wall.as_secs_f64() / floor.as_secs_f64()
+        );
+        // A fresh document's first snapshot: nothing to reuse.
+        let mut firsts = Vec::new();
+        for i in 0..5 {
+            client
+                .call(
+                    "browser_navigate",
+                    json!({"url": site.url(&format!("/controls/{count}?first={i}"))}),
+                )
+                .await;
+            let began = Instant::now();
+            client
+                .call("browser_snapshot", json!({"max_elements": 1_000_000}))
+                .await;
+            firsts.push(began.elapsed());
+        }
+        read = calls_in(&path, read).1;
+        let first = median(firsts);
+        println!(
+            "  first full snapshot of a fresh document: {:.2} ms ({:.1}x the TreeWalker)",
+            first.as_secs_f64() * 1000.0,
+            first.as_secs_f64() / floor.as_secs_f64()
+        );
     }
 
     for (label, page, needle) in [

@@ -336,6 +336,7 @@
     return [...marked];
   }
   function listen(ids, elements, delegated) {
+    quiet = false;
     for (const id of ids) marked.add(id);
     for (const el of elements) listened.add(el);
     for (const [at, selectors] of delegated || []) {
@@ -584,12 +585,67 @@
   // A name or value in quotes; JSON's escaping (quotes, backslashes, control characters).
   const q = JSON.stringify;
 
+  // The last snapshot, answered again while the page is provably quiet
+  // (issue 46): a full snapshot of a 5,000-control page costs ~60 ms in
+  // the page, and an agent that asks twice of a page that did not move
+  // pays it twice. `quiet` holds from the end of a serialization until
+  // anything that could change what it printed: a mutation (of the
+  // document and of every open shadow root the walk entered), an event
+  // of input, focus, scrolling, resizing, toggling, media or a
+  // transition or animation, new listener marks (`listen`). At reuse it
+  // also takes: the same options (the engine's count of acting calls in
+  // the tab among them, so `browser_evaluate`, `browser_emulate` and any
+  // other tool that may change the page without an event end it), no
+  // animation running, every printed field's value, checked and selected
+  // state as printed (a script sets those without a mutation), and at most
+  // REUSE_MS since it was made (what no signal shows, a style rule a
+  // script inserts, is then seen within that).
+  const REUSE_MS = 2000;
+  let last = null;
+  let quiet = false;
+  const CHANGES = { childList: true, subtree: true, attributes: true, characterData: true };
+  const changes = new MutationObserver(() => { quiet = false; changes.disconnect(); });
+  const loud = () => { quiet = false; };
+  for (const type of ['input', 'change', 'toggle', 'focusin', 'focusout', 'pointerover', 'pointerout',
+    'pointerdown', 'pointerup', 'mouseover', 'mouseout', 'mousedown', 'mouseup', 'keydown', 'keyup',
+    'wheel', 'scroll', 'resize', 'load', 'error', 'play', 'pause', 'transitionrun', 'transitionend',
+    'transitioncancel', 'animationstart', 'animationend', 'animationcancel', 'fullscreenchange',
+    'visibilitychange', 'contentvisibilityautostatechange', 'hashchange', 'popstate']) {
+    addEventListener(type, loud, { capture: true, passive: true });
+  }
+  // What a field showed when printed: its value, checked and selected
+  // state (none of them is an attribute a mutation would report).
+  const fieldState = (el) => el.value + '\u0001' + el.checked + '\u0001' + el.selectedIndex + '\u0001'
+    + (el.selectedOptions ? el.selectedOptions.length : '');
+  function reusable(key) {
+    if (!last || !quiet || last.key !== key || performance.now() - last.at > REUSE_MS) return false;
+    if (changes.takeRecords().length !== 0 || document.getAnimations().length !== 0) return false;
+    for (const [el, state] of last.fields) if (fieldState(el) !== state) return false;
+    return true;
+  }
+
   // One frame's snapshot. Elements are counted in document order; those
   // before `opts.start` are walked but not printed (a later page of a
   // capped snapshot), and the walk stops after `opts.maxElements` printed.
   // A text line belongs to the element before it.
   function snapshot(opts) {
     const began = performance.now();
+    // The engine asks for the listener scan first when the tree changed
+    // since the last one (snapshot/listeners.rs): one round trip, not two.
+    if (opts.listeners && stale) return { listenersStale: listenersStale() };
+    // (Not in the key: whether the scan was asked, and the ref numbers'
+    // base, which only new refs take.)
+    const key = JSON.stringify(opts, (k, v) => k === 'listeners' || k === 'refBase' ? undefined : v);
+    if (reusable(key)) {
+      nextRef = Math.max(nextRef, opts.refBase || 1);
+      snapshots++;
+      return { ...last.result, next: nextRef, url: location.href, title: document.title,
+        ms: performance.now() - began, reused: true };
+    }
+    quiet = false;
+    changes.disconnect();
+    const fields = [];
+    const shadows = [];
     const max = opts.maxElements > 0 ? opts.maxElements : Infinity;
     const start = opts.start > 0 ? opts.start : 0;
     prefix = opts.prefix || '';
@@ -658,7 +714,10 @@
       let i = 0;
       let child;
       const shadow = (SHADOW_HOSTS.has(tag) || tag.includes('-')) && node.shadowRoot;
-      if (shadow) child = shadow.firstChild;
+      if (shadow) {
+        child = shadow.firstChild;
+        shadows.push(shadow);
+      }
       else if (tag === 'SLOT') {
         list = node.assignedNodes({ flatten: true });
         child = list[0];
@@ -790,6 +849,7 @@
         refs++;
       }
       const refsBefore = refs;
+      if (tag === 'INPUT' || tag === 'TEXTAREA' || tag === 'SELECT') fields.push([el, fieldState(el)]);
       line += states(el, role, tag, names, acts);
       const value = valueOf(el, role, tag, names);
       if (value.length > TEXT_MAX) {
@@ -898,10 +958,15 @@
     }
     snapshots++;
     const text = lines.join('\n');
-    return {
+    const result = {
       text, elements, seen, refs, truncated, frames, earlierFrames, cut, valuesCut, next: nextRef,
       url: location.href, title: document.title, ms: performance.now() - began,
     };
+    changes.observe(document, CHANGES);
+    for (const root of shadows) changes.observe(root, CHANGES);
+    last = { key, result, fields, at: performance.now() };
+    quiet = true;
+    return result;
   }
 
   function lookup(ref) {
@@ -935,6 +1000,9 @@
     labelsByRoot = null;
     const now = identity(el);
     if (now === was) return el;
+    // (A refusal may give an element a fresh ref: the next snapshot is
+    // made anew.)
+    quiet = false;
     shownAs.set(ref, now);
     // Only on a refusal: every element of its document (or shadow root)
     // is asked, the labels gathered once.

@@ -580,14 +580,25 @@ impl Session {
                 }
             }
         }
-        if crate::browser::slot::dialog_rules(&self.config).policy != DialogPolicy::MustRespond {
-            // The supervisor answers dialogs at once; the action goes on.
-            return self.in_tab(tab, action, budget).await;
+        // A call that may change the page ends the serializer's reuse of
+        // the last snapshot, as it starts and as it ends.
+        let acts = spec.effect != crate::tool::Effect::Reads;
+        if acts {
+            tab.state(|s| s.acted());
         }
-        // Boxed: the action's future is large, and moving it by value into
-        // another future overflowed the stack of debug builds.
-        let run = Box::pin(self.in_tab(tab, action, budget));
-        dialogs::during(&tab.dialogs(), spec.answers_dialogs(), run).await
+        let result = if crate::browser::slot::dialog_rules(&self.config).policy != DialogPolicy::MustRespond {
+            // The supervisor answers dialogs at once; the action goes on.
+            self.in_tab(tab, action, budget).await
+        } else {
+            // Boxed: the action's future is large, and moving it by value
+            // into another future overflowed the stack of debug builds.
+            let run = Box::pin(self.in_tab(tab, action, budget));
+            dialogs::during(&tab.dialogs(), spec.answers_dialogs(), run).await
+        };
+        if acts {
+            tab.state(|s| s.acted());
+        }
+        result
     }
 
     /// Runs a tab-scoped tool's handler (the dispatch generated from the

@@ -16,8 +16,9 @@
 //!
 //! Cost: the scan runs only when the serializer says the document's
 //! element tree changed since the last one (a `MutationObserver` in its
-//! world: `listenersStale`), so a snapshot of an unchanged page pays one
-//! small evaluate; a node is resolved once per document. A listener added
+//! world: `listenersStale`, answered to the snapshot's own call in place of
+//! the snapshot), so a snapshot of an unchanged page pays nothing for it;
+//! a node is resolved once per document. A listener added
 //! to an existing node without any change to the tree is seen at the next
 //! change. Failures here never fail the snapshot: it is taken with the
 //! cheap signals alone.
@@ -90,25 +91,17 @@ const DELEGATED: &str = r#"function (types) {
 /// The object group the scan's remote objects are released with.
 const GROUP: &str = "cdpilot-listeners";
 
-/// Marks `frame`'s elements with input listeners in its serializer, when
-/// its tree changed since the last scan. Errors are the caller's to drop.
-pub(super) async fn mark(tab: &Tab, frame: &FrameRef, budget: &Budget) -> Result<(), ActionError> {
+/// Marks `frame`'s elements with input listeners in its serializer, whose
+/// tree changed since the last scan: the serializer answered the
+/// snapshot's first call with the nodes it has `marked` already (their
+/// backend ids) instead of a snapshot. Errors are the caller's to drop.
+pub(super) async fn mark(
+    tab: &Tab,
+    frame: &FrameRef,
+    budget: &Budget,
+    marked: &[Value],
+) -> Result<(), ActionError> {
     let step = "reading the page's event listeners";
-    let marked = tab
-        .evaluate_in(
-            frame,
-            budget,
-            step,
-            "globalThis.__cdpilot?.listenersStale?.() ?? null",
-            true,
-            false,
-        )
-        .await?
-        .value;
-    // Not stale (or no serializer yet: the snapshot installs it).
-    let Some(Value::Array(marked)) = marked else {
-        return Ok(());
-    };
     let marked: std::collections::HashSet<i64> = marked.iter().filter_map(Value::as_i64).collect();
     let world = tab.world_of(frame, budget).await?;
     let session = &frame.session;

@@ -61,6 +61,9 @@ struct Serialized {
     message: Option<String>,
     /// The serializer's own time in the page.
     ms: f64,
+    /// The page was quiet since the last snapshot with these options,
+    /// which the serializer answered again.
+    reused: bool,
 }
 
 /// One snapshot's walk over the tab's frames.
@@ -230,20 +233,29 @@ impl Walk<'_> {
     ) -> Pin<Box<dyn Future<Output = Result<Serialized, ActionError>> + Send + 'b>> {
         Box::pin(async move {
             let base = self.tab.state(|s| s.frames().next_ref(&frame.frame_id));
-            let options = json!({
+            let mut options = json!({
                 "selector": selector,
                 "maxElements": self.remaining.max(1),
                 "start": self.skip,
                 "prefix": self.tab.state(|s| s.refs_tab()) + &frame.prefix(),
                 "refBase": base,
+                // A snapshot is answered again only while no call that
+                // may change the page ran in the tab (the serializer's
+                // reuse, issue 46).
+                "acts": self.tab.state(|s| s.acts()),
+                "listeners": true,
             });
-            // Best effort: without the marks, the cheap signals still give refs.
-            let _ = timing::timed(
-                "snapshot.listeners",
-                listeners::mark(self.tab, frame, self.budget),
-            )
-            .await;
-            let value = timing::timed("snapshot.evaluate", self.serialize(frame, &options)).await?;
+            let mut value = timing::timed("snapshot.evaluate", self.serialize(frame, &options)).await?;
+            if let Some(serde_json::Value::Array(marked)) = value.get("listenersStale") {
+                // The tree changed since the last scan: marked first (best
+                // effort: without the marks, the cheap signals still give
+                // refs), then serialized.
+                let marked = marked.clone();
+                let scan = listeners::mark(self.tab, frame, self.budget, &marked);
+                let _ = timing::timed("snapshot.listeners", scan).await;
+                options["listeners"] = json!(false);
+                value = timing::timed("snapshot.evaluate", self.serialize(frame, &options)).await?;
+            }
             let decoding = timing::span("snapshot.decode");
             let mut snap: Serialized = serde_json::from_value(value).map_err(|e| {
                 ActionError::internal(format!(
@@ -252,7 +264,10 @@ impl Walk<'_> {
             })?;
             drop(decoding);
             timing::record(
-                "snapshot.in_page",
+                match snap.reused {
+                    true => "snapshot.reused",
+                    false => "snapshot.in_page",
+                },
                 std::time::Duration::from_secs_f64(snap.ms / 1000.0),
             );
             match snap.error.as_deref() {

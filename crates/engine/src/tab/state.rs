@@ -53,6 +53,10 @@ pub struct TabState {
     /// The tools its frames registered (WebMCP) and the calls waiting on
     /// them; fed by the event reader when `[tools] page_tools` is on.
     pub(super) page_tools: crate::page_tools::PageTools,
+    /// Calls that may change the page, counted as each starts and ends: a
+    /// snapshot is answered again only under the same count (the
+    /// serializer's reuse, issue 46).
+    acts: u64,
 }
 
 /// The network's answer for one main-frame document.
@@ -71,6 +75,16 @@ impl TabState {
     /// The main frame's CDP id.
     pub fn main_frame_id(&self) -> &str {
         &self.main_frame_id
+    }
+
+    /// The count of calls that may change the page (see [`TabState::acted`]).
+    pub fn acts(&self) -> u64 {
+        self.acts
+    }
+
+    /// A call that may change the page starts or ends in the tab.
+    pub fn acted(&mut self) {
+        self.acts += 1;
     }
 
     /// The main document's generation (bumped by every cross-document
