@@ -251,10 +251,14 @@ impl Browser {
         let version = budget.cdp("reading the browser version", &root, browser::GetVersion {});
         let version = timing::timed("launch.version", version).await?;
         let doors = Arc::new(ContextPorts::new(door));
-        let user_agent = timing::timed("launch.identity", identity::of(&conn, &version)).await;
+        let switched = process.as_ref().and_then(|p| p.user_agent().map(str::to_owned));
+        let identity = identity::of(&conn, &version, switched.as_deref());
+        let user_agent = timing::timed("launch.identity", identity).await;
         let setup = Arc::new(TabSetup {
             user_agent,
             webdriver_script: attached,
+            // Launched: the switch made every worker's already.
+            worker_agent: attached,
             dialogs,
             bridge,
             policy,

@@ -62,6 +62,9 @@ impl Context {
         downloads: &std::path::Path,
         budget: &Budget,
     ) -> Result<Context, ActionError> {
+        // The launched browser's default context: its first tab is
+        // cdpilot's, made active below.
+        let ours_first = !isolated && browser.door().is_some();
         let (id, door) = match (isolated, browser.door()) {
             (false, Some(door)) => (None, Some(door.clone())),
             // The default context of a browser cdpilot did not launch (a
@@ -91,8 +94,13 @@ impl Context {
         };
         let first_tab = async {
             context.sync(budget).await?;
-            if context.tabs.lock().unwrap().list().is_empty() {
-                context.open_tab(budget).await?;
+            let active = context.tabs.lock().unwrap().active();
+            match active {
+                None => {
+                    context.open_tab(budget).await?;
+                }
+                Some(tab) if ours_first => context.activate(&tab, budget).await?,
+                Some(_) => {}
             }
             Ok(())
         };
@@ -239,10 +247,35 @@ impl Context {
             ..Default::default()
         });
         let tab = link.targets.tab(&created.target_id, None, budget).await?;
-        let mut tabs = self.tabs.lock().unwrap();
-        let id = self.adopt(&mut tabs, tab.clone());
-        tabs.select(&id);
+        let id = {
+            let mut tabs = self.tabs.lock().unwrap();
+            let id = self.adopt(&mut tabs, tab.clone());
+            tabs.select(&id);
+            id
+        };
+        self.activate(&tab, budget).await?;
         Ok((id, tab))
+    }
+
+    /// Brings `tab` to the front of its window and the window forward: the
+    /// session's active tab has the focus (`document.hasFocus()`, focus
+    /// events, what a focus-gated shortcut checks), as the front tab of a
+    /// person's window has. A headless window's first tab has none until it
+    /// is activated. Real focus, not `Emulation.setFocusEmulationEnabled`,
+    /// which would also make a tab behind another read `visible` and so
+    /// defeat `tab_tools::front` (issue 45). The extension ignores it (the
+    /// person's focus is theirs).
+    async fn activate(&self, tab: &Tab, budget: &Budget) -> Result<(), ActionError> {
+        budget
+            .cdp(
+                "bringing the tab to the front",
+                &self.browser.connection().browser(),
+                target::ActivateTarget {
+                    target_id: tab.target_id.clone(),
+                },
+            )
+            .await?;
+        Ok(())
     }
 
     /// Adds a tab to the set and sends its events to the session's stream
@@ -259,16 +292,7 @@ impl Context {
     pub async fn select_tab(&self, id: &str, budget: &Budget) -> Result<(), ActionError> {
         let tab = self.tab(Some(id), budget).await?;
         self.tabs.lock().unwrap().select(id);
-        budget
-            .cdp(
-                "bringing the tab to the front",
-                &self.browser.connection().browser(),
-                target::ActivateTarget {
-                    target_id: tab.target_id.clone(),
-                },
-            )
-            .await?;
-        Ok(())
+        self.activate(&tab, budget).await
     }
 
     /// Closes tab `id`. Closing the last tab opens a blank one, so the
