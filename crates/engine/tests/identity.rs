@@ -129,7 +129,11 @@ fn assert_one_identity(seen: &Value, site: &TestSite) {
     // The agent's tab is in front and has the focus (activated, not
     // emulated: a tab behind another still reads hidden, tabs.rs).
     assert_eq!(page["focus"], true, "the page has no focus: {seen:#}");
-    assert_eq!(seen["shortcuts"], json!([true]), "the shortcut saw no focus: {seen:#}");
+    assert_eq!(
+        seen["shortcuts"],
+        json!([true]),
+        "the shortcut saw no focus: {seen:#}"
+    );
 }
 
 #[tokio::test]

@@ -150,7 +150,10 @@ pub async fn watch(
                         // Its requests and its own `navigator.userAgent`
                         // carry the session's user agent and hints, before
                         // it runs (docs/src/identity.md).
-                        if let Err(error) = setup.worker_agent(&session, Instant::now() + PREPARE_BUDGET).await {
+                        if let Err(error) = setup
+                            .worker_agent(&session, Instant::now() + PREPARE_BUDGET)
+                            .await
+                        {
                             tracing::debug!("giving a {kind} target the user agent failed: {error}");
                         }
                         workers::gate_and_run(&session, &kind, waiting, policy, door).await

@@ -41,9 +41,13 @@ pub(crate) struct Context {
     pub(super) downloads_for: AtomicU64,
     /// The egress gate's door this context's connections go through (its
     /// own, or the launched browser's for the default context): what it
-    /// refused goes in the session's next result. Always set: a session
-    /// never runs in a context no door covers.
+    /// refused goes in the session's next result. Set for every context
+    /// but the tabs adopted under `[browser] adopt_tabs` (a browser's
+    /// default context, which no door can cover; the user chose that).
     door: Option<Arc<ProxyPort>>,
+    /// `[browser] adopt_tabs`: this session holds the browser's own tabs
+    /// (let go with the context, for the next session to take).
+    _adopted: Option<crate::browser::adoption::Claim>,
     /// Holds the browser while the context lives: a browser nobody holds
     /// may be closed for idleness (`[serve] browser_idle_restart_s`).
     _tenancy: Tenancy,
@@ -51,7 +55,9 @@ pub(crate) struct Context {
 
 impl Context {
     /// Takes the default context's tabs (`isolated` false, on a browser
-    /// cdpilot launched) or creates a new browser context, and makes sure it has a tab; meanwhile the
+    /// cdpilot launched; or any session's, first come, under `[browser]
+    /// adopt_tabs` on one it attached to) or creates a new browser
+    /// context, and makes sure it has a tab; meanwhile the
     /// browser is told to save the context's downloads into `downloads`
     /// (one round trip fewer on the way of the session's first call).
     pub async fn open(
@@ -65,7 +71,12 @@ impl Context {
         // The launched browser's default context: its first tab is
         // cdpilot's, made active below.
         let ours_first = !isolated && browser.door().is_some();
+        // `[browser] adopt_tabs` on a browser cdpilot attached to: the
+        // first session there takes its own tabs, in the default context,
+        // which no door of the egress gate covers (docs/src/security.md).
+        let adopted = browser.claim_default_tabs();
         let (id, door) = match (isolated, browser.door()) {
+            _ if adopted.is_some() => (None, None),
             (false, Some(door)) => (None, Some(door.clone())),
             // The default context of a browser cdpilot did not launch (a
             // Grid node's, `cdp_url`'s) is behind no door of the gate: the
@@ -90,6 +101,7 @@ impl Context {
             events,
             downloads_for: AtomicU64::new(0),
             door,
+            _adopted: adopted,
             _tenancy: tenancy,
         };
         let first_tab = async {

@@ -72,7 +72,10 @@ pub async fn of(conn: &Connection, version: &Version, switched: Option<&str>) ->
         return None;
     }
     if ours {
-        let major = |s: &str| s.split_once("Chrome/").map(|(_, v)| v.split('.').next().unwrap_or("").to_owned());
+        let major = |s: &str| {
+            s.split_once("Chrome/")
+                .map(|(_, v)| v.split('.').next().unwrap_or("").to_owned())
+        };
         if major(&version.user_agent) != major(&version.product) {
             tracing::warn!(
                 "the launched browser is {} but was given the user agent {} (its --version said otherwise)",
@@ -165,7 +168,11 @@ async fn read(conn: &Connection) -> Result<UserAgentMetadata, String> {
 /// version (`Browser.getVersion`'s product) and this machine, as that
 /// Chrome would give them.
 fn completed(mut metadata: UserAgentMetadata, version: &Version) -> UserAgentMetadata {
-    let full = version.product.split_once('/').map(|(_, v)| v.to_owned()).unwrap_or_default();
+    let full = version
+        .product
+        .split_once('/')
+        .map(|(_, v)| v.to_owned())
+        .unwrap_or_default();
     if metadata.full_version_list.is_empty() {
         metadata.full_version_list = metadata
             .brands

@@ -188,7 +188,8 @@ pub struct TabSetup {
     pub webdriver_script: bool,
     /// A shared or service worker's `navigator.userAgent` is made the
     /// session's by a script before it runs ([`super::identity::WORKER_SCRIPT`]):
-    /// a browser cdpilot did not start, not given the user agent as a switch.
+    /// a browser not given the user agent as a switch (attached, or a
+    /// launch whose version could not be read first).
     pub worker_agent: bool,
     pub dialogs: DialogRules,
     /// The dialog bridge is on.
