@@ -23,8 +23,15 @@ async fn signals(engine: &Engine, site: &TestSite) -> Value {
         json!({"url": site.url("/identity.html")}),
     )
     .await;
-    // A key pressed as a person would: the shortcut acts only when the
-    // page has the focus.
+    // The focus as the page has it before any input (an input tool may
+    // bring a tab forward), then a key pressed as a person would: the
+    // shortcut acts only when the page has the focus.
+    let focused = ok(
+        engine,
+        "browser_evaluate",
+        json!({"expression": "document.hasFocus()"}),
+    )
+    .await;
     ok(engine, "browser_press_key", json!({"key": "k"})).await;
     let read = ok(
         engine,
@@ -32,7 +39,8 @@ async fn signals(engine: &Engine, site: &TestSite) -> Value {
         json!({"expression": "identity().then(seen => ({...seen, shortcuts}))", "timeout_ms": 20000}),
     )
     .await;
-    let seen = read.data["value"].clone();
+    let mut seen = read.data["value"].clone();
+    seen["focused_first"] = focused.data["value"].clone();
     // The signal table (issue 45's note), with --nocapture.
     for place in ["page", "frame", "dedicated", "shared", "service", "popup"] {
         let s = &seen[place];
@@ -128,6 +136,7 @@ fn assert_one_identity(seen: &Value, site: &TestSite) {
     );
     // The agent's tab is in front and has the focus (activated, not
     // emulated: a tab behind another still reads hidden, tabs.rs).
+    assert_eq!(seen["focused_first"], true, "the page had no focus: {seen:#}");
     assert_eq!(page["focus"], true, "the page has no focus: {seen:#}");
     assert_eq!(
         seen["shortcuts"],

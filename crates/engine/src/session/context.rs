@@ -10,6 +10,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
+use cdp::protocol::page;
 use cdp::protocol::target::{self, TargetInfo};
 
 use crate::browser::tenancy::Tenancy;
@@ -111,7 +112,7 @@ impl Context {
                 None => {
                     context.open_tab(budget).await?;
                 }
-                Some(tab) if ours_first => context.activate(&tab, budget).await?,
+                Some(tab) if ours_first => context.focus(&tab, budget).await?,
                 Some(_) => {}
             }
             Ok(())
@@ -265,27 +266,26 @@ impl Context {
             tabs.select(&id);
             id
         };
-        self.activate(&tab, budget).await?;
+        self.focus(&tab, budget).await?;
         Ok((id, tab))
     }
 
-    /// Brings `tab` to the front of its window and the window forward: the
-    /// session's active tab has the focus (`document.hasFocus()`, focus
+    /// Gives `tab` the focus on a headless browser (`Page.bringToFront`):
+    /// the session's active tab has it (`document.hasFocus()`, focus
     /// events, what a focus-gated shortcut checks), as the front tab of a
-    /// person's window has. A headless window's first tab has none until it
-    /// is activated. Real focus, not `Emulation.setFocusEmulationEnabled`,
-    /// which would also make a tab behind another read `visible` and so
-    /// defeat `tab_tools::front` (issue 45). The extension ignores it (the
-    /// person's focus is theirs).
-    async fn activate(&self, tab: &Tab, budget: &Budget) -> Result<(), ActionError> {
+    /// person's window has. A headless window's first tab has none until
+    /// then (`Target.activateTarget` does not give it to the launched
+    /// browser's first tab). Real focus, not
+    /// `Emulation.setFocusEmulationEnabled`, which would also make a tab
+    /// behind another read `visible` and so defeat `tab_tools::front`
+    /// (issue 45). A headed browser's focus is its window system's and the
+    /// person's: left alone (the extension's among them).
+    async fn focus(&self, tab: &Tab, budget: &Budget) -> Result<(), ActionError> {
+        if tab.identity().is_none() {
+            return Ok(());
+        }
         budget
-            .cdp(
-                "bringing the tab to the front",
-                &self.browser.connection().browser(),
-                target::ActivateTarget {
-                    target_id: tab.target_id.clone(),
-                },
-            )
+            .cdp("giving the tab the focus", &tab.session, page::BringToFront {})
             .await?;
         Ok(())
     }
@@ -304,7 +304,16 @@ impl Context {
     pub async fn select_tab(&self, id: &str, budget: &Budget) -> Result<(), ActionError> {
         let tab = self.tab(Some(id), budget).await?;
         self.tabs.lock().unwrap().select(id);
-        self.activate(&tab, budget).await
+        budget
+            .cdp(
+                "bringing the tab to the front",
+                &self.browser.connection().browser(),
+                target::ActivateTarget {
+                    target_id: tab.target_id.clone(),
+                },
+            )
+            .await?;
+        self.focus(&tab, budget).await
     }
 
     /// Closes tab `id`. Closing the last tab opens a blank one, so the
