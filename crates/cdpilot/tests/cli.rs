@@ -496,7 +496,10 @@ async fn doctor_on_an_attached_browser_says_what_holds_and_what_does_not() {
         String::from_utf8_lossy(&launched.stderr)
     );
     assert_ne!(launched.status.code(), Some(0), "{text}");
-    assert!(text.contains("browser.adopt_tabs = true needs a browser cdpilot attaches to"), "{text}");
+    assert!(
+        text.contains("browser.adopt_tabs = true needs a browser cdpilot attaches to"),
+        "{text}"
+    );
 }
 
 /// Issue 34: `cdpilot doctor --extension` cannot reach the user's Chrome

@@ -2,8 +2,9 @@
 //! tab is already on a page, the session takes that tab (the snapshot shows
 //! the page, the first navigate reuses it, no second tab) and its request
 //! stage still refuses what the rules deny, a page's own navigation
-//! included; without the option, the session gets a blank tab of a
-//! browser context of its own and never sees the user's.
+//! included; a blank first tab is reused too; without the option, the
+//! session gets a blank tab of a browser context of its own and never sees
+//! the user's.
 
 mod common;
 
@@ -91,5 +92,39 @@ async fn adopted_tabs_are_the_users_own_and_still_gated() {
     let blocked = blocked_soon(&engine, &evaluated).await;
     assert_eq!(blocked, vec![site.url_b("/index.html?by-page")]);
     assert_eq!(site.received_by_b(), vec![], "the denied origin received nothing");
+    engine.shutdown().await;
+
+    // A browser whose one tab is blank: the first navigate goes there.
+    let blank = testkit::chromium::UsersChrome::start().await;
+    let ws = blank.ws_url().to_owned();
+    let engine = engine_with(move |c| {
+        c.browser.cdp_url = ws;
+        c.browser.adopt_tabs = true;
+    });
+    ok(
+        &engine,
+        "browser_navigate",
+        json!({"url": site.url("/index.html")}),
+    )
+    .await;
+    // The browser's own view: its one page is there now, no blank beside.
+    let conn = cdp::Connection::open(std::sync::Arc::new(cdp::WebSocket::new(
+        blank.ws_url().to_owned(),
+    )))
+    .await
+    .unwrap();
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
+    let listed = conn
+        .browser()
+        .call(cdp::protocol::target::GetTargets {}, deadline)
+        .await
+        .unwrap();
+    let pages: Vec<&str> = listed
+        .target_infos
+        .iter()
+        .filter(|t| t.kind == "page")
+        .map(|t| t.url.as_str())
+        .collect();
+    assert_eq!(pages, [site.url("/index.html")], "{pages:?}");
     engine.shutdown().await;
 }
