@@ -394,4 +394,5 @@ def main():
         print(f"\n{k}: {v}")
 
 
-main()
+if __name__ == "__main__":
+    main()

@@ -162,6 +162,9 @@ pub struct BrowserProcess {
     /// cdpilot's ends of a [`Debugging::Pipe`] launch's pipe.
     pipe: Option<Arc<Pipe>>,
     user_data_dir: PathBuf,
+    /// The `--user-agent` this launch gave a headless browser
+    /// ([`crate::agent`]); `None`: the browser's own.
+    user_agent: Option<String>,
 }
 
 impl BrowserProcess {
@@ -169,6 +172,13 @@ impl BrowserProcess {
     /// the browser is driven over the pipe.
     pub fn ws_url(&self) -> &str {
         &self.ws_url
+    }
+
+    /// The user agent this launch gave the browser as a switch (a headless
+    /// one, unless the configured flags name their own): every realm,
+    /// workers included, announces it.
+    pub fn user_agent(&self) -> Option<&str> {
+        self.user_agent.as_deref()
     }
 
     /// How to reach this browser: its pipe (which opens once), or its
@@ -342,6 +352,18 @@ pub async fn launch(options: &LaunchOptions, timeout: Duration) -> Result<Browse
         Debugging::Port => "--remote-debugging-port=0",
     });
     command.args(flags);
+    // Headless Chrome announces `HeadlessChrome/N` everywhere, shared and
+    // service workers included, where no DevTools override reaches: the
+    // switch makes it a person's `Chrome/N` in every realm.
+    let user_agent = match options.headless && !options.args.iter().any(|a| a.starts_with("--user-agent")) {
+        true => crate::agent::major_version(&executable)
+            .await
+            .and_then(crate::agent::person_user_agent),
+        false => None,
+    };
+    if let Some(ua) = &user_agent {
+        command.arg(format!("--user-agent={ua}"));
+    }
     command.arg("about:blank");
     command
         .stdin(Stdio::piped())
@@ -409,6 +431,7 @@ pub async fn launch(options: &LaunchOptions, timeout: Duration) -> Result<Browse
         ws_url: String::new(),
         pipe,
         user_data_dir,
+        user_agent,
     };
     let ws_url = match endpoint {
         Ok(Ok(url)) => url,

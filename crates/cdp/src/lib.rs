@@ -8,7 +8,8 @@
 //! - [`Session`] is a cheap handle for one flattened session on a connection.
 //! - [`protocol`] holds lenient hand-written types for the commands we use;
 //!   [`Session::send`] is the raw escape hatch for the rest.
-//! - [`launch`] finds and starts Chromium; [`endpoint`] resolves
+//! - [`launch`] finds and starts Chromium (with [`agent`]'s user agent
+//!   when headless); [`endpoint`] resolves
 //!   `http://host:port` to a browser WebSocket URL for attaching;
 //!   [`peer`] says whether a loopback socket's owner is this user (the
 //!   one rule for every local peer).
@@ -16,6 +17,7 @@
 //! This crate knows CDP, not tools: nothing here mentions refs, snapshots or
 //! the agent-facing contract.
 
+pub mod agent;
 mod connection;
 pub mod endpoint;
 mod error;

@@ -105,15 +105,28 @@ const NOT_STARTED_DOES_NOT_HOLD: &[&str] = &[
     "with auto-connect, each new page and shared or service worker of yours is attached for a moment to see that it is not the agent's, then let go, nothing enabled in it",
 ];
 
+/// What changes under `[browser] adopt_tabs = true` (the first session
+/// takes the browser's own tabs, in its default context).
+const ADOPTED_HOLDS: &[&str] = &[
+    "adopt_tabs: the first session takes this browser's own tabs (its default context; one session at a time, others get contexts of their own); in them the request stage judges every document, iframe and popup by the URL rules, the WebRTC and no-webdriver scripts run (in the page already there too), and every worker's requests are judged by path",
+];
+const ADOPTED_DOES_NOT_HOLD: &[&str] = &[
+    "adopt_tabs: the adopted tabs' connections do not go through the egress gate (a default context takes no proxy): a sub-resource, WebSocket or worker connection to a denied host is refused only where the request stage sees it (documents always, sub-resources with [policy] resources = true); the tabs' cookies and storage are the user's, and what they did before the session attached is not judged",
+];
+
 /// Prints what holds on a browser cdpilot did not start, and what does not.
-fn not_started_promises() {
+fn not_started_promises(adopt_tabs: bool) {
     out("
 What holds on a browser cdpilot did not start:");
-    for line in NOT_STARTED_HOLDS {
+    let adopted = |lines: &'static [&'static str]| if adopt_tabs { lines } else { &[] };
+    for line in NOT_STARTED_HOLDS.iter().chain(adopted(ADOPTED_HOLDS)) {
         out(&format!("  - {line}"));
     }
     out("What does not:");
-    for line in NOT_STARTED_DOES_NOT_HOLD {
+    for line in NOT_STARTED_DOES_NOT_HOLD
+        .iter()
+        .chain(adopted(ADOPTED_DOES_NOT_HOLD))
+    {
         out(&format!("  - {line}"));
     }
     out("");
@@ -181,7 +194,7 @@ pub async fn doctor(mut config: Config) -> ExitCode {
             "browser",
             "auto-connecting to your running Chrome (its DevToolsActivePort)",
         );
-        not_started_promises();
+        not_started_promises(false);
     } else if attach {
         report(
             true,
@@ -191,7 +204,7 @@ pub async fn doctor(mut config: Config) -> ExitCode {
                 engine::masked::url(&config.browser.cdp_url)
             ),
         );
-        not_started_promises();
+        not_started_promises(config.browser.adopt_tabs);
     } else {
         let executable = match config.browser.executable.as_str() {
             "" => cdp::launch::find_executable().map_err(|e| e.to_string()),

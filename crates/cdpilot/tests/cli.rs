@@ -464,6 +464,42 @@ async fn doctor_on_an_attached_browser_says_what_holds_and_what_does_not() {
     ] {
         assert!(text.contains(line), "doctor says: {line}\n{text}");
     }
+    assert!(!text.contains("adopt_tabs"), "{text}");
+    // Issue 45: with `[browser] adopt_tabs` it says what the adopted tabs
+    // keep and what they lose (the egress gate); on a launched browser the
+    // option is a start-up error naming the key.
+    let adopting = cli
+        .command(&["doctor"])
+        .env("CDPILOT_CONFIG", &config)
+        .env("CDPILOT_BROWSER_ADOPT_TABS", "true")
+        .output()
+        .await
+        .unwrap();
+    let text = String::from_utf8_lossy(&adopting.stdout).to_string();
+    assert_eq!(adopting.status.code(), Some(0), "{text}");
+    for line in [
+        "adopt_tabs: the first session takes this browser's own tabs",
+        "adopt_tabs: the adopted tabs' connections do not go through the egress gate",
+    ] {
+        assert!(text.contains(line), "doctor says: {line}\n{text}");
+    }
+    let launched = cli
+        .command(&["doctor"])
+        .env("CDPILOT_CONFIG", "")
+        .env("CDPILOT_BROWSER_ADOPT_TABS", "true")
+        .output()
+        .await
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&launched.stdout),
+        String::from_utf8_lossy(&launched.stderr)
+    );
+    assert_ne!(launched.status.code(), Some(0), "{text}");
+    assert!(
+        text.contains("browser.adopt_tabs = true needs a browser cdpilot attaches to"),
+        "{text}"
+    );
 }
 
 /// Issue 34: `cdpilot doctor --extension` cannot reach the user's Chrome

@@ -24,6 +24,7 @@ pub fn check(config: &Config) -> Result<(), String> {
     for cap in &config.tools.caps {
         one_of("tools.caps", cap, &groups)?;
     }
+    crate::config::check_adopt_tabs(&config.browser)?;
     crate::browser::grid::check(&config.browser)?;
     crate::browser::extension::check(&config.browser)?;
     crate::egress::check_config(config)?;

@@ -3,8 +3,9 @@
 //! `navigator.userAgentData`) in the page, a cross-origin iframe, each
 //! kind of worker and a popup; `navigator.webdriver` false (Chrome's own
 //! getter on a browser cdpilot launched); a screen at least as big as the
-//! window; the page focused. For the launched browser and an attached one
-//! (started as a user would, not through `cdp::launch`).
+//! window; the page focused, as a focus-gated shortcut sees it. For the
+//! launched browser and an attached one (started as a user would, not
+//! through `cdp::launch`).
 
 mod common;
 
@@ -22,13 +23,24 @@ async fn signals(engine: &Engine, site: &TestSite) -> Value {
         json!({"url": site.url("/identity.html")}),
     )
     .await;
+    // The focus as the page has it before any input (an input tool may
+    // bring a tab forward), then a key pressed as a person would: the
+    // shortcut acts only when the page has the focus.
+    let focused = ok(
+        engine,
+        "browser_evaluate",
+        json!({"expression": "document.hasFocus()"}),
+    )
+    .await;
+    ok(engine, "browser_press_key", json!({"key": "k"})).await;
     let read = ok(
         engine,
         "browser_evaluate",
-        json!({"expression": "identity()", "timeout_ms": 20000}),
+        json!({"expression": "identity().then(seen => ({...seen, shortcuts}))", "timeout_ms": 20000}),
     )
     .await;
-    let seen = read.data["value"].clone();
+    let mut seen = read.data["value"].clone();
+    seen["focused_first"] = focused.data["value"].clone();
     // The signal table (issue 45's note), with --nocapture.
     for place in ["page", "frame", "dedicated", "shared", "service", "popup"] {
         let s = &seen[place];
@@ -83,11 +95,12 @@ fn assert_one_identity(seen: &Value, site: &TestSite) {
             assert_eq!(there[key], page[key], "{place}'s {key}: {seen:#}");
         }
     }
-    // A shared or service worker's own navigator.userAgent was made
-    // before it could be attached (docs/src/identity.md): its hints are
-    // the browser's own, the same as the page's.
+    // A shared or service worker's navigator.userAgent is made in the
+    // browser process: the launch's switch on a launched browser, the
+    // worker's script on an attached one (docs/src/identity.md).
     for place in ["shared", "service"] {
         let there = &seen[place];
+        assert_eq!(there["ua"], page["ua"], "{place}: {seen:#}");
         for key in ["brands", "full", "platform", "mobile"] {
             assert_eq!(there[key], page[key], "{place}'s {key}: {seen:#}");
         }
@@ -121,8 +134,15 @@ fn assert_one_identity(seen: &Value, site: &TestSite) {
         outer.0 <= screen.0 && outer.1 <= screen.1,
         "a {outer:?} window on a {screen:?} screen: {seen:#}"
     );
-    // `document.hasFocus()` is the browser's own (printed above): focus
-    // emulation would make a hidden tab read visible (see `tab::enable`).
+    // The agent's tab is in front and has the focus (activated, not
+    // emulated: a tab behind another still reads hidden, tabs.rs).
+    assert_eq!(seen["focused_first"], true, "the page had no focus: {seen:#}");
+    assert_eq!(page["focus"], true, "the page has no focus: {seen:#}");
+    assert_eq!(
+        seen["shortcuts"],
+        json!([true]),
+        "the shortcut saw no focus: {seen:#}"
+    );
 }
 
 #[tokio::test]

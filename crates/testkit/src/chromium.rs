@@ -65,6 +65,12 @@ impl Drop for TempProfile {
 impl UsersChrome {
     /// Starts it on a fresh profile and waits (bounded) for its port.
     pub async fn start() -> UsersChrome {
+        UsersChrome::start_on("about:blank").await
+    }
+
+    /// [`UsersChrome::start`] with its first tab opened on `url`, as a
+    /// user's browser already on a page.
+    pub async fn start_on(url: &str) -> UsersChrome {
         use std::sync::atomic::{AtomicU64, Ordering};
         static N: AtomicU64 = AtomicU64::new(0);
         let profile = std::env::temp_dir().join(format!(
@@ -85,7 +91,7 @@ impl UsersChrome {
             .args(TEST_FLAGS)
             .arg("--remote-debugging-port=0")
             .arg(format!("--user-data-dir={}", profile.display()))
-            .arg("about:blank")
+            .arg(url)
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())

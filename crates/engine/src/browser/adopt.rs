@@ -147,10 +147,13 @@ pub async fn watch(
                         .unwrap_or_default();
                     let setup = link.targets.setup().clone();
                     tokio::spawn(async move {
-                        // Its requests carry the session's user agent and
-                        // hints (its own `navigator.userAgent` is Chrome's,
-                        // made before it was attached: docs/src/identity.md).
-                        if let Err(error) = setup.agent(&session, Instant::now() + PREPARE_BUDGET).await {
+                        // Its requests and its own `navigator.userAgent`
+                        // carry the session's user agent and hints, before
+                        // it runs (docs/src/identity.md).
+                        if let Err(error) = setup
+                            .worker_agent(&session, Instant::now() + PREPARE_BUDGET)
+                            .await
+                        {
                             tracing::debug!("giving a {kind} target the user agent failed: {error}");
                         }
                         workers::gate_and_run(&session, &kind, waiting, policy, door).await

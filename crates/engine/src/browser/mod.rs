@@ -11,6 +11,7 @@
 //! Tabs belong to sessions (`crate::session`), not here.
 
 mod adopt;
+pub mod adoption;
 pub mod autoconnect;
 pub mod extension;
 pub mod fleet;
@@ -98,6 +99,9 @@ pub struct Browser {
     /// launched browser nobody held for a while (`[serve]
     /// browser_idle_restart_s`), retiring it here first.
     tenants: Arc<tenancy::Tenants>,
+    /// `[browser] adopt_tabs`: whether a session may take the browser's
+    /// own tabs, and whether one holds them now.
+    default_tabs: adoption::DefaultTabs,
 }
 
 /// How many sessions' contexts open at once on one browser: eight per
@@ -192,10 +196,21 @@ impl Browser {
         };
         // Launched: the gate's flags set its WebRTC policy.
         let webrtc_set = process.is_some();
-        Browser::open(
+        let attached = process.is_none();
+        let mut browser = Browser::open(
             transport, process, dialogs, bridge, policy, egress, door, false, webrtc_set, budget,
         )
-        .await
+        .await?;
+        // Only a browser attached by URL (`cdp_url`, an endpoint): the
+        // configuration refuses adopt_tabs anywhere else.
+        browser.default_tabs = adoption::DefaultTabs::new(config.adopt_tabs && attached);
+        Ok(browser)
+    }
+
+    /// The browser's own tabs for a session to adopt (`[browser]
+    /// adopt_tabs`), when they are on offer and no session holds them.
+    pub fn claim_default_tabs(&self) -> Option<adoption::Claim> {
+        self.default_tabs.claim()
     }
 
     /// Attaches through `transport` (a Grid session's `se:cdp`, the
@@ -251,10 +266,14 @@ impl Browser {
         let version = budget.cdp("reading the browser version", &root, browser::GetVersion {});
         let version = timing::timed("launch.version", version).await?;
         let doors = Arc::new(ContextPorts::new(door));
-        let user_agent = timing::timed("launch.identity", identity::of(&conn, &version)).await;
+        let switched = process.as_ref().and_then(|p| p.user_agent().map(str::to_owned));
+        let identity = identity::of(&conn, &version, switched.as_deref());
+        let user_agent = timing::timed("launch.identity", identity).await;
         let setup = Arc::new(TabSetup {
             user_agent,
             webdriver_script: attached,
+            // Given as a switch, every worker's is already the session's.
+            worker_agent: switched.is_none(),
             dialogs,
             bridge,
             policy,
@@ -284,6 +303,7 @@ impl Browser {
             openings: tokio::sync::Semaphore::new(openings_at_once()),
             shared,
             tenants: Arc::default(),
+            default_tabs: adoption::DefaultTabs::default(),
         })
     }
 

@@ -47,6 +47,13 @@ pub struct BrowserConfig {
     /// crashes its own renderer only; the call answers `tab_crashed`.
     /// 0: Chromium's own limit. Default 1024.
     pub tab_memory_mb: u64,
+    /// Adopt the browser's existing tabs (its default context's) instead
+    /// of a context of the session's own: the first session on a browser
+    /// cdpilot attaches to (`cdp_url`, `endpoints`) takes them, and the
+    /// first navigate reuses its active tab. Gated as far as a default
+    /// context can be: the request stage, the WebRTC script and path rules
+    /// hold; the egress gate does not (docs/src/security.md). Default false.
+    pub adopt_tabs: bool,
 }
 
 impl Default for BrowserConfig {
@@ -65,8 +72,30 @@ impl Default for BrowserConfig {
             grid_headers: std::collections::BTreeMap::new(),
             source: Source::Launch,
             tab_memory_mb: 1024,
+            adopt_tabs: false,
         }
     }
+}
+
+/// `[browser] adopt_tabs` is for a browser cdpilot attaches to: checked on
+/// the whole configuration, command-line flags applied
+/// (`crate::startup::check`), so `--cdp-url` counts.
+pub fn check_adopt_tabs(browser: &BrowserConfig) -> Result<(), String> {
+    let attached = !browser.cdp_url.is_empty() || !browser.endpoints.is_empty();
+    if !browser.adopt_tabs || (attached && browser.source == Source::Launch && browser.grid.is_empty()) {
+        return Ok(());
+    }
+    let source = match (browser.source, browser.grid.is_empty()) {
+        (Source::Launch, false) => "browser.grid (each session gets a Grid browser of its own)".to_owned(),
+        (Source::Launch, true) => "a browser cdpilot launches (it has no tabs but cdpilot's)".to_owned(),
+        (other, _) => format!(
+            "browser.source = \"{}\" (the default context there is the user's own)",
+            other.name()
+        ),
+    };
+    Err(format!(
+        "browser.adopt_tabs = true needs a browser cdpilot attaches to (browser.cdp_url or browser.endpoints), not {source}: set browser.cdp_url, or remove adopt_tabs"
+    ))
 }
 
 /// `[dialogs]`: alerts, confirms and prompts.

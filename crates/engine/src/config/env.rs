@@ -91,6 +91,17 @@ impl Config {
         if let Some(v) = get("CDPILOT_BROWSER_TAB_MEMORY_MB") {
             self.browser.tab_memory_mb = number("CDPILOT_BROWSER_TAB_MEMORY_MB", v)?;
         }
+        if let Some(v) = get("CDPILOT_BROWSER_ADOPT_TABS") {
+            self.browser.adopt_tabs = match v.trim() {
+                "true" | "1" => true,
+                "false" | "0" => false,
+                _ => {
+                    return Err(format!(
+                        "$CDPILOT_BROWSER_ADOPT_TABS = {v:?}: allowed is true | false"
+                    ))
+                }
+            };
+        }
         if let Some(v) = get("CDPILOT_SESSION_IDLE_TIMEOUT_S") {
             self.session.idle_timeout_s = number("CDPILOT_SESSION_IDLE_TIMEOUT_S", v)?;
         }

@@ -74,7 +74,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-pub use browser::{Bridge, BrowserConfig, DialogConfig, DialogPolicy, Source};
+pub use browser::{check_adopt_tabs, Bridge, BrowserConfig, DialogConfig, DialogPolicy, Source};
 pub use files::{AuditConfig, FilesConfig, OutputConfig, TraceConfig};
 pub use limits::{HandoffConfig, Limits, ServeConfig, SessionConfig};
 pub use policy::{CdpAccess, PageToolsMode, PolicyConfig, Rule, ToolsConfig};
@@ -270,6 +270,24 @@ mod tests {
         );
         let e = Config::parse("[limits]\ntimeout_ms = 0\n").unwrap_err();
         assert!(e.contains("limits.timeout_ms"), "{e}");
+    }
+
+    /// Issue 45: adopting the browser's tabs is for a browser cdpilot
+    /// attaches to; anywhere else it is a start-up error naming the key.
+    #[test]
+    fn adopt_tabs_needs_an_attached_browser() {
+        let check = |text: &str| browser::check_adopt_tabs(&Config::parse(text).unwrap().browser);
+        assert!(!Config::parse("").unwrap().browser.adopt_tabs);
+        let e = check("[browser]\nadopt_tabs = true\n").unwrap_err();
+        assert!(
+            e.contains("browser.adopt_tabs") && e.contains("cdp_url") && e.contains("launches"),
+            "{e}"
+        );
+        let e = check("[browser]\nadopt_tabs = true\nsource = \"auto_connect\"\n").unwrap_err();
+        assert!(e.contains("auto_connect"), "{e}");
+        check("[browser]\nadopt_tabs = true\ncdp_url = \"http://127.0.0.1:9222\"\n").unwrap();
+        check("[browser]\nadopt_tabs = true\nendpoints = [\"ws://127.0.0.1:9222/devtools/browser/x\"]\n")
+            .unwrap();
     }
 
     #[test]

@@ -10,6 +10,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
+use cdp::protocol::page;
 use cdp::protocol::target::{self, TargetInfo};
 
 use crate::browser::tenancy::Tenancy;
@@ -41,9 +42,13 @@ pub(crate) struct Context {
     pub(super) downloads_for: AtomicU64,
     /// The egress gate's door this context's connections go through (its
     /// own, or the launched browser's for the default context): what it
-    /// refused goes in the session's next result. Always set: a session
-    /// never runs in a context no door covers.
+    /// refused goes in the session's next result. Set for every context
+    /// but the tabs adopted under `[browser] adopt_tabs` (a browser's
+    /// default context, which no door can cover; the user chose that).
     door: Option<Arc<ProxyPort>>,
+    /// `[browser] adopt_tabs`: this session holds the browser's own tabs
+    /// (let go with the context, for the next session to take).
+    _adopted: Option<crate::browser::adoption::Claim>,
     /// Holds the browser while the context lives: a browser nobody holds
     /// may be closed for idleness (`[serve] browser_idle_restart_s`).
     _tenancy: Tenancy,
@@ -51,7 +56,9 @@ pub(crate) struct Context {
 
 impl Context {
     /// Takes the default context's tabs (`isolated` false, on a browser
-    /// cdpilot launched) or creates a new browser context, and makes sure it has a tab; meanwhile the
+    /// cdpilot launched; or any session's, first come, under `[browser]
+    /// adopt_tabs` on one it attached to) or creates a new browser
+    /// context, and makes sure it has a tab; meanwhile the
     /// browser is told to save the context's downloads into `downloads`
     /// (one round trip fewer on the way of the session's first call).
     pub async fn open(
@@ -62,7 +69,15 @@ impl Context {
         downloads: &std::path::Path,
         budget: &Budget,
     ) -> Result<Context, ActionError> {
+        // The launched browser's default context: its first tab is
+        // cdpilot's, made active below.
+        let ours_first = !isolated && browser.door().is_some();
+        // `[browser] adopt_tabs` on a browser cdpilot attached to: the
+        // first session there takes its own tabs, in the default context,
+        // which no door of the egress gate covers (docs/src/security.md).
+        let adopted = browser.claim_default_tabs();
         let (id, door) = match (isolated, browser.door()) {
+            _ if adopted.is_some() => (None, None),
             (false, Some(door)) => (None, Some(door.clone())),
             // The default context of a browser cdpilot did not launch (a
             // Grid node's, `cdp_url`'s) is behind no door of the gate: the
@@ -87,12 +102,18 @@ impl Context {
             events,
             downloads_for: AtomicU64::new(0),
             door,
+            _adopted: adopted,
             _tenancy: tenancy,
         };
         let first_tab = async {
             context.sync(budget).await?;
-            if context.tabs.lock().unwrap().list().is_empty() {
-                context.open_tab(budget).await?;
+            let active = context.tabs.lock().unwrap().active();
+            match active {
+                None => {
+                    context.open_tab(budget).await?;
+                }
+                Some(tab) if ours_first => context.focus(&tab, budget).await?,
+                Some(_) => {}
             }
             Ok(())
         };
@@ -239,10 +260,34 @@ impl Context {
             ..Default::default()
         });
         let tab = link.targets.tab(&created.target_id, None, budget).await?;
-        let mut tabs = self.tabs.lock().unwrap();
-        let id = self.adopt(&mut tabs, tab.clone());
-        tabs.select(&id);
+        let id = {
+            let mut tabs = self.tabs.lock().unwrap();
+            let id = self.adopt(&mut tabs, tab.clone());
+            tabs.select(&id);
+            id
+        };
+        self.focus(&tab, budget).await?;
         Ok((id, tab))
+    }
+
+    /// Gives `tab` the focus on a headless browser (`Page.bringToFront`):
+    /// the session's active tab has it (`document.hasFocus()`, focus
+    /// events, what a focus-gated shortcut checks), as the front tab of a
+    /// person's window has. A headless window's first tab has none until
+    /// then (`Target.activateTarget` does not give it to the launched
+    /// browser's first tab). Real focus, not
+    /// `Emulation.setFocusEmulationEnabled`, which would also make a tab
+    /// behind another read `visible` and so defeat `tab_tools::front`
+    /// (issue 45). A headed browser's focus is its window system's and the
+    /// person's: left alone (the extension's among them).
+    async fn focus(&self, tab: &Tab, budget: &Budget) -> Result<(), ActionError> {
+        if tab.identity().is_none() {
+            return Ok(());
+        }
+        budget
+            .cdp("giving the tab the focus", &tab.session, page::BringToFront {})
+            .await?;
+        Ok(())
     }
 
     /// Adds a tab to the set and sends its events to the session's stream
@@ -268,7 +313,7 @@ impl Context {
                 },
             )
             .await?;
-        Ok(())
+        self.focus(&tab, budget).await
     }
 
     /// Closes tab `id`. Closing the last tab opens a blank one, so the

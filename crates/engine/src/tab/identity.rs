@@ -10,6 +10,15 @@
 //! cannot be made (an older Chrome without hidden targets) they are
 //! derived from `Browser.getVersion` and the user agent string.
 //!
+//! A headless browser cdpilot launches is given a person's user agent as a
+//! switch (`cdp::agent`), which every realm says, shared and service
+//! workers included; the override then carries the same string with the
+//! browser's hints (so `browser_emulate` can restore both). On a browser
+//! cdpilot did not start, the override reaches pages, frames, popups and
+//! dedicated workers; a shared or service worker's `navigator.userAgent` is
+//! made in the browser process before it can be attached, so it is given
+//! the session's by a script before it runs ([`WORKER_SCRIPT`]).
+//!
 //! A browser whose user agent does not say `HeadlessChrome` (a person's
 //! Chrome, headed) keeps its own: nothing is overridden.
 
@@ -27,6 +36,26 @@ pub struct UserAgent {
     pub metadata: UserAgentMetadata,
 }
 
+/// Run in a shared or service worker before it starts, on a browser
+/// cdpilot did not start (`{UA}` is the session's user agent, as a JSON
+/// string): its `navigator.userAgent` and `appVersion` say what the
+/// page's do. Getters on `WorkerNavigator.prototype`, as Chrome's own are
+/// (not native code: the one trace, as `navigator.webdriver`'s script on
+/// such a browser); the client hints are the browser's own already.
+pub const WORKER_SCRIPT: &str = r#"(() => {
+  const ua = {UA};
+  const own = { get userAgent() { return ua; }, get appVersion() { return ua.replace(/^Mozilla\//, ''); } };
+  for (const name of ['userAgent', 'appVersion']) {
+    const get = Object.getOwnPropertyDescriptor(own, name).get;
+    Object.defineProperty(WorkerNavigator.prototype, name, { get, configurable: true, enumerable: true });
+  }
+})()"#;
+
+/// [`WORKER_SCRIPT`] for `user_agent`.
+pub fn worker_script(user_agent: &str) -> String {
+    WORKER_SCRIPT.replace("{UA}", &serde_json::to_string(user_agent).unwrap_or_default())
+}
+
 /// How long reading the browser's own client hints may take (one hidden
 /// page's load).
 const PROBE_BUDGET: std::time::Duration = std::time::Duration::from_secs(5);
@@ -35,13 +64,29 @@ const PROBE_BUDGET: std::time::Duration = std::time::Duration::from_secs(5);
 const HINTS: &str = "navigator.userAgentData.getHighEntropyValues(['architecture', 'bitness', 'model', 'platformVersion', 'fullVersionList', 'wow64'])";
 
 /// The identity to give every page, `None` when the browser's own is a
-/// person's already.
-pub async fn of(conn: &Connection, version: &Version) -> Option<UserAgent> {
-    if !version.user_agent.contains("HeadlessChrome") {
+/// person's already. `switched`: the user agent the launch gave the
+/// browser as a switch (then the browser's own, kept with its hints).
+pub async fn of(conn: &Connection, version: &Version, switched: Option<&str>) -> Option<UserAgent> {
+    let ours = switched.is_some_and(|ua| ua == version.user_agent);
+    if !version.user_agent.contains("HeadlessChrome") && !ours {
         return None;
+    }
+    if ours {
+        let major = |s: &str| {
+            s.split_once("Chrome/")
+                .map(|(_, v)| v.split('.').next().unwrap_or("").to_owned())
+        };
+        if major(&version.user_agent) != major(&version.product) {
+            tracing::warn!(
+                "the launched browser is {} but was given the user agent {} (its --version said otherwise)",
+                version.product,
+                version.user_agent
+            );
+        }
     }
     let string = version.user_agent.replace("HeadlessChrome", "Chrome");
     let metadata = match read(conn).await {
+        Ok(read) if ours => completed(unheadless(read), version),
         Ok(read) => unheadless(read),
         Err(error) => {
             tracing::debug!("reading the browser's client hints failed ({error}); derived from its version");
@@ -115,6 +160,46 @@ async fn read(conn: &Connection) -> Result<UserAgentMetadata, String> {
         tracing::debug!("closing the client hints page failed: {error}");
     }
     result
+}
+
+/// Chrome answers a browser given `--user-agent` with its high-entropy
+/// values empty (no full version list, architecture or bitness), which a
+/// person's Chrome never does: they are filled in from its brands, its
+/// version (`Browser.getVersion`'s product) and this machine, as that
+/// Chrome would give them.
+fn completed(mut metadata: UserAgentMetadata, version: &Version) -> UserAgentMetadata {
+    let full = version
+        .product
+        .split_once('/')
+        .map(|(_, v)| v.to_owned())
+        .unwrap_or_default();
+    if metadata.full_version_list.is_empty() {
+        metadata.full_version_list = metadata
+            .brands
+            .iter()
+            .map(|b| Brand {
+                brand: b.brand.clone(),
+                version: match full.split('.').next() == Some(b.version.as_str()) {
+                    true => full.clone(),
+                    false => format!("{}.0.0.0", b.version),
+                },
+            })
+            .collect();
+    }
+    let (architecture, bitness) = match std::env::consts::ARCH {
+        "x86_64" => ("x86", "64"),
+        "x86" => ("x86", "32"),
+        "aarch64" => ("arm", "64"),
+        "arm" => ("arm", "32"),
+        _ => ("", ""),
+    };
+    if metadata.architecture.is_empty() {
+        metadata.architecture = architecture.into();
+    }
+    if metadata.bitness.is_empty() {
+        metadata.bitness = bitness.into();
+    }
+    metadata
 }
 
 /// A headless brand, if an older headless Chrome lists one, is the

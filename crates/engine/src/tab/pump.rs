@@ -186,6 +186,11 @@ pub struct TabSetup {
     /// `navigator.webdriver` is made false by a script ([`NO_WEBDRIVER`]):
     /// a browser cdpilot did not start, whose switches are not its own.
     pub webdriver_script: bool,
+    /// A shared or service worker's `navigator.userAgent` is made the
+    /// session's by a script before it runs ([`super::identity::WORKER_SCRIPT`]):
+    /// a browser not given the user agent as a switch (attached, or a
+    /// launch whose version could not be read first).
+    pub worker_agent: bool,
     pub dialogs: DialogRules,
     /// The dialog bridge is on.
     pub bridge: bool,
@@ -292,6 +297,30 @@ impl TabSetup {
             }
             None => Ok(()),
         }
+    }
+
+    /// A paused shared or service worker's user agent and hints: its
+    /// requests' through the override, its own `navigator.userAgent`
+    /// through [`super::identity::WORKER_SCRIPT`] where the browser was not
+    /// given it as a switch.
+    pub async fn worker_agent(&self, session: &Session, deadline: Instant) -> Result<(), cdp::CdpError> {
+        self.agent(session, deadline).await?;
+        let Some(ua) = self.user_agent.as_ref().filter(|_| self.worker_agent) else {
+            return Ok(());
+        };
+        let script = runtime::Evaluate {
+            expression: super::identity::worker_script(&ua.string),
+            context_id: None,
+            return_by_value: true,
+            await_promise: false,
+            user_gesture: false,
+            repl_mode: false,
+        };
+        let evaluated = session.call(script, deadline).await?;
+        if let Some(exception) = evaluated.exception_details {
+            tracing::debug!("giving a worker the user agent failed: {}", exception.message());
+        }
+        Ok(())
     }
 }
 
