@@ -170,7 +170,9 @@ impl Session {
             },
         };
         step.console = self.trace_console(trace.console_until());
-        step.requests = self.trace_requests(|tab, id| trace.has_request(tab, id));
+        let mut requests = self.trace_requests(|tab, id| trace.has_request(tab, id));
+        self.trace_bodies(&mut requests, trace.keeps_bodies()).await;
+        step.requests = requests.into_iter().map(|(record, _)| record).collect();
         if let Some(stopped) = trace.record(step, shot) {
             self.trace().stop(&stopped.reason);
             self.trace_stopped(stopped.dir.display().to_string(), stopped.reason);

@@ -20,6 +20,13 @@ use crate::tab::Tab;
 use crate::trace::{target, RequestRecord, Target};
 use crate::Budget;
 
+/// Where a finished request's response body can be asked for (the CDP
+/// session that reported it, the browser's id for it).
+pub(crate) struct BodySource {
+    session: cdp::Session,
+    cdp_id: String,
+}
+
 /// The width of an audit thumbnail, in pixels.
 const THUMBNAIL_WIDTH: f64 = 240.0;
 /// JPEG quality of thumbnails and a trace's screenshots.
@@ -194,8 +201,12 @@ impl Session {
     }
 
     /// The session's finished requests (every tab's) that `seen` says are
-    /// not in the trace yet, redacted.
-    pub(crate) fn trace_requests(&self, seen: impl Fn(&str, &str) -> bool) -> Vec<RequestRecord> {
+    /// not in the trace yet, redacted, each with where its response's body
+    /// can be asked for (none for a failed request or a redirect's hop).
+    pub(crate) fn trace_requests(
+        &self,
+        seen: impl Fn(&str, &str) -> bool,
+    ) -> Vec<(RequestRecord, Option<BodySource>)> {
         let Some(context) = self.current_context() else {
             return Vec::new();
         };
@@ -212,7 +223,12 @@ impl Session {
                     if !finished || seen(&id, &r.id) {
                         continue;
                     }
-                    records.push(RequestRecord {
+                    let redirect = r.status.is_some_and(|s| (300..400).contains(&s));
+                    let source = (r.failed.is_none() && !redirect).then(|| BodySource {
+                        session: tab.session.connection().session(r.session.clone()),
+                        cdp_id: r.cdp_id.clone(),
+                    });
+                    let record = RequestRecord {
                         tab: id.clone(),
                         id: r.id.clone(),
                         method: r.method.clone(),
@@ -231,11 +247,79 @@ impl Session {
                             .as_ref()
                             .filter(|b| b.len() <= crate::trace::POST_DATA_KEPT)
                             .map(|b| self.secrets.redact(b)),
-                    });
+                        body_dropped: redirect.then(|| "redirect".to_owned()),
+                        ..RequestRecord::default()
+                    };
+                    records.push((record, source));
                 }
             });
         }
         records
+    }
+
+    /// Fills in the responses' bodies of `requests` (at most
+    /// [`crate::trace::RESPONSE_BODY_KEPT`] bytes each, within
+    /// [`crate::trace::BODIES_BUDGET_MS`] for them all), redacted: a text
+    /// body as any page text, a binary one dropped whole when a secret is
+    /// in it. `keep` false (the trace's budget): each says `budget`.
+    pub(crate) async fn trace_bodies(
+        &self,
+        requests: &mut [(RequestRecord, Option<BodySource>)],
+        keep: bool,
+    ) {
+        use crate::trace::RESPONSE_BODY_KEPT;
+        use base64::Engine as _;
+        let budget = Budget::with_timeout(std::time::Duration::from_millis(crate::trace::BODIES_BUDGET_MS));
+        for (record, source) in requests.iter_mut() {
+            let Some(source) = source.take() else { continue };
+            if !keep {
+                record.body_dropped = Some("budget".into());
+                continue;
+            }
+            // Bytes received are at most the decoded size (or compressed).
+            if record.bytes.is_some_and(|b| b as usize > RESPONSE_BODY_KEPT) {
+                record.body_dropped = Some("too_large".into());
+                continue;
+            }
+            let asked = cdp::protocol::network::GetResponseBody {
+                request_id: source.cdp_id,
+            };
+            let body = match budget
+                .cdp("reading a response body for the trace", &source.session, asked)
+                .await
+            {
+                Ok(body) => body,
+                Err(_) => {
+                    record.body_dropped = Some("unavailable".into());
+                    continue;
+                }
+            };
+            if !body.base64_encoded {
+                if body.body.len() > RESPONSE_BODY_KEPT {
+                    record.body_dropped = Some("too_large".into());
+                } else {
+                    record.body = Some(self.secrets.redact(&body.body));
+                }
+                continue;
+            }
+            let Ok(bytes) = base64::engine::general_purpose::STANDARD.decode(&body.body) else {
+                record.body_dropped = Some("unavailable".into());
+                continue;
+            };
+            if bytes.len() > RESPONSE_BODY_KEPT {
+                record.body_dropped = Some("too_large".into());
+                continue;
+            }
+            // A binary body cannot be redacted in place: one holding a
+            // secret (in any spelling redaction knows) is not kept.
+            let lossy = String::from_utf8_lossy(&bytes);
+            if self.secrets.redact(&lossy) != lossy || self.secrets.redact(&body.body) != body.body {
+                record.body_dropped = Some("secret".into());
+                continue;
+            }
+            record.body = Some(body.body);
+            record.body_base64 = true;
+        }
     }
 
     /// Re-finds `target` in tab `tab`'s latest snapshot (default the
