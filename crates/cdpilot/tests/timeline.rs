@@ -6,7 +6,8 @@
 //! selection with the arrow keys and sees the screenshot, snapshot,
 //! console and requests of the selected step; a new call appears without
 //! a reload; nothing of the page became markup. Then `cdpilot trace view
-//! DIR` serves the same trace behind its own token. A screenshot of the
+//! DIR` serves the same trace behind its own token, and the WebSocket
+//! API replays it by name in a fresh session. A screenshot of the
 //! timeline goes to `$CDPILOT_TIMELINE_PNG` (default `/tmp/timeline.png`).
 
 mod support;
@@ -198,4 +199,39 @@ async fn a_live_trace_reads_as_a_timeline_scrubbed_with_the_keys_and_nothing_of_
     assert_eq!(other.status, 401, "another server's token: {other:?}");
     let _ = view.kill();
     let _ = view.wait();
+
+    // The same trace replayed over the WebSocket API, by its name, in a
+    // fresh session: the one replay `cdpilot replay` runs.
+    let name = listed["traces"][0]["name"].as_str().unwrap().to_owned();
+    let mut replayer = serve.ws().await;
+    replayer.open(&serve.token).await;
+    replayer
+        .send(json!({"type": "replay", "id": "r1", "trace": name}))
+        .await;
+    let report = loop {
+        let message = replayer.next().await.expect("the socket stays open");
+        if message["type"] == "response" && message["id"] == "r1" {
+            break message;
+        }
+    };
+    let result = &report["result"];
+    assert_eq!(result["stopped"], Value::Null, "{report:#}");
+    assert_eq!(result["steps"].as_array().map(Vec::len), Some(4), "{report:#}");
+    assert_eq!(
+        result["steps"][2]["refs"]["/ref"]["was"],
+        button.as_str(),
+        "{report:#}"
+    );
+    assert_eq!(result["answers_differ"], json!([]), "{report:#}");
+    // A name that is not on the shelf (a path, say) is refused, nothing run.
+    replayer
+        .send(json!({"type": "replay", "id": "r2", "trace": "../../etc"}))
+        .await;
+    let refused = loop {
+        let message = replayer.next().await.expect("the socket stays open");
+        if message["type"] == "response" && message["id"] == "r2" {
+            break message;
+        }
+    };
+    assert_eq!(refused["error"]["code"], "invalid_argument", "{refused}");
 }

@@ -168,6 +168,9 @@ async fn a_traced_session_reads_back_without_its_secret_and_replays_to_the_same_
     client.call("browser_navigate", json!({"url": site.url()})).await;
     let snap = text_of(&client.call("browser_snapshot", json!({})).await);
     let add = ref_on_line(&snap, "button \"Add\"");
+    // A step that only reads, naming a ref (what --continue-on-change passes over).
+    let shot = client.call("browser_screenshot", json!({"ref": add})).await;
+    assert_eq!(shot["isError"], false, "{shot}");
     for _ in 0..2 {
         let click = client.call("browser_click", json!({"ref": add})).await;
         assert_eq!(click["isError"], false, "{click}");
@@ -210,6 +213,7 @@ async fn a_traced_session_reads_back_without_its_secret_and_replays_to_the_same_
         [
             "browser_navigate",
             "browser_snapshot",
+            "browser_screenshot",
             "browser_click",
             "browser_click",
             "browser_snapshot",
@@ -220,7 +224,7 @@ async fn a_traced_session_reads_back_without_its_secret_and_replays_to_the_same_
         ],
         "{lines:#?}"
     );
-    let click = steps[2];
+    let click = steps[3];
     assert_eq!(click["targets"]["/ref"]["role"], "button", "{click}");
     assert_eq!(click["targets"]["/ref"]["name"], "Add");
     assert_eq!(
@@ -245,7 +249,7 @@ async fn a_traced_session_reads_back_without_its_secret_and_replays_to_the_same_
     let chapter = lines.iter().find(|l| l["kind"] == "chapter").unwrap();
     assert_eq!(
         (chapter["name"].as_str(), chapter["after_step"].as_u64()),
-        (Some("log in"), Some(4))
+        (Some("log in"), Some(5))
     );
     assert_eq!(lines.last().unwrap()["kind"], "end");
     let shot = dir.join(click["shot"].as_str().expect("a click has a screenshot"));
@@ -260,11 +264,11 @@ async fn a_traced_session_reads_back_without_its_secret_and_replays_to_the_same_
         0o600
     );
     // No screenshot of the page the secret was typed on.
-    assert_eq!(steps[5]["shot_dropped"], "secret_on_page", "{}", steps[5]);
+    assert_eq!(steps[6]["shot_dropped"], "secret_on_page", "{}", steps[6]);
     assert!(
-        steps[6]["text"].as_str().unwrap().contains("pw={{secret:PW}}"),
+        steps[7]["text"].as_str().unwrap().contains("pw={{secret:PW}}"),
         "{}",
-        steps[6]
+        steps[7]
     );
 
     // The secret, in any spelling, in no file of the trace.
@@ -304,6 +308,18 @@ async fn a_traced_session_reads_back_without_its_secret_and_replays_to_the_same_
         .collect();
     assert!(documents.len() >= 2, "{har:#}");
     assert_eq!(documents[0]["response"]["status"], 200);
+    // Its body, as the browser kept it: what `browser_network har` answers with.
+    assert!(
+        documents[0]["response"]["content"]["text"]
+            .as_str()
+            .is_some_and(|t| t.contains("Clicked 0 times")),
+        "{:#}",
+        documents[0]
+    );
+    let replayable = engine::policy::har::Har::parse(&har.to_string()).unwrap();
+    assert!(replayable
+        .find("GET", &site.url(), None)
+        .is_some_and(|r| String::from_utf8_lossy(&r.body).contains("<button")));
     assert!(documents[0]["response"]["headers"]
         .as_array()
         .unwrap()
@@ -322,12 +338,17 @@ async fn a_traced_session_reads_back_without_its_secret_and_replays_to_the_same_
         "{report:#}\nrecorded: {steps:#?}"
     );
 
-    // The button renamed: the replay stops at the first click, and says why.
+    // The button renamed: the replay stops at the first step naming it
+    // (a screenshot of it), and says why.
     *site.label.lock().unwrap() = "Plus".into();
     let (code, report) = replay(tmp.path(), &dir, &[]).await;
     assert_eq!(code, 1, "{report:#}");
     let stop = &report["stopped"];
-    assert_eq!(stop["step"], 3, "{report:#}");
+    assert_eq!(
+        (stop["step"].as_u64(), stop["tool"].as_str()),
+        (Some(3), Some("browser_screenshot")),
+        "{report:#}"
+    );
     assert_eq!(stop["reason"], "not_found");
     assert_eq!(stop["detail"]["expected"]["name"], "Add");
     assert!(
@@ -338,6 +359,20 @@ async fn a_traced_session_reads_back_without_its_secret_and_replays_to_the_same_
         report["steps"].as_array().unwrap().len(),
         2,
         "nothing past the changed step ran"
+    );
+    // --continue-on-change passes over the step that only reads, and
+    // stops at the click that acts on the renamed button.
+    let (code, report) = replay(tmp.path(), &dir, &["--continue-on-change"]).await;
+    assert_eq!(code, 1, "{report:#}");
+    assert_eq!(report["changed"], json!([3]), "{report:#}");
+    assert_eq!(report["steps"][2]["outcome"], "changed", "{report:#}");
+    assert_eq!(
+        (
+            report["stopped"]["step"].as_u64(),
+            report["stopped"]["tool"].as_str()
+        ),
+        (Some(4), Some("browser_click")),
+        "{report:#}"
     );
 
     // --until: only the first steps.

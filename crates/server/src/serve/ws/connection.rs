@@ -55,10 +55,10 @@ struct InFlight {
 }
 
 /// A finished request, reported by its task.
-struct Done {
-    id: String,
-    seq: u64,
-    outcome: Result<Value, ErrorBody>,
+pub(super) struct Done {
+    pub(super) id: String,
+    pub(super) seq: u64,
+    pub(super) outcome: Result<Value, ErrorBody>,
 }
 
 /// Serves one connection until the client closes it, breaks the protocol
@@ -160,6 +160,7 @@ impl Connection {
                 Ok(other) => {
                     let id = match other {
                         ClientMessage::Request { id, .. }
+                        | ClientMessage::Replay { id, .. }
                         | ClientMessage::Cancel { id }
                         | ClientMessage::Decide { id, .. } => Some(id),
                         ClientMessage::Hello { .. } => None,
@@ -293,6 +294,21 @@ impl Connection {
                             }
                             let task = Request { id, seq: next_seq, tool, arguments: Value::Object(arguments) };
                             tokio::spawn(task.run(lease.clone(), turn, cancel, done_tx.clone()));
+                        }
+                        Ok(ClientMessage::Replay { id, trace, until, continue_on_change }) => {
+                            if in_flight.contains_key(&id) {
+                                self.send(ServerMessage::Error {
+                                    id: Some(id),
+                                    error: ErrorBody::invalid("a request with this id is still running; ids must be unique per connection"),
+                                });
+                                continue;
+                            }
+                            next_seq += 1;
+                            let cancel = self.stopping.child_token();
+                            in_flight.insert(id.clone(), InFlight { seq: next_seq, cancel: cancel.clone(), canceled: false });
+                            let shelf = crate::serve::dashboard::timeline::Shelf::of_engine(&self.state.engine);
+                            let options = engine::replay::Options { until, continue_on_change };
+                            tokio::spawn(super::replay::run(shelf, lease.clone(), (id, next_seq), trace, options, cancel, done_tx.clone()));
                         }
                         Ok(ClientMessage::Cancel { id }) => {
                             // Unknown or finished ids are ignored (PROTOCOL.md).
