@@ -1,7 +1,7 @@
 //! A session traced (issue 43), through MCP stdio in a real Chromium: the
 //! trace's files read back (lines, screenshots, modes), a typed secret
 //! searched in every file (raw, URL-encoded, base64), its HAR's required
-//! fields; then `cdpilot replay` runs it again to the same end, stops at
+//! fields, and Chrome DevTools' own HAR import reads it; then `cdpilot replay` runs it again to the same end, stops at
 //! the step whose button was renamed, refuses an edited trace's denied URL
 //! (the denied server sees nothing) and an unknown tool, and names the
 //! file and line of a trace it cannot read.
@@ -116,6 +116,80 @@ async fn replay(tmp: &Path, dir: &Path, more: &[&str]) -> (i32, Value) {
     let report = serde_json::from_str(stdout.trim())
         .unwrap_or_else(|_| json!({"unparsed": stdout, "stderr": String::from_utf8_lossy(&output.stderr)}));
     (output.status.code().unwrap_or(-1), report)
+}
+
+/// `har` through Chrome DevTools' own HAR import (what the Network
+/// panel's import runs: `HARRoot`, then `Importer.requestsFromHARLog`), in
+/// the DevTools frontend this Chromium bundles: each request as DevTools
+/// made it (`{url, status, type, body}`).
+async fn devtools_import(har: &Value) -> Vec<Value> {
+    use futures_util::{SinkExt, StreamExt};
+    use tokio_tungstenite::tungstenite::Message;
+    let options = testkit::chromium::launch_options(cdp::launch::Debugging::Port);
+    let chromium = cdp::launch::launch(&options, std::time::Duration::from_secs(30))
+        .await
+        .expect("launch");
+    let (mut socket, _) = tokio_tungstenite::connect_async(chromium.ws_url()).await.unwrap();
+    let send = |id: u64, method: &str, params: Value, session: Option<&str>| {
+        let mut message = json!({"id": id, "method": method, "params": params});
+        if let Some(session) = session {
+            message["sessionId"] = session.into();
+        }
+        Message::text(message.to_string())
+    };
+    let create = json!({"url": "devtools://devtools/bundled/devtools_app.html"});
+    socket
+        .send(send(1, "Target.createTarget", create, None))
+        .await
+        .unwrap();
+    let expression = format!(
+        "(async () => {{ const HAR = await import('./models/har/har.js');            const root = new HAR.HARFormat.HARRoot({har});            const out = [];            for (const r of HAR.Importer.Importer.requestsFromHARLog(root.log)) {{              const c = await r.requestContentData();              out.push({{url: r.url(), status: r.statusCode, type: r.resourceType().name(),                         body: c.isTextContent ? c.text : null}}); }}            return out; }})()"
+    );
+    let read = async {
+        let mut session = String::new();
+        while let Some(Ok(message)) = socket.next().await {
+            let Message::Text(text) = message else { continue };
+            let said: Value = serde_json::from_str(text.as_str()).unwrap();
+            if said["id"] == 1 {
+                let attach = json!({"targetId": said["result"]["targetId"], "flatten": true});
+                socket
+                    .send(send(2, "Target.attachToTarget", attach, None))
+                    .await
+                    .unwrap();
+            }
+            if said["id"] == 2 {
+                session = said["result"]["sessionId"].as_str().unwrap().to_owned();
+                socket
+                    .send(send(3, "Runtime.enable", json!({}), Some(&session)))
+                    .await
+                    .unwrap();
+            }
+            // The frontend's own page (not the blank one before it) is up.
+            if said["method"] == "Runtime.executionContextCreated"
+                && said["params"]["context"]["origin"] == "devtools://devtools"
+                && said["params"]["context"]["auxData"]["isDefault"] == true
+            {
+                let evaluate = json!({"expression": expression, "contextId": said["params"]["context"]["id"],
+                    "awaitPromise": true, "returnByValue": true});
+                socket
+                    .send(send(4, "Runtime.evaluate", evaluate, Some(&session)))
+                    .await
+                    .unwrap();
+            }
+            if said["id"] == 4 {
+                return said;
+            }
+        }
+        panic!("the DevTools page's socket closed");
+    };
+    let said = tokio::time::timeout(std::time::Duration::from_secs(30), read)
+        .await
+        .expect("DevTools' HAR import answers");
+    chromium.shutdown(std::time::Duration::from_secs(5)).await;
+    said["result"]["result"]["value"]
+        .as_array()
+        .unwrap_or_else(|| panic!("DevTools' HAR import refused it: {said:#}"))
+        .clone()
 }
 
 fn files_under(dir: &Path) -> Vec<PathBuf> {
@@ -325,6 +399,22 @@ async fn a_traced_session_reads_back_without_its_secret_and_replays_to_the_same_
         .unwrap()
         .iter()
         .any(|h| h["name"].as_str().unwrap().eq_ignore_ascii_case("content-type")));
+    // Chrome DevTools' own HAR import reads it: the bodies, statuses and
+    // types the Network panel would show.
+    let imported = devtools_import(&har).await;
+    let page = imported
+        .iter()
+        .find(|r| r["url"] == site.url())
+        .unwrap_or_else(|| panic!("{imported:#?}"));
+    assert_eq!(
+        (page["status"].as_i64(), page["type"].as_str()),
+        (Some(200), Some("document")),
+        "{page}"
+    );
+    assert!(
+        page["body"].as_str().unwrap().contains("Clicked 0 times"),
+        "{page}"
+    );
     client.close_stdin();
 
     // Replayed without the model: the same steps, the same answers.
