@@ -556,9 +556,14 @@ async fn the_trace_flag_traces_every_session_and_export_prints_cdpilot_commands(
     let (mut client, _chrome_tmp) = spawn_cdpilot_with(&["--trace", base.to_str().unwrap()]);
     client.initialize().await;
     client
-        .call("browser_navigate", json!({"url": site.url("/counter.html")}))
+        .call("browser_navigate", json!({"url": site.url("/dialogs.html")}))
         .await;
-    client.call("browser_snapshot", json!({})).await;
+    let snap = text_of(&client.call("browser_snapshot", json!({})).await);
+    // A dialog opened by a call, and answered by the next: each step says so.
+    let chain = ref_on_line(&snap, "button \"Chain\"");
+    client.call("browser_click", json!({"ref": chain})).await;
+    let answered = client.call("browser_dialog", json!({"action": "accept"})).await;
+    assert_eq!(answered["isError"], false, "{answered}");
     client.close_stdin();
     let dir = support::eventually(std::time::Duration::from_secs(20), || {
         let base = base.clone();
@@ -578,15 +583,39 @@ async fn the_trace_flag_traces_every_session_and_export_prints_cdpilot_commands(
     );
     let dir = std::fs::read_dir(&base).unwrap().next().unwrap().unwrap().path();
     let steps: Vec<Value> = lines(&dir).into_iter().filter(|l| l["kind"] == "step").collect();
-    assert_eq!(steps.len(), 2);
+    assert_eq!(steps.len(), 4, "{steps:#?}");
     assert!(steps[0]["shot"].as_str().is_some(), "{}", steps[0]);
+    let events = |step: &Value| -> Vec<String> {
+        step["events"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|e| {
+                format!(
+                    "{} {}",
+                    e["event"].as_str().unwrap(),
+                    e["message"].as_str().unwrap_or("")
+                )
+            })
+            .collect()
+    };
+    assert!(
+        events(&steps[2]).contains(&"dialog_opened first".to_owned()),
+        "{:#}",
+        steps[2]
+    );
+    assert!(
+        events(&steps[3]).contains(&"dialog_closed first".to_owned()),
+        "{:#}",
+        steps[3]
+    );
     let output = std::process::Command::new(env!("CARGO_BIN_EXE_cdpilot"))
         .args(["trace", "export", dir.to_str().unwrap(), "--cli"])
         .output()
         .unwrap();
     let script = String::from_utf8_lossy(&output.stdout);
     assert!(
-        script.contains(&format!("\ncdpilot open {}\n", site.url("/counter.html"))),
+        script.contains(&format!("\ncdpilot open {}\n", site.url("/dialogs.html"))),
         "{script}"
     );
     assert!(script.contains("\ncdpilot snapshot\n"), "{script}");

@@ -100,6 +100,13 @@ pub struct Step {
     /// Requests that finished since the step before.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub requests: Vec<RequestRecord>,
+    /// What happened to the session during the call, as its events say
+    /// (redacted as every event): dialogs opened and answered
+    /// (`dialog_opened`, `dialog_closed`), hand-offs to a person and their
+    /// end (`handoff`, `handoff_ended`), URLs refused (`permission_denied`,
+    /// an ask denied among them). Each `{event, …its data}`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub events: Vec<Value>,
 }
 
 /// A failed step's error, as the agent read it.

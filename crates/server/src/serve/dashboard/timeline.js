@@ -145,7 +145,12 @@ function renderDetail() {
   add("URL after", step.url_after !== step.url_before ? step.url_after : "");
   if (step.error) add("error", `${step.error.code}: ${step.error.message} (next: ${step.error.next_step})`);
   if (step.text !== undefined && step.tool !== "browser_snapshot") add("answer", step.text.length > 2000 ? step.text.slice(0, 2000) + "…" : step.text);
-  for (const key of ["dialogs", "asks", "handoffs"]) if (step[key] && step[key].length) add(key, JSON.stringify(step[key]));
+  // Dialogs opened and answered, hand-offs, refusals during the call.
+  for (const e of step.events || []) {
+    const what = e.message !== undefined ? `${e.type || ""} "${e.message}"` : (e.url || e.reason || e.by || "");
+    add(e.event.replace(/_/g, " "), `${what}${e.tab ? ` (tab ${e.tab})` : ""}`);
+  }
+  if (step.verdicts && step.verdicts.length) add("URL rules", JSON.stringify(step.verdicts));
   if (step.shot_dropped) add("screenshot", `not kept (${step.shot_dropped})`);
 
   showShot(latest(selected, (s) => s.shot));
