@@ -55,10 +55,10 @@ struct InFlight {
 }
 
 /// A finished request, reported by its task.
-pub(super) struct Done {
-    pub(super) id: String,
-    pub(super) seq: u64,
-    pub(super) outcome: Result<Value, ErrorBody>,
+struct Done {
+    id: String,
+    seq: u64,
+    outcome: Result<Value, ErrorBody>,
 }
 
 /// Serves one connection until the client closes it, breaks the protocol
@@ -308,7 +308,11 @@ impl Connection {
                             in_flight.insert(id.clone(), InFlight { seq: next_seq, cancel: cancel.clone(), canceled: false });
                             let shelf = crate::serve::dashboard::timeline::Shelf::of_engine(&self.state.engine);
                             let options = engine::replay::Options { until, continue_on_change };
-                            tokio::spawn(super::replay::run(shelf, lease.clone(), (id, next_seq), trace, options, cancel, done_tx.clone()));
+                            let (lease, done, seq) = (lease.clone(), done_tx.clone(), next_seq);
+                            tokio::spawn(async move {
+                                let outcome = super::replay::run(shelf, lease, trace, options, cancel).await;
+                                let _ = done.send(Done { id, seq, outcome }).await;
+                            });
                         }
                         Ok(ClientMessage::Cancel { id }) => {
                             // Unknown or finished ids are ignored (PROTOCOL.md).

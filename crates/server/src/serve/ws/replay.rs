@@ -12,10 +12,9 @@ use std::sync::Arc;
 
 use engine::replay::{replay, Caller, Options};
 use engine::{ActionError, ActionOutput, Session, ToolCall};
-use tokio::sync::mpsc;
+use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::connection::Done;
 use super::messages::ErrorBody;
 use crate::serve::dashboard::timeline::Shelf;
 use crate::serve::sessions::Lease;
@@ -43,35 +42,30 @@ impl Caller for LeaseCaller {
     }
 }
 
-/// Replays trace `name` of `shelf` in `lease`'s session; reports to `done`.
+/// Replays trace `name` of `shelf` in `lease`'s session: the report, or
+/// why there is none.
 pub(super) async fn run(
     shelf: Shelf,
     lease: Arc<Lease>,
-    (id, seq): (String, u64),
     name: String,
     options: Options,
     cancel: CancellationToken,
-    done: mpsc::Sender<Done>,
-) {
-    let outcome = async {
-        let shelved = shelf.find(&name).ok_or_else(|| {
+) -> Result<Value, ErrorBody> {
+    let shelved = shelf.find(&name).ok_or_else(|| {
             ErrorBody::invalid(format!(
                 "no trace {name:?} on this server (name one of GET /v1/timeline/traces, as the timeline lists them)"
             ))
         })?;
-        let dir = shelved.dir.clone();
-        let read = tokio::task::spawn_blocking(move || engine::trace::read::read(&dir))
-            .await
-            .map_err(|_| ErrorBody::invalid("reading the trace failed"))?
-            .map_err(|e| {
-                // Named by its file's name and line, not the server's path.
-                let line = e.line.map(|l| format!(" line {l}")).unwrap_or_default();
-                ErrorBody::invalid(format!("trace {name:?}: trace.jsonl{line}: {}", e.message))
-            })?;
-        let caller = LeaseCaller { lease, cancel };
-        let report = replay(&caller, &shelved.name, &read, &options).await;
-        Ok(report.json)
-    }
-    .await;
-    let _ = done.send(Done { id, seq, outcome }).await;
+    let dir = shelved.dir.clone();
+    let read = tokio::task::spawn_blocking(move || engine::trace::read::read(&dir))
+        .await
+        .map_err(|_| ErrorBody::invalid("reading the trace failed"))?
+        .map_err(|e| {
+            // Named by its file's name and line, not the server's path.
+            let line = e.line.map(|l| format!(" line {l}")).unwrap_or_default();
+            ErrorBody::invalid(format!("trace {name:?}: trace.jsonl{line}: {}", e.message))
+        })?;
+    let caller = LeaseCaller { lease, cancel };
+    let report = replay(&caller, &shelved.name, &read, &options).await;
+    Ok(report.json)
 }
