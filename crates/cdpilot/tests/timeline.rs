@@ -63,6 +63,26 @@ async fn a_live_trace_reads_as_a_timeline_scrubbed_with_the_keys_and_nothing_of_
     let button = support::ref_on_line(snapshot["text"].as_str().unwrap(), "button \"<b");
     ws_ok(&mut agent, "3", "browser_click", json!({"ref": button})).await;
 
+    // The dashboard's state names the live session's trace (its row links it).
+    let bearer = format!("Bearer {}", serve.token);
+    let state = testkit::http_mcp::http(
+        &serve.authority,
+        "GET",
+        "/v1/dashboard/state",
+        &[("Authorization", &bearer)],
+        "",
+    )
+    .await;
+    let state: Value = serde_json::from_str(&state.body).unwrap();
+    let named = state["sessions"][0]["trace"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(
+        named.ends_with(&state["sessions"][0]["id"].as_str().unwrap().replace('/', "_")),
+        "{state}"
+    );
+
     // The person opens the timeline of the live session.
     let viewer = PersonsBrowser::new("timeline", |_| {});
     viewer
@@ -203,6 +223,7 @@ async fn a_live_trace_reads_as_a_timeline_scrubbed_with_the_keys_and_nothing_of_
     // The same trace replayed over the WebSocket API, by its name, in a
     // fresh session: the one replay `cdpilot replay` runs.
     let name = listed["traces"][0]["name"].as_str().unwrap().to_owned();
+    assert_eq!(name, named);
     let mut replayer = serve.ws().await;
     replayer.open(&serve.token).await;
     replayer
