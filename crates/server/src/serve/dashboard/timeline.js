@@ -248,6 +248,8 @@ $("#trace").addEventListener("change", (e) => {
   $("#trace").value = first;
   await load(first, false);
   $("#steps").focus();
-  setInterval(() => { if (trace && trace.live) load(current, true); }, 1500);
-  setInterval(() => refreshList().catch(() => {}), 5000);
+  // Only while someone looks: a hidden tab asks the server nothing.
+  const shown = () => document.visibilityState === "visible";
+  setInterval(() => { if (shown() && trace && trace.live) load(current, true); }, 1500);
+  setInterval(() => { if (shown()) refreshList().catch(() => {}); }, 5000);
 })();

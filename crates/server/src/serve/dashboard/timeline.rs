@@ -20,9 +20,11 @@
 //! trace's name is one the shelf listed, and a screenshot is read from the
 //! path the step's number makes, never from a path the trace names.
 
+use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::path::{Path as FsPath, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
+use std::time::SystemTime;
 
 use axum::extract::{Path, State};
 use axum::http::{header, StatusCode};
@@ -48,6 +50,11 @@ pub struct Shelf {
     /// Applied to every trace served (serve's secrets in force now; a
     /// trace was redacted as it was written, this is a second pass).
     redact: Box<dyn Fn(Value) -> Value + Send + Sync>,
+    /// Each listed trace's line in the list, by directory, with the size
+    /// and time of its `trace.jsonl` it was read at: the list is asked
+    /// every few seconds, and a trace is read again only once it changed.
+    /// Bounded by the shelf's traces (entries of traces gone are dropped).
+    summaries: Mutex<HashMap<PathBuf, (u64, SystemTime, Value)>>,
 }
 
 /// One trace on the shelf.
@@ -64,6 +71,7 @@ impl Shelf {
         Shelf {
             roots,
             redact: Box::new(redact),
+            summaries: Mutex::default(),
         }
     }
 
@@ -120,6 +128,34 @@ impl Shelf {
             return None;
         }
         self.list().into_iter().find(|s| s.name == name)
+    }
+
+    /// The list's lines, each trace read again only if its file changed
+    /// (the lock is not held while reading).
+    fn summaries(&self) -> Vec<Value> {
+        let listed = self.list();
+        let mut kept = self.summaries.lock().unwrap().clone();
+        kept.retain(|dir, _| listed.iter().any(|s| &s.dir == dir));
+        let mut lines = Vec::with_capacity(listed.len());
+        for shelved in &listed {
+            let stamp = std::fs::metadata(shelved.dir.join("trace.jsonl"))
+                .ok()
+                .map(|m| (m.len(), m.modified().unwrap_or(SystemTime::UNIX_EPOCH)));
+            let cached = kept
+                .get(&shelved.dir)
+                .filter(|(len, at, _)| stamp == Some((*len, *at)))
+                .map(|(_, _, line)| line.clone());
+            let line = cached.unwrap_or_else(|| {
+                let line = summary(shelved);
+                if let Some((len, at)) = stamp {
+                    kept.insert(shelved.dir.clone(), (len, at, line.clone()));
+                }
+                line
+            });
+            lines.push(line);
+        }
+        *self.summaries.lock().unwrap() = kept;
+        lines
     }
 }
 
@@ -187,11 +223,9 @@ fn no_such_trace(name: &str) -> Response {
 
 /// `GET /v1/timeline/traces`.
 async fn traces(State(shelf): State<Arc<Shelf>>) -> Response {
-    let listed = tokio::task::spawn_blocking(move || {
-        shelf.list().into_iter().map(|s| summary(&s)).collect::<Vec<_>>()
-    })
-    .await
-    .unwrap_or_default();
+    let listed = tokio::task::spawn_blocking(move || shelf.summaries())
+        .await
+        .unwrap_or_default();
     json_response(StatusCode::OK, json!({"traces": listed}))
 }
 
@@ -344,8 +378,24 @@ mod tests {
         assert!(shelf.find("..").is_none());
         assert!(shelf.find("../x/far").is_none());
         assert!(shelf.find("linked").is_none());
-        let one = Shelf::new(vec![single], |v| v);
+        let one = Shelf::new(vec![single.clone()], |v| v);
         assert_eq!(one.list().len(), 1);
+        // The list reads a trace again once it grew (a live session's).
+        let header = r#"{"kind":"header","format":"cdpilot-trace","version":1,"session":"s","started":"x","cdpilot":"0","max_bytes":1}"#;
+        let step = |n: u64| {
+            format!(
+                r#"{{"kind":"step","step":{n},"at":"x","ms":1,"tool":"browser_snapshot","arguments":{{}},"outcome":"ok"}}"#
+            )
+        };
+        std::fs::write(single.join("trace.jsonl"), format!("{header}\n{}\n", step(1))).unwrap();
+        assert_eq!(one.summaries()[0]["steps"], 1);
+        assert_eq!(one.summaries()[0]["live"], true);
+        let mut file = std::fs::OpenOptions::new()
+            .append(true)
+            .open(single.join("trace.jsonl"))
+            .unwrap();
+        std::io::Write::write_all(&mut file, format!("{}\n", step(2)).as_bytes()).unwrap();
+        assert_eq!(one.summaries()[0]["steps"], 2);
         let _ = std::fs::remove_dir_all(&base);
     }
 }
