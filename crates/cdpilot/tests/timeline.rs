@@ -244,6 +244,24 @@ async fn a_live_trace_reads_as_a_timeline_scrubbed_with_the_keys_and_nothing_of_
         "{report:#}"
     );
     assert_eq!(result["answers_differ"], json!([]), "{report:#}");
+    // The replay is itself traced: serve's shelf has its trace too.
+    let shelf = testkit::http_mcp::http(
+        &serve.authority,
+        "GET",
+        "/v1/timeline/traces",
+        &[("Authorization", &serve_token)],
+        "",
+    )
+    .await;
+    let shelf: Value = serde_json::from_str(&shelf.body).unwrap();
+    let traced: Vec<u64> = shelf["traces"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["steps"].as_u64().unwrap())
+        .collect();
+    assert_eq!(traced.len(), 2, "{shelf}");
+    assert!(traced.iter().all(|steps| *steps == 4), "{shelf}");
     // A name that is not on the shelf (a path, say) is refused, nothing run.
     replayer
         .send(json!({"type": "replay", "id": "r2", "trace": "../../etc"}))

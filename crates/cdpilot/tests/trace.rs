@@ -46,7 +46,19 @@ impl PageServer {
                     }
                     let head = String::from_utf8_lossy(&buffer[..read]).to_string();
                     let (status, body) = if head.starts_with("GET /page") {
-                        ("200 OK", page(&label.lock().unwrap()))
+                        // The query echoed in the body (HTML-escaped): a
+                        // submitted secret comes back in a response body.
+                        let query = head
+                            .lines()
+                            .next()
+                            .and_then(|l| l.split(' ').nth(1))
+                            .and_then(|p| p.split_once('?'))
+                            .map(|(_, q)| q.replace('&', "&amp;").replace('<', "&lt;"))
+                            .unwrap_or_default();
+                        (
+                            "200 OK",
+                            page(&label.lock().unwrap()) + &format!("<!-- {query} -->"),
+                        )
                     } else {
                         ("404 Not Found", String::new())
                     };
