@@ -90,7 +90,7 @@ fn view(dir: PathBuf, listen: &str) -> ExitCode {
         dir,
         listen,
         stop,
-        |link| super::out(link),
+        super::out,
     ));
     match served {
         Ok(()) => ExitCode::SUCCESS,
