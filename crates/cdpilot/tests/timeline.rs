@@ -5,7 +5,8 @@
 //! the steps back (tool, the target's role and name, outcome), moves the
 //! selection with the arrow keys and sees the screenshot, snapshot,
 //! console and requests of the selected step; a new call appears without
-//! a reload; nothing of the page became markup. Then `cdpilot trace view
+//! a reload; nothing of the page became markup; when the session ends the
+//! open timeline says so and the trace stays listed. Then `cdpilot trace view
 //! DIR` serves the same trace behind its own token, and the WebSocket
 //! API replays it by name in a fresh session. A screenshot of the
 //! timeline goes to `$CDPILOT_TIMELINE_PNG` (default `/tmp/timeline.png`).
@@ -175,6 +176,11 @@ async fn a_live_trace_reads_as_a_timeline_scrubbed_with_the_keys_and_nothing_of_
     assert!(bytes.starts_with(b"\x89PNG"));
     let _ = std::fs::write(&path, bytes);
 
+    // The session ends (its client goes): the open timeline says the trace
+    // ended, and it stays on the shelf, finished.
+    drop(agent);
+    viewer.wait_text("ended (session_ended)").await;
+
     // `cdpilot trace view` serves the same trace behind a token of its own.
     let mut view = std::process::Command::new(env!("CARGO_BIN_EXE_cdpilot"))
         .args(["trace", "view"])
@@ -207,6 +213,11 @@ async fn a_live_trace_reads_as_a_timeline_scrubbed_with_the_keys_and_nothing_of_
     assert_eq!(listed.status, 200, "{listed:?}");
     let listed: Value = serde_json::from_str(&listed.body).unwrap();
     assert_eq!(listed["traces"][0]["steps"], 4, "{listed}");
+    assert_eq!(
+        (&listed["traces"][0]["live"], &listed["traces"][0]["end"]),
+        (&json!(false), &json!("session_ended")),
+        "{listed}"
+    );
     let serve_token = format!("Bearer {}", serve.token);
     let other = testkit::http_mcp::http(
         authority,
