@@ -268,58 +268,73 @@ impl Session {
         keep: bool,
     ) {
         use crate::trace::RESPONSE_BODY_KEPT;
-        use base64::Engine as _;
         let budget = Budget::with_timeout(std::time::Duration::from_millis(crate::trace::BODIES_BUDGET_MS));
-        for (record, source) in requests.iter_mut() {
+        let mut asked = Vec::new();
+        for (at, (record, source)) in requests.iter_mut().enumerate() {
             let Some(source) = source.take() else { continue };
             if !keep {
                 record.body_dropped = Some("budget".into());
-                continue;
-            }
-            // Bytes received are at most the decoded size (or compressed).
-            if record.bytes.is_some_and(|b| b as usize > RESPONSE_BODY_KEPT) {
+            } else if record.bytes.is_some_and(|b| b as usize > RESPONSE_BODY_KEPT) {
+                // Bytes received are at most the decoded size (or compressed).
                 record.body_dropped = Some("too_large".into());
-                continue;
+            } else {
+                asked.push((at, source));
             }
-            let asked = cdp::protocol::network::GetResponseBody {
-                request_id: source.cdp_id,
-            };
-            let body = match budget
-                .cdp("reading a response body for the trace", &source.session, asked)
-                .await
-            {
-                Ok(body) => body,
-                Err(_) => {
-                    record.body_dropped = Some("unavailable".into());
-                    continue;
-                }
-            };
-            if !body.base64_encoded {
-                if body.body.len() > RESPONSE_BODY_KEPT {
-                    record.body_dropped = Some("too_large".into());
-                } else {
-                    record.body = Some(self.secrets.redact(&body.body));
-                }
-                continue;
-            }
-            let Ok(bytes) = base64::engine::general_purpose::STANDARD.decode(&body.body) else {
-                record.body_dropped = Some("unavailable".into());
-                continue;
-            };
-            if bytes.len() > RESPONSE_BODY_KEPT {
-                record.body_dropped = Some("too_large".into());
-                continue;
-            }
-            // A binary body cannot be redacted in place: one holding a
-            // secret (in any spelling redaction knows) is not kept.
-            let lossy = String::from_utf8_lossy(&bytes);
-            if self.secrets.redact(&lossy) != lossy || self.secrets.redact(&body.body) != body.body {
-                record.body_dropped = Some("secret".into());
-                continue;
-            }
-            record.body = Some(body.body);
-            record.body_base64 = true;
         }
+        // All of a step's bodies at once: each is one round trip the
+        // browser answers from memory.
+        let bodies = futures_util::future::join_all(asked.into_iter().map(|(at, source)| {
+            let budget = &budget;
+            async move {
+                let asked = cdp::protocol::network::GetResponseBody {
+                    request_id: source.cdp_id,
+                };
+                let body = budget
+                    .cdp("reading a response body for the trace", &source.session, asked)
+                    .await;
+                (at, body)
+            }
+        }))
+        .await;
+        for (at, body) in bodies {
+            let record = &mut requests[at].0;
+            match body {
+                Ok(body) => self.keep_body(record, body),
+                Err(_) => record.body_dropped = Some("unavailable".into()),
+            }
+        }
+    }
+
+    /// `body` into `record` if it is within the limit and holds no secret
+    /// it cannot be redacted of.
+    fn keep_body(&self, record: &mut RequestRecord, body: cdp::protocol::network::ResponseBody) {
+        use crate::trace::RESPONSE_BODY_KEPT;
+        use base64::Engine as _;
+        if !body.base64_encoded {
+            if body.body.len() > RESPONSE_BODY_KEPT {
+                record.body_dropped = Some("too_large".into());
+            } else {
+                record.body = Some(self.secrets.redact(&body.body));
+            }
+            return;
+        }
+        let Ok(bytes) = base64::engine::general_purpose::STANDARD.decode(&body.body) else {
+            record.body_dropped = Some("unavailable".into());
+            return;
+        };
+        if bytes.len() > RESPONSE_BODY_KEPT {
+            record.body_dropped = Some("too_large".into());
+            return;
+        }
+        // A binary body cannot be redacted in place: one holding a secret
+        // (in any spelling redaction knows) is not kept.
+        let lossy = String::from_utf8_lossy(&bytes);
+        if self.secrets.redact(&lossy) != lossy || self.secrets.redact(&body.body) != body.body {
+            record.body_dropped = Some("secret".into());
+            return;
+        }
+        record.body = Some(body.body);
+        record.body_base64 = true;
     }
 
     /// Re-finds `target` in tab `tab`'s latest snapshot (default the
