@@ -1,7 +1,7 @@
 //! A session traced (issue 43), through MCP stdio in a real Chromium: the
 //! trace's files read back (lines, screenshots, modes), a typed secret
 //! searched in every file (raw, URL-encoded, base64), its HAR's required
-//! fields; then `cdpilot replay` runs it again to the same end, stops at
+//! fields, and Chrome DevTools' own HAR import reads it; then `cdpilot replay` runs it again to the same end, stops at
 //! the step whose button was renamed, refuses an edited trace's denied URL
 //! (the denied server sees nothing) and an unknown tool, and names the
 //! file and line of a trace it cannot read.
@@ -46,7 +46,19 @@ impl PageServer {
                     }
                     let head = String::from_utf8_lossy(&buffer[..read]).to_string();
                     let (status, body) = if head.starts_with("GET /page") {
-                        ("200 OK", page(&label.lock().unwrap()))
+                        // The query echoed in the body (HTML-escaped): a
+                        // submitted secret comes back in a response body.
+                        let query = head
+                            .lines()
+                            .next()
+                            .and_then(|l| l.split(' ').nth(1))
+                            .and_then(|p| p.split_once('?'))
+                            .map(|(_, q)| q.replace('&', "&amp;").replace('<', "&lt;"))
+                            .unwrap_or_default();
+                        (
+                            "200 OK",
+                            page(&label.lock().unwrap()) + &format!("<!-- {query} -->"),
+                        )
                     } else {
                         ("404 Not Found", String::new())
                     };
@@ -118,6 +130,80 @@ async fn replay(tmp: &Path, dir: &Path, more: &[&str]) -> (i32, Value) {
     (output.status.code().unwrap_or(-1), report)
 }
 
+/// `har` through Chrome DevTools' own HAR import (what the Network
+/// panel's import runs: `HARRoot`, then `Importer.requestsFromHARLog`), in
+/// the DevTools frontend this Chromium bundles: each request as DevTools
+/// made it (`{url, status, type, body}`).
+async fn devtools_import(har: &Value) -> Vec<Value> {
+    use futures_util::{SinkExt, StreamExt};
+    use tokio_tungstenite::tungstenite::Message;
+    let options = testkit::chromium::launch_options(cdp::launch::Debugging::Port);
+    let chromium = cdp::launch::launch(&options, std::time::Duration::from_secs(30))
+        .await
+        .expect("launch");
+    let (mut socket, _) = tokio_tungstenite::connect_async(chromium.ws_url()).await.unwrap();
+    let send = |id: u64, method: &str, params: Value, session: Option<&str>| {
+        let mut message = json!({"id": id, "method": method, "params": params});
+        if let Some(session) = session {
+            message["sessionId"] = session.into();
+        }
+        Message::text(message.to_string())
+    };
+    let create = json!({"url": "devtools://devtools/bundled/devtools_app.html"});
+    socket
+        .send(send(1, "Target.createTarget", create, None))
+        .await
+        .unwrap();
+    let expression = format!(
+        "(async () => {{ const HAR = await import('./models/har/har.js');            const root = new HAR.HARFormat.HARRoot({har});            const out = [];            for (const r of HAR.Importer.Importer.requestsFromHARLog(root.log)) {{              const c = await r.requestContentData();              out.push({{url: r.url(), status: r.statusCode, type: r.resourceType().name(),                         body: c.isTextContent ? c.text : null}}); }}            return out; }})()"
+    );
+    let read = async {
+        let mut session = String::new();
+        while let Some(Ok(message)) = socket.next().await {
+            let Message::Text(text) = message else { continue };
+            let said: Value = serde_json::from_str(text.as_str()).unwrap();
+            if said["id"] == 1 {
+                let attach = json!({"targetId": said["result"]["targetId"], "flatten": true});
+                socket
+                    .send(send(2, "Target.attachToTarget", attach, None))
+                    .await
+                    .unwrap();
+            }
+            if said["id"] == 2 {
+                session = said["result"]["sessionId"].as_str().unwrap().to_owned();
+                socket
+                    .send(send(3, "Runtime.enable", json!({}), Some(&session)))
+                    .await
+                    .unwrap();
+            }
+            // The frontend's own page (not the blank one before it) is up.
+            if said["method"] == "Runtime.executionContextCreated"
+                && said["params"]["context"]["origin"] == "devtools://devtools"
+                && said["params"]["context"]["auxData"]["isDefault"] == true
+            {
+                let evaluate = json!({"expression": expression, "contextId": said["params"]["context"]["id"],
+                    "awaitPromise": true, "returnByValue": true});
+                socket
+                    .send(send(4, "Runtime.evaluate", evaluate, Some(&session)))
+                    .await
+                    .unwrap();
+            }
+            if said["id"] == 4 {
+                return said;
+            }
+        }
+        panic!("the DevTools page's socket closed");
+    };
+    let said = tokio::time::timeout(std::time::Duration::from_secs(30), read)
+        .await
+        .expect("DevTools' HAR import answers");
+    chromium.shutdown(std::time::Duration::from_secs(5)).await;
+    said["result"]["result"]["value"]
+        .as_array()
+        .unwrap_or_else(|| panic!("DevTools' HAR import refused it: {said:#}"))
+        .clone()
+}
+
 fn files_under(dir: &Path) -> Vec<PathBuf> {
     let mut files = Vec::new();
     for entry in std::fs::read_dir(dir).unwrap() {
@@ -168,6 +254,9 @@ async fn a_traced_session_reads_back_without_its_secret_and_replays_to_the_same_
     client.call("browser_navigate", json!({"url": site.url()})).await;
     let snap = text_of(&client.call("browser_snapshot", json!({})).await);
     let add = ref_on_line(&snap, "button \"Add\"");
+    // A step that only reads, naming a ref (what --continue-on-change passes over).
+    let shot = client.call("browser_screenshot", json!({"ref": add})).await;
+    assert_eq!(shot["isError"], false, "{shot}");
     for _ in 0..2 {
         let click = client.call("browser_click", json!({"ref": add})).await;
         assert_eq!(click["isError"], false, "{click}");
@@ -210,6 +299,7 @@ async fn a_traced_session_reads_back_without_its_secret_and_replays_to_the_same_
         [
             "browser_navigate",
             "browser_snapshot",
+            "browser_screenshot",
             "browser_click",
             "browser_click",
             "browser_snapshot",
@@ -220,7 +310,7 @@ async fn a_traced_session_reads_back_without_its_secret_and_replays_to_the_same_
         ],
         "{lines:#?}"
     );
-    let click = steps[2];
+    let click = steps[3];
     assert_eq!(click["targets"]["/ref"]["role"], "button", "{click}");
     assert_eq!(click["targets"]["/ref"]["name"], "Add");
     assert_eq!(
@@ -245,7 +335,7 @@ async fn a_traced_session_reads_back_without_its_secret_and_replays_to_the_same_
     let chapter = lines.iter().find(|l| l["kind"] == "chapter").unwrap();
     assert_eq!(
         (chapter["name"].as_str(), chapter["after_step"].as_u64()),
-        (Some("log in"), Some(4))
+        (Some("log in"), Some(5))
     );
     assert_eq!(lines.last().unwrap()["kind"], "end");
     let shot = dir.join(click["shot"].as_str().expect("a click has a screenshot"));
@@ -260,11 +350,11 @@ async fn a_traced_session_reads_back_without_its_secret_and_replays_to_the_same_
         0o600
     );
     // No screenshot of the page the secret was typed on.
-    assert_eq!(steps[5]["shot_dropped"], "secret_on_page", "{}", steps[5]);
+    assert_eq!(steps[6]["shot_dropped"], "secret_on_page", "{}", steps[6]);
     assert!(
-        steps[6]["text"].as_str().unwrap().contains("pw={{secret:PW}}"),
+        steps[7]["text"].as_str().unwrap().contains("pw={{secret:PW}}"),
         "{}",
-        steps[6]
+        steps[7]
     );
 
     // The secret, in any spelling, in no file of the trace.
@@ -304,11 +394,39 @@ async fn a_traced_session_reads_back_without_its_secret_and_replays_to_the_same_
         .collect();
     assert!(documents.len() >= 2, "{har:#}");
     assert_eq!(documents[0]["response"]["status"], 200);
+    // Its body, as the browser kept it: what `browser_network har` answers with.
+    assert!(
+        documents[0]["response"]["content"]["text"]
+            .as_str()
+            .is_some_and(|t| t.contains("Clicked 0 times")),
+        "{:#}",
+        documents[0]
+    );
+    let replayable = engine::policy::har::Har::parse(&har.to_string()).unwrap();
+    assert!(replayable
+        .find("GET", &site.url(), None)
+        .is_some_and(|r| String::from_utf8_lossy(&r.body).contains("<button")));
     assert!(documents[0]["response"]["headers"]
         .as_array()
         .unwrap()
         .iter()
         .any(|h| h["name"].as_str().unwrap().eq_ignore_ascii_case("content-type")));
+    // Chrome DevTools' own HAR import reads it: the bodies, statuses and
+    // types the Network panel would show.
+    let imported = devtools_import(&har).await;
+    let page = imported
+        .iter()
+        .find(|r| r["url"] == site.url())
+        .unwrap_or_else(|| panic!("{imported:#?}"));
+    assert_eq!(
+        (page["status"].as_i64(), page["type"].as_str()),
+        (Some(200), Some("document")),
+        "{page}"
+    );
+    assert!(
+        page["body"].as_str().unwrap().contains("Clicked 0 times"),
+        "{page}"
+    );
     client.close_stdin();
 
     // Replayed without the model: the same steps, the same answers.
@@ -322,12 +440,17 @@ async fn a_traced_session_reads_back_without_its_secret_and_replays_to_the_same_
         "{report:#}\nrecorded: {steps:#?}"
     );
 
-    // The button renamed: the replay stops at the first click, and says why.
+    // The button renamed: the replay stops at the first step naming it
+    // (a screenshot of it), and says why.
     *site.label.lock().unwrap() = "Plus".into();
     let (code, report) = replay(tmp.path(), &dir, &[]).await;
     assert_eq!(code, 1, "{report:#}");
     let stop = &report["stopped"];
-    assert_eq!(stop["step"], 3, "{report:#}");
+    assert_eq!(
+        (stop["step"].as_u64(), stop["tool"].as_str()),
+        (Some(3), Some("browser_screenshot")),
+        "{report:#}"
+    );
     assert_eq!(stop["reason"], "not_found");
     assert_eq!(stop["detail"]["expected"]["name"], "Add");
     assert!(
@@ -338,6 +461,20 @@ async fn a_traced_session_reads_back_without_its_secret_and_replays_to_the_same_
         report["steps"].as_array().unwrap().len(),
         2,
         "nothing past the changed step ran"
+    );
+    // --continue-on-change passes over the step that only reads, and
+    // stops at the click that acts on the renamed button.
+    let (code, report) = replay(tmp.path(), &dir, &["--continue-on-change"]).await;
+    assert_eq!(code, 1, "{report:#}");
+    assert_eq!(report["changed"], json!([3]), "{report:#}");
+    assert_eq!(report["steps"][2]["outcome"], "changed", "{report:#}");
+    assert_eq!(
+        (
+            report["stopped"]["step"].as_u64(),
+            report["stopped"]["tool"].as_str()
+        ),
+        (Some(4), Some("browser_click")),
+        "{report:#}"
     );
 
     // --until: only the first steps.
@@ -431,9 +568,14 @@ async fn the_trace_flag_traces_every_session_and_export_prints_cdpilot_commands(
     let (mut client, _chrome_tmp) = spawn_cdpilot_with(&["--trace", base.to_str().unwrap()]);
     client.initialize().await;
     client
-        .call("browser_navigate", json!({"url": site.url("/counter.html")}))
+        .call("browser_navigate", json!({"url": site.url("/dialogs.html")}))
         .await;
-    client.call("browser_snapshot", json!({})).await;
+    let snap = text_of(&client.call("browser_snapshot", json!({})).await);
+    // A dialog opened by a call, and answered by the next: each step says so.
+    let chain = ref_on_line(&snap, "button \"Chain\"");
+    client.call("browser_click", json!({"ref": chain})).await;
+    let answered = client.call("browser_dialog", json!({"action": "accept"})).await;
+    assert_eq!(answered["isError"], false, "{answered}");
     client.close_stdin();
     let dir = support::eventually(std::time::Duration::from_secs(20), || {
         let base = base.clone();
@@ -453,15 +595,39 @@ async fn the_trace_flag_traces_every_session_and_export_prints_cdpilot_commands(
     );
     let dir = std::fs::read_dir(&base).unwrap().next().unwrap().unwrap().path();
     let steps: Vec<Value> = lines(&dir).into_iter().filter(|l| l["kind"] == "step").collect();
-    assert_eq!(steps.len(), 2);
+    assert_eq!(steps.len(), 4, "{steps:#?}");
     assert!(steps[0]["shot"].as_str().is_some(), "{}", steps[0]);
+    let events = |step: &Value| -> Vec<String> {
+        step["events"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|e| {
+                format!(
+                    "{} {}",
+                    e["event"].as_str().unwrap(),
+                    e["message"].as_str().unwrap_or("")
+                )
+            })
+            .collect()
+    };
+    assert!(
+        events(&steps[2]).contains(&"dialog_opened first".to_owned()),
+        "{:#}",
+        steps[2]
+    );
+    assert!(
+        events(&steps[3]).contains(&"dialog_closed first".to_owned()),
+        "{:#}",
+        steps[3]
+    );
     let output = std::process::Command::new(env!("CARGO_BIN_EXE_cdpilot"))
         .args(["trace", "export", dir.to_str().unwrap(), "--cli"])
         .output()
         .unwrap();
     let script = String::from_utf8_lossy(&output.stdout);
     assert!(
-        script.contains(&format!("\ncdpilot open {}\n", site.url("/counter.html"))),
+        script.contains(&format!("\ncdpilot open {}\n", site.url("/dialogs.html"))),
         "{script}"
     );
     assert!(script.contains("\ncdpilot snapshot\n"), "{script}");

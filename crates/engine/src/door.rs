@@ -61,6 +61,28 @@ impl From<Action> for ToolCall {
     }
 }
 
+/// The events a traced call heard that its step keeps: dialogs, hand-offs
+/// and refusals (navigations are its URLs already; the rest say nothing of
+/// the call).
+fn traced_events(heard: &mut tokio::sync::broadcast::Receiver<SessionEvent>) -> Vec<Value> {
+    let mut kept = Vec::new();
+    while let Ok(event) = heard.try_recv() {
+        let name = event.name();
+        let keep = matches!(
+            name,
+            "dialog_opened" | "dialog_closed" | "handoff" | "handoff_ended" | "permission_denied"
+        );
+        if keep {
+            let mut value = serde_json::json!({"event": name});
+            if let (Some(into), Value::Object(data)) = (value.as_object_mut(), event.data()) {
+                into.extend(data);
+            }
+            kept.push(value);
+        }
+    }
+    kept
+}
+
 impl Session {
     /// Runs `call` in this session and writes its one audit record,
     /// whatever the outcome. The only way to run a tool: every transport
@@ -91,6 +113,9 @@ impl Session {
             .as_ref()
             .map(|_| self.trace_targets(&arguments))
             .unwrap_or_default();
+        // The session's events during the call (dialogs, hand-offs), for
+        // its step.
+        let mut heard = trace.as_ref().map(|_| self.events().subscribe());
         let result = self
             .parse_and_perform(&tool, arguments.clone(), cancel, &mut notes)
             .await;
@@ -139,6 +164,7 @@ impl Session {
                 url_after: record.url_after.clone(),
                 verdicts: record.verdicts.clone(),
                 targets,
+                events: heard.as_mut().map(traced_events).unwrap_or_default(),
                 ..Step::default()
             };
             let _timed = crate::timing::span("dispatch.trace");
@@ -170,7 +196,9 @@ impl Session {
             },
         };
         step.console = self.trace_console(trace.console_until());
-        step.requests = self.trace_requests(|tab, id| trace.has_request(tab, id));
+        let mut requests = self.trace_requests(|tab, id| trace.has_request(tab, id));
+        self.trace_bodies(&mut requests, trace.keeps_bodies()).await;
+        step.requests = requests.into_iter().map(|(record, _)| record).collect();
         if let Some(stopped) = trace.record(step, shot) {
             self.trace().stop(&stopped.reason);
             self.trace_stopped(stopped.dir.display().to_string(), stopped.reason);

@@ -85,6 +85,7 @@ pub mod obstacle;
 mod output;
 pub mod page_tools;
 pub mod policy;
+pub mod replay;
 mod scripts;
 pub mod secrets;
 pub mod session;

@@ -46,6 +46,10 @@ const PAGES: &[(&str, &str)] = &[
         include_str!("../site/handoff-latency.html"),
     ),
     ("login.html", include_str!("../site/login.html")),
+    (
+        "hostile-timeline.html",
+        include_str!("../site/hostile-timeline.html"),
+    ),
     ("leave.html", include_str!("../site/leave.html")),
     ("visibility.html", include_str!("../site/visibility.html")),
     ("slow-image.html", include_str!("../site/slow-image.html")),

@@ -10,7 +10,8 @@
 //! another build of the binary (a base to compare with, run back to back).
 //! `-- screenshot` prints only the viewport screenshot: through MCP, and
 //! raw `Page.captureScreenshot` with and without Chrome's `optimizeForSpeed`.
-//! `-- routes` prints only what routes cost a page.
+//! `-- routes` prints only what routes cost a page; `-- trace` only what
+//! a trace costs a call.
 //!
 //! One module a figure; `common` holds what they share.
 
@@ -26,6 +27,7 @@ mod readings;
 mod routes;
 mod screenshot;
 mod startup;
+mod trace;
 mod url_rules;
 
 use testkit::TestSite;
@@ -47,6 +49,10 @@ async fn main() {
         routes::figures(&site).await;
         return;
     }
+    if args.iter().any(|a| a == "trace") {
+        trace::figures(&site).await;
+        return;
+    }
     if args.iter().any(|a| a == "screenshot") {
         screenshot::figures(&site).await;
         return;
@@ -57,5 +63,6 @@ async fn main() {
     forms::figures(&site).await;
     url_rules::figures(&site).await;
     routes::figures(&site).await;
+    trace::figures(&site).await;
     raw_cdp::figures(&site).await;
 }

@@ -1,7 +1,9 @@
-//! `cdpilot trace har DIR` (the trace's requests as HAR 1.2, on stdout)
-//! and `cdpilot trace export DIR --cli` (its run as a shell script of
-//! `cdpilot` commands). Both read the trace only; a trace that cannot be
-//! read is named by file and line, exit code 2.
+//! `cdpilot trace har DIR` (the trace's requests as HAR 1.2, on stdout),
+//! `cdpilot trace export DIR --cli` (its run as a shell script of
+//! `cdpilot` commands) and `cdpilot trace view DIR` (its timeline, served
+//! on loopback behind the dashboard's guard: `server::serve::dashboard::
+//! timeline`). All read the trace only; a trace that cannot be read is
+//! named by file and line, exit code 2.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -26,12 +28,21 @@ pub enum TraceCommand {
         #[arg(long, required = true)]
         cli: bool,
     },
+    /// Serve the trace's timeline (steps, screenshots, snapshots, console, requests) on loopback; prints its link.
+    View {
+        /// A trace directory, or a directory of them ([trace] dir).
+        dir: PathBuf,
+        /// Where to listen (loopback only).
+        #[arg(long, default_value = "127.0.0.1:0")]
+        listen: String,
+    },
 }
 
 /// Runs `command`; its exit code.
 pub fn run(command: TraceCommand) -> ExitCode {
     let dir = match &command {
         TraceCommand::Har { dir } | TraceCommand::Export { dir, .. } => dir,
+        TraceCommand::View { dir, listen } => return view(dir.clone(), listen),
     };
     let trace = match read(dir) {
         Ok(trace) => trace,
@@ -50,8 +61,44 @@ pub fn run(command: TraceCommand) -> ExitCode {
             super::out(&serde_json::to_string_pretty(&har).unwrap_or_default());
         }
         TraceCommand::Export { .. } => super::out(&script(&trace.steps, &dir.display().to_string())),
+        TraceCommand::View { .. } => unreachable!("served above"),
     }
     ExitCode::SUCCESS
+}
+
+/// `cdpilot trace view DIR`: serves until Ctrl-C (or SIGTERM).
+fn view(dir: PathBuf, listen: &str) -> ExitCode {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("cdpilot trace view: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let stop = async {
+        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = async { match term.as_mut() { Some(t) => { t.recv().await; } None => std::future::pending().await } } => {}
+        }
+    };
+    let served = runtime.block_on(server::serve::dashboard::timeline::view(
+        dir,
+        listen,
+        stop,
+        super::out,
+    ));
+    match served {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("cdpilot trace view: {e}");
+            ExitCode::from(2)
+        }
+    }
 }
 
 /// The steps as a script: a `cdpilot` command per step, in a session of

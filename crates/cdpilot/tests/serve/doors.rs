@@ -1,5 +1,6 @@
 //! Issue 34, the listeners' doors: every route of every listener cdpilot
-//! opens (`cdpilot serve`'s, `cdpilot mcp`'s on-demand hand-off listener),
+//! opens (`cdpilot serve`'s, `cdpilot mcp`'s on-demand hand-off listener,
+//! `cdpilot trace view`'s timeline: issue 43),
 //! enumerated from the table its router is made of, refuses a rebinding
 //! `Host`, another site's `Origin` and a request without its credential,
 //! and says it may not be framed; no cookie opens or locks the dashboard.
@@ -19,12 +20,15 @@ const TOKEN: &str = "the-right-token";
 
 /// The routes that ask no credential: static files the same for everyone.
 /// A route added as `Public` fails this test until it is named here.
-const PUBLIC: [&str; 5] = [
+const PUBLIC: [&str; 8] = [
     "/",
     "/dashboard/app.js",
     "/dashboard/style.css",
     "/healthz",
     "/handoff/page.js",
+    "/timeline",
+    "/dashboard/timeline.js",
+    "/dashboard/timeline.css",
 ];
 
 /// A path of `declared` that its pattern matches (`{id}` an id no hand-off has).
@@ -33,6 +37,7 @@ fn concrete(declared: &Declared) -> String {
         .path
         .replace("{id}", "h0123456789abcdef0123456789abcdef")
         .replace("{n}", "1")
+        .replace("{name}", "20260101T000000Z-s")
 }
 
 fn assert_no_framing(reply: &HttpReply, what: &str) {
@@ -178,6 +183,7 @@ async fn every_route_of_every_listener_refuses_a_rebinding_host_a_cross_site_ori
         "/v1/dashboard/state",
         "/handoff/{id}/live",
         "/v1/extension",
+        "/v1/timeline/traces/{name}",
     ] {
         assert!(table.iter().any(|d| d.path == path), "{path} is not in {table:?}");
     }
@@ -192,6 +198,28 @@ async fn every_route_of_every_listener_refuses_a_rebinding_host_a_cross_site_ori
     assert!(table.iter().any(|d| d.path == "/handoff/{id}/live"), "{table:?}");
     tokio::spawn(routes.serve_on(listener));
     attack_every_route(&local.to_string(), &table, None).await;
+
+    // `cdpilot trace view`'s listener (issue 43), made as `timeline::view`
+    // makes it, over a shelf holding one trace (so a name it knows is tried).
+    let shelf_dir = tempfile::tempdir().unwrap();
+    let trace = shelf_dir.path().join("20260101T000000Z-s");
+    std::fs::create_dir_all(trace.join("shots")).unwrap();
+    std::fs::write(trace.join("trace.jsonl"), "").unwrap();
+    std::fs::write(trace.join("shots/0001.jpg"), [0xff, 0xd8]).unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let local = listener.local_addr().unwrap();
+    let guard = Arc::new(server::serve::auth::Guard::new(TOKEN.into(), local, Vec::new()));
+    let shelf = server::serve::dashboard::timeline::Shelf::new(vec![shelf_dir.path().to_owned()], |v| v);
+    let routes = server::serve::dashboard::timeline::routes(Arc::new(shelf), guard);
+    let table = routes.table().to_vec();
+    assert!(
+        table
+            .iter()
+            .any(|d| d.path == "/v1/timeline/traces/{name}/shots/{n}"),
+        "{table:?}"
+    );
+    tokio::spawn(routes.serve_on(listener));
+    attack_every_route(&local.to_string(), &table, Some(TOKEN)).await;
 }
 
 /// Issue 34, finding 8: the dashboard's login cookie carried serve's token

@@ -20,6 +20,13 @@ use crate::tab::Tab;
 use crate::trace::{target, RequestRecord, Target};
 use crate::Budget;
 
+/// Where a finished request's response body can be asked for (the CDP
+/// session that reported it, the browser's id for it).
+pub(crate) struct BodySource {
+    session: cdp::Session,
+    cdp_id: String,
+}
+
 /// The width of an audit thumbnail, in pixels.
 const THUMBNAIL_WIDTH: f64 = 240.0;
 /// JPEG quality of thumbnails and a trace's screenshots.
@@ -194,8 +201,12 @@ impl Session {
     }
 
     /// The session's finished requests (every tab's) that `seen` says are
-    /// not in the trace yet, redacted.
-    pub(crate) fn trace_requests(&self, seen: impl Fn(&str, &str) -> bool) -> Vec<RequestRecord> {
+    /// not in the trace yet, redacted, each with where its response's body
+    /// can be asked for (none for a failed request or a redirect's hop).
+    pub(crate) fn trace_requests(
+        &self,
+        seen: impl Fn(&str, &str) -> bool,
+    ) -> Vec<(RequestRecord, Option<BodySource>)> {
         let Some(context) = self.current_context() else {
             return Vec::new();
         };
@@ -212,7 +223,12 @@ impl Session {
                     if !finished || seen(&id, &r.id) {
                         continue;
                     }
-                    records.push(RequestRecord {
+                    let redirect = r.status.is_some_and(|s| (300..400).contains(&s));
+                    let source = (r.failed.is_none() && !redirect).then(|| BodySource {
+                        session: tab.session.connection().session(r.session.clone()),
+                        cdp_id: r.cdp_id.clone(),
+                    });
+                    let record = RequestRecord {
                         tab: id.clone(),
                         id: r.id.clone(),
                         method: r.method.clone(),
@@ -231,11 +247,94 @@ impl Session {
                             .as_ref()
                             .filter(|b| b.len() <= crate::trace::POST_DATA_KEPT)
                             .map(|b| self.secrets.redact(b)),
-                    });
+                        body_dropped: redirect.then(|| "redirect".to_owned()),
+                        ..RequestRecord::default()
+                    };
+                    records.push((record, source));
                 }
             });
         }
         records
+    }
+
+    /// Fills in the responses' bodies of `requests` (at most
+    /// [`crate::trace::RESPONSE_BODY_KEPT`] bytes each, within
+    /// [`crate::trace::BODIES_BUDGET_MS`] for them all), redacted: a text
+    /// body as any page text, a binary one dropped whole when a secret is
+    /// in it. `keep` false (the trace's budget): each says `budget`.
+    pub(crate) async fn trace_bodies(
+        &self,
+        requests: &mut [(RequestRecord, Option<BodySource>)],
+        keep: bool,
+    ) {
+        use crate::trace::RESPONSE_BODY_KEPT;
+        let budget = Budget::with_timeout(std::time::Duration::from_millis(crate::trace::BODIES_BUDGET_MS));
+        let mut asked = Vec::new();
+        for (at, (record, source)) in requests.iter_mut().enumerate() {
+            let Some(source) = source.take() else { continue };
+            if !keep {
+                record.body_dropped = Some("budget".into());
+            } else if record.bytes.is_some_and(|b| b as usize > RESPONSE_BODY_KEPT) {
+                // Bytes received are at most the decoded size (or compressed).
+                record.body_dropped = Some("too_large".into());
+            } else {
+                asked.push((at, source));
+            }
+        }
+        // All of a step's bodies at once: each is one round trip the
+        // browser answers from memory.
+        let bodies = futures_util::future::join_all(asked.into_iter().map(|(at, source)| {
+            let budget = &budget;
+            async move {
+                let asked = cdp::protocol::network::GetResponseBody {
+                    request_id: source.cdp_id,
+                };
+                let body = budget
+                    .cdp("reading a response body for the trace", &source.session, asked)
+                    .await;
+                (at, body)
+            }
+        }))
+        .await;
+        for (at, body) in bodies {
+            let record = &mut requests[at].0;
+            match body {
+                Ok(body) => self.keep_body(record, body),
+                Err(_) => record.body_dropped = Some("unavailable".into()),
+            }
+        }
+    }
+
+    /// `body` into `record` if it is within the limit and holds no secret
+    /// it cannot be redacted of.
+    fn keep_body(&self, record: &mut RequestRecord, body: cdp::protocol::network::ResponseBody) {
+        use crate::trace::RESPONSE_BODY_KEPT;
+        use base64::Engine as _;
+        if !body.base64_encoded {
+            if body.body.len() > RESPONSE_BODY_KEPT {
+                record.body_dropped = Some("too_large".into());
+            } else {
+                record.body = Some(self.secrets.redact(&body.body));
+            }
+            return;
+        }
+        let Ok(bytes) = base64::engine::general_purpose::STANDARD.decode(&body.body) else {
+            record.body_dropped = Some("unavailable".into());
+            return;
+        };
+        if bytes.len() > RESPONSE_BODY_KEPT {
+            record.body_dropped = Some("too_large".into());
+            return;
+        }
+        // A binary body cannot be redacted in place: one holding a secret
+        // (in any spelling redaction knows) is not kept.
+        let lossy = String::from_utf8_lossy(&bytes);
+        if self.secrets.redact(&lossy) != lossy || self.secrets.redact(&body.body) != body.body {
+            record.body_dropped = Some("secret".into());
+            return;
+        }
+        record.body = Some(body.body);
+        record.body_base64 = true;
     }
 
     /// Re-finds `target` in tab `tab`'s latest snapshot (default the

@@ -100,6 +100,13 @@ pub struct Step {
     /// Requests that finished since the step before.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub requests: Vec<RequestRecord>,
+    /// What happened to the session during the call, as its events say
+    /// (redacted as every event): dialogs opened and answered
+    /// (`dialog_opened`, `dialog_closed`), hand-offs to a person and their
+    /// end (`handoff`, `handoff_ended`), URLs refused (`permission_denied`,
+    /// an ask denied among them). Each `{event, …its data}`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub events: Vec<Value>,
 }
 
 /// A failed step's error, as the agent read it.
@@ -176,7 +183,28 @@ pub struct RequestRecord {
     /// [`POST_DATA_KEPT`] bytes).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub post_data: Option<String>,
+    /// The response's body as the browser kept it (at most
+    /// [`RESPONSE_BODY_KEPT`] bytes decoded), redacted; base64 when
+    /// `body_base64` (a binary body).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub body: Option<String>,
+    /// `body` is base64 (the browser said the body is binary).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub body_base64: bool,
+    /// Why a finished response's body is not kept: `too_large`,
+    /// `unavailable` (the browser kept none), `budget` (the trace is past
+    /// its screenshots' share), `secret` (a binary body holding a secret),
+    /// `redirect`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub body_dropped: Option<String>,
 }
 
 /// The longest request body a trace keeps, in bytes.
 pub const POST_DATA_KEPT: usize = 64 * 1024;
+
+/// The longest response body a trace keeps, in bytes (decoded).
+pub const RESPONSE_BODY_KEPT: usize = 256 * 1024;
+
+/// The time a step may spend asking the browser for its requests' bodies:
+/// past it, the rest are `unavailable`.
+pub const BODIES_BUDGET_MS: u64 = 2000;

@@ -1,8 +1,16 @@
 //! The trace's requests as HAR 1.2 (`har.json`; the same record
 //! `browser_network` reads, kept per step as [`RequestRecord`]s): each
-//! request with its headers, its response's headers, status and type, its
-//! body when the browser reported one, and its time (the log knows sent
-//! and finished, so the whole time is `wait`).
+//! request with its headers and body, its response's headers, status,
+//! type and body (within the trace's limit), and its time (the log knows
+//! sent and finished, so the whole time is `wait`).
+//!
+//! Written for two readers, both checked by the tests: Chrome DevTools'
+//! HAR import (the fields its `HARFormat.ts` casts with `safeNumber` and
+//! `safeDate` are always present: `time`, `startedDateTime`, `timings.
+//! send/wait/receive`, `headersSize`, `bodySize`, `status`,
+//! `content.size`) and cdpilot's own replay of a HAR
+//! (`policy::har`, `browser_network har`), which answers each request
+//! with the recorded status, headers and body.
 
 use std::path::Path;
 use std::time::{Duration, UNIX_EPOCH};
@@ -83,7 +91,7 @@ fn entry(request: &RequestRecord) -> Value {
             "httpVersion": "",
             "cookies": [],
             "headers": headers(&request.response_headers),
-            "content": {"size": request.bytes.unwrap_or(0), "mimeType": request.mime_type},
+            "content": content(request),
             "redirectURL": header(&request.response_headers, "location").unwrap_or(""),
             "headersSize": -1,
             "bodySize": request.bytes.map_or(-1, |b| b as i64),
@@ -97,10 +105,36 @@ fn entry(request: &RequestRecord) -> Value {
     if let Some(failed) = &request.failed {
         entry["response"]["_error"] = failed.clone().into();
     }
+    if let Some(why) = &request.body_dropped {
+        entry["response"]["content"]["comment"] = format!("body not kept: {why}").into();
+    }
     entry
 }
 
-/// The fields HAR 1.2 requires (http://www.softwareishard.com/blog/har-12-spec/).
+/// The response's `content`: its body as kept (base64 for a binary one)
+/// and its size (the body's, else the bytes received).
+fn content(request: &RequestRecord) -> Value {
+    use base64::Engine as _;
+    let mut content = json!({"size": request.bytes.unwrap_or(0), "mimeType": request.mime_type});
+    if let Some(body) = &request.body {
+        let size = match request.body_base64 {
+            true => base64::engine::general_purpose::STANDARD
+                .decode(body)
+                .map_or(0, |b| b.len()),
+            false => body.len(),
+        };
+        content["size"] = size.into();
+        content["text"] = body.clone().into();
+        if request.body_base64 {
+            content["encoding"] = "base64".into();
+        }
+    }
+    content
+}
+
+/// The fields HAR 1.2 requires (http://www.softwareishard.com/blog/har-12-spec/),
+/// and the numbers and dates Chrome DevTools' importer casts (its
+/// `HARFormat.ts` throws on a `NaN` or an invalid date, refusing the file).
 pub fn check_har_1_2(har: &Value) -> Result<(), String> {
     let log = &har["log"];
     let has = |v: &Value, keys: &[&str], what: &str| -> Result<(), String> {
@@ -157,6 +191,27 @@ pub fn check_har_1_2(har: &Value) -> Result<(), String> {
         )?;
         has(&entry["response"]["content"], &["size", "mimeType"], "content")?;
         has(&entry["timings"], &["send", "wait", "receive"], "timings")?;
+        let numbers = [
+            ("time", &entry["time"]),
+            ("request.headersSize", &entry["request"]["headersSize"]),
+            ("request.bodySize", &entry["request"]["bodySize"]),
+            ("response.status", &entry["response"]["status"]),
+            ("response.headersSize", &entry["response"]["headersSize"]),
+            ("response.bodySize", &entry["response"]["bodySize"]),
+            ("response.content.size", &entry["response"]["content"]["size"]),
+            ("timings.send", &entry["timings"]["send"]),
+            ("timings.wait", &entry["timings"]["wait"]),
+            ("timings.receive", &entry["timings"]["receive"]),
+        ];
+        for (name, value) in numbers {
+            if value.as_f64().is_none() {
+                return Err(format!("{name} is not a number ({value})"));
+            }
+        }
+        let started = entry["startedDateTime"].as_str().unwrap_or("");
+        if !rfc3339_shaped(started) {
+            return Err(format!("startedDateTime {started:?} is not an ISO 8601 date"));
+        }
         let sum: f64 = ["blocked", "dns", "connect", "send", "wait", "receive"]
             .iter()
             .filter_map(|k| entry["timings"][k].as_f64())
@@ -170,6 +225,25 @@ pub fn check_har_1_2(har: &Value) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// `2026-01-02T03:04:05.678Z` (or an offset): what `new Date()` reads.
+fn rfc3339_shaped(text: &str) -> bool {
+    let b = text.as_bytes();
+    let digits = |r: std::ops::Range<usize>| b.get(r).is_some_and(|d| d.iter().all(u8::is_ascii_digit));
+    b.len() >= 20
+        && digits(0..4)
+        && b[4] == b'-'
+        && digits(5..7)
+        && b[7] == b'-'
+        && digits(8..10)
+        && b[10] == b'T'
+        && digits(11..13)
+        && b[13] == b':'
+        && digits(14..16)
+        && b[16] == b':'
+        && digits(17..19)
+        && (text.ends_with('Z') || text[19..].contains(['+', '-']))
 }
 
 #[cfg(test)]
@@ -202,5 +276,36 @@ mod tests {
         assert_eq!(entry["request"]["queryString"][0]["value"], "a b");
         assert_eq!(entry["response"]["headers"].as_array().unwrap().len(), 2);
         assert_eq!(entry["request"]["postData"]["text"], "x=1");
+    }
+
+    #[test]
+    fn a_traces_har_answers_its_requests_again() {
+        use base64::Engine as _;
+        let page = RequestRecord {
+            method: "GET".into(),
+            url: "http://127.0.0.1:1/page".into(),
+            status: Some(200),
+            mime_type: "text/html".into(),
+            body: Some("<p>hi</p>".into()),
+            ..Default::default()
+        };
+        let pixel = RequestRecord {
+            method: "GET".into(),
+            url: "http://127.0.0.1:1/pixel.png".into(),
+            status: Some(200),
+            mime_type: "image/png".into(),
+            body: Some(base64::engine::general_purpose::STANDARD.encode([0x89, b'P', b'N', b'G'])),
+            body_base64: true,
+            ..Default::default()
+        };
+        let har = log(&[page, pixel]);
+        check_har_1_2(&har).unwrap();
+        assert_eq!(har["log"]["entries"][1]["response"]["content"]["size"], 4);
+        // The HAR replay (`browser_network har`) reads it back.
+        let read = crate::policy::har::Har::parse(&har.to_string()).unwrap();
+        let page = read.find("GET", "http://127.0.0.1:1/page", None).unwrap();
+        assert_eq!((page.status, page.body.as_slice()), (200, &b"<p>hi</p>"[..]));
+        let pixel = read.find("GET", "http://127.0.0.1:1/pixel.png", None).unwrap();
+        assert_eq!(pixel.body, [0x89, b'P', b'N', b'G']);
     }
 }

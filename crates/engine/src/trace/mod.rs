@@ -18,7 +18,8 @@ pub mod target;
 mod writer;
 
 pub use format::{
-    Chapter, End, Header, Line, RequestRecord, Step, StepError, FORMAT, POST_DATA_KEPT, VERSION,
+    Chapter, End, Header, Line, RequestRecord, Step, StepError, BODIES_BUDGET_MS, FORMAT, POST_DATA_KEPT,
+    RESPONSE_BODY_KEPT, VERSION,
 };
 pub use slot::Slot;
 pub use target::Target;

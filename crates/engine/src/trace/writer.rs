@@ -158,6 +158,13 @@ impl Trace {
         None
     }
 
+    /// Whether responses' bodies are kept: while the trace is under its
+    /// screenshots' share of the budget, as screenshots are.
+    pub fn keeps_bodies(&self) -> bool {
+        let state = self.state.lock().unwrap();
+        state.file.is_some() && state.bytes * SHOTS_SHARE.1 < state.max_bytes * SHOTS_SHARE.0
+    }
+
     /// Console messages after this time are not in the trace yet.
     pub fn console_until(&self) -> f64 {
         self.state.lock().unwrap().console_until

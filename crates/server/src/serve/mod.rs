@@ -130,6 +130,10 @@ pub fn app(state: &Arc<ServeState>, metrics: Arc<metrics::ServeMetrics>, local: 
         })
         // The load balancers' probe: it says only whether the server can take sessions.
         .get("/healthz", Public, move || async move { health(&health_engine) })
+        .merge(dashboard::timeline::routes(
+            Arc::new(dashboard::timeline::Shelf::of_engine(&engine)),
+            guard.clone(),
+        ))
         .merge(dashboard::handoff::routes(engine.handoffs().clone(), guard))
 }
 

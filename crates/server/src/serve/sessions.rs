@@ -241,6 +241,8 @@ impl Lease {
                 "tool": tool, "outcome": outcome, "ago_s": at.elapsed().as_secs(),
             })),
             "tabs": overview.tabs,
+            // The trace being written, by the name the timeline knows it by.
+            "trace": self.session.trace_dir().and_then(|d| d.file_name().map(|n| n.to_string_lossy().into_owned())),
             "dialogs": overview.dialogs,
             "grid": self.session.grid_session().map(|(id, node)| serde_json::json!({
                 "session": id, "node": node,

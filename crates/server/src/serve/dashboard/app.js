@@ -86,7 +86,8 @@ function renderSessions(sessions) {
       el("td", { class: "url", title: tab ? tab.url : "" }, tab ? tab.url : "—"),
       el("td", {}, age(s.age_s)),
       el("td", {}, last, s.running ? el("small", { class: "muted" }, ` (${s.running} running)`) : null),
-      el("td", {}, el("button", { class: "stop", onclick: (e) => { e.stopPropagation(); post("/v1/dashboard/stop", { session: s.id }); } }, "Stop")));
+      el("td", {}, s.trace ? el("a", { class: "timeline", href: "/timeline#trace=" + encodeURIComponent(s.trace), title: "This session's trace, step by step", onclick: (e) => e.stopPropagation() }, "timeline ") : null,
+        el("button", { class: "stop", onclick: (e) => { e.stopPropagation(); post("/v1/dashboard/stop", { session: s.id }); } }, "Stop")));
     body.append(row);
   }
 }

@@ -21,6 +21,9 @@
 //!   upgrade with the right bearer header), `Page.startScreencast` only
 //!   while it is open.
 //!
+//! The timeline of a session's trace (`/timeline`, `/v1/timeline/…`) has
+//! routes of its own (`timeline.rs`).
+//!
 //! Owns the routes; the thumbnail ring is `thumbnails.rs`, the asks
 //! `asks.rs`, the live views `screencast.rs` (each below the server-wide
 //! state, which holds them; this file is above it).
@@ -29,6 +32,7 @@ pub mod asks;
 pub mod handoff;
 pub mod screencast;
 pub mod thumbnails;
+pub mod timeline;
 
 use std::sync::Arc;
 use std::time::Instant;

@@ -160,6 +160,7 @@ impl Connection {
                 Ok(other) => {
                     let id = match other {
                         ClientMessage::Request { id, .. }
+                        | ClientMessage::Replay { id, .. }
                         | ClientMessage::Cancel { id }
                         | ClientMessage::Decide { id, .. } => Some(id),
                         ClientMessage::Hello { .. } => None,
@@ -293,6 +294,25 @@ impl Connection {
                             }
                             let task = Request { id, seq: next_seq, tool, arguments: Value::Object(arguments) };
                             tokio::spawn(task.run(lease.clone(), turn, cancel, done_tx.clone()));
+                        }
+                        Ok(ClientMessage::Replay { id, trace, until, continue_on_change }) => {
+                            if in_flight.contains_key(&id) {
+                                self.send(ServerMessage::Error {
+                                    id: Some(id),
+                                    error: ErrorBody::invalid("a request with this id is still running; ids must be unique per connection"),
+                                });
+                                continue;
+                            }
+                            next_seq += 1;
+                            let cancel = self.stopping.child_token();
+                            in_flight.insert(id.clone(), InFlight { seq: next_seq, cancel: cancel.clone(), canceled: false });
+                            let shelf = crate::serve::dashboard::timeline::Shelf::of_engine(&self.state.engine);
+                            let options = engine::replay::Options { until, continue_on_change };
+                            let (lease, done, seq) = (lease.clone(), done_tx.clone(), next_seq);
+                            tokio::spawn(async move {
+                                let outcome = super::replay::run(shelf, lease, trace, options, cancel).await;
+                                let _ = done.send(Done { id, seq, outcome }).await;
+                            });
                         }
                         Ok(ClientMessage::Cancel { id }) => {
                             // Unknown or finished ids are ignored (PROTOCOL.md).

@@ -48,6 +48,22 @@ pub enum ClientMessage {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         timeout_ms: Option<u64>,
     },
+    /// Replay a trace of this server (named as `GET /v1/timeline/traces`
+    /// lists it) in this session: its calls run again, each ref re-found
+    /// by its role and name; the `response`'s `result` is the report
+    /// (`docs/src/spec/trace.md#replay`). Cancelled like a request.
+    Replay {
+        /// Any string, unique per connection (its response carries it).
+        id: String,
+        /// The trace's name.
+        trace: String,
+        /// Stop after this step.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        until: Option<u64>,
+        /// Pass over a step that only reads whose element changed.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        continue_on_change: bool,
+    },
     /// Stop request `id`; its response is `error: {code: "canceled"}`.
     Cancel { id: String },
     /// The user's answer to the `ask` event `id`.

@@ -5,6 +5,7 @@
 mod ask;
 mod connection;
 pub mod messages;
+mod replay;
 
 use std::sync::Arc;
 

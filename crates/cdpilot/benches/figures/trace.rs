@@ -1,0 +1,93 @@
+//! What a trace costs (issue 43): a click and a snapshot, each call's
+//! median, on a one-button page (`counter.html`) and on the 5,000-control
+//! page (`/controls/5000`), with tracing off, on without screenshots, and
+//! on (the default: a JPEG after each call that acts, the responses'
+//! bodies); then the trace's size per 100 steps. Run alone:
+//! `cargo bench -p cdpilot --bench figures -- trace`.
+
+use std::path::Path;
+use std::time::Instant;
+
+use serde_json::json;
+use testkit::TestSite;
+
+use crate::common::*;
+
+/// Calls of each kind a run measures.
+const CALLS: usize = 30;
+
+pub async fn figures(site: &TestSite) {
+    println!("\nTracing (click, snapshot: medians of {CALLS} each)        click      snapshot   trace per 100 steps");
+    for (page, button) in [
+        ("/counter.html", "button \"Add one\""),
+        ("/controls/5000", "button \"Buy 1\""),
+    ] {
+        for mode in ["off", "on, no screenshots", "on"] {
+            let tmp = tempfile::tempdir().unwrap();
+            let traces = tmp.path().join("traces");
+            let config = tmp.path().join("cdpilot.toml");
+            let screenshots = mode != "on, no screenshots";
+            std::fs::write(&config, format!("[trace]\nscreenshots = {screenshots}\n")).unwrap();
+            let mut args = vec!["--config", config.to_str().unwrap()];
+            let dir = traces.display().to_string();
+            if mode != "off" {
+                args.extend(["--trace", dir.as_str()]);
+            }
+            let mut client = spawn_with(&args, &[]);
+            client.initialize().await;
+            client
+                .call("browser_navigate", json!({"url": site.url(page)}))
+                .await;
+            let snap = client.call("browser_snapshot", json!({})).await;
+            let text = snap["content"][0]["text"].as_str().unwrap_or_default().to_owned();
+            let target = testkit::snapshot::ref_of(&text, button);
+            let (mut clicks, mut snapshots) = (Vec::new(), Vec::new());
+            for _ in 0..CALLS {
+                let began = Instant::now();
+                client.call("browser_click", json!({"ref": target})).await;
+                clicks.push(began.elapsed());
+                let began = Instant::now();
+                client.call("browser_snapshot", json!({})).await;
+                snapshots.push(began.elapsed());
+            }
+            shutdown(client).await;
+            let size = match mode {
+                "off" => String::new(),
+                _ => {
+                    let (bytes, steps) = size_and_steps(&traces);
+                    format!("{:.0} KB", bytes as f64 / 1024.0 * 100.0 / steps.max(1) as f64)
+                }
+            };
+            println!(
+                "  {page:<16} {mode:<20} {:>10} {:>10}   {size}",
+                ms(median(clicks)),
+                ms(median(snapshots))
+            );
+        }
+    }
+}
+
+/// The bytes under `base` and the steps its trace holds.
+fn size_and_steps(base: &Path) -> (u64, usize) {
+    let mut bytes = 0;
+    let mut steps = 0;
+    let mut stack = vec![base.to_owned()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            bytes += entry.metadata().map_or(0, |m| m.len());
+            if path.file_name().is_some_and(|n| n == "trace.jsonl") {
+                let text = std::fs::read_to_string(&path).unwrap_or_default();
+                steps += text
+                    .lines()
+                    .filter(|l| l.starts_with("{\"kind\":\"step\""))
+                    .count();
+            }
+        }
+    }
+    (bytes, steps)
+}
