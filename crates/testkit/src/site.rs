@@ -51,6 +51,7 @@ const PAGES: &[(&str, &str)] = &[
         include_str!("../site/hostile-timeline.html"),
     ),
     ("leave.html", include_str!("../site/leave.html")),
+    ("quiet.html", include_str!("../site/quiet.html")),
     ("visibility.html", include_str!("../site/visibility.html")),
     ("slow-image.html", include_str!("../site/slow-image.html")),
     ("dialogs.html", include_str!("../site/dialogs.html")),
