@@ -201,13 +201,21 @@ impl Tab {
                 s.frames.was_numbered(number),
             )
         });
-        match id {
-            Some(id) => Some(self.frame_by_id(&id)),
-            None if given => Some(Err(ActionError::new(
+        let removed = || {
+            ActionError::new(
                 ErrorCode::FrameNotFound,
                 format!("frame f{number} is no longer on the page (it was removed)"),
                 "Take a new browser_snapshot and use a ref from it.",
-            ))),
+            )
+        };
+        match id {
+            // Its record may outlive the frame by an event still on its
+            // way (the frame was just removed): it is named as removed.
+            Some(id) => Some(self.frame_by_id(&id).map_err(|e| match e.code {
+                ErrorCode::FrameNotFound => removed(),
+                _ => e,
+            })),
+            None if given => Some(Err(removed())),
             None => None,
         }
     }
