@@ -164,31 +164,36 @@ impl Tab {
     /// number. A frame the records do not know, or a cross-origin frame
     /// whose target is not attached, is `frame_not_found`.
     pub fn frame_by_id(&self, id: &str) -> Result<FrameRef, ActionError> {
-        let found = self.state(|s| Some((s.frames.owner(id)?, s.frames.get(id)?.number())));
+        self.known_frame(id).unwrap_or_else(|| {
+            Err(ActionError::new(
+                ErrorCode::FrameNotFound,
+                format!("there is no frame \"{id}\" in this tab"),
+                "Take a browser_snapshot: frames appear in its frame_tree, and refs inside frame N start with fN.",
+            ))
+        })
+    }
+
+    /// Frame `id` as in [`Tab::frame_by_id`]; `None` when the records do
+    /// not know it (it went away, or never was).
+    fn known_frame(&self, id: &str) -> Option<Result<FrameRef, ActionError>> {
+        let found = self.state(|s| Some((s.frames.owner(id)?, s.frames.get(id)?.number())))?;
         let (session, on_frame_target, number) = match found {
-            None => {
-                return Err(ActionError::new(
-                    ErrorCode::FrameNotFound,
-                    format!("there is no frame \"{id}\" in this tab"),
-                    "Take a browser_snapshot: frames appear in its frame_tree, and refs inside frame N start with fN.",
-                ))
-            }
-            Some((Owner::Detached, _)) => {
-                return Err(ActionError::new(
+            (Owner::Detached, _) => {
+                return Some(Err(ActionError::new(
                     ErrorCode::FrameNotFound,
                     format!("frame {id} is a cross-origin frame whose process is not reachable right now (it is being replaced, or the browser connection was)"),
                     "Take a new browser_snapshot in a moment and use a ref from it.",
-                ))
+                )))
             }
-            Some((Owner::Tab, number)) => (self.session.clone(), false, number),
-            Some((Owner::Target(session), number)) => (self.session.connection().session(session), true, number),
+            (Owner::Tab, number) => (self.session.clone(), false, number),
+            (Owner::Target(session), number) => (self.session.connection().session(session), true, number),
         };
-        Ok(FrameRef {
+        Some(Ok(FrameRef {
             session,
             frame_id: id.to_owned(),
             number,
             on_frame_target,
-        })
+        }))
     }
 
     /// The frame of ref prefix `f{number}`, where it is now. A number that
@@ -201,21 +206,14 @@ impl Tab {
                 s.frames.was_numbered(number),
             )
         });
-        let removed = || {
-            ActionError::new(
-                ErrorCode::FrameNotFound,
-                format!("frame f{number} is no longer on the page (it was removed)"),
-                "Take a new browser_snapshot and use a ref from it.",
-            )
-        };
         match id {
             // Its record may outlive the frame by an event still on its
             // way (the frame was just removed): it is named as removed.
-            Some(id) => Some(self.frame_by_id(&id).map_err(|e| match e.code {
-                ErrorCode::FrameNotFound => removed(),
-                _ => e,
-            })),
-            None if given => Some(Err(removed())),
+            Some(id) => Some(
+                self.known_frame(&id)
+                    .unwrap_or_else(|| Err(removed_frame(number))),
+            ),
+            None if given => Some(Err(removed_frame(number))),
             None => None,
         }
     }
@@ -313,7 +311,13 @@ impl Tab {
         if !frame.on_frame_target && frame.number.is_none() {
             return Ok(self.main_frame());
         }
-        self.frame_by_id(&frame.frame_id)
+        match (self.known_frame(&frame.frame_id), frame.number) {
+            (Some(found), _) => found,
+            // A numbered frame that went away since its ref was resolved
+            // is named by its number, as refs name it.
+            (None, Some(number)) => Err(removed_frame(number)),
+            (None, None) => self.frame_by_id(&frame.frame_id),
+        }
     }
 
     /// Evaluates `expression` in cdpilot's world of the main document.
@@ -492,4 +496,13 @@ mod tests {
         conn.close();
         process.shutdown(Duration::from_secs(5)).await;
     }
+}
+
+/// Frame `f{number}` is no longer on the page.
+fn removed_frame(number: u32) -> ActionError {
+    ActionError::new(
+        ErrorCode::FrameNotFound,
+        format!("frame f{number} is no longer on the page (it was removed)"),
+        "Take a new browser_snapshot and use a ref from it.",
+    )
 }
