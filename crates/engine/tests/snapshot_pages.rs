@@ -5,6 +5,7 @@ mod common;
 
 use common::{engine, ok, open};
 use serde_json::json;
+use testkit::snapshot::{find_ref, ref_of};
 
 /// The tree of a snapshot's text: the lines after its header, without the
 /// page marks (which elements it lists, where it was cut).
@@ -660,4 +661,26 @@ async fn a_snapshot_of_a_page_that_changed_without_a_document_mutation_is_made_a
         button_changed.is_some(),
         "the shadow root's new text was not shown: {button}"
     );
+}
+
+/// Issue 46: the listener scan runs again only when an element was added
+/// (a click's status text alone starts none). An element added after a
+/// text-only change, with nothing but a listener of its own, still gets a
+/// ref at the next snapshot, and a click on it lands.
+#[tokio::test]
+async fn an_element_added_with_a_listener_of_its_own_gets_a_ref_after_text_only_changes() {
+    let (_site, engine) = open("/listen-later.html").await;
+    let first = ok(&engine, "browser_snapshot", json!({})).await.text;
+    let count = ref_of(&first, "button \"Count\"");
+    ok(&engine, "browser_click", json!({"ref": count})).await;
+    let counted = ok(&engine, "browser_snapshot", json!({})).await.text;
+    assert!(counted.contains("1 counted"), "{counted}");
+    let add = ref_of(&counted, "button \"Add\"");
+    ok(&engine, "browser_click", json!({"ref": add})).await;
+    let added = ok(&engine, "browser_snapshot", json!({})).await.text;
+    let late = find_ref(&added, "Late listener")
+        .unwrap_or_else(|| panic!("the added span with a listener of its own has no ref:\n{added}"));
+    ok(&engine, "browser_click", json!({"ref": late})).await;
+    let pressed = ok(&engine, "browser_snapshot", json!({})).await.text;
+    assert!(pressed.contains("Late listener pressed"), "{pressed}");
 }

@@ -52,6 +52,7 @@ const PAGES: &[(&str, &str)] = &[
     ),
     ("leave.html", include_str!("../site/leave.html")),
     ("quiet.html", include_str!("../site/quiet.html")),
+    ("listen-later.html", include_str!("../site/listen-later.html")),
     ("visibility.html", include_str!("../site/visibility.html")),
     ("slow-image.html", include_str!("../site/slow-image.html")),
     ("dialogs.html", include_str!("../site/dialogs.html")),

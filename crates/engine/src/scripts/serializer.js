@@ -321,9 +321,10 @@
   // marked by cdpilot before a snapshot from `DOMDebugger.getEventListeners`
   // (snapshot/listeners.rs), since the page's listeners cannot be seen
   // from this world. `marked`: the nodes' backend ids, each resolved once
-  // per document; `stale`: the element tree changed since the last scan
-  // (a MutationObserver, disconnected at the first change until the next
-  // scan, so a busy page pays one callback per snapshot at most).
+  // per document; `stale`: an element was added since the last scan (a
+  // MutationObserver, disconnected at the first such change until the next
+  // scan; text changing, a counter or a status line, adds no element that
+  // could carry a listener, so it costs a callback and no scan).
   const listened = new WeakSet();
   const marked = new Set();
   let stale = true;
@@ -331,7 +332,16 @@
   function listenersStale() {
     if (!stale) return null;
     stale = false;
-    watcher ??= new MutationObserver(() => { stale = true; watcher.disconnect(); });
+    watcher ??= new MutationObserver((records) => {
+      for (const record of records) {
+        for (const node of record.addedNodes) {
+          if (node.nodeType !== 1) continue;
+          stale = true;
+          watcher.disconnect();
+          return;
+        }
+      }
+    });
     watcher.observe(document, { childList: true, subtree: true });
     return [...marked];
   }

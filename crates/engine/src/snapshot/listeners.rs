@@ -14,13 +14,13 @@
 //! serializer marks the container's descendants that match them, at each
 //! snapshot. Other libraries' delegation cannot be told from the record.
 //!
-//! Cost: the scan runs only when the serializer says the document's
-//! element tree changed since the last one (a `MutationObserver` in its
-//! world: `listenersStale`, answered to the snapshot's own call in place of
-//! the snapshot), so a snapshot of an unchanged page pays nothing for it;
-//! a node is resolved once per document. A listener added
-//! to an existing node without any change to the tree is seen at the next
-//! change. Failures here never fail the snapshot: it is taken with the
+//! Cost: the scan runs only when the serializer says an element was added
+//! to the document since the last one (a `MutationObserver` in its world:
+//! `listenersStale`, answered to the snapshot's own call in place of the
+//! snapshot), so a snapshot of an unchanged page, or of one whose text
+//! alone changed (a counter, a status line), pays nothing for it; a node
+//! is resolved once per document. A listener added to an existing node
+//! without an element added is seen at the next such change. Failures here never fail the snapshot: it is taken with the
 //! cheap signals alone.
 
 use cdp::protocol::{dom, dom_debugger, runtime};
