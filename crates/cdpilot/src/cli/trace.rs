@@ -37,8 +37,8 @@ pub enum TraceCommand {
         /// Where to write it (default DIR/video.webm).
         #[arg(long)]
         out: Option<PathBuf>,
-        /// Frames a second.
-        #[arg(long, default_value_t = engine::trace::video::DEFAULT_FPS)]
+        /// Frames a second (1 to 60).
+        #[arg(long, value_parser = clap::value_parser!(u32).range(1..=60), default_value_t = engine::trace::video::DEFAULT_FPS)]
         fps: u32,
         /// Keep ffmpeg's inputs (the filter script, the captions) and print where they are.
         #[arg(long)]

@@ -60,7 +60,8 @@ pub struct TabState {
     /// The box (left, top, width, height in CSS px of the viewport) of the
     /// element an acting tool last aimed at, kept until the door takes it
     /// for the call's trace step: the tool measured it anyway, so the
-    /// trace costs no round trip of its own.
+    /// trace costs no round trip of its own. Two calls acting in one tab at
+    /// once may take each other's: only a video's outline would be off.
     aimed: Option<(f64, f64, f64, f64)>,
 }
 

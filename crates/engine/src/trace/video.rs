@@ -106,7 +106,7 @@ pub enum VideoError {
     #[error("{0}")]
     Trace(#[from] ReadError),
     /// No step kept a screenshot.
-    #[error("{}: no step of the trace kept a screenshot (shots/ is empty)", file.display())]
+    #[error("{}: no step of the trace kept a screenshot", file.display())]
     NoShots {
         /// The trace's `trace.jsonl`.
         file: PathBuf,
@@ -449,17 +449,16 @@ impl Work {
         use std::os::unix::fs::DirBuilderExt;
         use std::sync::atomic::{AtomicU32, Ordering};
         static MADE: AtomicU32 = AtomicU32::new(0);
-        let n = MADE.fetch_add(1, Ordering::Relaxed);
-        let dir = std::env::temp_dir().join(format!("cdpilot-video-{}-{n}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::DirBuilder::new()
-            .mode(0o700)
-            .create(&dir)
-            .map_err(|error| VideoError::Io {
-                path: dir.clone(),
-                error,
-            })?;
-        Ok(Work { dir, kept: false })
+        // A new directory, never one already there (another user's, a link).
+        loop {
+            let n = MADE.fetch_add(1, Ordering::Relaxed);
+            let dir = std::env::temp_dir().join(format!("cdpilot-video-{}-{n}", std::process::id()));
+            match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
+                Ok(()) => return Ok(Work { dir, kept: false }),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && n < 100 => continue,
+                Err(error) => return Err(VideoError::Io { path: dir, error }),
+            }
+        }
     }
 
     fn write(&self, name: &str, text: &str) -> Result<(), VideoError> {
