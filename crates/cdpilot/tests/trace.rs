@@ -786,6 +786,8 @@ async fn a_traced_session_becomes_a_video_of_its_steps_without_its_secret() {
         stderr.contains("apt-get install --no-install-recommends ffmpeg"),
         "{stderr}"
     );
+    assert!(video.is_file(), "a run that fails leaves the video before it");
+    assert!(!dir.join("video.webm.part").exists());
     // No trace there: the file is named.
     let nowhere = tmp.path().join("nowhere");
     let (code, _, stderr) = trace_video(&[nowhere.to_str().unwrap()], "/usr/bin:/bin", tmp.path());

@@ -380,20 +380,65 @@ pub fn make(dir: &Path, options: &Options) -> Result<Made, VideoError> {
         path: out.clone(),
         error,
     })?;
+    // Written to a file of its own, made 0600 before ffmpeg writes into it
+    // (ffmpeg keeps the mode of a file it truncates), then renamed: the
+    // video is never readable by others, and a run that fails leaves the
+    // video before it as it was.
+    let mut part = out.clone().into_os_string();
+    part.push(".part");
+    let part = PathBuf::from(part);
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(0o600)
+            .open(&part)
+            .map_err(|error| VideoError::Io {
+                path: part.clone(),
+                error,
+            })?;
+    }
+    let fps = options.fps.clamp(1, 60);
+    let encoded = encode(dir, &frames, &frame_sizes, (size, fps), font, &part).and_then(|work| {
+        std::fs::rename(&part, &out).map_err(|error| VideoError::Io {
+            path: out.clone(),
+            error,
+        })?;
+        Ok(work)
+    });
+    let work = encoded.inspect_err(|_| {
+        let _ = std::fs::remove_file(&part);
+    })?;
+    Ok(Made {
+        out,
+        frames: frames.len(),
+        seconds: frames.iter().map(|f| f.seconds).sum(),
+        work: options.keep_work.then(|| work.keep()),
+    })
+}
+
+/// Writes ffmpeg's inputs for `frames` into a new work directory and runs
+/// it, the video into `out` at `size` and `fps`.
+fn encode(
+    dir: &Path,
+    frames: &[Frame],
+    frame_sizes: &[(u32, u32)],
+    (size, fps): ((u32, u32), u32),
+    font: &str,
+    out: &Path,
+) -> Result<Work, VideoError> {
     let work = Work::new()?;
     for (i, frame) in frames.iter().enumerate() {
         work.write(&format!("caption-{i}.txt"), &frame.caption)?;
     }
-    let fps = options.fps.clamp(1, 60);
-    work.write(
-        "filter.txt",
-        &filter_script(&frames, &frame_sizes, size, fps, font),
-    )?;
+    work.write("filter.txt", &filter_script(frames, frame_sizes, size, fps, font))?;
     let mut ffmpeg = Command::new("ffmpeg");
     ffmpeg
         .current_dir(&work.dir)
         .args(["-nostdin", "-hide_banner", "-loglevel", "error", "-y"]);
-    for frame in &frames {
+    for frame in frames {
         let shot = std::path::absolute(dir.join(&frame.shot)).unwrap_or_else(|_| dir.join(&frame.shot));
         ffmpeg
             .args(["-loop", "1", "-framerate", &fps.to_string(), "-t"])
@@ -405,7 +450,7 @@ pub fn make(dir: &Path, options: &Options) -> Result<Made, VideoError> {
         .args(["-filter_complex_script", "filter.txt", "-map", "[out]", "-an"])
         .args(ENCODER)
         .args(["-f", "webm"])
-        .arg(&out);
+        .arg(out);
     let ran = ffmpeg.output().map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => VideoError::NoFfmpeg,
         _ => VideoError::Ffmpeg {
@@ -421,20 +466,7 @@ pub fn make(dir: &Path, options: &Options) -> Result<Made, VideoError> {
             said: tail.into_iter().rev().collect::<Vec<_>>().join(" / "),
         });
     }
-    {
-        use std::os::unix::fs::PermissionsExt;
-        let private = std::fs::Permissions::from_mode(0o600);
-        std::fs::set_permissions(&out, private).map_err(|error| VideoError::Io {
-            path: out.clone(),
-            error,
-        })?;
-    }
-    Ok(Made {
-        out,
-        frames: frames.len(),
-        seconds: frames.iter().map(|f| f.seconds).sum(),
-        work: options.keep_work.then(|| work.keep()),
-    })
+    Ok(work)
 }
 
 /// ffmpeg's inputs: a private directory under the system's temporary one,
