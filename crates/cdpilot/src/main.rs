@@ -78,7 +78,7 @@ enum Command {
     Pair(PairArgs),
     /// Run a trace's calls again in a fresh session, without the model: each ref re-found by its role and name.
     Replay(cli::replay::ReplayArgs),
-    /// Read a trace directory: its network as HAR 1.2, its run as a shell script.
+    /// Read a trace directory: its network as HAR 1.2, its run as a shell script, its timeline, its video.
     Trace {
         #[command(subcommand)]
         command: cli::trace::TraceCommand,

@@ -639,3 +639,161 @@ async fn the_trace_flag_traces_every_session_and_export_prints_cdpilot_commands(
     engine::trace::har::check_har_1_2(&har).unwrap();
     assert!(!har["log"]["entries"].as_array().unwrap().is_empty());
 }
+
+/// `cdpilot trace video ARGS…` with `PATH` and `TMPDIR`: its exit code,
+/// stdout and stderr.
+fn trace_video(args: &[&str], path: &str, tmp: &Path) -> (i32, String, String) {
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_cdpilot"))
+        .arg("trace")
+        .arg("video")
+        .args(args)
+        .env("PATH", path)
+        .env("TMPDIR", tmp)
+        .output()
+        .unwrap();
+    (
+        output.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+/// Issue 43, item 4: a traced run made into a VP9 WebM by ffmpeg, each
+/// acting step's picture captioned with its tool and target and the
+/// target's box (recorded in the step) outlined; what ffmpeg was given
+/// holds no typed secret; without ffmpeg, or without a trace, a clear error.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_traced_session_becomes_a_video_of_its_steps_without_its_secret() {
+    std::env::set_var("CDPILOT_TEST_TRACE_SECRET", SECRET);
+    let site = PageServer::start().await;
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = config(tmp.path());
+    let (mut client, _chrome_tmp) =
+        spawn_cdpilot_with(&["--caps", "trace", "--config", cfg.to_str().unwrap()]);
+    client.initialize().await;
+    let started = client.call("browser_trace", json!({"action": "start"})).await;
+    let dir = PathBuf::from(started["structuredContent"]["dir"].as_str().unwrap());
+    client.call("browser_navigate", json!({"url": site.url()})).await;
+    let snap = text_of(&client.call("browser_snapshot", json!({})).await);
+    let add = ref_on_line(&snap, "button \"Add\"");
+    let password = ref_on_line(&snap, "textbox \"Password\"");
+    for _ in 0..2 {
+        let click = client.call("browser_click", json!({"ref": add})).await;
+        assert_eq!(click["isError"], false, "{click}");
+    }
+    let typed = client
+        .call("browser_type", json!({"ref": password, "text": "{{secret:PW}}"}))
+        .await;
+    assert_eq!(typed["isError"], false, "{typed}");
+    client.call("browser_snapshot", json!({})).await;
+    client.call("browser_trace", json!({"action": "stop"})).await;
+    client.close_stdin();
+
+    // Each acting step on an element says where it was, against the
+    // viewport its screenshot shows.
+    let steps: Vec<Value> = lines(&dir).into_iter().filter(|l| l["kind"] == "step").collect();
+    let click = &steps[2];
+    assert_eq!(click["tool"], "browser_click");
+    let (w, h) = (click["box"]["width"].as_f64(), click["box"]["height"].as_f64());
+    assert!(w > Some(10.0) && h > Some(5.0), "{click}");
+    assert!(click["viewport"]["width"].as_f64() > w, "{click}");
+    assert!(
+        steps[4]["box"]["width"].as_f64() > Some(10.0),
+        "the typed field's box: {}",
+        steps[4]
+    );
+    assert_eq!(steps[4]["shot_dropped"], "secret_on_page");
+    assert!(
+        steps[0].get("box").is_none(),
+        "a navigate aims at nothing: {}",
+        steps[0]
+    );
+
+    let (code, stdout, stderr) = trace_video(
+        &[dir.to_str().unwrap(), "--keep-work"],
+        &std::env::var("PATH").unwrap(),
+        tmp.path(),
+    );
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let video = dir.join("video.webm");
+    assert!(
+        stdout.starts_with(&format!("{}: 4 steps", video.display())),
+        "{stdout}"
+    );
+    let probe = std::process::Command::new("ffprobe")
+        .args(["-v", "error", "-count_frames", "-show_entries"])
+        .args(["stream=codec_name,nb_read_frames,width,height", "-show_entries"])
+        .args(["format=duration", "-of", "json"])
+        .arg(&video)
+        .output()
+        .expect("ffprobe (scripts/ensure-ffmpeg installs it)");
+    let probed: Value = serde_json::from_slice(&probe.stdout).unwrap();
+    eprintln!("ffprobe: {probed}");
+    let stream = &probed["streams"][0];
+    assert_eq!(stream["codec_name"], "vp9", "{probed}");
+    let frames: u64 = stream["nb_read_frames"].as_str().unwrap().parse().unwrap();
+    assert!(frames > 0, "{probed}");
+    assert!(stream["width"].as_u64().unwrap() <= 640, "{probed}");
+    // 4 pictures (navigate, two clicks, the typing shown on the click's
+    // screenshot), each 0.5–3 s, the last 2 s.
+    let seconds: f64 = probed["format"]["duration"].as_str().unwrap().parse().unwrap();
+    assert!(
+        (4.0 * 0.5 - 0.2..=3.0 * 3.0 + 2.0 + 0.2).contains(&seconds),
+        "{probed}"
+    );
+    assert_eq!(
+        std::fs::metadata(&video).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+
+    // What ffmpeg was given: the captions name tools and targets, and no
+    // file holds the typed secret in any spelling.
+    let work = stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("cdpilot trace video: ffmpeg's inputs kept in "))
+        .map(PathBuf::from)
+        .unwrap_or_else(|| panic!("{stderr}"));
+    let script = std::fs::read_to_string(work.join("filter.txt")).unwrap();
+    assert_eq!(
+        script.matches("drawbox=").count(),
+        3,
+        "two clicks and the typing: {script}"
+    );
+    let captions: Vec<String> = (0..4)
+        .map(|i| std::fs::read_to_string(work.join(format!("caption-{i}.txt"))).unwrap())
+        .collect();
+    assert_eq!(captions[1], "3  browser_click  button \"Add\"", "{captions:?}");
+    assert!(
+        captions[3].starts_with("5  browser_type  textbox \"Password\""),
+        "{captions:?}"
+    );
+    for file in files_under(&work) {
+        let text = std::fs::read_to_string(&file).unwrap();
+        for spelling in [
+            SECRET.to_owned(),
+            "{{secret:PW}}".to_owned(),
+            base64::engine::general_purpose::STANDARD.encode(SECRET),
+        ] {
+            assert!(!text.contains(&spelling), "{} holds {spelling:?}", file.display());
+        }
+    }
+
+    // Without ffmpeg: the error says how to install it.
+    let (code, _, stderr) = trace_video(&[dir.to_str().unwrap()], "/nonexistent", tmp.path());
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("ffmpeg_missing"), "{stderr}");
+    assert!(
+        stderr.contains("apt-get install --no-install-recommends ffmpeg"),
+        "{stderr}"
+    );
+    assert!(video.is_file(), "a run that fails leaves the video before it");
+    assert!(!dir.join("video.webm.part").exists());
+    // No trace there: the file is named.
+    let nowhere = tmp.path().join("nowhere");
+    let (code, _, stderr) = trace_video(&[nowhere.to_str().unwrap()], "/usr/bin:/bin", tmp.path());
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains(nowhere.to_str().unwrap()) && stderr.contains("trace_unreadable"),
+        "{stderr}"
+    );
+}

@@ -256,6 +256,42 @@ pub fn rfc3339(time: SystemTime) -> String {
     )
 }
 
+/// Seconds since the epoch of an RFC 3339 time in UTC as [`rfc3339`]
+/// writes it (`2025-01-31T12:00:00.123Z`; the fraction may be absent or of
+/// any length); `None` for anything else.
+pub fn parse_rfc3339(text: &str) -> Option<f64> {
+    let text = text.strip_suffix('Z')?;
+    let (date, time) = text.split_once('T')?;
+    let mut date = date.splitn(3, '-').map(str::parse::<i64>);
+    let (year, month, day) = (date.next()?.ok()?, date.next()?.ok()?, date.next()?.ok()?);
+    let mut time = time.splitn(3, ':');
+    let (hour, minute) = (
+        time.next()?.parse::<f64>().ok()?,
+        time.next()?.parse::<f64>().ok()?,
+    );
+    let second = time.next()?.parse::<f64>().ok()?;
+    if !(1..=12).contains(&month) || !(1..=31).contains(&day) {
+        return None;
+    }
+    Some(
+        days_from_civil(year, month as u32, day as u32) as f64 * 86_400.0
+            + hour * 3600.0
+            + minute * 60.0
+            + second,
+    )
+}
+
+/// The inverse of [`civil_from_days`].
+fn days_from_civil(year: i64, month: u32, day: u32) -> i64 {
+    let year = if month <= 2 { year - 1 } else { year };
+    let era = year.div_euclid(400);
+    let yoe = year.rem_euclid(400);
+    let mp = i64::from((month + 9) % 12);
+    let doy = (153 * mp + 2) / 5 + i64::from(day) - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
 /// Howard Hinnant's days-since-1970 → (year, month, day) in the proleptic
 /// Gregorian calendar.
 fn civil_from_days(days: i64) -> (i64, u32, u32) {
@@ -294,6 +330,10 @@ mod tests {
         assert_eq!(rfc3339(UNIX_EPOCH), "1970-01-01T00:00:00.000Z");
         let t = UNIX_EPOCH + Duration::from_millis(1_709_210_096_789); // a leap day
         assert_eq!(rfc3339(t), "2024-02-29T12:34:56.789Z");
+        let parsed = parse_rfc3339("2024-02-29T12:34:56.789Z").unwrap();
+        assert!((parsed - 1_709_210_096.789).abs() < 1e-6, "{parsed}");
+        assert_eq!(parse_rfc3339("1970-01-01T00:00:00Z"), Some(0.0));
+        assert_eq!(parse_rfc3339("2024-02-29 12:34:56"), None);
     }
 
     #[test]

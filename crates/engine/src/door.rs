@@ -116,6 +116,12 @@ impl Session {
         // The session's events during the call (dialogs, hand-offs), for
         // its step.
         let mut heard = trace.as_ref().map(|_| self.events().subscribe());
+        // The call's tab, and a box an earlier untraced call left there
+        // cleared: the step's box is the one this call aims at.
+        let traced_tab = arguments.get("tab").and_then(Value::as_str).map(str::to_owned);
+        if trace.is_some() {
+            self.trace_aimed(traced_tab.as_deref());
+        }
         let result = self
             .parse_and_perform(&tool, arguments.clone(), cancel, &mut notes)
             .await;
@@ -164,6 +170,7 @@ impl Session {
                 url_after: record.url_after.clone(),
                 verdicts: record.verdicts.clone(),
                 targets,
+                target_box: self.trace_aimed(traced_tab.as_deref()),
                 events: heard.as_mut().map(traced_events).unwrap_or_default(),
                 ..Step::default()
             };
@@ -190,7 +197,10 @@ impl Session {
             true => match trace.refuses_shot(&step.arguments, step.url_after.as_deref()) {
                 Some(why) => Shot::Dropped(why),
                 None => match self.trace_shot(tab.as_deref()).await {
-                    Some(jpeg) => Shot::Jpeg(jpeg),
+                    Some((jpeg, viewport)) => {
+                        step.viewport = Some(viewport);
+                        Shot::Jpeg(jpeg)
+                    }
                     None => Shot::Dropped("no_page"),
                 },
             },

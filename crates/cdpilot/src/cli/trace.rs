@@ -1,9 +1,11 @@
 //! `cdpilot trace har DIR` (the trace's requests as HAR 1.2, on stdout),
 //! `cdpilot trace export DIR --cli` (its run as a shell script of
-//! `cdpilot` commands) and `cdpilot trace view DIR` (its timeline, served
-//! on loopback behind the dashboard's guard: `server::serve::dashboard::
-//! timeline`). All read the trace only; a trace that cannot be read is
-//! named by file and line, exit code 2.
+//! `cdpilot` commands), `cdpilot trace video DIR` (a WebM of its
+//! screenshots: `engine::trace::video`) and `cdpilot trace view DIR` (its
+//! timeline, served on loopback behind the dashboard's guard:
+//! `server::serve::dashboard::timeline`). All read the trace only (the
+//! video writes its one file); a trace that cannot be read is named by
+//! file and line, exit code 2.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -28,6 +30,20 @@ pub enum TraceCommand {
         #[arg(long, required = true)]
         cli: bool,
     },
+    /// Make a video of the trace (VP9 in WebM, with ffmpeg): each acting step's screenshot, captioned, its target outlined.
+    Video {
+        /// The trace directory.
+        dir: PathBuf,
+        /// Where to write it (default DIR/video.webm).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Frames a second (1 to 60).
+        #[arg(long, value_parser = clap::value_parser!(u32).range(1..=60), default_value_t = engine::trace::video::DEFAULT_FPS)]
+        fps: u32,
+        /// Keep ffmpeg's inputs (the filter script, the captions) and print where they are.
+        #[arg(long)]
+        keep_work: bool,
+    },
     /// Serve the trace's timeline (steps, screenshots, snapshots, console, requests) on loopback; prints its link.
     View {
         /// A trace directory, or a directory of them ([trace] dir).
@@ -43,6 +59,12 @@ pub fn run(command: TraceCommand) -> ExitCode {
     let dir = match &command {
         TraceCommand::Har { dir } | TraceCommand::Export { dir, .. } => dir,
         TraceCommand::View { dir, listen } => return view(dir.clone(), listen),
+        TraceCommand::Video {
+            dir,
+            out,
+            fps,
+            keep_work,
+        } => return video(dir, out.clone(), *fps, *keep_work),
     };
     let trace = match read(dir) {
         Ok(trace) => trace,
@@ -61,9 +83,43 @@ pub fn run(command: TraceCommand) -> ExitCode {
             super::out(&serde_json::to_string_pretty(&har).unwrap_or_default());
         }
         TraceCommand::Export { .. } => super::out(&script(&trace.steps, &dir.display().to_string())),
-        TraceCommand::View { .. } => unreachable!("served above"),
+        TraceCommand::View { .. } | TraceCommand::Video { .. } => unreachable!("done above"),
     }
     ExitCode::SUCCESS
+}
+
+/// `cdpilot trace video DIR`: the video's path and length on stdout; an
+/// error as `code: message` and its next step on stderr, exit code 2 for
+/// a trace that cannot be made into one, 1 for what the machine lacks.
+fn video(dir: &std::path::Path, out: Option<PathBuf>, fps: u32, keep_work: bool) -> ExitCode {
+    use engine::trace::video::{make, Options, VideoError};
+    match make(dir, &Options { out, fps, keep_work }) {
+        Ok(made) => {
+            super::out(&format!(
+                "{}: {} steps, {:.1} s (VP9, WebM)",
+                made.out.display(),
+                made.frames,
+                made.seconds
+            ));
+            if let Some(work) = made.work {
+                eprintln!("cdpilot trace video: ffmpeg's inputs kept in {}", work.display());
+            }
+            ExitCode::SUCCESS
+        }
+        Err(error) => {
+            eprintln!(
+                "cdpilot trace video: {}: {error}
+{}",
+                error.code(),
+                error.next_step()
+            );
+            let trace = matches!(
+                error,
+                VideoError::Trace(_) | VideoError::NoShots { .. } | VideoError::Shot { .. }
+            );
+            ExitCode::from(if trace { 2 } else { 1 })
+        }
+    }
 }
 
 /// `cdpilot trace view DIR`: serves until Ctrl-C (or SIGTERM).

@@ -17,7 +17,7 @@ use serde_json::Value;
 
 use super::{Context, Session};
 use crate::tab::Tab;
-use crate::trace::{target, RequestRecord, Target};
+use crate::trace::{target, RequestRecord, Target, TargetBox, Viewport};
 use crate::Budget;
 
 /// Where a finished request's response body can be asked for (the CDP
@@ -105,12 +105,19 @@ impl Session {
     /// `None` when there is no tab or a dialog blocks it (Chrome cannot
     /// paint under a native dialog).
     pub async fn thumbnail(&self, budget: &Budget) -> Option<String> {
-        self.viewport_jpeg(None, THUMBNAIL_WIDTH, budget).await
+        Some(self.viewport_jpeg(None, THUMBNAIL_WIDTH, budget).await?.0)
     }
 
     /// A JPEG (base64, at most `width` px wide) of tab `tab`'s viewport
     /// (default the active tab).
-    async fn viewport_jpeg(&self, tab: Option<&str>, width: f64, budget: &Budget) -> Option<String> {
+    /// With it, the viewport's size in CSS px (what the JPEG shows, before
+    /// scaling).
+    async fn viewport_jpeg(
+        &self,
+        tab: Option<&str>,
+        width: f64,
+        budget: &Budget,
+    ) -> Option<(String, Viewport)> {
         let tab = self.tab_now(tab)?;
         if tab.dialogs().is_blocked() {
             return None;
@@ -144,16 +151,30 @@ impl Session {
             )
             .await
             .ok()?;
-        Some(shot.data)
+        let size = Viewport {
+            width: viewport.client_width,
+            height: viewport.client_height,
+        };
+        Some((shot.data, size))
     }
 
     /// The trace's screenshot after a call that acts in tab `tab`: a JPEG
     /// at most [`TRACE_SHOT_WIDTH`] px wide, within its own short budget.
-    pub(crate) async fn trace_shot(&self, tab: Option<&str>) -> Option<Vec<u8>> {
+    /// With it, the viewport's size in CSS px (what a step's `box` is
+    /// measured against).
+    pub(crate) async fn trace_shot(&self, tab: Option<&str>) -> Option<(Vec<u8>, Viewport)> {
         use base64::Engine as _;
         let budget = Budget::with_timeout(TRACE_SHOT_BUDGET);
-        let shot = self.viewport_jpeg(tab, TRACE_SHOT_WIDTH, &budget).await?;
-        base64::engine::general_purpose::STANDARD.decode(shot).ok()
+        let (shot, size) = self.viewport_jpeg(tab, TRACE_SHOT_WIDTH, &budget).await?;
+        let jpeg = base64::engine::general_purpose::STANDARD.decode(shot).ok()?;
+        Some((jpeg, size))
+    }
+
+    /// Takes the box the last acting tool aimed at in tab `tab` (default
+    /// the active tab), as the tab noted it: for a traced call's step.
+    pub(crate) fn trace_aimed(&self, tab: Option<&str>) -> Option<TargetBox> {
+        let (x, y, width, height) = self.tab_now(tab)?.state(|s| s.take_aimed())?;
+        Some(TargetBox { x, y, width, height })
     }
 
     /// What each ref a call's `arguments` name was shown as in its tab's

@@ -57,6 +57,12 @@ pub struct TabState {
     /// snapshot is answered again only under the same count (the
     /// serializer's reuse, issue 46).
     acts: u64,
+    /// The box (left, top, width, height in CSS px of the viewport) of the
+    /// element an acting tool last aimed at, kept until the door takes it
+    /// for the call's trace step: the tool measured it anyway, so the
+    /// trace costs no round trip of its own. Two calls acting in one tab at
+    /// once may take each other's: only a video's outline would be off.
+    aimed: Option<(f64, f64, f64, f64)>,
 }
 
 /// The network's answer for one main-frame document.
@@ -85,6 +91,17 @@ impl TabState {
     /// A call that may change the page starts or ends in the tab.
     pub fn acted(&mut self) {
         self.acts += 1;
+    }
+
+    /// An acting tool measured its element at `rect` (left, top, width,
+    /// height in CSS px of the viewport): see [`TabState::take_aimed`].
+    pub fn aimed_at(&mut self, rect: (f64, f64, f64, f64)) {
+        self.aimed = Some(rect);
+    }
+
+    /// The box an acting tool last aimed at since the last take, taken.
+    pub fn take_aimed(&mut self) -> Option<(f64, f64, f64, f64)> {
+        self.aimed.take()
     }
 
     /// The main document's generation (bumped by every cross-document

@@ -693,6 +693,9 @@ impl Element {
         let (sx, sy) = placed.session_origin;
         let offset = geometry::frame_offset_in_session(tab, &self.frame, budget);
         let (fx, fy) = timing::timed("element.frame_offset", offset).await?;
+        // For the trace's step (its video outlines it): measured here anyway.
+        let (x0, y0, x1, y1) = placed.bounds();
+        tab.state(|s| s.aimed_at((x0 + sx, y0 + sy, x1 - x0, y1 - y0)));
         Ok(((x + sx, y + sy), (x - fx, y - fy)))
     }
 
@@ -705,11 +708,7 @@ impl Element {
     ) -> Result<(f64, f64, f64, f64), ActionError> {
         let placed = self.placed(tab, budget).await?;
         let (sx, sy) = placed.session_origin;
-        let q = &placed.quad;
-        let xs = q.iter().step_by(2).copied();
-        let ys = q.iter().skip(1).step_by(2).copied();
-        let (x0, x1) = xs.fold((f64::MAX, f64::MIN), |(lo, hi), v| (lo.min(v), hi.max(v)));
-        let (y0, y1) = ys.fold((f64::MAX, f64::MIN), |(lo, hi), v| (lo.min(v), hi.max(v)));
+        let (x0, y0, x1, y1) = placed.bounds();
         Ok((x0 + sx, y0 + sy, x1 + sx, y1 + sy))
     }
 
@@ -911,6 +910,19 @@ struct Placed {
     quad: Vec<f64>,
     quad_centre: (f64, f64),
     session_origin: (f64, f64),
+}
+
+impl Placed {
+    /// The quad's bounding box (left, top, right, bottom) in its session's
+    /// coordinates.
+    fn bounds(&self) -> (f64, f64, f64, f64) {
+        let q = &self.quad;
+        let xs = q.iter().step_by(2).copied();
+        let ys = q.iter().skip(1).step_by(2).copied();
+        let (x0, x1) = xs.fold((f64::MAX, f64::MIN), |(lo, hi), v| (lo.min(v), hi.max(v)));
+        let (y0, y1) = ys.fold((f64::MAX, f64::MIN), |(lo, hi), v| (lo.min(v), hi.max(v)));
+        (x0, y0, x1, y1)
+    }
 }
 
 /// Shoelace formula; a degenerate quad has no area to click.

@@ -123,6 +123,44 @@ pub(crate) const VALUE: &str = r#"function () {
   return secret && this.value ? '••••' : this.value;
 }"#;
 
+/// [`VALUE`], with the field's box: `{value, box: [left, top, width,
+/// height] | null}` in CSS px of the tab's viewport, reached through
+/// same-origin frames' `<iframe>` elements (`null` inside a cross-origin
+/// frame, whose window cannot see its element).
+const VALUE_AND_BOX: &str = r#"function () {
+  const value = (VALUE_FN).call(this);
+  const r = this.getBoundingClientRect();
+  let x = r.left, y = r.top;
+  try {
+    for (let w = this.ownerDocument.defaultView; w !== w.top; w = w.parent) {
+      const owner = w.frameElement;
+      if (!owner) return { value, box: null };
+      const o = owner.getBoundingClientRect();
+      x += o.left + owner.clientLeft;
+      y += o.top + owner.clientTop;
+    }
+  } catch (e) {
+    return { value, box: null };
+  }
+  return { value, box: [x, y, r.width, r.height] };
+}"#;
+
+/// Reads the field's value as the result reports it ([`VALUE`]) and notes
+/// its box for the call's trace step ([`crate::tab::TabState::aimed_at`]),
+/// in the one round trip the value needed anyway.
+pub(crate) async fn read_value(tab: &Tab, element: &Element, budget: &Budget) -> Result<Value, ActionError> {
+    let script = VALUE_AND_BOX.replace("VALUE_FN", VALUE);
+    let mut read = element.call(budget, "reading the field", &script, vec![]).await?;
+    if let Some([x, y, width, height]) = read["box"]
+        .as_array()
+        .and_then(|b| b.iter().map(Value::as_f64).collect::<Option<Vec<f64>>>())
+        .as_deref()
+    {
+        tab.state(|s| s.aimed_at((*x, *y, *width, *height)));
+    }
+    Ok(read["value"].take())
+}
+
 /// Sets a range/date/time/color/number input from its string form through
 /// the native setter (so frameworks that track the value see the change),
 /// then fires `input` and `change`. `{bad}` when the input refused the text,

@@ -254,9 +254,7 @@ async fn text(tab: &Tab, element: &Element, value: &str, budget: &Budget) -> Res
     if element.frame.session.id() != tab.session.id() {
         element.settle(budget).await?;
     }
-    element
-        .call(budget, "reading the field", field::VALUE, vec![])
-        .await
+    field::read_value(tab, element, budget).await
 }
 
 async fn check_box(

@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 
 use crate::args::{Common, ElementTarget};
 use crate::tab::Tab;
-use crate::tab_tools::field::{self, VALUE};
+use crate::tab_tools::field;
 use crate::tab_tools::{element, front, input, keys};
 use crate::tool::{Declaration, DefaultBudget, Effect, Group, Scope, TabCall, TabTool, Tool};
 use crate::validate;
@@ -120,7 +120,7 @@ pub async fn run(tab: &Tab, args: &TypeArgs, budget: &Budget) -> Result<ActionOu
         element.settle(budget).await?;
     }
     // Read the value before submitting: a submit may navigate away.
-    let value = element.call(budget, "reading the field", VALUE, vec![]).await?;
+    let value = field::read_value(tab, &element, budget).await?;
     let submitted = args.submit.unwrap_or(false);
     if submitted {
         input::press_enter(tab, budget).await?;

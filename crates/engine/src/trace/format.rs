@@ -90,6 +90,17 @@ pub struct Step {
     /// The screenshot taken after it (`shots/0003.jpg`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shot: Option<String>,
+    /// The box of the element the call aimed its input at (the last one,
+    /// for a call that aims at several: a drag's drop target, a form's
+    /// last field), in CSS px of the tab's viewport, measured as the call
+    /// ran (before its effect). Optional: absent for calls that aim at
+    /// nothing, and in traces written before it was added.
+    #[serde(rename = "box", default, skip_serializing_if = "Option::is_none")]
+    pub target_box: Option<TargetBox>,
+    /// The viewport the screenshot shows, in CSS px (the JPEG may be
+    /// scaled down from it): what `box` is measured against.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub viewport: Option<Viewport>,
     /// Why no screenshot was kept for a call that acts (`budget`,
     /// `secret_on_page`, `no_page`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -107,6 +118,28 @@ pub struct Step {
     /// an ask denied among them). Each `{event, …its data}`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub events: Vec<Value>,
+}
+
+/// An element's box in CSS px of the tab's viewport.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct TargetBox {
+    /// Left edge.
+    pub x: f64,
+    /// Top edge.
+    pub y: f64,
+    /// Width.
+    pub width: f64,
+    /// Height.
+    pub height: f64,
+}
+
+/// The size of the viewport a screenshot shows, in CSS px.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Viewport {
+    /// Width.
+    pub width: f64,
+    /// Height.
+    pub height: f64,
 }
 
 /// A failed step's error, as the agent read it.

@@ -8,18 +8,20 @@
 //! line is the door's (it writes after redaction, so a trace holds what the
 //! agent read and nothing more). Reading a trace back ([`read`]) and the
 //! re-finding of a ref by what it was shown as ([`target`]) are here too,
-//! for `cdpilot replay` and `cdpilot trace`.
+//! for `cdpilot replay` and `cdpilot trace`; and its video ([`video`]:
+//! the screenshots made into a WebM by `ffmpeg`).
 
 mod format;
 pub mod har;
 pub mod read;
 pub mod slot;
 pub mod target;
+pub mod video;
 mod writer;
 
 pub use format::{
-    Chapter, End, Header, Line, RequestRecord, Step, StepError, BODIES_BUDGET_MS, FORMAT, POST_DATA_KEPT,
-    RESPONSE_BODY_KEPT, VERSION,
+    Chapter, End, Header, Line, RequestRecord, Step, StepError, TargetBox, Viewport, BODIES_BUDGET_MS,
+    FORMAT, POST_DATA_KEPT, RESPONSE_BODY_KEPT, VERSION,
 };
 pub use slot::Slot;
 pub use target::Target;
