@@ -84,8 +84,8 @@ impl DialogBook {
         read(&self.shared.book.lock().unwrap())
     }
 
-    /// Changes the book, then wakes whoever waits for a change and tells
-    /// the session's event stream which dialogs opened or closed.
+    /// Changes the book, then tells the session's event stream which
+    /// dialogs opened or closed and wakes whoever waits for a change.
     fn edit<T>(&self, edit: impl FnOnce(&mut Book) -> T) -> T {
         let (result, opened, closed) = {
             let mut book = self.shared.book.lock().unwrap();
@@ -102,7 +102,10 @@ impl DialogBook {
             let closed: Vec<Dialog> = book.recent.iter().rev().take(closed_now).rev().cloned().collect();
             (result, opened, closed)
         };
-        self.shared.changed.send_modify(|n| *n += 1);
+        // The session's stream hears first: a waiter woken by the change
+        // may end its call at once, and that call's trace step keeps what
+        // the stream heard by then (on another worker thread, the events
+        // sent after the wake were sometimes not there yet).
         for dialog in opened {
             self.shared
                 .events
@@ -113,6 +116,7 @@ impl DialogBook {
                 .events
                 .emit(|tab| SessionEvent::DialogClosed { tab, dialog });
         }
+        self.shared.changed.send_modify(|n| *n += 1);
         result
     }
 
