@@ -138,6 +138,10 @@ impl Session {
                 .iter()
                 .map(|v| secrets.redact_value(v.to_json()))
                 .collect(),
+            routed: crate::policy::gate::summarize(&notes.routed)
+                .into_iter()
+                .map(|r| secrets.redact_value(r))
+                .collect(),
             outcome: result
                 .as_ref()
                 .map_or_else(|e| e.code.as_str(), |_| "ok")
@@ -163,6 +167,7 @@ impl Session {
                 url_before: record.url_before.clone(),
                 url_after: record.url_after.clone(),
                 verdicts: record.verdicts.clone(),
+                routed: record.routed.clone(),
                 targets,
                 events: heard.as_mut().map(traced_events).unwrap_or_default(),
                 ..Step::default()
