@@ -570,3 +570,53 @@ pub fn answer(session: Session, request_id: String, fail_as: Option<&'static str
         }
     });
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn paused(network_id: &str, url: &str) -> RequestPaused {
+        serde_json::from_value(serde_json::json!({
+            "requestId": "interception-1", "frameId": "F", "resourceType": "Image",
+            "networkId": network_id, "request": {"url": url, "method": "GET", "headers": {}},
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn each_answer_is_taken_once_counted_and_summed_per_route() {
+        let gate = Gate::new(Arc::new(Policy::default()), "T");
+        let routes = Routes::default();
+        let abort = routes
+            .add(Route::new("http://a.test/*", vec![], Answer::Abort { reason: "Failed" }).unwrap())
+            .unwrap();
+        let delay = routes
+            .add(Route::new("http://b.test/*", vec![], Answer::Delay { ms: 1 }).unwrap())
+            .unwrap();
+        for i in 0..7 {
+            gate.record_answer(
+                &paused(&format!("n{i}"), &format!("http://a.test/{i}.png")),
+                &abort,
+            );
+        }
+        gate.record_answer(&paused("n9", "http://b.test/api"), &delay);
+        assert_eq!((abort.hits(), delay.hits()), (7, 1));
+        let how = gate.answered("n9").unwrap();
+        assert_eq!(
+            (how.how(), how.pattern.as_str()),
+            ("route2 delay".into(), "http://b.test/*")
+        );
+
+        let summed = summarize(&gate.take_routed());
+        assert_eq!(summed.len(), 2, "one entry per route: {summed:?}");
+        assert_eq!(summed[0]["requests"], 7);
+        assert_eq!(summed[0]["answer"], "abort");
+        assert_eq!(summed[0]["urls"].as_array().unwrap().len(), URLS_SUMMED);
+        assert_eq!(summed[1]["urls"], serde_json::json!(["http://b.test/api"]));
+        assert!(
+            gate.take_routed().is_empty(),
+            "each answer goes to one audit record"
+        );
+        assert!(gate.answered("n3").is_some(), "the request log still reads it");
+    }
+}
