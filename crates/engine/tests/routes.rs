@@ -4,7 +4,10 @@
 //! routes (the servers saw none of them), images aborted (never
 //! requested), a delayed response and a throttle measured by the page's own
 //! clock, a HAR recorded by a session and replayed with the server stopped,
-//! and routes on a denied URL refused (no fixture shown, nothing reached).
+//! and routes on a denied URL refused (no fixture shown, nothing reached),
+//! from the page, a cross-origin frame and a dedicated or shared worker; a
+//! worker's routed requests listed, audited and traced with how they were
+//! answered; a popup routed from its own document request.
 
 mod common;
 
