@@ -61,6 +61,11 @@ pub struct Record {
     pub url_after: Option<String>,
     /// What the URL policy decided during the call: `{url, action, rule}`.
     pub verdicts: Vec<Value>,
+    /// What the session's routes answered in the call's tab since its
+    /// previous call, by route: `{route, answer, pattern, requests, urls}`
+    /// (the first [`crate::policy::gate::URLS_SUMMED`] URLs). Absent when none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub routed: Vec<Value>,
     /// `ok`, or the error code.
     pub outcome: String,
     /// How long the call took.
@@ -320,6 +325,7 @@ mod tests {
             url_before: None,
             url_after: None,
             verdicts: Vec::new(),
+            routed: Vec::new(),
             outcome: "ok".into(),
             ms: 1,
         }

@@ -144,6 +144,10 @@ impl Session {
                 .iter()
                 .map(|v| secrets.redact_value(v.to_json()))
                 .collect(),
+            routed: crate::policy::gate::summarize(&notes.routed)
+                .into_iter()
+                .map(|r| secrets.redact_value(r))
+                .collect(),
             outcome: result
                 .as_ref()
                 .map_or_else(|e| e.code.as_str(), |_| "ok")
@@ -169,6 +173,7 @@ impl Session {
                 url_before: record.url_before.clone(),
                 url_after: record.url_after.clone(),
                 verdicts: record.verdicts.clone(),
+                routed: record.routed.clone(),
                 targets,
                 target_box: self.trace_aimed(traced_tab.as_deref()),
                 events: heard.as_mut().map(traced_events).unwrap_or_default(),

@@ -4,7 +4,10 @@
 //! routes (the servers saw none of them), images aborted (never
 //! requested), a delayed response and a throttle measured by the page's own
 //! clock, a HAR recorded by a session and replayed with the server stopped,
-//! and routes on a denied URL refused (no fixture shown, nothing reached).
+//! and routes on a denied URL refused (no fixture shown, nothing reached),
+//! from the page, a cross-origin frame and a dedicated or shared worker; a
+//! worker's routed requests listed, audited and traced with how they were
+//! answered; a popup routed from its own document request.
 
 mod common;
 
@@ -46,6 +49,37 @@ async fn fetch_ms(engine: &Engine, url: &str) -> Value {
         .await
         .data["value"]
         .clone()
+}
+
+/// What `fetch-worker.js`, run as a dedicated worker of the page (a shared
+/// one with `shared`), said of its fetch of `url`: `got <body>` or
+/// `failed`.
+async fn worker_fetch(engine: &Engine, url: &str, shared: bool) -> Value {
+    let expression = format!(
+        "new Promise((resolve) => {{ const src = '/fetch-worker.js?url=' + encodeURIComponent({url:?}) + '&n=' + Math.random(); \
+         if ({shared}) {{ const w = new SharedWorker(src); w.port.onmessage = (e) => resolve(e.data); w.port.start(); }} \
+         else {{ const w = new Worker(src); w.onmessage = (e) => resolve(e.data); w.onerror = () => resolve('worker error'); }} }})"
+    );
+    ok(engine, "browser_evaluate", json!({"expression": expression}))
+        .await
+        .data["value"]
+        .clone()
+}
+
+/// The line of `browser_network list` whose URL holds `needle`, and its
+/// entry.
+async fn listed(engine: &Engine, needle: &str) -> (String, Value) {
+    let listed = ok(engine, "browser_network", json!({"action": "list"})).await;
+    let line = listed.text.lines().find(|l| l.contains(needle));
+    let entry = listed.data["requests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["url"].as_str().unwrap_or_default().contains(needle));
+    match (line, entry) {
+        (Some(line), Some(entry)) => (line.to_owned(), entry.clone()),
+        _ => panic!("no request of {needle} listed:\n{}", listed.text),
+    }
 }
 
 /// The requests the site received whose path starts with `prefix`.
@@ -473,4 +507,244 @@ async fn bad_routes_are_refused_naming_the_field_and_nothing_is_routed() {
     }
     let routes = ok(&engine, "browser_network", json!({"action": "routes"})).await;
     assert_eq!(routes.text, "No routes are set.", "nothing was routed half-way");
+}
+
+/// Issue 44: a dedicated worker's requests pause in its frame's request
+/// stage, so the routes answer them; they are also listed by
+/// `browser_network` (from the worker's own session), with how the route
+/// answered, and so is the audit record of the call and the trace.
+#[tokio::test]
+async fn a_workers_requests_are_routed_listed_audited_and_traced_with_how_they_were_answered() {
+    let site = TestSite::start().await;
+    let engine = engine_with(|c| c.tools.caps.push("trace".into()));
+    ok(
+        &engine,
+        "browser_navigate",
+        json!({"url": site.url("/index.html")}),
+    )
+    .await;
+    let pattern = format!("{}/api/*", site.a);
+    ok(
+        &engine,
+        "browser_network",
+        json!({"action": "route", "url": pattern, "answer": "fulfill", "text": "from the route"}),
+    )
+    .await;
+    ok(
+        &engine,
+        "browser_network",
+        json!({"action": "route", "url": format!("{}/json*", site.a), "answer": "abort"}),
+    )
+    .await;
+    let traced = ok(&engine, "browser_trace", json!({"action": "start"})).await;
+    let dir = std::path::PathBuf::from(traced.data["dir"].as_str().unwrap());
+
+    assert_eq!(
+        worker_fetch(&engine, &site.url("/api/dedicated"), false).await,
+        "got from the route"
+    );
+    assert_eq!(
+        worker_fetch(&engine, &site.url("/json?from=worker"), false).await,
+        "failed"
+    );
+    assert_eq!(
+        received(&site, "/api"),
+        Vec::<String>::new(),
+        "the routes answered"
+    );
+    assert_eq!(received(&site, "/json"), Vec::<String>::new(), "aborted");
+
+    let (line, entry) = listed(&engine, "/api/dedicated").await;
+    assert!(
+        line.contains(" 200 ") && line.contains("(by route1 fulfill)"),
+        "{line}"
+    );
+    assert_eq!(
+        (&entry["routed"], &entry["route"], &entry["pattern"]),
+        (&json!("fulfill"), &json!("route1"), &json!(pattern)),
+        "{entry}"
+    );
+    let (line, entry) = listed(&engine, "/json?from=worker").await;
+    assert!(
+        line.contains("failed") && line.contains("(by route2 abort)"),
+        "{line}"
+    );
+    assert_eq!(entry["routed"], "abort", "{entry}");
+
+    // The audit: the call during which the worker fetched says so.
+    let audited: Vec<Value> = engine
+        .audit()
+        .records()
+        .iter()
+        .flat_map(|r| r.routed.clone())
+        .collect();
+    let by_route = |route: &str| {
+        audited
+            .iter()
+            .filter(|r| r["route"] == route)
+            .flat_map(|r| r["urls"].as_array().unwrap().clone())
+            .collect::<Vec<Value>>()
+    };
+    assert!(
+        by_route("route1").contains(&json!(site.url("/api/dedicated"))),
+        "{audited:?}"
+    );
+    assert!(
+        by_route("route2").contains(&json!(site.url("/json?from=worker"))),
+        "{audited:?}"
+    );
+    assert!(audited
+        .iter()
+        .all(|r| r["pattern"].is_string() && r["requests"].as_u64() >= Some(1)));
+
+    // The trace: its requests and its HAR say how they were answered.
+    ok(&engine, "browser_trace", json!({"action": "stop"})).await;
+    let lines: Vec<Value> = std::fs::read_to_string(dir.join("trace.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let traced: Vec<&Value> = lines
+        .iter()
+        .flat_map(|l| l["requests"].as_array().into_iter().flatten())
+        .filter(|r| r["url"].as_str().unwrap_or_default().contains("/api/dedicated"))
+        .collect();
+    assert!(
+        traced
+            .iter()
+            .any(|r| r["routed"] == "fulfill" && r["route"] == "route1" && r["pattern"] == json!(pattern)),
+        "{traced:?}"
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| l["routed"].as_array().is_some_and(|r| !r.is_empty())),
+        "a step names what was routed"
+    );
+    let har: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("har.json")).unwrap()).unwrap();
+    let entry = har["log"]["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| {
+            e["request"]["url"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("/json?from=worker")
+        })
+        .unwrap_or_else(|| panic!("{har}"));
+    assert_eq!(entry["_cdpilotRouted"]["answer"], "abort", "{entry}");
+}
+
+/// Issue 44: a route on a URL the rules deny answers neither a worker's
+/// (dedicated or shared) fetch of it nor a cross-origin frame's: each is
+/// refused, the denied server sees nothing, and the route counts no hit
+/// (it once counted the requests it matched, refused ones included).
+#[tokio::test]
+async fn a_route_never_answers_a_worker_or_a_cross_origin_frame_for_a_denied_url() {
+    let site = TestSite::start().await;
+    let denied = DeniedServer::start().await;
+    let engine = engine_with(|c| {
+        c.policy.rules.push(Rule {
+            pattern: format!("http://{}/*", denied.host()),
+            action: "deny".into(),
+            origin: None,
+        })
+    });
+    ok(
+        &engine,
+        "browser_network",
+        json!({"action": "route", "url": format!("http://{}/*", denied.host()), "answer": "fulfill",
+               "text": "FORGED"}),
+    )
+    .await;
+    ok(
+        &engine,
+        "browser_navigate",
+        json!({"url": site.url("/routes.html")}),
+    )
+    .await;
+    wait_text(&engine, "xhr done: ada").await;
+    let target = denied.url("/secret");
+    assert_eq!(
+        worker_fetch(&engine, &target, false).await,
+        "failed",
+        "a worker's fetch"
+    );
+    assert_eq!(
+        worker_fetch(&engine, &target, true).await,
+        "failed",
+        "a shared worker's"
+    );
+    let snap = ok(&engine, "browser_snapshot", json!({})).await;
+    let frame = snap.data["frame_tree"]["children"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["is_oopif"] == true)
+        .unwrap_or_else(|| panic!("{}", snap.text))["frame_id"]
+        .clone();
+    let expression = format!(
+        "(async () => {{ try {{ return 'got ' + await (await fetch({target:?})).text(); }} catch (e) {{ return 'failed'; }} }})()"
+    );
+    let in_frame = ok(
+        &engine,
+        "browser_evaluate",
+        json!({"expression": expression, "frame": frame}),
+    )
+    .await;
+    assert_eq!(in_frame.data["value"], "failed", "the cross-origin frame's fetch");
+    assert_eq!(denied.seen().requests, Vec::<String>::new());
+    assert_eq!(denied.seen().connections, 0);
+    let routes = ok(&engine, "browser_network", json!({"action": "routes"})).await;
+    assert_eq!(
+        routes.data["routes"][0]["hits"], 0,
+        "the route answered none: {}",
+        routes.text
+    );
+}
+
+/// Issue 44: a popup the page opens (`window.open`) between calls follows
+/// the session's routes from its own document request: the route answers
+/// it and the server sees nothing (it used to get them only at the next
+/// call in it, after its document had loaded from the server).
+#[tokio::test]
+async fn a_popup_follows_the_sessions_routes_from_its_first_request() {
+    let site = TestSite::start().await;
+    let engine = engine();
+    ok(
+        &engine,
+        "browser_navigate",
+        json!({"url": site.url("/index.html")}),
+    )
+    .await;
+    ok(
+        &engine,
+        "browser_network",
+        json!({"action": "route", "url": format!("{}/popup-doc*", site.a), "answer": "fulfill",
+               "text": "<title>Routed</title><h1>fixture popup</h1><img src=\"/api/popup-image\">",
+               "headers": {"content-type": "text/html"}}),
+    )
+    .await;
+    ok(
+        &engine,
+        "browser_network",
+        json!({"action": "route", "url": format!("{}/api/*", site.a), "answer": "abort"}),
+    )
+    .await;
+    let opened = "new Promise((resolve) => { const w = window.open('/popup-doc.html'); \
+        const done = () => { if (w.location.pathname === '/popup-doc.html') resolve(w.document.body.innerText); }; \
+        w.addEventListener('load', done); setTimeout(() => resolve('no load: ' + w.location.href), 8000); })";
+    let said = ok(&engine, "browser_evaluate", json!({"expression": opened})).await;
+    assert_eq!(said.data["value"], "fixture popup", "{}", said.text);
+    assert_eq!(
+        received(&site, "/popup-doc"),
+        Vec::<String>::new(),
+        "the route answered the popup"
+    );
+    assert_eq!(
+        received(&site, "/api"),
+        Vec::<String>::new(),
+        "its image was aborted"
+    );
 }

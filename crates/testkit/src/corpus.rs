@@ -10,6 +10,16 @@
 //! [`BLOCK_EXTERNAL`] are browser flags that keep the browser from resolving
 //! names; with cdpilot's egress gate, a test's URL rules keep every
 //! connection on this machine.
+//!
+//! A saved page keeps none of its sub-resources. `/with-assets/<name>`
+//! serves it with every absolute `http(s)://` URL (attributes, `srcset`,
+//! inline scripts) pointed at `/asset/…` on the same server, which answers
+//! that and every other unknown path (the page's relative URLs) with a
+//! stand-in of a fixed size by what the browser says it fetches
+//! (`Sec-Fetch-Dest`, else the extension; [`STAND_IN_BYTES`]: an image, a
+//! font, a media file, a stylesheet that loads two fonts, an empty
+//! script): the page as a browser would load it, its requests on loopback,
+//! for what blocking some of them saves (the routes figures, issue 44).
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -97,6 +107,8 @@ impl CorpusSite {
         };
         let app = Router::new()
             .route("/p/{name}", get(serve))
+            .route("/with-assets/{name}", get(with_assets))
+            .fallback(asset)
             .with_state(std::sync::Arc::new(served));
         let task = tokio::spawn(async move {
             let _ = axum::serve(listener, app).await;
@@ -111,6 +123,94 @@ impl CorpusSite {
     pub fn url(&self, name: &str) -> String {
         format!("{}/p/{name}", self.origin)
     }
+
+    /// The URL of page `name` with its sub-resources served as stand-ins.
+    pub fn url_with_assets(&self, name: &str) -> String {
+        format!("{}/with-assets/{name}", self.origin)
+    }
+}
+
+/// The size of each kind of stand-in, in bytes (about the median of each
+/// kind on the web): images, fonts, media, stylesheets.
+pub const STAND_IN_BYTES: [(&str, usize); 4] = [
+    ("image", 32 << 10),
+    ("font", 32 << 10),
+    ("media", 512 << 10),
+    ("stylesheet", 8 << 10),
+];
+
+/// The page, decompressed (`gzip -dc`: the testkit has no inflater), with
+/// absolute URLs pointed at this server's `/asset/`.
+async fn with_assets(
+    State(served): State<std::sync::Arc<Served>>,
+    UrlPath(name): UrlPath<String>,
+) -> Response {
+    let Some(content_type) = served.content_types.get(&name) else {
+        return StatusCode::NOT_FOUND.into_response();
+    };
+    let path = served.pages.join(format!("{name}.html.gz"));
+    let Ok(out) = tokio::process::Command::new("gzip")
+        .arg("-dc")
+        .arg(&path)
+        .output()
+        .await
+    else {
+        return StatusCode::INTERNAL_SERVER_ERROR.into_response();
+    };
+    let page = String::from_utf8_lossy(&out.stdout)
+        .replace("https://", "/asset/https/")
+        .replace("http://", "/asset/http/")
+        .replace("https:\\u002F\\u002F", "\\u002Fasset\\u002Fhttps\\u002F")
+        .replace("=\"//", "=\"/asset/https/")
+        // Namespaces are names, not resources (inline SVG, createElementNS).
+        .replace("/asset/http/www.w3.org", "http://www.w3.org");
+    ([(header::CONTENT_TYPE, content_type.clone())], page).into_response()
+}
+
+/// A stand-in for a sub-resource, by what the browser says it fetches
+/// (`Sec-Fetch-Dest`), else by its path's extension.
+async fn asset(uri: axum::http::Uri, headers: axum::http::HeaderMap) -> Response {
+    let ext = uri
+        .path()
+        .rsplit('/')
+        .next()
+        .and_then(|file| file.rsplit_once('.'))
+        .map(|(_, ext)| ext.to_ascii_lowercase())
+        .unwrap_or_default();
+    let dest = headers
+        .get("sec-fetch-dest")
+        .and_then(|d| d.to_str().ok())
+        .unwrap_or_default();
+    let kind = match (dest, ext.as_str()) {
+        ("image", _) | (_, "jpg" | "jpeg" | "png" | "gif" | "webp" | "svg") => "image",
+        ("font", _) | (_, "woff" | "woff2" | "ttf" | "otf") => "font",
+        ("video" | "audio" | "track", _) | (_, "mp4" | "webm" | "mp3" | "ogg") => "media",
+        ("style", _) | (_, "css") => "stylesheet",
+        _ => "other",
+    };
+    let size = |kind: &str| {
+        STAND_IN_BYTES
+            .iter()
+            .find(|(k, _)| *k == kind)
+            .map_or(0, |(_, n)| *n)
+    };
+    let (content_type, body): (&str, Vec<u8>) = match kind {
+        "image" => ("image/jpeg", vec![0; size("image")]),
+        "font" => ("font/woff2", vec![0; size("font")]),
+        "media" => ("video/mp4", vec![0; size("media")]),
+        "stylesheet" => {
+            let fonts = "@font-face{font-family:A;src:url(/asset/font/a.woff2)}\
+                         @font-face{font-family:B;src:url(/asset/font/b.woff2)}\
+                         body{font-family:A,sans-serif}h1,h2{font-family:B,serif}\n";
+            let mut css = fonts.as_bytes().to_vec();
+            css.resize(size("stylesheet"), b' ');
+            ("text/css", css)
+        }
+        // Scripts and everything else: empty (a stand-in script would
+        // only fail to parse).
+        _ => ("text/plain", Vec::new()),
+    };
+    ([(header::CONTENT_TYPE, content_type)], body).into_response()
 }
 
 /// What the server needs to answer a page.

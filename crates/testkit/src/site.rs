@@ -65,6 +65,7 @@ const PAGES: &[(&str, &str)] = &[
     ("network-frame.html", include_str!("../site/network-frame.html")),
     ("routes.html", include_str!("../site/routes.html")),
     ("routes-worker.js", include_str!("../site/routes-worker.js")),
+    ("fetch-worker.js", include_str!("../site/fetch-worker.js")),
     ("logged-in.html", include_str!("../site/logged-in.html")),
     ("media.html", include_str!("../site/media.html")),
     ("counter.html", include_str!("../site/counter.html")),

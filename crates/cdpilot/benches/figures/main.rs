@@ -47,6 +47,7 @@ async fn main() {
     }
     if args.iter().any(|a| a == "routes") {
         routes::figures(&site).await;
+        routes::corpus_figures().await;
         return;
     }
     if args.iter().any(|a| a == "trace") {
@@ -63,6 +64,7 @@ async fn main() {
     forms::figures(&site).await;
     url_rules::figures(&site).await;
     routes::figures(&site).await;
+    routes::corpus_figures().await;
     trace::figures(&site).await;
     raw_cdp::figures(&site).await;
 }

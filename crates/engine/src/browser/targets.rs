@@ -236,11 +236,20 @@ impl TargetManager {
                 // Taken as the flight starts (never by a caller that joins
                 // it): the paused session is adopted exactly once.
                 let paused = self.take_waiting(target_id);
+                // A popup's opener's tab, whose routes it follows from its
+                // first request.
+                let opener = paused
+                    .as_ref()
+                    .and_then(|_| self.info(target_id)?.opener_id)
+                    .and_then(|opener| self.tabs.lock().unwrap().get(&opener).cloned());
                 async move {
                     let budget = Budget::with_timeout(attach_budget);
                     let tab = match (previous, paused) {
                         (Some(old), _) => Tab::reattach(&conn, &old, setup, &budget).await?,
-                        (None, Some(session)) => Tab::adopt(&conn, &id, &session, setup, &budget).await?,
+                        (None, Some(session)) => {
+                            let opener = opener.as_ref().map(|tab| tab.gate());
+                            Tab::adopt(&conn, &id, &session, opener, setup, &budget).await?
+                        }
                         (None, None) => Tab::attach(&conn, &id, setup, &budget).await?,
                     };
                     let tab = Arc::new(tab);

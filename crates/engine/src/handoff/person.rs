@@ -367,6 +367,7 @@ impl Handoff {
             url_before: Some(self.secrets.redact(&self.tab.state(|s| s.url().to_owned()))),
             url_after: None,
             verdicts: Vec::new(),
+            routed: Vec::new(),
             outcome: "ok".into(),
             ms: 0,
         });

@@ -16,7 +16,9 @@
 //! tab pauses here: one the rules let through is then answered as its
 //! route says; one they refuse is refused whatever the route says, so a
 //! route never answers for a denied URL nor widens an `ask`. Owns the
-//! record of how the routes answered (for `browser_network list`).
+//! record of how the routes answered: `browser_network list` and the
+//! trace read it by request, each call's audit record takes what was
+//! answered since the tab's previous call ([`Gate::take_routed`]).
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -73,6 +75,69 @@ pub fn pattern(policy: &Policy, routed: bool) -> RequestPattern {
 /// How many routed requests' answers a tab remembers.
 const ANSWERS_KEPT: usize = 500;
 
+/// How a route answered one request (the rules having let it through).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RoutedRequest {
+    /// The request's id in the network domain (the request log's
+    /// `cdp_id`); `None` when Chrome gave none.
+    pub network_id: Option<String>,
+    /// The request's URL.
+    pub url: String,
+    /// The route's id (`route2`).
+    pub route: String,
+    /// What it did: `abort`, `fulfill`, `continue`, `delay` or `har`.
+    pub answer: &'static str,
+    /// The route's URL pattern as written.
+    pub pattern: String,
+}
+
+impl RoutedRequest {
+    /// `route2 fulfill`, as `browser_network list` shows it.
+    pub fn how(&self) -> String {
+        format!("{} {}", self.route, self.answer)
+    }
+}
+
+/// How many URLs of one route's requests a call's audit record names.
+pub const URLS_SUMMED: usize = 5;
+
+/// A call's audit summary of `routed`: one entry per route, in the order
+/// the routes first answered, `{route, answer, pattern, requests, urls}`
+/// (the first [`URLS_SUMMED`] URLs): bounded by the routes, not the page.
+pub fn summarize(routed: &[RoutedRequest]) -> Vec<serde_json::Value> {
+    let mut by_route: Vec<(&RoutedRequest, u64, Vec<&str>)> = Vec::new();
+    for r in routed {
+        match by_route.iter_mut().find(|(first, ..)| first.route == r.route) {
+            Some((_, n, urls)) => {
+                *n += 1;
+                if urls.len() < URLS_SUMMED {
+                    urls.push(&r.url);
+                }
+            }
+            None => by_route.push((r, 1, vec![&r.url])),
+        }
+    }
+    by_route
+        .into_iter()
+        .map(|(r, n, urls)| {
+            serde_json::json!({
+                "route": r.route, "answer": r.answer, "pattern": r.pattern,
+                "requests": n, "urls": urls,
+            })
+        })
+        .collect()
+}
+
+/// What a tab's routes answered, numbered, newest last.
+#[derive(Debug, Default)]
+struct Answered {
+    /// The number the next answer gets.
+    next: u64,
+    /// Answers below this number were taken for an audit record.
+    reported: u64,
+    recent: VecDeque<(u64, RoutedRequest)>,
+}
+
 /// A request failed at the request stage (a document, or with
 /// `policy.resources` a sub-resource).
 #[derive(Debug, Clone)]
@@ -107,9 +172,9 @@ pub struct Gate {
     /// The routes' generation this tab's `Fetch.enable` was last armed for
     /// (0: as the tab was set up, with no routes).
     armed: AtomicU64,
-    /// How routed requests were answered, by network request id, newest
-    /// last (the last [`ANSWERS_KEPT`]).
-    answered: Mutex<VecDeque<(String, String)>>,
+    /// How routed requests were answered, newest last (the last
+    /// [`ANSWERS_KEPT`]). Locked for microseconds.
+    answered: Mutex<Answered>,
 }
 
 #[derive(Default)]
@@ -170,22 +235,59 @@ impl Gate {
         self.armed.store(generation, Ordering::Relaxed);
     }
 
-    /// How a route answered the request the network knows as `network_id`.
-    pub fn answered(&self, network_id: &str) -> Option<String> {
-        let answered = self.answered.lock().unwrap();
-        answered
-            .iter()
-            .rev()
-            .find(|(id, _)| id == network_id)
-            .map(|(_, how)| how.clone())
+    /// Follows what `opener`'s gate follows (the session's routes and
+    /// consent): a popup's gate, before its first request.
+    pub fn inherit(&self, opener: &Gate) {
+        if let Some(routes) = opener.routes() {
+            self.route_by(&routes);
+        }
+        if let Some(consent) = opener.consent() {
+            self.serve(&consent);
+        }
     }
 
-    fn record_answer(&self, network_id: Option<String>, how: String) {
-        let Some(id) = network_id else { return };
+    /// How a route answered the request the network knows as `network_id`.
+    pub fn answered(&self, network_id: &str) -> Option<RoutedRequest> {
+        let answered = self.answered.lock().unwrap();
+        answered
+            .recent
+            .iter()
+            .rev()
+            .find(|(_, r)| r.network_id.as_deref() == Some(network_id))
+            .map(|(_, r)| r.clone())
+    }
+
+    /// What the routes answered since the previous take (of the last
+    /// [`ANSWERS_KEPT`]), oldest first.
+    pub fn take_routed(&self) -> Vec<RoutedRequest> {
         let mut answered = self.answered.lock().unwrap();
-        answered.push_back((id, how));
-        if answered.len() > ANSWERS_KEPT {
-            answered.pop_front();
+        let from = answered.reported;
+        answered.reported = answered.next;
+        answered
+            .recent
+            .iter()
+            .filter(|(n, _)| *n >= from)
+            .map(|(_, r)| r.clone())
+            .collect()
+    }
+
+    fn record_answer(&self, paused: &RequestPaused, route: &Route) {
+        route.hit();
+        let mut answered = self.answered.lock().unwrap();
+        let n = answered.next;
+        answered.next += 1;
+        answered.recent.push_back((
+            n,
+            RoutedRequest {
+                network_id: paused.network_id.clone(),
+                url: paused.request.url.clone(),
+                route: route.id.clone(),
+                answer: route.answer.word(),
+                pattern: route.pattern().to_owned(),
+            },
+        ));
+        if answered.recent.len() > ANSWERS_KEPT {
+            answered.recent.pop_front();
         }
     }
 
@@ -267,8 +369,7 @@ impl Gate {
         if verdict.allowed() || granted {
             match route {
                 Some(route) => {
-                    let how = format!("{} {}", route.id, route.answer.word());
-                    self.record_answer(paused.network_id.clone(), how);
+                    self.record_answer(&paused, &route);
                     answer_routed(session, request_id, &paused, &route);
                 }
                 None => answer(session, request_id, None),
@@ -383,13 +484,11 @@ fn answer_routed(session: Session, request_id: String, paused: &RequestPaused, r
             status,
             headers,
             body,
-        } => Routed::Fulfill(fulfill(*status, headers, body)),
+        } => Reply::Fulfill(fulfill(*status, headers, body)),
         Answer::Har { har, .. } => {
             let request = &paused.request;
             match har.find(&request.method, &request.url, request.post_data.as_deref()) {
-                Some(recorded) => {
-                    Routed::Fulfill(fulfill(recorded.status, &recorded.headers, &recorded.body))
-                }
+                Some(recorded) => Reply::Fulfill(fulfill(recorded.status, &recorded.headers, &recorded.body)),
                 // `not_found` (a route that lets such requests go to the
                 // network never matched them: `Routes::find`).
                 None => return answer(session, request_id, Some("Failed")),
@@ -417,7 +516,7 @@ fn answer_routed(session: Session, request_id: String, paused: &RequestPaused, r
                 name: name.clone(),
                 value: value.clone(),
             }));
-            Routed::Continue(ContinueRequest {
+            Reply::Continue(ContinueRequest {
                 request_id: request_id.clone(),
                 method: method.clone(),
                 post_data: post_data
@@ -430,8 +529,8 @@ fn answer_routed(session: Session, request_id: String, paused: &RequestPaused, r
     tokio::spawn(async move {
         let deadline = Instant::now() + ANSWER_BUDGET;
         let sent = match answered {
-            Routed::Fulfill(fulfill) => session.call(fulfill, deadline).await.map(|_| ()),
-            Routed::Continue(go_on) => session.call(go_on, deadline).await.map(|_| ()),
+            Reply::Fulfill(fulfill) => session.call(fulfill, deadline).await.map(|_| ()),
+            Reply::Continue(go_on) => session.call(go_on, deadline).await.map(|_| ()),
         };
         if let Err(e) = sent {
             tracing::debug!("answering a routed request: {e}");
@@ -440,7 +539,7 @@ fn answer_routed(session: Session, request_id: String, paused: &RequestPaused, r
 }
 
 /// A routed request's answer, sent from a task.
-enum Routed {
+enum Reply {
     Fulfill(FulfillRequest),
     Continue(ContinueRequest),
 }
@@ -470,4 +569,54 @@ pub fn answer(session: Session, request_id: String, fail_as: Option<&'static str
             tracing::debug!("answering a paused document request: {e}");
         }
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn paused(network_id: &str, url: &str) -> RequestPaused {
+        serde_json::from_value(serde_json::json!({
+            "requestId": "interception-1", "frameId": "F", "resourceType": "Image",
+            "networkId": network_id, "request": {"url": url, "method": "GET", "headers": {}},
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn each_answer_is_taken_once_counted_and_summed_per_route() {
+        let gate = Gate::new(Arc::new(Policy::default()), "T");
+        let routes = Routes::default();
+        let abort = routes
+            .add(Route::new("http://a.test/*", vec![], Answer::Abort { reason: "Failed" }).unwrap())
+            .unwrap();
+        let delay = routes
+            .add(Route::new("http://b.test/*", vec![], Answer::Delay { ms: 1 }).unwrap())
+            .unwrap();
+        for i in 0..7 {
+            gate.record_answer(
+                &paused(&format!("n{i}"), &format!("http://a.test/{i}.png")),
+                &abort,
+            );
+        }
+        gate.record_answer(&paused("n9", "http://b.test/api"), &delay);
+        assert_eq!((abort.hits(), delay.hits()), (7, 1));
+        let how = gate.answered("n9").unwrap();
+        assert_eq!(
+            (how.how(), how.pattern.as_str()),
+            ("route2 delay".into(), "http://b.test/*")
+        );
+
+        let summed = summarize(&gate.take_routed());
+        assert_eq!(summed.len(), 2, "one entry per route: {summed:?}");
+        assert_eq!(summed[0]["requests"], 7);
+        assert_eq!(summed[0]["answer"], "abort");
+        assert_eq!(summed[0]["urls"].as_array().unwrap().len(), URLS_SUMMED);
+        assert_eq!(summed[1]["urls"], serde_json::json!(["http://b.test/api"]));
+        assert!(
+            gate.take_routed().is_empty(),
+            "each answer goes to one audit record"
+        );
+        assert!(gate.answered("n3").is_some(), "the request log still reads it");
+    }
 }

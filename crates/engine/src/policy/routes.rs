@@ -129,6 +129,12 @@ impl Route {
         self.hits.load(Ordering::Relaxed)
     }
 
+    /// Counts a request it answered (one the URL rules let through: a
+    /// refused request it matched is not its hit).
+    pub fn hit(&self) {
+        self.hits.fetch_add(1, Ordering::Relaxed);
+    }
+
     fn matches(&self, url: &url::Url, resource_type: &str) -> bool {
         // At the request stage Chrome reports a `fetch()` as `XHR` (the
         // request log says `fetch`): the two are one type here.
@@ -199,9 +205,9 @@ impl Routes {
     }
 
     /// The route that answers a request for `url` of `resource_type`
-    /// (Chrome's, any case), newest first, counted as a hit; a HAR route
-    /// that holds no entry for it and lets it go to the network does not
-    /// answer it.
+    /// (Chrome's, any case), newest first (its answer counted by
+    /// [`Route::hit`]); a HAR route that holds no entry for it and lets it
+    /// go to the network does not answer it.
     pub fn find(
         &self,
         url: &str,
@@ -220,7 +226,6 @@ impl Routes {
                     _ => true,
                 }
         })?;
-        found.hits.fetch_add(1, Ordering::Relaxed);
         Some(found)
     }
 }
@@ -278,8 +283,10 @@ mod tests {
             .unwrap();
         let hit = routes.find("http://a.test/api/x", "GET", None, "Fetch").unwrap();
         assert_eq!(hit.id, new.id);
+        hit.hit();
         let hit = routes.find("http://a.test/api/x", "GET", None, "Image").unwrap();
         assert_eq!(hit.id, old.id, "the newer route is for fetches only");
+        hit.hit();
         assert!(routes.find("http://b.test/api/x", "GET", None, "Fetch").is_none());
         assert_eq!((old.hits(), new.hits()), (1, 1));
     }

@@ -389,6 +389,7 @@ impl Session {
                     let result = result.map_err(|e| issued_elsewhere(e, &context, &tab));
                     let (result, blocked) = policy::after(result, tab.gate().since(mark), &tab);
                     notes.verdicts.extend(blocked);
+                    notes.routed = tab.gate().take_routed();
                     notes.url_after = Some(tab.state(|s| s.url().to_owned()));
                     result
                 }
@@ -743,6 +744,9 @@ pub(crate) struct Notes {
     /// Each URL the policy judged: the destination, what the request
     /// stage blocked, what the egress gate refused.
     pub verdicts: Vec<Verdict>,
+    /// What the session's routes answered in the call's tab since its
+    /// previous call (the rules having let each through).
+    pub routed: Vec<crate::policy::gate::RoutedRequest>,
 }
 
 /// How long starting the browser ahead of the first call may take.

@@ -249,7 +249,11 @@ impl Session {
                         session: tab.session.connection().session(r.session.clone()),
                         cdp_id: r.cdp_id.clone(),
                     });
+                    let routed = tab.gate().answered(&r.cdp_id);
                     let record = RequestRecord {
+                        routed: routed.as_ref().map(|r| r.answer.to_owned()),
+                        route: routed.as_ref().map(|r| r.route.clone()),
+                        pattern: routed.map(|r| self.secrets.redact(&r.pattern)),
                         tab: id.clone(),
                         id: r.id.clone(),
                         method: r.method.clone(),

@@ -91,18 +91,31 @@ impl Tab {
     /// Takes over a page target that was auto-attached paused (a popup, a
     /// tab another client opened, a prerender): the session `session_id`
     /// already exists, and the page runs only once its gate, world and
-    /// disguise are in place, so its first request is judged.
+    /// disguise are in place, so its first request is judged. A popup
+    /// follows its `opener`'s gate (the session's routes and consent) from
+    /// that first request: its document is routed as the opener's would be.
     pub async fn adopt(
         conn: &Connection,
         target_id: &str,
         session_id: &str,
+        opener: Option<&Gate>,
         setup: Arc<TabSetup>,
         budget: &Budget,
     ) -> Result<Tab, ActionError> {
         let state = Arc::new(Mutex::new(TabState::default()));
         let gate = Arc::new(Gate::new(setup.policy.clone(), target_id));
+        if let Some(opener) = opener {
+            gate.inherit(opener);
+        }
+        // Read before the request stage is armed from the routes: a change
+        // meanwhile moves it on, and the next call arms again.
+        let generation = gate.routes().map(|r| r.generation());
         let session = conn.session(session_id);
-        Self::start(conn, target_id, session, true, setup, state, gate, budget).await
+        let tab = Self::start(conn, target_id, session, true, setup, state, gate, budget).await?;
+        if let Some(generation) = generation {
+            tab.gate.armed_for(generation);
+        }
+        Ok(tab)
     }
 
     /// Attaches again, on a new connection, to the target `old` showed,

@@ -508,6 +508,15 @@ async fn prepare_child(
             tracing::debug!("preparing an iframe session failed: {error}");
         }
     }
+    if kind == "worker" {
+        // A dedicated worker's requests pause in its frame's request stage
+        // (where the routes answer them) but Chrome reports them only in
+        // the worker's own session: its network domain, for the tab's
+        // request log (`browser_network`, the trace).
+        if let Err(error) = session.call(network::Enable {}, deadline).await {
+            tracing::debug!("following a worker's requests failed: {error}");
+        }
+    }
     if is_worker(kind) && setup.policy.restricts() {
         // A worker the tab's auto-attach holds (its dedicated workers):
         // Chrome has no `Fetch` in its session (its requests pause in the

@@ -247,7 +247,7 @@ fn list(tab: &Tab, args: &NetworkArgs) -> ActionOutput {
         let ms = r.ms().map(|ms| format!(" {ms}ms")).unwrap_or_default();
         let bytes = r.bytes.map(|b| format!(" {b}B")).unwrap_or_default();
         let routed = tab.gate().answered(&r.cdp_id);
-        let by = routed.as_ref().map(|how| format!(" (by {how})")).unwrap_or_default();
+        let by = routed.as_ref().map(|r| format!(" (by {})", r.how())).unwrap_or_default();
         text += &format!(
             "\n{} {} {} {} {}{ms}{bytes}{by}",
             r.id, r.method, outcome, r.kind, r.url
@@ -259,8 +259,10 @@ fn list(tab: &Tab, args: &NetworkArgs) -> ActionOutput {
         if let Some(why) = &r.failed {
             entry["failed"] = json!(why);
         }
-        if let Some(how) = routed {
-            entry["routed"] = json!(how);
+        if let Some(r) = routed {
+            entry["routed"] = json!(r.answer);
+            entry["route"] = json!(r.route);
+            entry["pattern"] = json!(r.pattern);
         }
         listed.push(entry);
     }

@@ -83,6 +83,10 @@ pub struct Step {
     /// The URL policy's verdicts on it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub verdicts: Vec<Value>,
+    /// What the session's routes answered in its tab since the call
+    /// before there, by route, as the audit has it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub routed: Vec<Value>,
     /// Each ref the arguments name (by its JSON pointer, `/ref`), as the
     /// snapshot the agent had showed it: role, name, ordinal.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
@@ -230,6 +234,16 @@ pub struct RequestRecord {
     /// `redirect`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub body_dropped: Option<String>,
+    /// How a route answered it (`abort`, `fulfill`, `continue`, `delay`,
+    /// `har`); absent when no route did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub routed: Option<String>,
+    /// The route that answered it (`route2`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub route: Option<String>,
+    /// That route's URL pattern.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pattern: Option<String>,
 }
 
 /// The longest request body a trace keeps, in bytes.

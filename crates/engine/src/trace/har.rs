@@ -105,6 +105,10 @@ fn entry(request: &RequestRecord) -> Value {
     if let Some(failed) = &request.failed {
         entry["response"]["_error"] = failed.clone().into();
     }
+    // How a route of the session answered it (not the server).
+    if let (Some(how), Some(route)) = (&request.routed, &request.route) {
+        entry["_cdpilotRouted"] = json!({"answer": how, "route": route, "pattern": request.pattern});
+    }
     if let Some(why) = &request.body_dropped {
         entry["response"]["content"]["comment"] = format!("body not kept: {why}").into();
     }
