@@ -5,11 +5,13 @@
 //! override it (issue 45). The string is the one a person's Chrome of the
 //! same major version on this platform announces (Chrome's reduced user
 //! agent: `Chrome/N.0.0.0`, one frozen platform token per OS); the version
-//! is the executable's own (`--version`), read once per executable and
-//! process. Chrome keeps its client hints with the switch: `sec-ch-ua` and
+//! is the executable's own (`--version`), read once per executable file
+//! (kept in `~/.cache/cdpilot/browser-versions` by its path, size and
+//! modification time, so a later process need not run it again). Chrome keeps its client hints with the switch: `sec-ch-ua` and
 //! `navigator.userAgentData` still carry the browser's brands.
 //!
-//! Owns the cache of versions read; touches nothing else.
+//! Owns the cache of versions read (in memory and that file); touches
+//! nothing else.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -58,6 +60,17 @@ pub async fn major_version(executable: &Path) -> Option<u32> {
     if let Some(known) = READ.lock().unwrap().as_ref().and_then(|m| m.get(executable)) {
         return *known;
     }
+    // Read from the disk cache of an earlier process when the executable
+    // is the same file as then: `--version` costs a first navigate 0.1 s
+    // (Debian's wrapper script, then the browser; issue 46).
+    let stamp = stamp_of(executable);
+    if let Some(major) = stamp.as_deref().and_then(cached) {
+        READ.lock()
+            .unwrap()
+            .get_or_insert_with(HashMap::new)
+            .insert(executable.to_owned(), Some(major));
+        return Some(major);
+    }
     let run = tokio::process::Command::new(executable)
         .arg("--version")
         .stdin(std::process::Stdio::null())
@@ -72,12 +85,93 @@ pub async fn major_version(executable: &Path) -> Option<u32> {
         .unwrap()
         .get_or_insert_with(HashMap::new)
         .insert(executable.to_owned(), major);
+    if let (Some(stamp), Some(major)) = (stamp, major) {
+        remember(&stamp, major);
+    }
     major
+}
+
+/// The executable as a file now: its path, size and modification time (a
+/// browser's update replaces the file, and changes them).
+fn stamp_of(executable: &Path) -> Option<String> {
+    let meta = std::fs::metadata(executable).ok()?;
+    let modified = meta.modified().ok()?.duration_since(std::time::UNIX_EPOCH).ok()?;
+    Some(format!(
+        "{} {} {}",
+        modified.as_nanos(),
+        meta.len(),
+        executable.display()
+    ))
+}
+
+/// The file of versions read: `$XDG_CACHE_HOME/cdpilot/browser-versions`
+/// (else `~/.cache/…`), a line `MAJOR STAMP` per executable.
+fn cache_file() -> Option<PathBuf> {
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .filter(|d| !d.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
+    Some(base.join("cdpilot").join("browser-versions"))
+}
+
+/// The major version cached for `stamp`.
+fn cached(stamp: &str) -> Option<u32> {
+    let text = std::fs::read_to_string(cache_file()?).ok()?;
+    text.lines().find_map(|line| {
+        let (major, rest) = line.split_once(' ')?;
+        (rest == stamp).then(|| major.parse().ok())?
+    })
+}
+
+/// Adds `stamp`'s version to the cache (best effort: written whole under
+/// another name, then renamed, so a reader never sees half a file).
+fn remember(stamp: &str, major: u32) {
+    let Some(file) = cache_file() else { return };
+    let path_of = |s: &str| s.splitn(3, ' ').nth(2).map(str::to_owned);
+    let own = path_of(stamp);
+    let mut lines: Vec<String> = std::fs::read_to_string(&file)
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| l.split_once(' ').and_then(|(_, rest)| path_of(rest)) != own)
+        .take(32)
+        .map(str::to_owned)
+        .collect();
+    lines.push(format!("{major} {stamp}"));
+    let Some(dir) = file.parent() else { return };
+    let part = dir.join(format!("browser-versions.{}", std::process::id()));
+    let written = std::fs::create_dir_all(dir)
+        .and_then(|_| std::fs::write(&part, lines.join("\n") + "\n"))
+        .and_then(|_| std::fs::rename(&part, &file));
+    if written.is_err() {
+        let _ = std::fs::remove_file(&part);
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_version_read_once_is_cached_by_the_executables_file_and_path() {
+        let dir = tempfile::tempdir().unwrap();
+        std::env::set_var("XDG_CACHE_HOME", dir.path());
+        let browser = dir.path().join("chrome");
+        std::fs::write(&browser, "v1").unwrap();
+        let stamp = stamp_of(&browser).unwrap();
+        assert_eq!(cached(&stamp), None);
+        remember(&stamp, 156);
+        remember("1 2 /elsewhere/chrome", 120);
+        assert_eq!(cached(&stamp), Some(156));
+        assert_eq!(cached("1 2 /elsewhere/chrome"), Some(120));
+        // The file replaced (an update): its stamp changes, the cache misses.
+        std::fs::write(&browser, "version 2").unwrap();
+        let updated = stamp_of(&browser).unwrap();
+        assert_ne!(updated, stamp);
+        assert_eq!(cached(&updated), None);
+        remember(&updated, 157);
+        assert_eq!(cached(&updated), Some(157));
+        assert_eq!(cached(&stamp), None, "the old stamp's line was replaced");
+    }
 
     #[test]
     fn the_version_is_the_first_four_part_number() {

@@ -218,11 +218,10 @@ fn steps_since(timings: &std::path::Path, from: usize) -> String {
     text.get(from..).unwrap_or_default().to_owned()
 }
 
-/// One line per opening step in `steps` (the server's step timings of a
-/// level's openings: the first calls are the only calls by then) with its
-/// p50, p99, max and count.
-fn print_opening_phases(steps: &str) {
-    let mut times: BTreeMap<&str, Vec<Duration>> = BTreeMap::new();
+/// The server's step timings in `steps` (one JSON line each), by step
+/// name, each list sorted.
+fn steps_by_name(steps: &str) -> BTreeMap<String, Vec<Duration>> {
+    let mut times: BTreeMap<String, Vec<Duration>> = BTreeMap::new();
     for line in steps.lines() {
         let Ok(step) = serde_json::from_str::<Value>(line) else {
             continue;
@@ -230,24 +229,66 @@ fn print_opening_phases(steps: &str) {
         let (Some(name), Some(ms)) = (step["step"].as_str(), step["ms"].as_f64()) else {
             continue;
         };
-        if let Some(known) = OPENING_STEPS.iter().find(|s| **s == name) {
-            times
-                .entry(known)
-                .or_default()
-                .push(Duration::from_secs_f64(ms / 1000.0));
-        }
+        times
+            .entry(name.to_owned())
+            .or_default()
+            .push(Duration::from_secs_f64(ms / 1000.0));
     }
+    for list in times.values_mut() {
+        list.sort();
+    }
+    times
+}
+
+/// One line per opening step in `steps` (the server's step timings of a
+/// level's openings: the first calls are the only calls by then) with its
+/// p50, p99, max and count.
+fn print_opening_phases(steps: &str) {
+    let times = steps_by_name(steps);
     for name in OPENING_STEPS {
-        let Some(times) = times.get_mut(name) else {
+        let Some(times) = times.get(name) else {
             continue;
         };
-        times.sort();
         println!(
             "         opening step {name:<18} p50 {:>10}  p99 {:>10}  max {:>10}  ({} times)",
             ms(percentile(times, 0.50)),
             ms(percentile(times, 0.99)),
             ms(times.last().copied().unwrap_or_default()),
             times.len(),
+        );
+    }
+}
+
+/// Whether every session progressed alike: the median session's median
+/// call and the slowest session's, and their ratio.
+fn session_medians(medians: &mut [Duration]) {
+    if medians.len() < 2 {
+        return;
+    }
+    medians.sort();
+    let middle = percentile(medians, 0.50);
+    let slowest = medians.last().copied().unwrap_or_default();
+    println!(
+        "         sessions' own medians: the median session {}, the slowest {} ({:.2}x)",
+        ms(middle),
+        ms(slowest),
+        slowest.as_secs_f64() / middle.as_secs_f64().max(1e-9),
+    );
+}
+
+/// The ten steps of the loop's calls with the longest p99, each with its
+/// p50, p99, max and count: where a slow call waited.
+fn print_tails(steps: &str) {
+    let times = steps_by_name(steps);
+    let mut tails: Vec<(&String, &Vec<Duration>)> = times.iter().collect();
+    tails.sort_by_key(|(_, list)| std::cmp::Reverse(percentile(list, 0.99)));
+    for (name, list) in tails.into_iter().take(10) {
+        println!(
+            "         loop step {name:<24} p50 {:>10}  p99 {:>10}  max {:>10}  ({} times)",
+            ms(percentile(list, 0.50)),
+            ms(percentile(list, 0.99)),
+            ms(list.last().copied().unwrap_or_default()),
+            list.len(),
         );
     }
 }
@@ -346,8 +387,11 @@ async fn main() {
         let mut latencies = Vec::new();
         let (mut errors, mut timeouts) = (0, 0);
         let mut done = Vec::with_capacity(level);
+        let mut medians = Vec::with_capacity(level);
         for task in tasks {
-            let (ws, tally) = task.await.expect("session task");
+            let (ws, mut tally) = task.await.expect("session task");
+            tally.latencies.sort();
+            medians.push(percentile(&tally.latencies, 0.50));
             latencies.extend(tally.latencies);
             errors += tally.errors;
             timeouts += tally.timeouts;
@@ -383,8 +427,11 @@ async fn main() {
             rss_during,
         );
         print_opening_phases(&opening_steps);
-        // The loop's own steps are not openings.
-        timings_read += steps_since(&timings, timings_read).len();
+        session_medians(&mut medians);
+        // Where the loop's slow calls wait: its steps with the longest tails.
+        let loop_steps = steps_since(&timings, timings_read);
+        timings_read += loop_steps.len();
+        print_tails(&loop_steps);
     }
     let mut serve = serve;
     let status = serve.terminate().await;

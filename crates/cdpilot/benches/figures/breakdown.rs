@@ -142,6 +142,7 @@ pub async fn figures(site: &TestSite, parts: &[&str]) {
         );
         // A fresh document's first snapshot: nothing to reuse.
         let mut firsts = Vec::new();
+        let mut first_calls = Vec::new();
         for i in 0..5 {
             client
                 .call(
@@ -149,13 +150,21 @@ pub async fn figures(site: &TestSite, parts: &[&str]) {
                     json!({"url": site.url(&format!("/controls/{count}?first={i}"))}),
                 )
                 .await;
+            read = calls_in(&path, read).1;
             let began = Instant::now();
             client
                 .call("browser_snapshot", json!({"max_elements": 1_000_000}))
                 .await;
             firsts.push(began.elapsed());
+            let (calls, next) = calls_in(&path, read);
+            read = next;
+            first_calls.extend(calls);
         }
-        read = calls_in(&path, read).1;
+        print_steps(
+            &format!("first full snapshot of a fresh document, {count} controls"),
+            &first_calls,
+            &firsts,
+        );
         let first = median(firsts);
         println!(
             "  first full snapshot of a fresh document: {:.2} ms ({:.1}x the TreeWalker)",

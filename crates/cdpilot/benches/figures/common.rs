@@ -21,6 +21,11 @@ pub fn spawn() -> McpClient {
 
 /// `cdpilot mcp` with more arguments and environment.
 pub fn spawn_with(args: &[&str], env: &[(&str, &str)]) -> McpClient {
+    spawn_binary(&binary(), args, env)
+}
+
+/// `cdpilot mcp` of the binary at `binary` (a build to compare with).
+pub fn spawn_binary(binary: &str, args: &[&str], env: &[(&str, &str)]) -> McpClient {
     let chrome = testkit::chromium::executable();
     let mut vars = vec![
         ("CDPILOT_CHROME", chrome.to_str().unwrap()),
@@ -29,7 +34,7 @@ pub fn spawn_with(args: &[&str], env: &[(&str, &str)]) -> McpClient {
     vars.extend_from_slice(env);
     let mut all = vec!["mcp"];
     all.extend_from_slice(args);
-    McpClient::spawn(&binary(), &all, &vars)
+    McpClient::spawn(binary, &all, &vars)
 }
 
 pub async fn shutdown(mut client: McpClient) {

@@ -10,6 +10,8 @@
 //! another build of the binary (a base to compare with, run back to back).
 //! `-- screenshot` prints only the viewport screenshot: through MCP, and
 //! raw `Page.captureScreenshot` with and without Chrome's `optimizeForSpeed`.
+//! `-- compare` prints this build beside another (`CDPILOT_BENCH_BASE`),
+//! figure by figure, flagging a change past +5% (`scripts/bench-compare`).
 //! `-- routes` prints only what routes cost a page; `-- trace` only what
 //! a trace costs a call.
 //!
@@ -17,6 +19,7 @@
 
 mod breakdown;
 mod common;
+mod compare;
 mod forms;
 mod memory;
 mod pages;
@@ -43,6 +46,10 @@ async fn main() {
             .filter(|a| !a.starts_with('-'))
             .collect();
         breakdown::figures(&site, &parts).await;
+        return;
+    }
+    if args.iter().any(|a| a == "compare") {
+        compare::figures(&site).await;
         return;
     }
     if args.iter().any(|a| a == "routes") {
