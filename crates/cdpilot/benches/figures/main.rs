@@ -10,6 +10,8 @@
 //! another build of the binary (a base to compare with, run back to back).
 //! `-- screenshot` prints only the viewport screenshot: through MCP, and
 //! raw `Page.captureScreenshot` with and without Chrome's `optimizeForSpeed`.
+//! `-- startup` prints only the start figures (the first navigate beside
+//! Chromium's own start with a bare CDP client).
 //! `-- compare` prints this build beside another (`CDPILOT_BENCH_BASE`),
 //! figure by figure, flagging a change past +5% (`scripts/bench-compare`).
 //! `-- routes` prints only what routes cost a page; `-- trace` only what
@@ -46,6 +48,10 @@ async fn main() {
             .filter(|a| !a.starts_with('-'))
             .collect();
         breakdown::figures(&site, &parts).await;
+        return;
+    }
+    if args.iter().any(|a| a == "startup") {
+        startup::figures(&site).await;
         return;
     }
     if args.iter().any(|a| a == "compare") {
