@@ -5,6 +5,10 @@
 //! and the rules that refuse by path as the worker's blocklist
 //! ([`crate::policy::blocklist`]), which holds from its first request
 //! where `Fetch` is missing (a dedicated worker) or late (a shared one).
+//! Seen in Chromium 156: a shared worker's session accepts `Fetch.enable`
+//! and then pauses none of its `fetch()` requests, so there the blocklist
+//! (by path) and the egress gate (by host) are what hold (issue 44's
+//! `routes::a_route_never_answers_a_worker_or_a_cross_origin_frame_for_a_denied_url`).
 //! A refusal by either is recorded in the egress door of the worker's
 //! browser context ([`report`]: [`ProxyPort::record_worker_block`]), so the
 //! session owning that context reports it; the blocklist's are read from
