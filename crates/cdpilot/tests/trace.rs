@@ -225,6 +225,20 @@ fn lines(dir: &Path) -> Vec<Value> {
         .collect()
 }
 
+/// cdpilot over MCP with the `trace` group and [`config`] under `root`,
+/// its session's trace started: the client, its browser's profile, and
+/// the trace's directory.
+async fn traced_session(root: &Path) -> (testkit::McpClient, tempfile::TempDir, PathBuf) {
+    let cfg = config(root);
+    let (mut client, chrome_tmp) =
+        spawn_cdpilot_with(&["--caps", "trace", "--config", cfg.to_str().unwrap()]);
+    client.initialize().await;
+    let started = client.call("browser_trace", json!({"action": "start"})).await;
+    assert_eq!(started["isError"], false, "{started}");
+    let dir = PathBuf::from(started["structuredContent"]["dir"].as_str().unwrap());
+    (client, chrome_tmp, dir)
+}
+
 /// A copy of trace `dir` with `edit` applied to its trace.jsonl.
 fn edited(dir: &Path, to: &Path, edit: impl Fn(String) -> String) -> PathBuf {
     std::fs::create_dir_all(to).unwrap();
@@ -238,13 +252,7 @@ async fn a_traced_session_reads_back_without_its_secret_and_replays_to_the_same_
     std::env::set_var("CDPILOT_TEST_TRACE_SECRET", SECRET);
     let site = PageServer::start().await;
     let tmp = tempfile::tempdir().unwrap();
-    let cfg = config(tmp.path());
-    let (mut client, _chrome_tmp) =
-        spawn_cdpilot_with(&["--caps", "trace", "--config", cfg.to_str().unwrap()]);
-    client.initialize().await;
-    let started = client.call("browser_trace", json!({"action": "start"})).await;
-    assert_eq!(started["isError"], false, "{started}");
-    let dir = PathBuf::from(started["structuredContent"]["dir"].as_str().unwrap());
+    let (mut client, _chrome_tmp, dir) = traced_session(tmp.path()).await;
     assert!(
         dir.starts_with(tmp.path().join("out/traces")),
         "{}",
@@ -667,12 +675,7 @@ async fn a_traced_session_becomes_a_video_of_its_steps_without_its_secret() {
     std::env::set_var("CDPILOT_TEST_TRACE_SECRET", SECRET);
     let site = PageServer::start().await;
     let tmp = tempfile::tempdir().unwrap();
-    let cfg = config(tmp.path());
-    let (mut client, _chrome_tmp) =
-        spawn_cdpilot_with(&["--caps", "trace", "--config", cfg.to_str().unwrap()]);
-    client.initialize().await;
-    let started = client.call("browser_trace", json!({"action": "start"})).await;
-    let dir = PathBuf::from(started["structuredContent"]["dir"].as_str().unwrap());
+    let (mut client, _chrome_tmp, dir) = traced_session(tmp.path()).await;
     client.call("browser_navigate", json!({"url": site.url()})).await;
     let snap = text_of(&client.call("browser_snapshot", json!({})).await);
     let add = ref_on_line(&snap, "button \"Add\"");

@@ -19,6 +19,21 @@ use serde_json::{json, Value};
 use testkit::{DeniedServer, TestSite};
 
 /// An engine with the network and emulation tools on.
+/// Sets a route in `engine`'s session (`rule`: `browser_network route`'s
+/// arguments but the action).
+async fn route(engine: &Engine, mut rule: Value) {
+    rule["action"] = json!("route");
+    ok(engine, "browser_network", rule).await;
+}
+
+/// A test site and an engine whose tab is at `path` of it.
+async fn opened(path: &str) -> (TestSite, Engine) {
+    let site = TestSite::start().await;
+    let engine = engine();
+    ok(&engine, "browser_navigate", json!({"url": site.url(path)})).await;
+    (site, engine)
+}
+
 fn engine() -> Engine {
     engine_with(|_| {})
 }
@@ -104,17 +119,15 @@ async fn routes_answer_the_page_its_worker_and_its_cross_origin_frame_and_the_se
     .await;
     assert!(api.text.contains("Added route1: fulfill"), "{}", api.text);
     // The cross-origin frame's XHR (a POST to origin B's /json).
-    ok(
+    route(
         &engine,
-        "browser_network",
-        json!({"action": "route", "url": format!("{}/json*", site.b), "answer": "fulfill",
+        json!({"url": format!("{}/json*", site.b), "answer": "fulfill",
                "json": {"user": "routed"}}),
     )
     .await;
-    ok(
+    route(
         &engine,
-        "browser_network",
-        json!({"action": "route", "url": "*://*:*/pixel.png*", "type": "image", "answer": "abort", "error": "BlockedByClient"}),
+        json!({"url": "*://*:*/pixel.png*", "type": "image", "answer": "abort", "error": "BlockedByClient"}),
     )
     .await;
     ok(
@@ -214,10 +227,9 @@ async fn a_route_never_answers_for_a_url_the_rules_deny() {
     // Every way to answer for origin B without the server: a fixture for
     // its documents and XHRs, and a HAR-like fulfil of the denied server.
     for url in [format!("{}/*", site.b), format!("http://{}/*", denied.host())] {
-        ok(
+        route(
             &engine,
-            "browser_network",
-            json!({"action": "route", "url": url, "answer": "fulfill", "text": "<h1>FORGED</h1>",
+            json!({"url": url, "answer": "fulfill", "text": "<h1>FORGED</h1>",
                    "headers": {"content-type": "text/html"}}),
         )
         .await;
@@ -254,19 +266,11 @@ async fn a_route_never_answers_for_a_url_the_rules_deny() {
 
 #[tokio::test]
 async fn a_delay_offline_and_a_throttle_are_what_the_page_measures() {
-    let site = TestSite::start().await;
-    let engine = engine();
-    ok(
-        &engine,
-        "browser_navigate",
-        json!({"url": site.url("/index.html")}),
-    )
-    .await;
+    let (site, engine) = opened("/index.html").await;
     let json_url = site.url("/json");
-    ok(
+    route(
         &engine,
-        "browser_network",
-        json!({"action": "route", "url": format!("{json_url}*"), "type": "fetch", "answer": "delay", "delay_ms": 800}),
+        json!({"url": format!("{json_url}*"), "type": "fetch", "answer": "delay", "delay_ms": 800}),
     )
     .await;
     let slow = fetch_ms(&engine, &json_url).await.as_f64().expect("a time");
@@ -381,14 +385,7 @@ async fn record_har(engine: &Engine) -> Value {
 
 #[tokio::test]
 async fn a_har_recorded_by_a_session_replays_the_page_with_the_server_stopped() {
-    let site = TestSite::start().await;
-    let engine = engine();
-    ok(
-        &engine,
-        "browser_navigate",
-        json!({"url": site.url("/routes.html")}),
-    )
-    .await;
+    let (site, engine) = opened("/routes.html").await;
     wait_text(&engine, "items server").await;
     wait_text(&engine, "xhr done: ada").await;
     let har = record_har(&engine).await;
@@ -524,16 +521,14 @@ async fn a_workers_requests_are_routed_listed_audited_and_traced_with_how_they_w
     )
     .await;
     let pattern = format!("{}/api/*", site.a);
-    ok(
+    route(
         &engine,
-        "browser_network",
-        json!({"action": "route", "url": pattern, "answer": "fulfill", "text": "from the route"}),
+        json!({"url": pattern, "answer": "fulfill", "text": "from the route"}),
     )
     .await;
-    ok(
+    route(
         &engine,
-        "browser_network",
-        json!({"action": "route", "url": format!("{}/json*", site.a), "answer": "abort"}),
+        json!({"url": format!("{}/json*", site.a), "answer": "abort"}),
     )
     .await;
     let traced = ok(&engine, "browser_trace", json!({"action": "start"})).await;
@@ -651,10 +646,9 @@ async fn a_route_never_answers_a_worker_or_a_cross_origin_frame_for_a_denied_url
             origin: None,
         })
     });
-    ok(
+    route(
         &engine,
-        "browser_network",
-        json!({"action": "route", "url": format!("http://{}/*", denied.host()), "answer": "fulfill",
+        json!({"url": format!("http://{}/*", denied.host()), "answer": "fulfill",
                "text": "FORGED"}),
     )
     .await;
@@ -710,26 +704,17 @@ async fn a_route_never_answers_a_worker_or_a_cross_origin_frame_for_a_denied_url
 /// call in it, after its document had loaded from the server).
 #[tokio::test]
 async fn a_popup_follows_the_sessions_routes_from_its_first_request() {
-    let site = TestSite::start().await;
-    let engine = engine();
-    ok(
+    let (site, engine) = opened("/index.html").await;
+    route(
         &engine,
-        "browser_navigate",
-        json!({"url": site.url("/index.html")}),
-    )
-    .await;
-    ok(
-        &engine,
-        "browser_network",
-        json!({"action": "route", "url": format!("{}/popup-doc*", site.a), "answer": "fulfill",
+        json!({"url": format!("{}/popup-doc*", site.a), "answer": "fulfill",
                "text": "<title>Routed</title><h1>fixture popup</h1><img src=\"/api/popup-image\">",
                "headers": {"content-type": "text/html"}}),
     )
     .await;
-    ok(
+    route(
         &engine,
-        "browser_network",
-        json!({"action": "route", "url": format!("{}/api/*", site.a), "answer": "abort"}),
+        json!({"url": format!("{}/api/*", site.a), "answer": "abort"}),
     )
     .await;
     let opened = "new Promise((resolve) => { const w = window.open('/popup-doc.html'); \
