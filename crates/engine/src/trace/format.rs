@@ -255,3 +255,10 @@ pub const RESPONSE_BODY_KEPT: usize = 256 * 1024;
 /// The time a step may spend asking the browser for its requests' bodies:
 /// past it, the rest are `unavailable`.
 pub const BODIES_BUDGET_MS: u64 = 2000;
+
+/// Where step `step`'s screenshot is in a trace's directory: the one name
+/// the writer gives it and every reader accepts (a path a trace names
+/// otherwise is refused, never followed).
+pub fn shot_name(step: u64) -> String {
+    format!("shots/{step:04}.jpg")
+}

@@ -20,8 +20,8 @@ pub mod video;
 mod writer;
 
 pub use format::{
-    Chapter, End, Header, Line, RequestRecord, Step, StepError, TargetBox, Viewport, BODIES_BUDGET_MS,
-    FORMAT, POST_DATA_KEPT, RESPONSE_BODY_KEPT, VERSION,
+    shot_name, Chapter, End, Header, Line, RequestRecord, Step, StepError, TargetBox, Viewport,
+    BODIES_BUDGET_MS, FORMAT, POST_DATA_KEPT, RESPONSE_BODY_KEPT, VERSION,
 };
 pub use slot::Slot;
 pub use target::Target;

@@ -349,6 +349,19 @@ pub fn make(dir: &Path, options: &Options) -> Result<Made, VideoError> {
     let mut sizes = std::collections::HashMap::new();
     for step in &trace.steps {
         if let Some(shot) = &step.shot {
+            // A hand-edited trace may name any file: only the step's own
+            // screenshot is read (a picture from elsewhere on the disk
+            // must not end up in a video someone shares).
+            if *shot != super::shot_name(step.step) {
+                return Err(VideoError::Shot {
+                    file: dir.join("trace.jsonl"),
+                    message: format!(
+                        "step {} names the screenshot {shot:?}; a step's screenshot is {}",
+                        step.step,
+                        super::shot_name(step.step)
+                    ),
+                });
+            }
             let file = dir.join(shot);
             let bytes = std::fs::read(&file).map_err(|e| VideoError::Shot {
                 file: file.clone(),
@@ -607,6 +620,42 @@ mod tests {
         );
         assert!(!frames[0].caption.contains("hunter2"));
         assert!(script.ends_with("[v0]concat=n=1:v=1:a=0[out]\n"), "{script}");
+    }
+
+    /// A hand-edited trace whose step names a picture outside its
+    /// `shots/` (any JPEG on the disk) is refused, and nothing is read.
+    #[test]
+    fn a_step_naming_a_screenshot_outside_its_own_is_refused() {
+        use crate::trace::{Header, Line, FORMAT, VERSION};
+        let root = std::env::temp_dir().join(format!("cdpilot-video-edited-{}", std::process::id()));
+        let dir = root.join("trace");
+        std::fs::create_dir_all(dir.join("shots")).unwrap();
+        let jpeg = [0xff, 0xd8, 0xff, 0xc0, 0x00, 0x11, 0x08, 0x00, 0x10, 0x00, 0x10];
+        std::fs::write(root.join("private.jpg"), jpeg).unwrap();
+        std::fs::write(dir.join("shots/0001.jpg"), jpeg).unwrap();
+        let header = Line::Header(Header {
+            format: FORMAT.into(),
+            version: VERSION,
+            session: "s1".into(),
+            started: "2026-12-02T10:00:00Z".into(),
+            cdpilot: "test".into(),
+            max_bytes: 1 << 20,
+        });
+        for named in ["../private.jpg", "/etc/hostname", "shots/0002.jpg"] {
+            let mut click = step(1, "browser_click", "2026-12-02T10:00:01.000Z", 20);
+            click.shot = Some(named.into());
+            let lines = [header.clone(), Line::Step(Box::new(click))]
+                .iter()
+                .map(|l| serde_json::to_string(l).unwrap() + "\n")
+                .collect::<String>();
+            std::fs::write(dir.join("trace.jsonl"), lines).unwrap();
+            let refused = make(&dir, &Options::default()).unwrap_err();
+            assert!(
+                matches!(&refused, VideoError::Shot { message, .. } if message.contains("names the screenshot")),
+                "{named}: {refused}"
+            );
+        }
+        let _ = std::fs::remove_dir_all(&root);
     }
 
     #[test]

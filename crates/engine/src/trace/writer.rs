@@ -197,7 +197,7 @@ impl Trace {
             Shot::Jpeg(jpeg)
                 if state.bytes + jpeg.len() as u64 <= state.max_bytes * SHOTS_SHARE.0 / SHOTS_SHARE.1 =>
             {
-                let name = format!("shots/{:04}.jpg", step.step);
+                let name = super::format::shot_name(step.step);
                 if let Err(e) = create(&self.dir.join(&name)).and_then(|mut f| f.write_all(&jpeg)) {
                     return self.stop_locked(&mut state, format!("writing {name}: {e}"));
                 }
