@@ -330,10 +330,10 @@ pub fn filter_script(
                 h + 4.0
             );
         }
-        let _ = write!(
+        let _ = writeln!(
             script,
             ",drawtext=fontfile={font}:textfile=caption-{i}.txt:expansion=none:fontsize={font_size}:\
-             fontcolor=white:box=1:boxcolor=black@0.65:boxborderw=6:x=8:y=h-th-14[v{i}];\n"
+             fontcolor=white:box=1:boxcolor=black@0.65:boxborderw=6:x=8:y=h-th-14[v{i}];"
         );
     }
     for i in 0..frames.len() {
