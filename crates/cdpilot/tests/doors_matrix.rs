@@ -6,6 +6,12 @@
 //! every UDP datagram must log nothing, and no path-denied document of the
 //! allowed site may be fetched. The test prints the source × attack table.
 //!
+//! Routes (issue 44) ride the same run on every source: before the
+//! attacks, routes that `continue` every denied target (a route the rules
+//! did not judge first would take its request to the server that logs
+//! it); after them, a route answering the routes page's API, whose server
+//! must see none of it.
+//!
 //! Adding a source is one entry in [`SOURCES`] (a name and how to start
 //! it); adding an attack is one entry in [`attacks`] (and, for a new door,
 //! a function in `testkit/site/matrix.html`).
@@ -136,6 +142,8 @@ fn config(targets: &Targets) -> Config {
         .map(|s| s.to_string())
         .collect();
     config.policy.rules = targets.rules();
+    // The routes' rows (issue 44) need `browser_network`'s shaping.
+    config.tools.caps = vec!["network".into()];
     config
 }
 
@@ -336,6 +344,7 @@ async fn extension(targets: &Targets) -> Running {
         .rules()
         .iter()
         .map(|r| format!("[[policy.rules]]\npattern = {:?}\naction = \"deny\"\n", r.pattern))
+        .chain(["[tools]\ncaps = [\"network\"]\n".to_owned()])
         .collect();
     let (serve, chrome) = paired_with(
         &rules,
@@ -661,6 +670,57 @@ async fn run_attacks(
     (cells, datagrams.iter().sum(), said)
 }
 
+/// Issue 44: routes that `continue` every denied target, set before the
+/// attacks: a request a route took without the rules judging it first
+/// would go on to its server (and the denied servers' logs, or the site's
+/// for `/secret/`, would show it in the row's cell).
+async fn route_the_denied(running: &Running, targets: &Targets) {
+    let denied = [
+        format!("http://{}:{}/*", targets.denied_host, targets.denied.port),
+        format!("http://*:{}/*", targets.spelled.port),
+        format!("{}/secret/*", targets.site.a),
+    ];
+    for url in denied {
+        let route = json!({"action": "route", "url": url, "answer": "continue",
+                           "headers": {"x-routed": "1"}});
+        running
+            .call("browser_network", route)
+            .await
+            .unwrap_or_else(|e| panic!("a route on {url}: {e}"));
+    }
+}
+
+/// Issue 44: the session's routes answer on this source: the routes page's
+/// API (its own fetch and its dedicated worker's) is fulfilled by a route,
+/// and the site sees none of it. What failed, by the source's name.
+async fn routes_answer(running: &Running, source: &Source, targets: &Targets) -> Vec<String> {
+    let name = source.name;
+    let route = json!({"action": "route", "url": format!("{}/api/*", targets.site.a),
+                       "answer": "fulfill", "json": {"items": ["routed-1"]}});
+    if let Err(e) = running.call("browser_network", route).await {
+        return vec![format!("{name}: the API's route was refused: {e}")];
+    }
+    let page = json!({"url": targets.site.url("/routes.html"), "timeout_ms": 60000});
+    if let Err(e) = running.call("browser_navigate", page).await {
+        return vec![format!("{name}: the routes page did not load: {e}")];
+    }
+    let mut failures = Vec::new();
+    let awaited = [
+        ("page", "items routed-1", "/api/items"),
+        ("dedicated worker", "worker says routed-1", "/api/worker"),
+    ];
+    for (who, text, path) in awaited {
+        let wait = json!({"text": text, "timeout_ms": 15000});
+        if let Err(e) = running.call("browser_wait", wait).await {
+            failures.push(format!("{name}: the {who} never read the route's answer: {e}"));
+        }
+        if targets.site.received().iter().any(|r| r.path.starts_with(path)) {
+            failures.push(format!("{name}: the site served {path}, which a route answers"));
+        }
+    }
+    failures
+}
+
 /// Issue 34, item 10: every attack against every source, held.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_attack_is_held_on_every_browser_source() {
@@ -677,10 +737,12 @@ async fn every_attack_is_held_on_every_browser_source() {
         let name = &source.name;
         let targets = Targets::start(source.denied_host).await;
         let running = (source.start)(&targets).await;
+        route_the_denied(&running, &targets).await;
         let (cells, attributed, said) = run_attacks(&running, source, &targets, &attacks).await;
         for s in said {
             failures.push(format!("{name}: {s}"));
         }
+        failures.extend(routes_answer(&running, source, &targets).await);
         running.shutdown().await;
         // Whatever reached the denied server must be attributed to a row
         // (a request naming no row, a connection that sent no request, a

@@ -184,7 +184,7 @@ impl TabTool for NetworkArgs {
     async fn perform(&self, call: &TabCall<'_>) -> Result<ActionOutput, ActionError> {
         match self.action {
             NetworkAction::List | NetworkAction::Get => run(call.tab, self, call.budget).await,
-            _ => shaping::run(call.tab, self, &call.config.files, call.budget).await,
+            _ => shaping::run(call.tab, self, call.config, call.budget).await,
         }
     }
 }

@@ -11,7 +11,7 @@ use cdp::protocol::network::EmulateNetworkConditions;
 use serde_json::{json, Value};
 
 use super::{NetworkAction, NetworkArgs, NotFound, RouteAnswer, TYPES};
-use crate::config::FilesConfig;
+use crate::config::{Config, FilesConfig, Source};
 use crate::policy::har::Har;
 use crate::policy::routes::{self, Answer, Route, Routes};
 use crate::tab::Tab;
@@ -387,9 +387,10 @@ fn conditions(args: &NetworkArgs) -> Result<Option<Option<EmulateNetworkConditio
 pub(super) async fn run(
     tab: &Tab,
     args: &NetworkArgs,
-    files: &FilesConfig,
+    config: &Config,
     budget: &Budget,
 ) -> Result<ActionOutput, ActionError> {
+    let files = &config.files;
     if args.action == NetworkAction::Conditions {
         if let Some(set) = conditions(args)? {
             tab.set_network(set, budget).await?;
@@ -454,11 +455,39 @@ pub(super) async fn run(
         _ => String::new(),
     };
     tab.arm_routes(budget).await?;
-    Ok(list(&routes, said))
+    Ok(list(&routes, said, config.browser.source))
 }
 
-/// The session's routes after `said`.
-fn list(routes: &Routes, said: String) -> ActionOutput {
+/// What the session's routes cannot answer on a browser of `source`
+/// (`docs/src/spec/tools.md`, "Where it routes"): the URL rules still
+/// hold there.
+fn not_routed(source: Source) -> &'static [&'static str] {
+    match source {
+        // The relay pauses no new tab: a popup is routed from the
+        // session's next call in it.
+        Source::Extension => &["shared_worker", "service_worker", "popup_first_request"],
+        // Chrome pauses none of a shared or service worker's requests.
+        Source::Launch | Source::AutoConnect => &["shared_worker", "service_worker"],
+    }
+}
+
+/// How [`not_routed`]'s names read.
+fn not_routed_words(names: &[&str]) -> String {
+    let words: Vec<&str> = names
+        .iter()
+        .map(|n| match *n {
+            "shared_worker" => "a shared worker's requests",
+            "service_worker" => "a service worker's",
+            "popup_first_request" => "a popup's before the session's next call in it",
+            other => other,
+        })
+        .collect();
+    words.join(", ")
+}
+
+/// The session's routes after `said`, and what they cannot answer on a
+/// browser of `source`.
+fn list(routes: &Routes, said: String, source: Source) -> ActionOutput {
     let all = routes.list();
     let mut text = said;
     if !text.is_empty() {
@@ -476,8 +505,33 @@ fn list(routes: &Routes, said: String) -> ActionOutput {
             "id": r.id, "answer": r.answer.word(), "url": r.pattern(), "types": r.types, "hits": r.hits(),
         }));
     }
+    let not_routed = not_routed(source);
     if !all.is_empty() {
         text += "\nThey answer this tab's requests from now on, and another tab of the session's from its next call.";
+        text += &format!(
+            " Not routed on this browser (the URL rules still hold them): {}.",
+            not_routed_words(not_routed)
+        );
     }
-    ActionOutput::new(text, json!({ "routes": listed }))
+    ActionOutput::new(text, json!({ "routes": listed, "not_routed": not_routed }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A route's answer names what it cannot route on the browser it runs
+    /// on (`spec/tools.md`, "Where it routes"), in its text and its data.
+    #[test]
+    fn the_routes_say_what_this_browser_does_not_route() {
+        let routes = Routes::default();
+        let abort = Answer::Abort { reason: "Failed" };
+        routes.add(Route::new("http://x.test/*", vec![], abort).unwrap()).unwrap();
+        let launched = list(&routes, String::new(), Source::Launch);
+        assert_eq!(launched.data["not_routed"], json!(["shared_worker", "service_worker"]));
+        assert!(launched.text.contains("Not routed on this browser (the URL rules still hold them): a shared worker's requests, a service worker's."));
+        let extension = list(&routes, String::new(), Source::Extension);
+        assert_eq!(extension.data["not_routed"][2], "popup_first_request");
+        assert!(extension.text.contains("a popup's before the session's next call in it"));
+    }
 }
