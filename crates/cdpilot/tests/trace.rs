@@ -45,7 +45,7 @@ impl PageServer {
                         }
                     }
                     let head = String::from_utf8_lossy(&buffer[..read]).to_string();
-                    let (status, body) = if head.starts_with("GET /page") {
+                    let (status, kind, body) = if head.starts_with("GET /page") {
                         // The query echoed in the body (HTML-escaped): a
                         // submitted secret comes back in a response body.
                         let query = head
@@ -55,18 +55,24 @@ impl PageServer {
                             .and_then(|p| p.split_once('?'))
                             .map(|(_, q)| q.replace('&', "&amp;").replace('<', "&lt;"))
                             .unwrap_or_default();
-                        (
-                            "200 OK",
-                            page(&label.lock().unwrap()) + &format!("<!-- {query} -->"),
-                        )
+                        let page = page(&label.lock().unwrap(), port) + &format!("<!-- {query} -->");
+                        ("200 OK", "text/html", page.into_bytes())
+                    } else if head.starts_with("GET /frame") {
+                        ("200 OK", "text/html", FRAME.as_bytes().to_vec())
+                    } else if head.starts_with("GET /dot.png") {
+                        {
+                            use base64::Engine as _;
+                            let png = base64::engine::general_purpose::STANDARD.decode(DOT).unwrap();
+                            ("200 OK", "image/png", png)
+                        }
                     } else {
-                        ("404 Not Found", String::new())
+                        ("404 Not Found", "text/html", Vec::new())
                     };
-                    let answer = format!(
-                        "HTTP/1.1 {status}\r\ncontent-type: text/html\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                    let head = format!(
+                        "HTTP/1.1 {status}\r\ncontent-type: {kind}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
                         body.len()
                     );
-                    let _ = stream.write_all(answer.as_bytes()).await;
+                    let _ = stream.write_all(&[head.into_bytes(), body].concat()).await;
                 });
             }
         });
@@ -78,12 +84,21 @@ impl PageServer {
     }
 }
 
-fn page(label: &str) -> String {
+/// The page's cross-origin frame (`localhost`, the page is on `127.0.0.1`).
+const FRAME: &str = "<!doctype html><p>In the frame</p>";
+
+/// The page's image, a 1×1 PNG: a binary body, as base64.
+const DOT: &str =
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
+
+fn page(label: &str, port: u16) -> String {
     format!(
         "<!doctype html><title>Trace</title>\
          <button onclick=\"n++; out.textContent = 'Clicked ' + n + ' times'\">{label}</button>\
          <p id=out>Clicked 0 times</p>\
          <form action=/page method=get><input name=pw aria-label=Password></form>\
+         <img src=/dot.png alt=dot><p id=framed>Frame loading</p>\
+         <iframe src=\"http://localhost:{port}/frame\" title=Frame onload=\"framed.textContent = 'Frame loaded'\"></iframe>\
          <script>let n = 0; console.log('page ready')</script>"
     )
 }
@@ -287,6 +302,8 @@ async fn a_traced_session_reads_back_without_its_secret_and_replays_to_the_same_
     client
         .call("browser_wait", json!({"text": "Clicked 0 times"}))
         .await;
+    // Its cross-origin frame in, as the recorded snapshot has it.
+    client.call("browser_wait", json!({"text": "Frame loaded"})).await;
     client.call("browser_snapshot", json!({})).await;
     let stopped = client.call("browser_trace", json!({"action": "stop"})).await;
     assert_eq!(stopped["isError"], false, "{stopped}");
@@ -312,6 +329,7 @@ async fn a_traced_session_reads_back_without_its_secret_and_replays_to_the_same_
             "browser_click",
             "browser_snapshot",
             "browser_type",
+            "browser_wait",
             "browser_wait",
             "browser_wait",
             "browser_snapshot"
@@ -409,6 +427,29 @@ async fn a_traced_session_reads_back_without_its_secret_and_replays_to_the_same_
             .is_some_and(|t| t.contains("Clicked 0 times")),
         "{:#}",
         documents[0]
+    );
+    // The cross-origin frame's document (its request is the parent's, its
+    // response the frame's own session's) and the binary image, base64.
+    let entry = |path: &str| {
+        entries
+            .iter()
+            .find(|e| e["request"]["url"].as_str().unwrap().ends_with(path))
+            .unwrap_or_else(|| {
+                let urls: Vec<_> = entries
+                    .iter()
+                    .map(|e| format!("{} {}", e["request"]["url"], e["response"]["status"]))
+                    .collect();
+                panic!("no {path} among the HAR's entries: {urls:#?}")
+            })
+    };
+    let frame = entry(&format!("//localhost:{}/frame", site.port));
+    assert_eq!(frame["response"]["status"], 200, "{frame:#}");
+    assert_eq!(frame["response"]["content"]["text"], FRAME, "{frame:#}");
+    let dot = &entry("/dot.png")["response"]["content"];
+    assert_eq!(
+        (&dot["encoding"], &dot["text"]),
+        (&json!("base64"), &json!(DOT)),
+        "{dot:#}"
     );
     let replayable = engine::policy::har::Har::parse(&har.to_string()).unwrap();
     assert!(replayable

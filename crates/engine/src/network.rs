@@ -204,11 +204,13 @@ impl Requests {
                 r.mime_type = response.mime_type;
             });
         } else if let Some(finished) = event.decode::<network::LoadingFinished>() {
+            self.adopt_frame_document(session, &finished.request_id);
             self.change(session, &finished.request_id, |r| {
                 r.ended = Some(finished.timestamp);
                 r.bytes = Some(finished.encoded_data_length.max(0.0) as u64);
             });
         } else if let Some(failed) = event.decode::<network::LoadingFailed>() {
+            self.adopt_frame_document(session, &failed.request_id);
             self.change(session, &failed.request_id, |r| {
                 r.ended = Some(failed.timestamp);
                 r.failed = Some(match (failed.canceled, failed.blocked_reason) {
@@ -217,6 +219,26 @@ impl Requests {
                     (false, None) => failed.error_text,
                 });
             });
+        }
+    }
+
+    /// A cross-origin frame's document: Chrome reports its request and
+    /// response in the parent frame's session and its end in the frame's
+    /// own (attached meanwhile), which is also the one that answers for its
+    /// body. An end `session` has no request `cdp_id` of is the latest
+    /// unfinished document of that id in another session: it moves here.
+    fn adopt_frame_document(&mut self, session: &str, cdp_id: &str) {
+        let mine = |r: &Request| r.cdp_id == cdp_id;
+        if self.ring.iter().any(|r| mine(r) && r.session == session) {
+            return;
+        }
+        if let Some(r) = self
+            .ring
+            .iter_mut()
+            .rev()
+            .find(|r| mine(r) && r.kind == "document" && r.ended.is_none() && r.failed.is_none())
+        {
+            r.session = session.to_owned();
         }
     }
 
@@ -296,6 +318,47 @@ mod tests {
 
     fn event(session: &str, method: &str, params: Value) -> Event {
         Event::new(session, method, &params)
+    }
+
+    #[test]
+    fn a_cross_origin_frames_document_ends_in_the_frames_own_session() {
+        // As Chrome 156 reports it (seen over raw CDP, --site-per-process).
+        let mut log = Requests::default();
+        log.record(&event(
+            "TOP",
+            "Network.requestWillBeSent",
+            json!({"requestId": "L1", "type": "Document", "timestamp": 1.0,
+                   "request": {"url": "http://b.test/frame", "method": "GET", "headers": {}}}),
+        ));
+        log.record(&event(
+            "TOP",
+            "Network.responseReceived",
+            json!({"requestId": "L1", "type": "Document", "response": {"status": 200, "url": "http://b.test/frame", "mimeType": "text/html"}}),
+        ));
+        log.record(&event(
+            "FRAME",
+            "Network.loadingFinished",
+            json!({"requestId": "L1", "timestamp": 1.5, "encodedDataLength": 40}),
+        ));
+        let frame = log.get("r1").unwrap();
+        assert_eq!(
+            (frame.session.as_str(), frame.status, frame.bytes, frame.ms()),
+            ("FRAME", Some(200), Some(40), Some(500))
+        );
+        // A sub-resource is never taken from another session.
+        log.record(&event(
+            "TOP",
+            "Network.requestWillBeSent",
+            json!({"requestId": "9.1", "type": "Image", "timestamp": 2.0,
+                   "request": {"url": "http://a.test/i.png", "method": "GET", "headers": {}}}),
+        ));
+        log.record(&event(
+            "OTHER",
+            "Network.loadingFinished",
+            json!({"requestId": "9.1", "timestamp": 2.5, "encodedDataLength": 10}),
+        ));
+        let image = log.get("r2").unwrap();
+        assert_eq!((image.session.as_str(), image.bytes), ("TOP", None));
     }
 
     #[test]

@@ -277,8 +277,11 @@ fn reads(tool: &str) -> bool {
 }
 
 /// `text` with its markers' nonce taken out (each session has its own),
-/// and the times it states.
+/// the browser's ids of its frames (a `frame_tree` line's 32 hex digits,
+/// new in every browser) and the times it states.
 fn unmarked(text: &str) -> String {
+    let text = without_browser_ids(text);
+    let text = text.as_str();
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(at) = rest.find("nonce=") {
@@ -303,8 +306,40 @@ fn unmarked(text: &str) -> String {
         .join(" ")
 }
 
+/// `text` with each word of exactly 32 uppercase hex digits (Chrome's
+/// frame and target ids) as `ID`.
+fn without_browser_ids(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut word = String::new();
+    let is_id = |w: &str| w.len() == 32 && w.chars().all(|c| c.is_ascii_digit() || ('A'..='F').contains(&c));
+    for c in text.chars().chain(std::iter::once(' ')) {
+        if c.is_ascii_alphanumeric() {
+            word.push(c);
+            continue;
+        }
+        out.push_str(if is_id(&word) { "ID" } else { &word });
+        word.clear();
+        out.push(c);
+    }
+    out.pop();
+    out
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_frames_browser_id_is_not_an_answer() {
+        let tree = |id: &str| format!("frame_tree:\n  {id} http://localhost:1/frame (cross-origin)");
+        assert_eq!(
+            super::unmarked(&tree("253B4A327CE33D2D7AB3FC2953D13282")),
+            super::unmarked(&tree("9E1F0C5D2B7A4E3F8C6D1A0B2E4F6A8C"))
+        );
+        assert_ne!(
+            super::unmarked("text: 253B4A327CE33D2D7AB3FC2953D13282"),
+            super::unmarked("text: 253B4A327CE33D2D7AB3FC2953D1328")
+        );
+    }
+
     #[test]
     fn the_markers_nonce_and_the_times_are_not_an_answer() {
         assert_eq!(
