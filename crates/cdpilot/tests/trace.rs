@@ -632,9 +632,14 @@ async fn the_trace_flag_traces_every_session_and_export_prints_cdpilot_commands(
             let Ok(mut dirs) = std::fs::read_dir(&base) else {
                 return false;
             };
-            dirs.next()
-                .and_then(Result::ok)
-                .is_some_and(|d| lines(&d.path()).last().is_some_and(|l| l["kind"] == "end"))
+            // Read as it is written: a line may be half there.
+            dirs.next().and_then(Result::ok).is_some_and(|d| {
+                let text = std::fs::read_to_string(d.path().join("trace.jsonl")).unwrap_or_default();
+                text.lines()
+                    .last()
+                    .and_then(|l| serde_json::from_str::<Value>(l).ok())
+                    .is_some_and(|l| l["kind"] == "end")
+            })
         }
     })
     .await;

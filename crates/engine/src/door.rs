@@ -13,6 +13,8 @@
 //! Owns nothing: the audit trail and the secrets are the engine's, the
 //! call's notes are the call's.
 
+use std::sync::Arc;
+
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
@@ -99,6 +101,9 @@ impl Session {
             cancel,
         } = call;
         let mut notes = Notes::default();
+        // The step an earlier call is still writing (its screenshot) is
+        // written first: it shows the page that call left, not this one's.
+        self.settle_trace().await;
         let trace = match self.trace().for_call(&self.config().trace, self.id()) {
             // The trace's own switch is not a step of it.
             Ok(_) if tool == "browser_trace" => None,
@@ -181,7 +186,7 @@ impl Session {
             };
             let _timed = crate::timing::span("dispatch.trace");
             let acts = spec.is_some_and(|s| s.effect != Effect::Reads);
-            self.trace_step(&trace, step, acts && self.config().trace.screenshots)
+            self.trace_step(trace, step, acts && self.config().trace.screenshots)
                 .await;
         }
         self.audit().record(record);
@@ -190,34 +195,51 @@ impl Session {
 
     /// Writes `step` to `trace` with what happened around it: the console
     /// and the requests since the step before, and (for a call that acts)
-    /// a screenshot of the page it left.
-    async fn trace_step(&self, trace: &Trace, mut step: Step, acts: bool) {
-        let tab = step
-            .arguments
-            .get("tab")
-            .and_then(Value::as_str)
-            .map(str::to_owned);
-        let shot = match acts {
-            false => Shot::None,
-            true => match trace.refuses_shot(&step.arguments, step.url_after.as_deref()) {
-                Some(why) => Shot::Dropped(why),
-                None => match self.trace_shot(tab.as_deref()).await {
-                    Some((jpeg, viewport)) => {
-                        step.viewport = Some(viewport);
-                        Shot::Jpeg(jpeg)
-                    }
-                    None => Shot::Dropped("no_page"),
-                },
-            },
-        };
+    /// a screenshot of the page it left. A step with a screenshot is
+    /// written after the call has answered (the picture is most of a traced
+    /// call's cost): the session's next call waits for it
+    /// ([`Session::settle_trace`]).
+    async fn trace_step(&self, trace: Arc<Trace>, mut step: Step, acts: bool) {
         step.console = self.trace_console(trace.console_until());
         let mut requests = self.trace_requests(|tab, id| trace.has_request(tab, id));
         self.trace_bodies(&mut requests, trace.keeps_bodies()).await;
         step.requests = requests.into_iter().map(|(record, _)| record).collect();
-        if let Some(stopped) = trace.record(step, shot) {
-            self.trace().stop(&stopped.reason);
-            self.trace_stopped(stopped.dir.display().to_string(), stopped.reason);
+        let refused = acts
+            .then(|| trace.refuses_shot(&step.arguments, step.url_after.as_deref()))
+            .flatten();
+        if !acts || refused.is_some() {
+            let shot = refused.map_or(Shot::None, Shot::Dropped);
+            if let Some(stopped) = trace.record(step, shot) {
+                self.stopped_by_itself(stopped);
+            }
+            return;
         }
+        let tab = step.arguments.get("tab").and_then(Value::as_str);
+        let shot = self.trace_shot(tab);
+        self.trace().defer(async move {
+            let shot = match shot.await {
+                Some((jpeg, viewport)) => {
+                    step.viewport = Some(viewport);
+                    Shot::Jpeg(jpeg)
+                }
+                None => Shot::Dropped("no_page"),
+            };
+            trace.record(step, shot)
+        });
+    }
+
+    /// Waits for the steps still being written after their calls answered
+    /// (the next call, the session's close); says if one stopped the trace.
+    pub(crate) async fn settle_trace(&self) {
+        for stopped in self.trace().settle().await {
+            self.stopped_by_itself(stopped);
+        }
+    }
+
+    /// The trace stopped on its own (its budget, a write error).
+    fn stopped_by_itself(&self, stopped: crate::trace::Stopped) {
+        self.trace().stop(&stopped.reason);
+        self.trace_stopped(stopped.dir.display().to_string(), stopped.reason);
     }
 
     /// Says that the session's trace stopped by itself (or could not

@@ -196,6 +196,8 @@ pub async fn replay(caller: &impl Caller, dir: &str, trace: &Read, options: &Opt
             });
         }
     }
+    // The replay's own trace holds every step it ran before it reports.
+    session.settle_trace().await;
     let mut report = json!({
         "dir": dir,
         "recorded_steps": trace.steps.len(),

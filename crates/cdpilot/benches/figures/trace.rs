@@ -2,7 +2,10 @@
 //! median, on a one-button page (`counter.html`) and on the 5,000-control
 //! page (`/controls/5000`), with tracing off, on without screenshots, and
 //! on (the default: a JPEG after each call that acts, the responses'
-//! bodies); then the trace's size per 100 steps. Run alone:
+//! bodies); then the trace's size per 100 steps. Each twice: back to back
+//! (the next call waits for the step the last one is still writing) and
+//! with [`PAUSE`] between calls, as a model thinks (a step with a
+//! screenshot is written after its call answered). Run alone:
 //! `cargo bench -p cdpilot --bench figures -- trace`.
 
 use std::path::Path;
@@ -16,8 +19,15 @@ use crate::common::*;
 /// Calls of each kind a run measures.
 const CALLS: usize = 30;
 
+/// The time between calls in the second half of a run: less than a model
+/// takes to answer.
+const PAUSE: std::time::Duration = std::time::Duration::from_millis(300);
+
 pub async fn figures(site: &TestSite) {
-    println!("\nTracing (click, snapshot: medians of {CALLS} each)        click      snapshot   trace per 100 steps");
+    println!(
+        "\nTracing (medians of {CALLS} each)                 back to back: click  snapshot | {} ms apart: click  snapshot | trace per 100 steps",
+        PAUSE.as_millis()
+    );
     for (page, button) in [
         ("/counter.html", "button \"Add one\""),
         ("/controls/5000", "button \"Buy 1\""),
@@ -41,14 +51,20 @@ pub async fn figures(site: &TestSite) {
             let snap = client.call("browser_snapshot", json!({})).await;
             let text = snap["content"][0]["text"].as_str().unwrap_or_default().to_owned();
             let target = testkit::snapshot::ref_of(&text, button);
-            let (mut clicks, mut snapshots) = (Vec::new(), Vec::new());
-            for _ in 0..CALLS {
-                let began = Instant::now();
-                client.call("browser_click", json!({"ref": target})).await;
-                clicks.push(began.elapsed());
-                let began = Instant::now();
-                client.call("browser_snapshot", json!({})).await;
-                snapshots.push(began.elapsed());
+            let mut medians = Vec::new();
+            for pause in [std::time::Duration::ZERO, PAUSE] {
+                let (mut clicks, mut snapshots) = (Vec::new(), Vec::new());
+                for _ in 0..CALLS {
+                    tokio::time::sleep(pause).await;
+                    let began = Instant::now();
+                    client.call("browser_click", json!({"ref": target})).await;
+                    clicks.push(began.elapsed());
+                    tokio::time::sleep(pause).await;
+                    let began = Instant::now();
+                    client.call("browser_snapshot", json!({})).await;
+                    snapshots.push(began.elapsed());
+                }
+                medians.push(format!("{:>10} {:>9}", ms(median(clicks)), ms(median(snapshots))));
             }
             shutdown(client).await;
             let size = match mode {
@@ -58,11 +74,7 @@ pub async fn figures(site: &TestSite) {
                     format!("{:.0} KB", bytes as f64 / 1024.0 * 100.0 / steps.max(1) as f64)
                 }
             };
-            println!(
-                "  {page:<16} {mode:<20} {:>10} {:>10}   {size}",
-                ms(median(clicks)),
-                ms(median(snapshots))
-            );
+            println!("  {page:<16} {mode:<20} {} | {} | {size}", medians[0], medians[1]);
         }
     }
 }

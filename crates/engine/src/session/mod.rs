@@ -653,6 +653,8 @@ impl Session {
     /// Ends the session: its tabs' tasks stop and a context of its own is
     /// closed with its tabs. The browser stays for other sessions.
     pub async fn close(&self, budget: &Budget) {
+        // The last call's trace step, if it is still being written.
+        self.settle_trace().await;
         for context in self.take_contexts() {
             context.dispose(budget).await;
         }

@@ -119,55 +119,28 @@ impl Session {
         budget: &Budget,
     ) -> Option<(String, Viewport)> {
         let tab = self.tab_now(tab)?;
-        if tab.dialogs().is_blocked() {
-            return None;
-        }
-        let metrics = budget
-            .cdp("measuring the viewport", &tab.session, page::GetLayoutMetrics {})
-            .await
-            .ok()?;
-        let viewport = metrics.css_visual_viewport;
-        if viewport.client_width < 1.0 || viewport.client_height < 1.0 {
-            return None;
-        }
-        let shot = budget
-            .cdp(
-                "capturing a thumbnail",
-                &tab.session,
-                page::CaptureScreenshot {
-                    format: "jpeg".into(),
-                    quality: Some(JPEG_QUALITY),
-                    clip: Some(page::Viewport {
-                        x: viewport.page_x,
-                        y: viewport.page_y,
-                        width: viewport.client_width,
-                        height: viewport.client_height,
-                        scale: (width / viewport.client_width).min(1.0),
-                    }),
-                    capture_beyond_viewport: false,
-                    // The trace's shots are many: speed over size.
-                    optimize_for_speed: width == TRACE_SHOT_WIDTH,
-                },
-            )
-            .await
-            .ok()?;
-        let size = Viewport {
-            width: viewport.client_width,
-            height: viewport.client_height,
-        };
-        Some((shot.data, size))
+        tab_jpeg(&tab, width, budget).await
     }
 
     /// The trace's screenshot after a call that acts in tab `tab`: a JPEG
     /// at most [`TRACE_SHOT_WIDTH`] px wide, within its own short budget.
     /// With it, the viewport's size in CSS px (what a step's `box` is
-    /// measured against).
-    pub(crate) async fn trace_shot(&self, tab: Option<&str>) -> Option<(Vec<u8>, Viewport)> {
-        use base64::Engine as _;
-        let budget = Budget::with_timeout(TRACE_SHOT_BUDGET);
-        let (shot, size) = self.viewport_jpeg(tab, TRACE_SHOT_WIDTH, &budget).await?;
-        let jpeg = base64::engine::general_purpose::STANDARD.decode(shot).ok()?;
-        Some((jpeg, size))
+    /// measured against). The tab is found now, the picture taken when
+    /// the future runs (after the call has answered: the door's deferred
+    /// step).
+    pub(crate) fn trace_shot(
+        &self,
+        tab: Option<&str>,
+    ) -> impl std::future::Future<Output = Option<(Vec<u8>, Viewport)>> + Send + 'static {
+        let tab = self.tab_now(tab);
+        async move {
+            use base64::Engine as _;
+            let budget = Budget::with_timeout(TRACE_SHOT_BUDGET);
+            let tab = tab?;
+            let (shot, size) = tab_jpeg(&tab, TRACE_SHOT_WIDTH, &budget).await?;
+            let jpeg = base64::engine::general_purpose::STANDARD.decode(shot).ok()?;
+            Some((jpeg, size))
+        }
     }
 
     /// Takes the box the last acting tool aimed at in tab `tab` (default
@@ -379,4 +352,47 @@ impl Session {
             .ok_or_else(|| "the session has no such tab (yet)".to_owned())?;
         Ok(tab.watch())
     }
+}
+
+/// A JPEG (base64, at most `width` px wide) of `tab`'s viewport, and the
+/// viewport's size in CSS px (what the JPEG shows, before scaling); `None`
+/// when a dialog blocks it (Chrome cannot paint under a native dialog).
+async fn tab_jpeg(tab: &Tab, width: f64, budget: &Budget) -> Option<(String, Viewport)> {
+    if tab.dialogs().is_blocked() {
+        return None;
+    }
+    let metrics = budget
+        .cdp("measuring the viewport", &tab.session, page::GetLayoutMetrics {})
+        .await
+        .ok()?;
+    let viewport = metrics.css_visual_viewport;
+    if viewport.client_width < 1.0 || viewport.client_height < 1.0 {
+        return None;
+    }
+    let shot = budget
+        .cdp(
+            "capturing a thumbnail",
+            &tab.session,
+            page::CaptureScreenshot {
+                format: "jpeg".into(),
+                quality: Some(JPEG_QUALITY),
+                clip: Some(page::Viewport {
+                    x: viewport.page_x,
+                    y: viewport.page_y,
+                    width: viewport.client_width,
+                    height: viewport.client_height,
+                    scale: (width / viewport.client_width).min(1.0),
+                }),
+                capture_beyond_viewport: false,
+                // The trace's shots are many: speed over size.
+                optimize_for_speed: width == TRACE_SHOT_WIDTH,
+            },
+        )
+        .await
+        .ok()?;
+    let size = Viewport {
+        width: viewport.client_width,
+        height: viewport.client_height,
+    };
+    Some((shot.data, size))
 }

@@ -2,17 +2,25 @@
 //! stopped. Started by the session's first call when `[trace] dir` is set,
 //! or by `browser_trace start`; stopped by `browser_trace stop`, by its
 //! budget or a write error, and when the session ends (its `Drop`).
+//!
+//! Also owns the steps still being written: a call that acts answers
+//! before its screenshot is taken, and its step is written by a task the
+//! session's next call (and its close) waits for first, so every picture
+//! shows the page the call left and the steps stay in call order.
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
-use super::Trace;
+use super::{Stopped, Trace};
 use crate::config::TraceConfig;
 
 /// One session's trace, if any.
 #[derive(Default)]
 pub struct Slot {
     state: Mutex<State>,
+    /// Steps being written after their call answered (each says whether
+    /// it stopped the trace).
+    writing: Mutex<Vec<tokio::task::JoinHandle<Option<Stopped>>>>,
 }
 
 #[derive(Default)]
@@ -66,6 +74,26 @@ impl Slot {
         let trace = Arc::new(Trace::start(base, session, max_bytes)?);
         *state = State::On(trace.clone());
         Ok((trace, true))
+    }
+
+    /// Writes a step in the background: `write` runs now, and
+    /// [`Slot::settle`] waits for it.
+    pub fn defer(&self, write: impl std::future::Future<Output = Option<Stopped>> + Send + 'static) {
+        let task = tokio::spawn(write);
+        self.writing.lock().unwrap().push(task);
+    }
+
+    /// Waits for every step still being written; what stopped the trace
+    /// (its budget, a write error), if one did.
+    pub async fn settle(&self) -> Vec<Stopped> {
+        let tasks = std::mem::take(&mut *self.writing.lock().unwrap());
+        let mut stopped = Vec::new();
+        for task in tasks {
+            if let Ok(Some(why)) = task.await {
+                stopped.push(why);
+            }
+        }
+        stopped
     }
 
     /// The trace being written, if one is.
