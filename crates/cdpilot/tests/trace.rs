@@ -104,12 +104,17 @@ fn page(label: &str, port: u16) -> String {
 }
 
 fn config(dir: &Path) -> PathBuf {
+    config_with(dir, "")
+}
+
+/// [`config`] and `more` lines.
+fn config_with(dir: &Path, more: &str) -> PathBuf {
     let path = dir.join("cdpilot.toml");
     let out = dir.join("out");
     std::fs::write(
         &path,
         format!(
-            "[secrets]\nPW = {{ env = \"CDPILOT_TEST_TRACE_SECRET\" }}\n[files]\noutput_dir = \"{}\"\n",
+            "[secrets]\nPW = {{ env = \"CDPILOT_TEST_TRACE_SECRET\" }}\n[files]\noutput_dir = \"{}\"\n{more}",
             out.display()
         ),
     )
@@ -244,7 +249,12 @@ fn lines(dir: &Path) -> Vec<Value> {
 /// its session's trace started: the client, its browser's profile, and
 /// the trace's directory.
 async fn traced_session(root: &Path) -> (testkit::McpClient, tempfile::TempDir, PathBuf) {
-    let cfg = config(root);
+    traced_session_with(root, "").await
+}
+
+/// [`traced_session`] with `more` lines of configuration.
+async fn traced_session_with(root: &Path, more: &str) -> (testkit::McpClient, tempfile::TempDir, PathBuf) {
+    let cfg = config_with(root, more);
     let (mut client, chrome_tmp) =
         spawn_cdpilot_with(&["--caps", "trace", "--config", cfg.to_str().unwrap()]);
     client.initialize().await;
@@ -614,7 +624,15 @@ async fn the_trace_flag_traces_every_session_and_export_prints_cdpilot_commands(
     let site = testkit::TestSite::start().await;
     let tmp = tempfile::tempdir().unwrap();
     let base = tmp.path().join("traces");
-    let (mut client, _chrome_tmp) = spawn_cdpilot_with(&["--trace", base.to_str().unwrap()]);
+    // And its video when the session ends.
+    let config = tmp.path().join("cdpilot.toml");
+    std::fs::write(&config, "[trace]\nvideo = true\n").unwrap();
+    let (mut client, _chrome_tmp) = spawn_cdpilot_with(&[
+        "--trace",
+        base.to_str().unwrap(),
+        "--config",
+        config.to_str().unwrap(),
+    ]);
     client.initialize().await;
     client
         .call("browser_navigate", json!({"url": site.url("/dialogs.html")}))
@@ -650,6 +668,20 @@ async fn the_trace_flag_traces_every_session_and_export_prints_cdpilot_commands(
     let dir = std::fs::read_dir(&base).unwrap().next().unwrap().unwrap().path();
     let steps: Vec<Value> = lines(&dir).into_iter().filter(|l| l["kind"] == "step").collect();
     assert_eq!(steps.len(), 4, "{steps:#?}");
+    // The video, made as the session ended: WebM (EBML's magic), 0600.
+    let video = dir.join("video.webm");
+    let made = support::eventually(std::time::Duration::from_secs(60), || {
+        let video = video.clone();
+        async move { video.is_file() }
+    })
+    .await;
+    assert!(made, "no video in {}: {:?}", dir.display(), files_under(&dir));
+    let bytes = std::fs::read(&video).unwrap();
+    assert_eq!(&bytes[..4], &[0x1a, 0x45, 0xdf, 0xa3], "{} bytes", bytes.len());
+    assert_eq!(
+        std::fs::metadata(&video).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
     assert!(steps[0]["shot"].as_str().is_some(), "{}", steps[0]);
     let events = |step: &Value| -> Vec<String> {
         step["events"]
@@ -721,7 +753,8 @@ async fn a_traced_session_becomes_a_video_of_its_steps_without_its_secret() {
     std::env::set_var("CDPILOT_TEST_TRACE_SECRET", SECRET);
     let site = PageServer::start().await;
     let tmp = tempfile::tempdir().unwrap();
-    let (mut client, _chrome_tmp, dir) = traced_session(tmp.path()).await;
+    // `[trace] video`: browser_trace stop makes it and names it.
+    let (mut client, _chrome_tmp, dir) = traced_session_with(tmp.path(), "[trace]\nvideo = true\n").await;
     client.call("browser_navigate", json!({"url": site.url()})).await;
     let snap = text_of(&client.call("browser_snapshot", json!({})).await);
     let add = ref_on_line(&snap, "button \"Add\"");
@@ -735,7 +768,13 @@ async fn a_traced_session_becomes_a_video_of_its_steps_without_its_secret() {
         .await;
     assert_eq!(typed["isError"], false, "{typed}");
     client.call("browser_snapshot", json!({})).await;
-    client.call("browser_trace", json!({"action": "stop"})).await;
+    let stopped = client.call("browser_trace", json!({"action": "stop"})).await;
+    assert_eq!(
+        stopped["structuredContent"]["video"].as_str(),
+        Some(dir.join("video.webm").to_str().unwrap()),
+        "{stopped}"
+    );
+    assert!(dir.join("video.webm").is_file());
     client.close_stdin();
 
     // Each acting step on an element says where it was, against the

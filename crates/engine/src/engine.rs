@@ -241,8 +241,7 @@ impl Engine {
     /// exits and its temporary profile is removed). Actions still running
     /// on it fail with `browser_disconnected`.
     pub async fn shutdown(&self) {
-        // Its trace ends cleanly (its end line, its HAR) before the pages go.
-        self.session.trace().stop("session_ended");
+        // Its trace ends in the close (its last step, its end line, its HAR).
         self.session.close(&Budget::with_timeout(SHUTDOWN_BUDGET)).await;
         self.slot.shutdown().await;
         if let Some(fleet) = &self.fleet {

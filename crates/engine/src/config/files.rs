@@ -28,6 +28,10 @@ pub struct TraceConfig {
     /// A screenshot after each call that acts (the trace's main cost:
     /// tens of milliseconds a call, `docs/src/figures.md`).
     pub screenshots: bool,
+    /// The trace's video (`video.webm`, `spec/trace.md` "The video") made
+    /// when the trace stops cleanly: `browser_trace stop`, the session's
+    /// end.
+    pub video: bool,
 }
 
 impl Default for TraceConfig {
@@ -36,6 +40,7 @@ impl Default for TraceConfig {
             dir: String::new(),
             max_mb: 100,
             screenshots: true,
+            video: false,
         }
     }
 }

@@ -297,10 +297,17 @@ mod tests {
             (c.trace.dir.as_str(), c.trace.max_mb, c.trace.screenshots),
             ("", 100, true)
         );
-        let c = Config::parse("[trace]\ndir = \"/t\"\nmax_mb = 5\nscreenshots = false\n").unwrap();
+        assert!(!c.trace.video);
+        let c =
+            Config::parse("[trace]\ndir = \"/t\"\nmax_mb = 5\nscreenshots = false\nvideo = true\n").unwrap();
         assert_eq!(
-            (c.trace.dir.as_str(), c.trace.max_bytes(), c.trace.screenshots),
-            ("/t", 5 << 20, false)
+            (
+                c.trace.dir.as_str(),
+                c.trace.max_bytes(),
+                c.trace.screenshots,
+                c.trace.video
+            ),
+            ("/t", 5 << 20, false, true)
         );
         let e = Config::parse("[trace]\nmax_mb = 0\n").unwrap_err();
         assert!(e.contains("trace.max_mb = 0"), "{e}");

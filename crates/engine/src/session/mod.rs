@@ -653,8 +653,15 @@ impl Session {
     /// Ends the session: its tabs' tasks stop and a context of its own is
     /// closed with its tabs. The browser stays for other sessions.
     pub async fn close(&self, budget: &Budget) {
-        // The last call's trace step, if it is still being written.
+        // Its trace ends cleanly (the last call's step, if it is still
+        // being written, its end line, its HAR; its video when asked)
+        // before the pages go.
         self.settle_trace().await;
+        if let Some(trace) = self.trace().stop("session_ended") {
+            if self.config.trace.video {
+                let _ = self.trace_video(trace.dir()).await;
+            }
+        }
         for context in self.take_contexts() {
             context.dispose(budget).await;
         }

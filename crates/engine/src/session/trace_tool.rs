@@ -106,10 +106,26 @@ impl SessionTool for TraceArgs {
             TraceAction::Stop => match slot.stop("stopped") {
                 Some(trace) => {
                     let dir = trace.dir().display().to_string();
-                    Ok(ActionOutput::new(
-                        format!("Stopped the trace after {} steps: {dir}.", trace.steps()),
-                        json!({"dir": dir, "steps": trace.steps()}),
-                    ))
+                    let mut text = format!("Stopped the trace after {} steps: {dir}.", trace.steps());
+                    let mut data = json!({"dir": dir, "steps": trace.steps()});
+                    if call.config.trace.video {
+                        match session.trace_video(trace.dir()).await {
+                            Ok(out) => {
+                                text.push_str(&format!(" Its video: {out}."));
+                                data["video"] = out.into();
+                            }
+                            Err(error) => {
+                                let said = |k: &str| error[k].as_str().unwrap_or_default().to_owned();
+                                text.push_str(&format!(
+                                    " No video: {} ({}).",
+                                    said("message"),
+                                    said("next_step")
+                                ));
+                                data["video_error"] = error;
+                            }
+                        }
+                    }
+                    Ok(ActionOutput::new(text, data))
                 }
                 None => Ok(ActionOutput::new(
                     "This session was not traced.",

@@ -343,6 +343,19 @@ pub fn filter_script(
     script
 }
 
+/// Makes the video of the trace in `dir` with the default options on a
+/// blocking thread (ffmpeg runs for seconds): `[trace] video`, when a
+/// trace stops.
+pub async fn make_in_background(dir: PathBuf) -> Result<Made, VideoError> {
+    let made = tokio::task::spawn_blocking(move || make(&dir, &Options::default())).await;
+    made.unwrap_or_else(|e| {
+        Err(VideoError::Io {
+            path: PathBuf::new(),
+            error: std::io::Error::other(format!("making the video stopped: {e}")),
+        })
+    })
+}
+
 /// Makes the video of the trace in `dir`.
 pub fn make(dir: &Path, options: &Options) -> Result<Made, VideoError> {
     let trace = read(dir)?;
