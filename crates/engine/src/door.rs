@@ -237,36 +237,32 @@ impl Session {
     }
 
     /// Makes the video of the stopped trace in `dir` (`[trace] video`),
-    /// saying in the log what came of it; the answer for `browser_trace
-    /// stop`: the video's path, or the error's code, message and next step.
-    pub(crate) async fn trace_video(&self, dir: &std::path::Path) -> Result<String, Value> {
-        match crate::trace::video::make_in_background(dir.to_owned()).await {
-            Ok(made) => {
-                let out = made.out.display().to_string();
-                tracing::info!(
-                    "session {}: the trace's video: {out} ({} steps, {:.1} s)",
-                    self.id(),
-                    made.frames,
-                    made.seconds
-                );
-                Ok(out)
-            }
-            Err(e) => {
-                tracing::warn!(
-                    "session {}: no video of the trace {}: {e} ({})",
-                    self.id(),
-                    dir.display(),
-                    e.next_step()
-                );
-                Err(
-                    serde_json::json!({"code": e.code(), "message": e.to_string(), "next_step": e.next_step()}),
-                )
-            }
+    /// saying in the log what came of it.
+    pub(crate) async fn trace_video(
+        &self,
+        dir: &std::path::Path,
+    ) -> Result<crate::trace::video::Made, crate::trace::video::VideoError> {
+        let made = crate::trace::video::make_in_background(dir.to_owned()).await;
+        match &made {
+            Ok(made) => tracing::info!(
+                "session {}: the trace's video: {} ({} steps, {:.1} s)",
+                self.id(),
+                made.out.display(),
+                made.frames,
+                made.seconds
+            ),
+            Err(e) => tracing::warn!(
+                "session {}: no video of the trace {}: {e} ({})",
+                self.id(),
+                dir.display(),
+                e.next_step()
+            ),
         }
+        made
     }
 
     /// The trace stopped on its own (its budget, a write error).
-    fn stopped_by_itself(&self, stopped: crate::trace::Stopped) {
+    pub(crate) fn stopped_by_itself(&self, stopped: crate::trace::Stopped) {
         self.trace().stop(&stopped.reason);
         self.trace_stopped(stopped.dir.display().to_string(), stopped.reason);
     }

@@ -204,14 +204,12 @@ impl Requests {
                 r.mime_type = response.mime_type;
             });
         } else if let Some(finished) = event.decode::<network::LoadingFinished>() {
-            self.adopt_frame_document(session, &finished.request_id);
-            self.change(session, &finished.request_id, |r| {
+            self.end(session, &finished.request_id, |r| {
                 r.ended = Some(finished.timestamp);
                 r.bytes = Some(finished.encoded_data_length.max(0.0) as u64);
             });
         } else if let Some(failed) = event.decode::<network::LoadingFailed>() {
-            self.adopt_frame_document(session, &failed.request_id);
-            self.change(session, &failed.request_id, |r| {
+            self.end(session, &failed.request_id, |r| {
                 r.ended = Some(failed.timestamp);
                 r.failed = Some(match (failed.canceled, failed.blocked_reason) {
                     (_, Some(reason)) => format!("blocked ({reason})"),
@@ -222,35 +220,41 @@ impl Requests {
         }
     }
 
-    /// A cross-origin frame's document: Chrome reports its request and
-    /// response in the parent frame's session and its end in the frame's
-    /// own (attached meanwhile), which is also the one that answers for its
-    /// body. An end `session` has no request `cdp_id` of is the latest
-    /// unfinished document of that id in another session: it moves here.
-    fn adopt_frame_document(&mut self, session: &str, cdp_id: &str) {
-        let mine = |r: &Request| r.cdp_id == cdp_id;
-        if self.ring.iter().any(|r| mine(r) && r.session == session) {
-            return;
-        }
-        if let Some(r) = self
-            .ring
-            .iter_mut()
-            .rev()
-            .find(|r| mine(r) && r.kind == "document" && r.ended.is_none() && r.failed.is_none())
-        {
-            r.session = session.to_owned();
-        }
-    }
-
     /// Changes the latest hop of request `cdp_id` of `session` (if kept),
     /// counting what it holds again.
     fn change(&mut self, session: &str, cdp_id: &str, edit: impl FnOnce(&mut Request)) {
-        let Some(r) = self
-            .ring
-            .iter_mut()
-            .rev()
-            .find(|r| r.cdp_id == cdp_id && r.session == session)
-        else {
+        let at = self.latest(session, cdp_id);
+        self.change_at(at, edit);
+    }
+
+    /// Ends request `cdp_id` of `session` with `edit`. A cross-origin
+    /// frame's document is the one request whose end comes from another
+    /// session: Chrome reports its request and response in the parent
+    /// frame's session and its end in the frame's own (attached
+    /// meanwhile), which is also the one that answers for its body. So an
+    /// end `session` has no such request of is the latest unfinished
+    /// document of that id in another session, and it moves here.
+    fn end(&mut self, session: &str, cdp_id: &str, edit: impl FnOnce(&mut Request)) {
+        let at = self.latest(session, cdp_id).or_else(|| {
+            let (at, r) = self.ring.iter_mut().enumerate().rev().find(|(_, r)| {
+                r.cdp_id == cdp_id && r.kind == "document" && r.ended.is_none() && r.failed.is_none()
+            })?;
+            r.session = session.to_owned();
+            Some(at)
+        });
+        self.change_at(at, edit);
+    }
+
+    /// Where the latest hop of request `cdp_id` of `session` is kept.
+    fn latest(&self, session: &str, cdp_id: &str) -> Option<usize> {
+        self.ring
+            .iter()
+            .rposition(|r| r.cdp_id == cdp_id && r.session == session)
+    }
+
+    /// Changes the request at `at` (if any), counting what it holds again.
+    fn change_at(&mut self, at: Option<usize>, edit: impl FnOnce(&mut Request)) {
+        let Some(r) = at.and_then(|at| self.ring.get_mut(at)) else {
             return;
         };
         let before = r.size();
@@ -320,6 +324,12 @@ mod tests {
         Event::new(session, method, &params)
     }
 
+    /// `Network.requestWillBeSent`'s params: request `id` of `kind` for `url` at `t`.
+    fn sent(id: &str, kind: &str, url: &str, t: f64) -> Value {
+        json!({"requestId": id, "type": kind, "timestamp": t,
+               "request": {"url": url, "method": "GET", "headers": {}}})
+    }
+
     #[test]
     fn a_cross_origin_frames_document_ends_in_the_frames_own_session() {
         // As Chrome 156 reports it (seen over raw CDP, --site-per-process).
@@ -327,8 +337,7 @@ mod tests {
         log.record(&event(
             "TOP",
             "Network.requestWillBeSent",
-            json!({"requestId": "L1", "type": "Document", "timestamp": 1.0,
-                   "request": {"url": "http://b.test/frame", "method": "GET", "headers": {}}}),
+            sent("L1", "Document", "http://b.test/frame", 1.0),
         ));
         log.record(&event(
             "TOP",
@@ -349,8 +358,7 @@ mod tests {
         log.record(&event(
             "TOP",
             "Network.requestWillBeSent",
-            json!({"requestId": "9.1", "type": "Image", "timestamp": 2.0,
-                   "request": {"url": "http://a.test/i.png", "method": "GET", "headers": {}}}),
+            sent("9.1", "Image", "http://a.test/i.png", 2.0),
         ));
         log.record(&event(
             "OTHER",
@@ -364,10 +372,7 @@ mod tests {
     #[test]
     fn requests_are_followed_through_redirects_to_their_end_and_capped() {
         let mut log = Requests::default();
-        let sent = |id: &str, url: &str, t: f64| {
-            json!({"requestId": id, "type": "Document", "timestamp": t,
-                   "request": {"url": url, "method": "GET", "headers": {}}})
-        };
+        let sent = |id: &str, url: &str, t: f64| sent(id, "Document", url, t);
         log.record(&event(
             "",
             "Network.requestWillBeSent",

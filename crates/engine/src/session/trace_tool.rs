@@ -110,18 +110,14 @@ impl SessionTool for TraceArgs {
                     let mut data = json!({"dir": dir, "steps": trace.steps()});
                     if call.config.trace.video {
                         match session.trace_video(trace.dir()).await {
-                            Ok(out) => {
+                            Ok(made) => {
+                                let out = made.out.display().to_string();
                                 text.push_str(&format!(" Its video: {out}."));
                                 data["video"] = out.into();
                             }
-                            Err(error) => {
-                                let said = |k: &str| error[k].as_str().unwrap_or_default().to_owned();
-                                text.push_str(&format!(
-                                    " No video: {} ({}).",
-                                    said("message"),
-                                    said("next_step")
-                                ));
-                                data["video_error"] = error;
+                            Err(e) => {
+                                text.push_str(&format!(" No video: {e} ({}).", e.next_step()));
+                                data["video_error"] = json!({"code": e.code(), "message": e.to_string(), "next_step": e.next_step()});
                             }
                         }
                     }
@@ -141,8 +137,7 @@ impl SessionTool for TraceArgs {
                     ));
                 };
                 if let Some(stopped) = trace.chapter(&session.secrets().redact(name)) {
-                    slot.stop(&stopped.reason);
-                    session.trace_stopped(stopped.dir.display().to_string(), stopped.reason);
+                    session.stopped_by_itself(stopped);
                 }
                 Ok(ActionOutput::new(
                     format!("Chapter {name:?} begins after step {}.", trace.steps()),

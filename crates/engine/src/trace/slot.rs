@@ -116,3 +116,37 @@ impl Slot {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The next call waits for the step the last one is still writing (its
+    /// screenshot shows the page that call left), and hears once what
+    /// stopped the trace.
+    #[tokio::test]
+    async fn settle_waits_for_every_step_still_being_written() {
+        let slot = Arc::new(Slot::default());
+        let (written, write) = tokio::sync::oneshot::channel::<()>();
+        slot.defer(async move {
+            write.await.ok();
+            Some(Stopped {
+                dir: "/t".into(),
+                reason: "budget".into(),
+            })
+        });
+        let settling = tokio::spawn({
+            let slot = slot.clone();
+            async move { slot.settle().await }
+        });
+        for _ in 0..10 {
+            tokio::task::yield_now().await;
+        }
+        assert!(!settling.is_finished(), "settled before the step was written");
+        written.send(()).unwrap();
+        let stopped = settling.await.unwrap();
+        assert_eq!(stopped.len(), 1);
+        assert_eq!(stopped[0].reason, "budget");
+        assert!(slot.settle().await.is_empty(), "said once");
+    }
+}
