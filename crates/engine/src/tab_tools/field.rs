@@ -28,10 +28,24 @@ const PREPARE: &str = r#"function (clear) {
     (this instanceof HTMLInputElement && !['checkbox','radio','button','submit','reset','image','file','range','color'].includes(this.type)) ||
     this instanceof HTMLTextAreaElement;
   if (!editable) return false;
+  const selectAll = () => {
+    if (!clear) return;
+    if (this.isContentEditable) {
+      const range = document.createRange();
+      range.selectNodeContents(this);
+      const selection = this.ownerDocument.getSelection();
+      selection.removeAllRanges();
+      selection.addRange(range);
+    } else {
+      this.select();
+    }
+  };
   this.focus();
   // A page without the focus dispatches focus events only when it gets
   // it, with the first key: the check would come before its handlers.
-  if (!this.ownerDocument.hasFocus()) return { unfocused: true };
+  // The content is selected all the same: a page that stays unfocused is
+  // typed into unchecked, and the text must replace what was there.
+  if (!this.ownerDocument.hasFocus()) { selectAll(); return { unfocused: true }; }
   let active = this.ownerDocument.activeElement;
   while (active && active.shadowRoot && active.shadowRoot.activeElement) active = active.shadowRoot.activeElement;
   let within = false;
@@ -42,17 +56,7 @@ const PREPARE: &str = r#"function (clear) {
       : api && api.describe ? api.describe(active) : '<' + active.tagName.toLowerCase() + '>';
     return { focus: at };
   }
-  if (clear) {
-    if (this.isContentEditable) {
-      const range = document.createRange();
-      range.selectNodeContents(this);
-      const selection = this.ownerDocument.getSelection();
-      selection.removeAllRanges();
-      selection.addRange(range);
-    } else {
-      this.select();
-    }
-  }
+  selectAll();
   return true;
 }"#;
 
