@@ -726,6 +726,20 @@ async fn the_trace_flag_traces_every_session_and_export_prints_cdpilot_commands(
     assert!(!har["log"]["entries"].as_array().unwrap().is_empty());
 }
 
+/// What ffprobe says of the video at `video`: codec, frames, size, duration.
+fn probe(video: &Path) -> Value {
+    let probe = std::process::Command::new("ffprobe")
+        .args(["-v", "error", "-count_frames", "-show_entries"])
+        .args(["stream=codec_name,nb_read_frames,width,height", "-show_entries"])
+        .args(["format=duration", "-of", "json"])
+        .arg(video)
+        .output()
+        .expect("ffprobe (scripts/ensure-ffmpeg installs it)");
+    let probed: Value = serde_json::from_slice(&probe.stdout).unwrap();
+    eprintln!("ffprobe: {probed}");
+    probed
+}
+
 /// `cdpilot trace video ARGS…` with `PATH` and `TMPDIR`: its exit code,
 /// stdout and stderr.
 fn trace_video(args: &[&str], path: &str, tmp: &Path) -> (i32, String, String) {
@@ -797,8 +811,55 @@ async fn a_traced_session_becomes_a_video_of_its_steps_without_its_secret() {
         steps[0]
     );
 
+    // The screencast's frames between the steps, kept for the video: JPEGs,
+    // 0600, none from the typing of the secret on (its call's frames, and
+    // every later one of its page, are dropped).
+    let cast: Vec<Value> = std::fs::read_to_string(dir.join("cast.jsonl"))
+        .expect("[trace] video keeps the screencast's frames in cast.jsonl")
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(cast.len() >= 2, "the page painted at least twice: {cast:?}");
+    let typing_began = engine::audit::parse_rfc3339(steps[4]["at"].as_str().unwrap()).unwrap();
+    for frame in &cast {
+        let file = dir.join(frame["file"].as_str().unwrap());
+        assert_eq!(&std::fs::read(&file).unwrap()[..2], [0xff, 0xd8], "{frame}");
+        assert_eq!(
+            std::fs::metadata(&file).unwrap().permissions().mode() & 0o777,
+            0o600
+        );
+        assert!(
+            frame["at"].as_f64().unwrap() < typing_began,
+            "a frame from the secret's page: {frame}"
+        );
+        assert!(frame["viewport"]["width"].as_f64() > Some(100.0), "{frame}");
+    }
+    let stop_line = lines(&dir).into_iter().find(|l| l["kind"] == "end").unwrap();
+    eprintln!(
+        "cast frames kept: {}, dropped: {}",
+        cast.len(),
+        stop_line["dropped"]
+    );
+
+    // The video the stop made is of the screencast's frames.
     let (code, stdout, stderr) = trace_video(
-        &[dir.to_str().unwrap(), "--keep-work"],
+        &[
+            dir.to_str().unwrap(),
+            "--out",
+            tmp.path().join("cast.webm").to_str().unwrap(),
+        ],
+        &std::env::var("PATH").unwrap(),
+        tmp.path(),
+    );
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(stdout.contains(" screencast frames, "), "{stdout}");
+    let probed = probe(&tmp.path().join("cast.webm"));
+    let seconds: f64 = probed["format"]["duration"].as_str().unwrap().parse().unwrap();
+    assert_eq!(probed["streams"][0]["codec_name"], "vp9", "{probed}");
+    assert!(seconds >= 2.0 - 0.2, "the last frame alone plays 2 s: {probed}");
+    // `--steps`: of the steps' screenshots, one picture each.
+    let (code, stdout, stderr) = trace_video(
+        &[dir.to_str().unwrap(), "--keep-work", "--steps"],
         &std::env::var("PATH").unwrap(),
         tmp.path(),
     );
@@ -808,15 +869,7 @@ async fn a_traced_session_becomes_a_video_of_its_steps_without_its_secret() {
         stdout.starts_with(&format!("{}: 4 steps", video.display())),
         "{stdout}"
     );
-    let probe = std::process::Command::new("ffprobe")
-        .args(["-v", "error", "-count_frames", "-show_entries"])
-        .args(["stream=codec_name,nb_read_frames,width,height", "-show_entries"])
-        .args(["format=duration", "-of", "json"])
-        .arg(&video)
-        .output()
-        .expect("ffprobe (scripts/ensure-ffmpeg installs it)");
-    let probed: Value = serde_json::from_slice(&probe.stdout).unwrap();
-    eprintln!("ffprobe: {probed}");
+    let probed = probe(&video);
     let stream = &probed["streams"][0];
     assert_eq!(stream["codec_name"], "vp9", "{probed}");
     let frames: u64 = stream["nb_read_frames"].as_str().unwrap().parse().unwrap();

@@ -207,6 +207,14 @@ impl Session {
         let refused = acts
             .then(|| trace.refuses_shot(&step.arguments, step.url_after.as_deref()))
             .flatten();
+        // The screencast's frames since the step before (`[trace] video`),
+        // judged after the call's arguments were (a secret typed).
+        let tab = step.arguments.get("tab").and_then(Value::as_str);
+        self.reel_step(
+            &trace,
+            &[step.url_before.as_deref(), step.url_after.as_deref()],
+            tab,
+        );
         if !acts || refused.is_some() {
             let shot = refused.map_or(Shot::None, Shot::Dropped);
             if let Some(stopped) = trace.record(step, shot) {
@@ -214,7 +222,6 @@ impl Session {
             }
             return;
         }
-        let tab = step.arguments.get("tab").and_then(Value::as_str);
         let shot = self.trace_shot(tab);
         self.trace().defer(async move {
             let shot = match shot.await {
@@ -245,10 +252,15 @@ impl Session {
         let made = crate::trace::video::make_in_background(dir.to_owned()).await;
         match &made {
             Ok(made) => tracing::info!(
-                "session {}: the trace's video: {} ({} steps, {:.1} s)",
+                "session {}: the trace's video: {} ({} {}, {:.1} s)",
                 self.id(),
                 made.out.display(),
                 made.frames,
+                if made.screencast {
+                    "screencast frames"
+                } else {
+                    "steps"
+                },
                 made.seconds
             ),
             Err(e) => tracing::warn!(

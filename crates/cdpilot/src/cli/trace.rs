@@ -30,7 +30,7 @@ pub enum TraceCommand {
         #[arg(long, required = true)]
         cli: bool,
     },
-    /// Make a video of the trace (VP9 in WebM, with ffmpeg): each acting step's screenshot, captioned, its target outlined.
+    /// Make a video of the trace (VP9 in WebM, with ffmpeg): its screencast frames ([trace] video), else each acting step's screenshot; captioned, the target outlined.
     Video {
         /// The trace directory.
         dir: PathBuf,
@@ -43,6 +43,9 @@ pub enum TraceCommand {
         /// Keep ffmpeg's inputs (the filter script, the captions) and print where they are.
         #[arg(long)]
         keep_work: bool,
+        /// Made of the steps' screenshots even when the trace kept its screencast's frames.
+        #[arg(long)]
+        steps: bool,
     },
     /// Serve the trace's timeline (steps, screenshots, snapshots, console, requests) on loopback; prints its link.
     View {
@@ -64,7 +67,16 @@ pub fn run(command: TraceCommand) -> ExitCode {
             out,
             fps,
             keep_work,
-        } => return video(dir, out.clone(), *fps, *keep_work),
+            steps,
+        } => {
+            let options = engine::trace::video::Options {
+                out: out.clone(),
+                fps: *fps,
+                keep_work: *keep_work,
+                steps_only: *steps,
+            };
+            return video(dir, &options);
+        }
     };
     let trace = match read(dir) {
         Ok(trace) => trace,
@@ -91,14 +103,19 @@ pub fn run(command: TraceCommand) -> ExitCode {
 /// `cdpilot trace video DIR`: the video's path and length on stdout; an
 /// error as `code: message` and its next step on stderr, exit code 2 for
 /// a trace that cannot be made into one, 1 for what the machine lacks.
-fn video(dir: &std::path::Path, out: Option<PathBuf>, fps: u32, keep_work: bool) -> ExitCode {
-    use engine::trace::video::{make, Options, VideoError};
-    match make(dir, &Options { out, fps, keep_work }) {
+fn video(dir: &std::path::Path, options: &engine::trace::video::Options) -> ExitCode {
+    use engine::trace::video::{make, VideoError};
+    match make(dir, options) {
         Ok(made) => {
             super::out(&format!(
-                "{}: {} steps, {:.1} s (VP9, WebM)",
+                "{}: {} {}, {:.1} s (VP9, WebM)",
                 made.out.display(),
                 made.frames,
+                if made.screencast {
+                    "screencast frames"
+                } else {
+                    "steps"
+                },
                 made.seconds
             ));
             if let Some(work) = made.work {

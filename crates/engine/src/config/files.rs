@@ -30,7 +30,7 @@ pub struct TraceConfig {
     pub screenshots: bool,
     /// The trace's video (`video.webm`, `spec/trace.md` "The video") made
     /// when the trace stops cleanly: `browser_trace stop`, the session's
-    /// end.
+    /// end; and the tab's screencast frames kept between steps for it.
     pub video: bool,
 }
 

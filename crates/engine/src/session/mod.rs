@@ -46,6 +46,7 @@ mod downloads;
 pub(crate) mod handoff;
 mod idle;
 mod policy;
+mod reel;
 mod refusals;
 pub(crate) mod storage;
 pub(crate) mod storage_state;
@@ -128,6 +129,8 @@ pub struct Session {
     client: Mutex<String>,
     /// Its trace (`[trace] dir`, `browser_trace`), written by the door.
     trace: crate::trace::Slot,
+    /// The screencast frames its trace keeps for the video (`[trace] video`).
+    reel: reel::Reel,
 }
 
 impl Session {
@@ -185,6 +188,7 @@ impl Session {
             offer: Mutex::default(),
             client: Mutex::default(),
             trace: crate::trace::Slot::default(),
+            reel: reel::Reel::default(),
         }
     }
 
@@ -657,6 +661,7 @@ impl Session {
         // being written, its end line, its HAR; its video when asked)
         // before the pages go.
         self.settle_trace().await;
+        self.reel_flush();
         if let Some(trace) = self.trace().stop("session_ended") {
             if self.config.trace.video {
                 let _ = self.trace_video(trace.dir()).await;

@@ -103,31 +103,35 @@ impl SessionTool for TraceArgs {
                 };
                 Ok(ActionOutput::new(text, json!({"dir": dir, "started": started})))
             }
-            TraceAction::Stop => match slot.stop("stopped") {
-                Some(trace) => {
-                    let dir = trace.dir().display().to_string();
-                    let mut text = format!("Stopped the trace after {} steps: {dir}.", trace.steps());
-                    let mut data = json!({"dir": dir, "steps": trace.steps()});
-                    if call.config.trace.video {
-                        match session.trace_video(trace.dir()).await {
-                            Ok(made) => {
-                                let out = made.out.display().to_string();
-                                text.push_str(&format!(" Its video: {out}."));
-                                data["video"] = out.into();
-                            }
-                            Err(e) => {
-                                text.push_str(&format!(" No video: {e} ({}).", e.next_step()));
-                                data["video_error"] = json!({"code": e.code(), "message": e.to_string(), "next_step": e.next_step()});
+            TraceAction::Stop => {
+                // The frames since the last step first: then the stop.
+                session.reel_flush();
+                match slot.stop("stopped") {
+                    Some(trace) => {
+                        let dir = trace.dir().display().to_string();
+                        let mut text = format!("Stopped the trace after {} steps: {dir}.", trace.steps());
+                        let mut data = json!({"dir": dir, "steps": trace.steps()});
+                        if call.config.trace.video {
+                            match session.trace_video(trace.dir()).await {
+                                Ok(made) => {
+                                    let out = made.out.display().to_string();
+                                    text.push_str(&format!(" Its video: {out}."));
+                                    data["video"] = out.into();
+                                }
+                                Err(e) => {
+                                    text.push_str(&format!(" No video: {e} ({}).", e.next_step()));
+                                    data["video_error"] = json!({"code": e.code(), "message": e.to_string(), "next_step": e.next_step()});
+                                }
                             }
                         }
+                        Ok(ActionOutput::new(text, data))
                     }
-                    Ok(ActionOutput::new(text, data))
+                    None => Ok(ActionOutput::new(
+                        "This session was not traced.",
+                        json!({"dir": null}),
+                    )),
                 }
-                None => Ok(ActionOutput::new(
-                    "This session was not traced.",
-                    json!({"dir": null}),
-                )),
-            },
+            }
             TraceAction::Chapter => {
                 let name = self.name.as_deref().unwrap_or_default();
                 let Some(trace) = slot.current() else {

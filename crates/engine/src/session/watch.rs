@@ -68,7 +68,7 @@ impl Session {
         self.context.lock().unwrap().clone()
     }
 
-    fn tab_now(&self, id: Option<&str>) -> Option<Arc<Tab>> {
+    pub(super) fn tab_now(&self, id: Option<&str>) -> Option<Arc<Tab>> {
         let context = self.current_context()?;
         context
             .tabs_now()

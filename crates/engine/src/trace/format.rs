@@ -262,3 +262,23 @@ pub const BODIES_BUDGET_MS: u64 = 2000;
 pub fn shot_name(step: u64) -> String {
     format!("shots/{step:04}.jpg")
 }
+
+/// One line of `cast.jsonl`: a frame of the tab's screencast kept between
+/// steps (`[trace] video`), for the video.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CastFrame {
+    /// 1, 2, …: the frame's number in the trace.
+    pub frame: u64,
+    /// When it arrived, in seconds since the Unix epoch.
+    pub at: f64,
+    /// Its JPEG in the directory: always [`cast_name`] of its number.
+    pub file: String,
+    /// The viewport it shows, in CSS px.
+    pub viewport: Viewport,
+}
+
+/// Where screencast frame `frame` is in a trace's directory (as with
+/// [`shot_name`], the one name a reader accepts).
+pub fn cast_name(frame: u64) -> String {
+    format!("cast/{frame:06}.jpg")
+}

@@ -9,7 +9,8 @@
 //! agent read and nothing more). Reading a trace back ([`read`]) and the
 //! re-finding of a ref by what it was shown as ([`target`]) are here too,
 //! for `cdpilot replay` and `cdpilot trace`; and its video ([`video`]:
-//! the screenshots made into a WebM by `ffmpeg`).
+//! the screenshots, or the screencast's frames kept in `cast/` with
+//! `[trace] video`, made into a WebM by `ffmpeg`).
 
 mod format;
 pub mod har;
@@ -20,9 +21,9 @@ pub mod video;
 mod writer;
 
 pub use format::{
-    shot_name, Chapter, End, Header, Line, RequestRecord, Step, StepError, TargetBox, Viewport,
-    BODIES_BUDGET_MS, FORMAT, POST_DATA_KEPT, RESPONSE_BODY_KEPT, VERSION,
+    cast_name, shot_name, CastFrame, Chapter, End, Header, Line, RequestRecord, Step, StepError, TargetBox,
+    Viewport, BODIES_BUDGET_MS, FORMAT, POST_DATA_KEPT, RESPONSE_BODY_KEPT, VERSION,
 };
 pub use slot::Slot;
 pub use target::Target;
-pub use writer::{Shot, Stopped, Trace};
+pub use writer::{CastShot, Shot, Stopped, Trace};

@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::format::{Chapter, End, Header, Line, Step, FORMAT, VERSION};
+use super::format::{cast_name, CastFrame, Chapter, End, Header, Line, Step, FORMAT, VERSION};
 
 /// A trace as read.
 #[derive(Debug)]
@@ -121,6 +121,58 @@ pub fn read(dir: &Path) -> Result<Read, ReadError> {
         }
     }
     Ok(read)
+}
+
+/// Reads `dir`'s `cast.jsonl` (the screencast's frames, `[trace] video`):
+/// none when there is no such file. Each frame names its own file
+/// ([`cast_name`]) and comes after the one before; a last line cut short
+/// is left out, as a crash leaves it.
+pub fn read_cast(dir: &Path) -> Result<Vec<CastFrame>, ReadError> {
+    let file = dir.join("cast.jsonl");
+    let error = |line: usize, message: String| ReadError {
+        file: file.clone(),
+        line: Some(line),
+        message,
+    };
+    let text = match std::fs::read_to_string(&file) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => {
+            return Err(ReadError {
+                file: file.clone(),
+                line: None,
+                message: format!("cannot be read: {e}"),
+            })
+        }
+    };
+    let mut frames: Vec<CastFrame> = Vec::new();
+    for (at, line) in text.split_inclusive('\n').enumerate() {
+        let frame = match serde_json::from_str::<CastFrame>(line) {
+            Ok(frame) => frame,
+            Err(_) if !line.ends_with('\n') => break,
+            Err(e) => return Err(error(at + 1, format!("not a frame line: {e}"))),
+        };
+        let due = frames.len() as u64 + 1;
+        if frame.frame != due || frame.file != cast_name(due) {
+            return Err(error(
+                at + 1,
+                format!(
+                    "frame {} names {:?}; frame {due} is {}",
+                    frame.frame,
+                    frame.file,
+                    cast_name(due)
+                ),
+            ));
+        }
+        if frames.last().is_some_and(|before| frame.at < before.at) || !frame.at.is_finite() {
+            return Err(error(
+                at + 1,
+                format!("frame {due} comes before the frame before it"),
+            ));
+        }
+        frames.push(frame);
+    }
+    Ok(frames)
 }
 
 #[cfg(test)]

@@ -1,12 +1,14 @@
 //! A video of a trace (issue 43, item 4): VP9 in WebM, made by `ffmpeg`
-//! (a subprocess found on `PATH`) from the trace's screenshots in step
-//! order, each shown for its step's share of the run's time, captioned
-//! with the step's number, tool and target (the role and name the trace
-//! recorded, already redacted: never an argument's value, so a typed
-//! secret cannot reach the pixels), and the target's box outlined.
+//! (a subprocess found on `PATH`) from the tab's screencast frames the
+//! trace kept (`[trace] video`: `cast/`, each shown until the next came),
+//! else from its screenshots in step order (each shown for its step's
+//! share of the run's time); captioned with the step's number, tool and
+//! target (the role and name the trace recorded, already redacted: never
+//! an argument's value, so a typed secret cannot reach the pixels), and
+//! the target's box outlined.
 //!
-//! Owns the plan ([`plan`]: which picture, for how long, which caption and
-//! outline; pure, unit-tested), ffmpeg's inputs in a work directory of its
+//! Owns the plans ([`plan`], [`plan_cast`]: which picture, for how long,
+//! which caption and outline; pure, unit-tested), ffmpeg's inputs in a work directory of its
 //! own (the filter script, a caption file per frame), and running ffmpeg.
 //! Reads the trace only; writes nothing but the video (and the work
 //! directory, removed unless kept).
@@ -15,8 +17,8 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use super::format::Step;
-use super::read::{read, ReadError};
+use super::format::{CastFrame, Step};
+use super::read::{read, read_cast, ReadError};
 use crate::audit::parse_rfc3339;
 
 /// The shortest time a step's picture is shown, in seconds: a burst of
@@ -34,6 +36,10 @@ pub const SHOWN_LAST: f64 = 2.0;
 /// Frames a second, unless asked (`--fps`): the pictures change at most a
 /// few times a second, and VP9 spends almost nothing on a repeated frame.
 pub const DEFAULT_FPS: u32 = 10;
+
+/// At most this many pictures go into one video (each is an input of
+/// ffmpeg's): a longer screencast is thinned evenly.
+pub const MAX_PICTURES: usize = 600;
 
 /// Where the captions' font is looked for, in order: DejaVu Sans comes
 /// with Chromium on Debian (`fonts-dejavu-core`), Liberation with it
@@ -73,6 +79,9 @@ pub struct Options {
     /// Keep the work directory (the filter script, the captions) and say
     /// where it is: to see what was drawn.
     pub keep_work: bool,
+    /// Made of the steps' screenshots even when the trace kept the
+    /// screencast's frames (`--steps`).
+    pub steps_only: bool,
 }
 
 impl Default for Options {
@@ -81,6 +90,7 @@ impl Default for Options {
             out: None,
             fps: DEFAULT_FPS,
             keep_work: false,
+            steps_only: false,
         }
     }
 }
@@ -90,8 +100,10 @@ impl Default for Options {
 pub struct Made {
     /// Where it is.
     pub out: PathBuf,
-    /// The steps shown (one picture each).
+    /// The pictures shown: one per step, or the screencast's frames.
     pub frames: usize,
+    /// Made of the screencast's frames (else of the steps' screenshots).
+    pub screencast: bool,
     /// How long it plays, in seconds (the plan's; the container's may
     /// differ by a frame).
     pub seconds: f64,
@@ -182,8 +194,9 @@ impl VideoError {
 pub struct Frame {
     /// The step's number.
     pub step: u64,
-    /// The screenshot shown (`shots/0003.jpg`): the step's own, or for a
-    /// step that kept none the last one before it.
+    /// The picture shown (`shots/0003.jpg`): the step's own, or for a
+    /// step that kept none the last one before it; or a screencast frame
+    /// (`cast/000042.jpg`) and the step under way or last done then.
     pub shot: String,
     /// How long, in seconds.
     pub seconds: f64,
@@ -236,6 +249,71 @@ pub fn plan(steps: &[Step], shot_width: impl Fn(&str) -> Option<f64>) -> Vec<Fra
         if let (Some(this), Some(next)) = (ends[i - 1], ends[i]) {
             frames[i - 1].seconds = (next - this).clamp(SHOWN_MIN, SHOWN_MAX);
         }
+    }
+    frames
+}
+
+/// The pictures of a trace that kept its screencast: its frames in order,
+/// each shown until the next one came (at least a frame of the video, at
+/// most [`SHOWN_MAX`]; the last [`SHOWN_LAST`]), frames closer than a
+/// video frame merged to the newer, at most [`MAX_PICTURES`]. Each is
+/// captioned with the acting step under way or last done when it came
+/// (before the first, the first step), its target outlined. `width_px`
+/// gives a frame's width in pixels (the box is in CSS px of the viewport
+/// the frame shows).
+pub fn plan_cast(
+    cast: &[CastFrame],
+    steps: &[Step],
+    fps: u32,
+    width_px: impl Fn(&str) -> Option<f64>,
+) -> Vec<Frame> {
+    let slot = 1.0 / f64::from(fps.max(1));
+    let mut chosen: Vec<&CastFrame> = Vec::new();
+    for frame in cast {
+        if chosen.last().is_some_and(|before| frame.at - before.at < slot) {
+            chosen.pop();
+        }
+        chosen.push(frame);
+    }
+    while chosen.len() > MAX_PICTURES {
+        let mut i = 0;
+        chosen.retain(|_| {
+            i += 1;
+            i % 2 == 1
+        });
+    }
+    let acting: Vec<(f64, &Step)> = steps
+        .iter()
+        .filter(|s| s.shot.is_some() || s.shot_dropped.is_some())
+        .filter_map(|s| Some((parse_rfc3339(&s.at)?, s)))
+        .collect();
+    let mut frames = Vec::with_capacity(chosen.len());
+    for (i, frame) in chosen.iter().enumerate() {
+        let step = acting
+            .iter()
+            .rev()
+            .find(|(start, _)| *start <= frame.at)
+            .or(acting.first())
+            .map(|(_, s)| *s)
+            .or(steps.first());
+        let scale = width_px(&frame.file)
+            .filter(|_| frame.viewport.width > 0.0)
+            .map(|px| px / frame.viewport.width);
+        let outline = step
+            .and_then(|s| s.target_box)
+            .zip(scale)
+            .map(|(b, k)| (b.x * k, b.y * k, b.width * k, b.height * k));
+        let seconds = match chosen.get(i + 1) {
+            Some(next) => (next.at - frame.at).clamp(slot, SHOWN_MAX),
+            None => SHOWN_LAST,
+        };
+        frames.push(Frame {
+            step: step.map_or(0, |s| s.step),
+            shot: frame.file.clone(),
+            seconds,
+            caption: step.map(caption).unwrap_or_default(),
+            outline,
+        });
     }
     frames
 }
@@ -375,19 +453,24 @@ pub fn make(dir: &Path, options: &Options) -> Result<Made, VideoError> {
                     ),
                 });
             }
-            let file = dir.join(shot);
-            let bytes = std::fs::read(&file).map_err(|e| VideoError::Shot {
-                file: file.clone(),
-                message: format!("cannot be read: {e}"),
-            })?;
-            let size = jpeg_size(&bytes).ok_or_else(|| VideoError::Shot {
-                file: file.clone(),
-                message: "not a JPEG".into(),
-            })?;
-            sizes.insert(shot.clone(), size);
+            sizes.insert(shot.clone(), jpeg_size_of(&dir.join(shot))?);
         }
     }
-    let frames = plan(&trace.steps, |shot| sizes.get(shot).map(|s| f64::from(s.0)));
+    let cast = match options.steps_only {
+        true => Vec::new(),
+        false => read_cast(dir)?,
+    };
+    for frame in &cast {
+        // read_cast accepted only the frame's own name.
+        let file = dir.join(&frame.file);
+        sizes.insert(frame.file.clone(), jpeg_size_of(&file)?);
+    }
+    let screencast = !cast.is_empty();
+    let width = |shot: &str| sizes.get(shot).map(|s| f64::from(s.0));
+    let frames = match screencast {
+        true => plan_cast(&cast, &trace.steps, options.fps, width),
+        false => plan(&trace.steps, width),
+    };
     if frames.is_empty() {
         return Err(VideoError::NoShots {
             file: dir.join("trace.jsonl"),
@@ -440,8 +523,21 @@ pub fn make(dir: &Path, options: &Options) -> Result<Made, VideoError> {
     Ok(Made {
         out,
         frames: frames.len(),
+        screencast,
         seconds: frames.iter().map(|f| f.seconds).sum(),
         work: options.keep_work.then(|| work.keep()),
+    })
+}
+
+/// The width and height of the JPEG in `file`.
+fn jpeg_size_of(file: &Path) -> Result<(u32, u32), VideoError> {
+    let bytes = std::fs::read(file).map_err(|e| VideoError::Shot {
+        file: file.to_owned(),
+        message: format!("cannot be read: {e}"),
+    })?;
+    jpeg_size(&bytes).ok_or_else(|| VideoError::Shot {
+        file: file.to_owned(),
+        message: "not a JPEG".into(),
     })
 }
 
@@ -606,6 +702,87 @@ mod tests {
             frames[2].caption,
             "4  browser_type  (no screenshot: secret_on_page)"
         );
+    }
+
+    #[test]
+    fn screencast_frames_are_shown_until_the_next_under_the_step_then_under_way() {
+        let mut open = step(1, "browser_navigate", "2026-12-02T10:00:00.000Z", 400);
+        open.shot = Some("shots/0001.jpg".into());
+        let read = step(2, "browser_snapshot", "2026-12-02T10:00:01.000Z", 100);
+        let mut click = step(3, "browser_click", "2026-12-02T10:00:02.000Z", 100);
+        click.shot = Some("shots/0003.jpg".into());
+        click.target_box = Some(TargetBox {
+            x: 100.0,
+            y: 50.0,
+            width: 200.0,
+            height: 40.0,
+        });
+        let start = parse_rfc3339("2026-12-02T10:00:00.000Z").unwrap();
+        let viewport = Viewport {
+            width: 1280.0,
+            height: 600.0,
+        };
+        // Before the first step, in the navigate, during the snapshot, two
+        // at once (merged to the newer), during the click, 10 s later.
+        let times = [-0.2, 0.3, 1.05, 2.01, 2.03, 12.0];
+        let cast: Vec<CastFrame> = times
+            .iter()
+            .enumerate()
+            .map(|(i, t)| CastFrame {
+                frame: i as u64 + 1,
+                at: start + t,
+                file: crate::trace::cast_name(i as u64 + 1),
+                viewport,
+            })
+            .collect();
+        let frames = plan_cast(&cast, &[open, read, click], 10, |_| Some(640.0));
+        let shown: Vec<(u64, &str)> = frames.iter().map(|f| (f.step, f.shot.as_str())).collect();
+        assert_eq!(
+            shown,
+            [
+                (1, "cast/000001.jpg"),
+                (1, "cast/000002.jpg"),
+                (1, "cast/000003.jpg"),
+                (3, "cast/000005.jpg"),
+                (3, "cast/000006.jpg")
+            ],
+            "a reading step captions nothing; frames 20 ms apart are one"
+        );
+        let seconds: Vec<f64> = frames
+            .iter()
+            .map(|f| (f.seconds * 100.0).round() / 100.0)
+            .collect();
+        assert_eq!(seconds, [0.5, 0.75, 0.98, SHOWN_MAX, SHOWN_LAST]);
+        assert_eq!(frames[3].outline, Some((50.0, 25.0, 100.0, 20.0)));
+        assert_eq!(frames[0].outline, None);
+        assert!(
+            frames[3].caption.starts_with("3  browser_click"),
+            "{}",
+            frames[3].caption
+        );
+    }
+
+    #[test]
+    fn a_long_screencast_is_thinned_to_the_most_pictures_a_video_takes() {
+        let viewport = Viewport {
+            width: 1.0,
+            height: 1.0,
+        };
+        let cast: Vec<CastFrame> = (1..=2000)
+            .map(|i| CastFrame {
+                frame: i,
+                at: i as f64,
+                file: crate::trace::cast_name(i),
+                viewport,
+            })
+            .collect();
+        let frames = plan_cast(&cast, &[], 10, |_| None);
+        assert!(
+            frames.len() <= MAX_PICTURES && frames.len() > MAX_PICTURES / 2,
+            "{}",
+            frames.len()
+        );
+        assert_eq!(frames[0].shot, "cast/000001.jpg");
     }
 
     #[test]

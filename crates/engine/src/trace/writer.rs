@@ -14,12 +14,16 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::SystemTime;
 
-use super::format::{Chapter, End, Header, Line, Step, FORMAT, VERSION};
+use super::format::{cast_name, CastFrame, Chapter, End, Header, Line, Step, Viewport, FORMAT, VERSION};
 use crate::audit::rfc3339;
 
 /// Screenshots are kept while the trace is under this share of its
 /// budget (so text lines always have the last quarter).
 const SHOTS_SHARE: (u64, u64) = (3, 4);
+
+/// Screencast frames are kept while the trace is under this share of its
+/// budget: they thin out before the steps' screenshots do.
+const CAST_SHARE: (u64, u64) = (1, 2);
 
 /// One session's trace, being written.
 pub struct Trace {
@@ -48,6 +52,19 @@ pub enum Shot {
     None,
 }
 
+/// A screencast frame waiting to be kept (`[trace] video`): the JPEG, when
+/// it came, the viewport it shows and the tab's URL then.
+pub struct CastShot {
+    /// The JPEG's bytes.
+    pub jpeg: Vec<u8>,
+    /// When it arrived, in seconds since the Unix epoch.
+    pub at: f64,
+    /// The viewport it shows, in CSS px.
+    pub viewport: Viewport,
+    /// The tab's URL when it arrived (redacted).
+    pub url: String,
+}
+
 struct State {
     /// `trace.jsonl`, open for appending; `None` once stopped.
     file: Option<File>,
@@ -66,6 +83,10 @@ struct State {
     /// `tab/id` of the requests in the trace already (bounded by the
     /// budget: each one costs a line's bytes).
     requests_seen: HashSet<String>,
+    /// `cast.jsonl`, once a screencast frame was kept.
+    cast: Option<File>,
+    /// Screencast frames kept.
+    cast_frames: u64,
 }
 
 impl Trace {
@@ -125,6 +146,8 @@ impl Trace {
                 secret_page: None,
                 console_until: crate::timing::now(),
                 requests_seen: HashSet::new(),
+                cast: None,
+                cast_frames: 0,
             }),
         })
     }
@@ -218,6 +241,71 @@ impl Trace {
         self.write_locked(&mut state, &line)
     }
 
+    /// Keeps the screencast frames that came while the call a step records
+    /// ran (and before it, since the step before): none when the step's
+    /// URLs (`urls`, before and after) are the page a secret was typed on
+    /// ([`Trace::refuses_shot`] saw the call's arguments first), nor a
+    /// frame that came while its tab showed that page; none past the
+    /// frames' share of the budget. Each dropped frame is counted in the
+    /// end line (`cast_secret`, `cast_budget`; `cast_thinned`: the
+    /// `thinned` frames the reel let go of a burst or a long wait).
+    pub fn record_cast(&self, frames: Vec<CastShot>, thinned: u64, urls: &[Option<&str>]) -> Option<Stopped> {
+        let mut state = self.state.lock().unwrap();
+        state.file.as_ref()?;
+        if thinned > 0 {
+            *state.dropped.entry("cast_thinned".into()).or_default() += thinned;
+        }
+        let secret_call = state
+            .secret_page
+            .as_deref()
+            .is_some_and(|page| urls.contains(&Some(page)));
+        for frame in frames {
+            let why = if secret_call || state.secret_page.as_deref() == Some(frame.url.as_str()) {
+                "cast_secret"
+            } else if (state.bytes + frame.jpeg.len() as u64) * CAST_SHARE.1 > state.max_bytes * CAST_SHARE.0
+            {
+                "cast_budget"
+            } else {
+                match self.keep_frame(&mut state, frame) {
+                    Ok(()) => continue,
+                    Err(e) => return self.stop_locked(&mut state, e),
+                }
+            };
+            *state.dropped.entry(why.into()).or_default() += 1;
+        }
+        None
+    }
+
+    /// Writes one screencast frame and its line of `cast.jsonl`.
+    fn keep_frame(&self, state: &mut State, frame: CastShot) -> Result<(), String> {
+        if state.cast.is_none() {
+            let made = DirBuilder::new()
+                .mode(0o700)
+                .create(self.dir.join("cast"))
+                .and_then(|()| create(&self.dir.join("cast.jsonl")));
+            state.cast = Some(made.map_err(|e| format!("starting cast.jsonl: {e}"))?);
+        }
+        let number = state.cast_frames + 1;
+        let name = cast_name(number);
+        create(&self.dir.join(&name))
+            .and_then(|mut f| f.write_all(&frame.jpeg))
+            .map_err(|e| format!("writing {name}: {e}"))?;
+        let mut line = serde_json::to_string(&CastFrame {
+            frame: number,
+            at: frame.at,
+            file: name,
+            viewport: frame.viewport,
+        })
+        .unwrap_or_default();
+        line.push('\n');
+        let cast = state.cast.as_mut().expect("opened above");
+        cast.write_all(line.as_bytes())
+            .map_err(|e| format!("writing cast.jsonl: {e}"))?;
+        state.cast_frames = number;
+        state.bytes += (frame.jpeg.len() + line.len()) as u64;
+        Ok(())
+    }
+
     /// Writes a named chapter after the last step.
     pub fn chapter(&self, name: &str) -> Option<Stopped> {
         let mut state = self.state.lock().unwrap();
@@ -275,6 +363,7 @@ impl Trace {
             dropped: state.dropped.clone(),
         }));
         let mut file = state.file.take()?;
+        state.cast = None;
         state.requests_seen.clear();
         let ended = file.write_all(end.as_bytes());
         drop(file);
@@ -386,6 +475,62 @@ mod tests {
             .map(|p| std::fs::metadata(p).unwrap().len())
             .sum();
         assert!(size <= 4000 + 400, "{size}");
+    }
+
+    #[test]
+    fn screencast_frames_of_a_secrets_page_and_past_their_share_are_dropped_and_counted() {
+        let base = tempdir("cast");
+        let trace = Trace::start(&base, "s", 40_000).unwrap();
+        let frame = |url: &str, size: usize| CastShot {
+            jpeg: vec![0xff; size],
+            at: 1.0,
+            viewport: Viewport {
+                width: 10.0,
+                height: 10.0,
+            },
+            url: url.into(),
+        };
+        assert!(trace
+            .record_cast(
+                vec![frame("http://a/", 100), frame("http://a/", 100)],
+                3,
+                &[Some("http://a/")]
+            )
+            .is_none());
+        // A secret typed on b: that call's frames, and later ones of b, go.
+        let typed = serde_json::json!({"text": "{{secret:PW}}"});
+        assert_eq!(
+            trace.refuses_shot(&typed, Some("http://b/")),
+            Some("secret_on_page")
+        );
+        trace.record_cast(
+            vec![frame("http://a/", 100)],
+            0,
+            &[Some("http://a/"), Some("http://b/")],
+        );
+        trace.record_cast(
+            vec![frame("http://b/", 100), frame("http://c/", 100)],
+            0,
+            &[Some("http://c/")],
+        );
+        // Past half the budget.
+        trace.record_cast(vec![frame("http://c/", 30_000)], 0, &[Some("http://c/")]);
+        trace.stop("stopped");
+        let cast = crate::trace::read::read_cast(trace.dir()).unwrap();
+        let files: Vec<&str> = cast.iter().map(|f| f.file.as_str()).collect();
+        assert_eq!(files, ["cast/000001.jpg", "cast/000002.jpg", "cast/000003.jpg"]);
+        for path in ["cast", "cast.jsonl", "cast/000001.jpg"] {
+            let mode = std::fs::metadata(trace.dir().join(path))
+                .unwrap()
+                .permissions()
+                .mode()
+                & 0o777;
+            assert_eq!(mode, if path == "cast" { 0o700 } else { 0o600 }, "{path}");
+        }
+        let end = crate::trace::read::read(trace.dir()).unwrap().end.unwrap();
+        assert_eq!(end.dropped["cast_secret"], 2, "{:?}", end.dropped);
+        assert_eq!(end.dropped["cast_budget"], 1, "{:?}", end.dropped);
+        assert_eq!(end.dropped["cast_thinned"], 3, "{:?}", end.dropped);
     }
 
     #[test]
