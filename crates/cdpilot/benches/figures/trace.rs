@@ -2,7 +2,8 @@
 //! median, on a one-button page (`counter.html`) and on the 5,000-control
 //! page (`/controls/5000`), with tracing off, on without screenshots, and
 //! on (the default: a JPEG after each call that acts, the responses'
-//! bodies); then the trace's size per 100 steps. Each twice: back to back
+//! bodies), and on with `[trace] video` (the screencast's frames kept
+//! between steps); then the trace's size per 100 steps. Each twice: back to back
 //! (the next call waits for the step the last one is still writing) and
 //! with [`PAUSE`] between calls, as a model thinks (a step with a
 //! screenshot is written after its call answered). Run alone:
@@ -32,12 +33,17 @@ pub async fn figures(site: &TestSite) {
         ("/counter.html", "button \"Add one\""),
         ("/controls/5000", "button \"Buy 1\""),
     ] {
-        for mode in ["off", "on, no screenshots", "on"] {
+        for mode in ["off", "on, no screenshots", "on", "on, video"] {
             let tmp = tempfile::tempdir().unwrap();
             let traces = tmp.path().join("traces");
             let config = tmp.path().join("cdpilot.toml");
             let screenshots = mode != "on, no screenshots";
-            std::fs::write(&config, format!("[trace]\nscreenshots = {screenshots}\n")).unwrap();
+            let video = mode == "on, video";
+            std::fs::write(
+                &config,
+                format!("[trace]\nscreenshots = {screenshots}\nvideo = {video}\n"),
+            )
+            .unwrap();
             let mut args = vec!["--config", config.to_str().unwrap()];
             let dir = traces.display().to_string();
             if mode != "off" {
