@@ -532,7 +532,7 @@ impl Session {
     /// [`Session::close`]) and `session_ended` is said, unless its pages
     /// had already ended (idle, a lost browser).
     pub async fn end(&self, reason: EndReason, budget: &Budget) {
-        self.trace.stop("session_ended");
+        // The close ends the trace, after the step still being written.
         self.close(budget).await;
         self.lifecycle.ended(reason);
         self.placement.lock().unwrap().take();
