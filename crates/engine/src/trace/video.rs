@@ -145,6 +145,10 @@ pub enum VideoError {
         /// The end of what it said on stderr.
         said: String,
     },
+    /// The task making it ended before it did (it panicked, or the
+    /// runtime was shutting down).
+    #[error("making the video stopped: {0}")]
+    Stopped(String),
     /// A file of the work directory or the video could not be written.
     #[error("{}: {error}", path.display())]
     Io {
@@ -166,6 +170,7 @@ impl VideoError {
             VideoError::NoFont => "font_missing",
             VideoError::Ffmpeg { .. } => "ffmpeg_failed",
             VideoError::Io { .. } => "write_failed",
+            VideoError::Stopped(_) => "video_stopped",
         }
     }
 
@@ -185,6 +190,7 @@ impl VideoError {
                 "Check that this ffmpeg has libvpx-vp9 (`ffmpeg -encoders | grep vp9`) and the disk has room; --keep-work keeps its inputs."
             }
             VideoError::Io { .. } => "Check the directory's permissions and free space, or pass --out elsewhere.",
+            VideoError::Stopped(_) => "Make it again with `cdpilot trace video DIR` (the trace is complete); the log says why it stopped.",
         }
     }
 }
@@ -426,12 +432,7 @@ pub fn filter_script(
 /// trace stops.
 pub async fn make_in_background(dir: PathBuf) -> Result<Made, VideoError> {
     let made = tokio::task::spawn_blocking(move || make(&dir, &Options::default())).await;
-    made.unwrap_or_else(|e| {
-        Err(VideoError::Io {
-            path: PathBuf::new(),
-            error: std::io::Error::other(format!("making the video stopped: {e}")),
-        })
-    })
+    made.unwrap_or_else(|e| Err(VideoError::Stopped(e.to_string())))
 }
 
 /// Makes the video of the trace in `dir`.
