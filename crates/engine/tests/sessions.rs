@@ -1,6 +1,7 @@
 //! Sessions on one shared browser (issue 8): each has a browser context of
 //! its own, so cookies, storage and tabs do not cross between them; the
-//! engine's stop leaves no task and no Chromium behind.
+//! engine's stop leaves no task and no Chromium behind; an ended session's
+//! trace keeps its last step.
 
 mod common;
 
@@ -153,4 +154,40 @@ async fn an_idle_session_expires_and_the_next_call_says_session_restarted() {
     // Said once: the call after is a plain one.
     let again = ok_in(&session, "browser_navigate", index).await;
     assert!(again.data.get("session_restarted").is_none(), "{:?}", again.data);
+}
+
+/// A traced session that ends (serve's way: its client left) keeps its
+/// last acting call's step, whose screenshot was still being taken when
+/// the end came, and its trace ends cleanly after it.
+#[tokio::test]
+async fn an_ended_session_keeps_the_step_its_last_call_was_still_writing() {
+    let site = testkit::TestSite::start().await;
+    let traces = std::env::temp_dir().join(format!("cdpilot-ended-trace-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&traces);
+    let dir = traces.display().to_string();
+    let engine = common::engine_with(|c| c.trace.dir = dir);
+    let session = engine.new_session();
+    ok_in(
+        &session,
+        "browser_navigate",
+        json!({"url": site.url("/counter.html")}),
+    )
+    .await;
+    let snap = ok_in(&session, "browser_snapshot", json!({})).await;
+    let add = common::ref_of(&snap.text, "button \"Add one\"");
+    ok_in(&session, "browser_click", json!({"ref": add})).await;
+    let trace = session.trace_dir().expect("traced");
+    session
+        .end(
+            engine::events::EndReason::ClientClosed,
+            &engine::Budget::with_timeout(Duration::from_secs(5)),
+        )
+        .await;
+    let read = engine::trace::read::read(&trace).unwrap();
+    let tools: Vec<&str> = read.steps.iter().map(|s| s.tool.as_str()).collect();
+    assert_eq!(tools, ["browser_navigate", "browser_snapshot", "browser_click"]);
+    assert!(read.steps[2].shot.is_some(), "{:?}", read.steps[2]);
+    assert_eq!(read.end.map(|e| e.reason).as_deref(), Some("session_ended"));
+    engine.shutdown().await;
+    let _ = std::fs::remove_dir_all(&traces);
 }
