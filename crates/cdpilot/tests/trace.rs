@@ -852,7 +852,7 @@ async fn a_traced_session_becomes_a_video_of_its_steps_without_its_secret() {
         tmp.path(),
     );
     assert_eq!(code, 0, "{stdout}{stderr}");
-    assert!(stdout.contains(" screencast frames, "), "{stdout}");
+    assert!(stdout.contains(" pictures of the screencast, "), "{stdout}");
     let probed = probe(&tmp.path().join("cast.webm"));
     let seconds: f64 = probed["format"]["duration"].as_str().unwrap().parse().unwrap();
     assert_eq!(probed["streams"][0]["codec_name"], "vp9", "{probed}");

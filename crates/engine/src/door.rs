@@ -257,7 +257,7 @@ impl Session {
                 made.out.display(),
                 made.frames,
                 if made.screencast {
-                    "screencast frames"
+                    "pictures of the screencast"
                 } else {
                     "steps"
                 },

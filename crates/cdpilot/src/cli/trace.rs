@@ -112,7 +112,7 @@ fn video(dir: &std::path::Path, options: &engine::trace::video::Options) -> Exit
                 made.out.display(),
                 made.frames,
                 if made.screencast {
-                    "screencast frames"
+                    "pictures of the screencast"
                 } else {
                     "steps"
                 },

@@ -259,14 +259,17 @@ pub fn plan(steps: &[Step], shot_width: impl Fn(&str) -> Option<f64>) -> Vec<Fra
     frames
 }
 
-/// The pictures of a trace that kept its screencast: its frames in order,
-/// each shown until the next one came (at least a frame of the video, at
-/// most [`SHOWN_MAX`]; the last [`SHOWN_LAST`]), frames closer than a
-/// video frame merged to the newer, at most [`MAX_PICTURES`]. Each is
-/// captioned with the acting step under way or last done when it came
-/// (before the first, the first step), its target outlined. `width_px`
-/// gives a frame's width in pixels (the box is in CSS px of the viewport
-/// the frame shows).
+/// The pictures of a trace that kept its screencast: its frames and the
+/// steps' screenshots (each at its step's end: the screencast may have
+/// sent no frame of a change), in time order, each shown until the next
+/// (at least a frame of the video, at most [`SHOWN_MAX`]; the last
+/// [`SHOWN_LAST`]); a frame closer than a video frame to the picture
+/// before gives way to a screenshot or replaces a frame; at most
+/// [`MAX_PICTURES`]. Each is captioned with the acting step under
+/// way or last done then (before the first, the first step), its target
+/// outlined. `width_px` gives a picture's width in pixels; the box is in
+/// CSS px of the viewport the latest acting step measured (a frame's own
+/// metadata says the width a screenshot's scaling left while it ran).
 pub fn plan_cast(
     cast: &[CastFrame],
     steps: &[Step],
@@ -274,12 +277,36 @@ pub fn plan_cast(
     width_px: impl Fn(&str) -> Option<f64>,
 ) -> Vec<Frame> {
     let slot = 1.0 / f64::from(fps.max(1));
-    let mut chosen: Vec<&CastFrame> = Vec::new();
-    for frame in cast {
-        if chosen.last().is_some_and(|before| frame.at - before.at < slot) {
-            chosen.pop();
+    let acting: Vec<(f64, &Step)> = steps
+        .iter()
+        .filter(|s| s.shot.is_some() || s.shot_dropped.is_some())
+        .filter_map(|s| Some((parse_rfc3339(&s.at)?, s)))
+        .collect();
+    // (time, file, the CSS width of the viewport it shows, a step's own)
+    let mut pictures: Vec<(f64, &str, Option<f64>, bool)> = cast
+        .iter()
+        .map(|f| (f.at, f.file.as_str(), Some(f.viewport.width), false))
+        .collect();
+    for (start, step) in &acting {
+        if let Some(shot) = &step.shot {
+            let width = step.viewport.map(|v| v.width);
+            pictures.push((start + step.ms as f64 / 1000.0, shot.as_str(), width, true));
         }
-        chosen.push(frame);
+    }
+    pictures.sort_by(|a, b| a.0.total_cmp(&b.0));
+    // A step's screenshot is always shown; a frame less than a video frame
+    // after the picture before gives way to it (after a screenshot: it
+    // shows what the screenshot does) or takes its place (after a frame).
+    let mut chosen: Vec<(f64, &str, Option<f64>, bool)> = Vec::new();
+    for picture in pictures {
+        match chosen.last() {
+            Some(before) if picture.0 - before.0 < slot && before.3 && !picture.3 => continue,
+            Some(before) if picture.0 - before.0 < slot && !before.3 => {
+                chosen.pop();
+            }
+            _ => {}
+        }
+        chosen.push(picture);
     }
     while chosen.len() > MAX_PICTURES {
         let mut i = 0;
@@ -288,34 +315,28 @@ pub fn plan_cast(
             i % 2 == 1
         });
     }
-    let acting: Vec<(f64, &Step)> = steps
-        .iter()
-        .filter(|s| s.shot.is_some() || s.shot_dropped.is_some())
-        .filter_map(|s| Some((parse_rfc3339(&s.at)?, s)))
-        .collect();
     let mut frames = Vec::with_capacity(chosen.len());
-    for (i, frame) in chosen.iter().enumerate() {
-        let step = acting
+    for (i, &(at, file, own_width, _)) in chosen.iter().enumerate() {
+        let under_way = acting.iter().rev().find(|(start, _)| *start <= at);
+        let step = under_way.or(acting.first()).map(|(_, s)| *s).or(steps.first());
+        let measured = acting
             .iter()
             .rev()
-            .find(|(start, _)| *start <= frame.at)
-            .or(acting.first())
-            .map(|(_, s)| *s)
-            .or(steps.first());
-        let scale = width_px(&frame.file)
-            .filter(|_| frame.viewport.width > 0.0)
-            .map(|px| px / frame.viewport.width);
+            .filter(|(start, _)| *start <= at)
+            .find_map(|(_, s)| s.viewport.map(|v| v.width));
+        let css = measured.or(own_width).filter(|w| *w > 0.0);
+        let scale = width_px(file).zip(css).map(|(px, css)| px / css);
         let outline = step
             .and_then(|s| s.target_box)
             .zip(scale)
             .map(|(b, k)| (b.x * k, b.y * k, b.width * k, b.height * k));
         let seconds = match chosen.get(i + 1) {
-            Some(next) => (next.at - frame.at).clamp(slot, SHOWN_MAX),
+            Some(next) => (next.0 - at).clamp(slot, SHOWN_MAX),
             None => SHOWN_LAST,
         };
         frames.push(Frame {
             step: step.map_or(0, |s| s.step),
-            shot: frame.file.clone(),
+            shot: file.to_owned(),
             seconds,
             caption: step.map(caption).unwrap_or_default(),
             outline,
@@ -706,12 +727,18 @@ mod tests {
     }
 
     #[test]
-    fn screencast_frames_are_shown_until_the_next_under_the_step_then_under_way() {
+    fn screencast_frames_and_the_steps_screenshots_are_shown_in_time_order() {
+        let viewport = Viewport {
+            width: 1280.0,
+            height: 600.0,
+        };
         let mut open = step(1, "browser_navigate", "2026-12-02T10:00:00.000Z", 400);
         open.shot = Some("shots/0001.jpg".into());
+        open.viewport = Some(viewport);
         let read = step(2, "browser_snapshot", "2026-12-02T10:00:01.000Z", 100);
         let mut click = step(3, "browser_click", "2026-12-02T10:00:02.000Z", 100);
         click.shot = Some("shots/0003.jpg".into());
+        click.viewport = Some(viewport);
         click.target_box = Some(TargetBox {
             x: 100.0,
             y: 50.0,
@@ -719,13 +746,11 @@ mod tests {
             height: 40.0,
         });
         let start = parse_rfc3339("2026-12-02T10:00:00.000Z").unwrap();
-        let viewport = Viewport {
-            width: 1280.0,
-            height: 600.0,
-        };
         // Before the first step, in the navigate, during the snapshot, two
-        // at once (merged to the newer), during the click, 10 s later.
-        let times = [-0.2, 0.3, 1.05, 2.01, 2.03, 12.0];
+        // at once with the click's screenshot after them (merged to the
+        // screenshot), 10 s later. A frame's own width is a screenshot's
+        // scaling (640), not the page's viewport.
+        let times = [-0.2, 0.25, 1.05, 2.01, 2.03, 12.0];
         let cast: Vec<CastFrame> = times
             .iter()
             .enumerate()
@@ -733,34 +758,46 @@ mod tests {
                 frame: i as u64 + 1,
                 at: start + t,
                 file: crate::trace::cast_name(i as u64 + 1),
-                viewport,
+                viewport: Viewport {
+                    width: 640.0,
+                    height: 300.0,
+                },
             })
             .collect();
-        let frames = plan_cast(&cast, &[open, read, click], 10, |_| Some(640.0));
+        let steps = [open, read, click];
+        let frames = plan_cast(&cast, &steps, 10, |_| Some(640.0));
         let shown: Vec<(u64, &str)> = frames.iter().map(|f| (f.step, f.shot.as_str())).collect();
         assert_eq!(
             shown,
             [
                 (1, "cast/000001.jpg"),
                 (1, "cast/000002.jpg"),
+                (1, "shots/0001.jpg"),
                 (1, "cast/000003.jpg"),
-                (3, "cast/000005.jpg"),
+                (3, "shots/0003.jpg"),
                 (3, "cast/000006.jpg")
             ],
-            "a reading step captions nothing; frames 20 ms apart are one"
+            "a reading step captions nothing; frames 20 ms apart, then the click's screenshot: the screenshot"
         );
         let seconds: Vec<f64> = frames
             .iter()
             .map(|f| (f.seconds * 100.0).round() / 100.0)
             .collect();
-        assert_eq!(seconds, [0.5, 0.75, 0.98, SHOWN_MAX, SHOWN_LAST]);
-        assert_eq!(frames[3].outline, Some((50.0, 25.0, 100.0, 20.0)));
+        assert_eq!(seconds, [0.45, 0.15, 0.65, 1.05, SHOWN_MAX, SHOWN_LAST]);
+        // Scaled by the viewport the click measured: 640 px show 1280 CSS px.
+        assert_eq!(frames[4].outline, Some((50.0, 25.0, 100.0, 20.0)));
+        assert_eq!(frames[5].outline, frames[4].outline);
         assert_eq!(frames[0].outline, None);
         assert!(
-            frames[3].caption.starts_with("3  browser_click"),
+            frames[4].caption.starts_with("3  browser_click"),
             "{}",
-            frames[3].caption
+            frames[4].caption
         );
+        // A frame right after a step's screenshot shows what it shows.
+        let mut late = cast.clone();
+        late[5].at = start + 2.15;
+        let frames = plan_cast(&late, &steps, 10, |_| Some(640.0));
+        assert_eq!(frames.last().map(|f| f.shot.as_str()), Some("shots/0003.jpg"));
     }
 
     #[test]
