@@ -251,18 +251,7 @@ impl Session {
     ) -> Result<crate::trace::video::Made, crate::trace::video::VideoError> {
         let made = crate::trace::video::make_in_background(dir.to_owned()).await;
         match &made {
-            Ok(made) => tracing::info!(
-                "session {}: the trace's video: {} ({} {}, {:.1} s)",
-                self.id(),
-                made.out.display(),
-                made.frames,
-                if made.screencast {
-                    "pictures of the screencast"
-                } else {
-                    "steps"
-                },
-                made.seconds
-            ),
+            Ok(made) => tracing::info!("session {}: the trace's video: {}", self.id(), made.summary()),
             Err(e) => tracing::warn!(
                 "session {}: no video of the trace {}: {e} ({})",
                 self.id(),

@@ -107,17 +107,7 @@ fn video(dir: &std::path::Path, options: &engine::trace::video::Options) -> Exit
     use engine::trace::video::{make, VideoError};
     match make(dir, options) {
         Ok(made) => {
-            super::out(&format!(
-                "{}: {} {}, {:.1} s (VP9, WebM)",
-                made.out.display(),
-                made.frames,
-                if made.screencast {
-                    "pictures of the screencast"
-                } else {
-                    "steps"
-                },
-                made.seconds
-            ));
+            super::out(&format!("{} (VP9, WebM)", made.summary()));
             if let Some(work) = made.work {
                 eprintln!("cdpilot trace video: ffmpeg's inputs kept in {}", work.display());
             }

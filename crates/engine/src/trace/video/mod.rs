@@ -97,6 +97,19 @@ pub struct Made {
     pub work: Option<PathBuf>,
 }
 
+impl Made {
+    /// What it is, for a person: `PATH: N pictures of the screencast, S s`
+    /// (or `N steps`), as the CLI prints it and the session's log says it.
+    pub fn summary(&self) -> String {
+        let of = if self.screencast {
+            "pictures of the screencast"
+        } else {
+            "steps"
+        };
+        format!("{}: {} {of}, {:.1} s", self.out.display(), self.frames, self.seconds)
+    }
+}
+
 /// Why no video was made. Each says what to do next ([`VideoError::next_step`]).
 #[derive(Debug, thiserror::Error)]
 pub enum VideoError {
