@@ -128,7 +128,9 @@ impl Secrets {
         Self::resolve(config, |var| std::env::var(var).ok())
     }
 
-    fn resolve(
+    /// The configured secrets with their values from `env` (the tests'
+    /// own values; [`Secrets::from_config`] reads the environment).
+    pub(crate) fn resolve(
         config: &BTreeMap<String, SecretConfig>,
         env: impl Fn(&str) -> Option<String>,
     ) -> Result<Secrets, String> {

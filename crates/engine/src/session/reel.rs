@@ -13,6 +13,7 @@ use std::sync::{Arc, Mutex, Weak};
 
 use super::Session;
 use crate::secrets::Secrets;
+use crate::tab::screencast::Frame;
 use crate::tab::Tab;
 use crate::trace::{CastShot, Trace, Viewport};
 
@@ -31,12 +32,22 @@ pub(crate) struct Reel {
     pending: Arc<Mutex<Pending>>,
 }
 
-/// Frames since the last step.
+/// Frames since the last step, as the screencast sent them: most are
+/// thinned out before the next step, so the JPEG is decoded and the URL
+/// redacted only for those kept ([`Reel::take`]).
 #[derive(Default)]
 struct Pending {
-    frames: Vec<CastShot>,
+    frames: Vec<Seen>,
     /// Frames thinned out since the last step.
     thinned: u64,
+}
+
+/// A frame as it came: the screencast's (base64), when, and the tab's URL
+/// then (not yet redacted).
+struct Seen {
+    frame: Frame,
+    at: f64,
+    url: String,
 }
 
 /// The tab watched, for which trace, by which task.
@@ -55,7 +66,7 @@ impl Drop for Watching {
 
 impl Reel {
     /// Watches `tab`'s screencast for `trace` (nothing when it does).
-    fn follow(&self, tab: &Arc<Tab>, trace: &Arc<Trace>, secrets: Arc<Secrets>) {
+    fn follow(&self, tab: &Arc<Tab>, trace: &Arc<Trace>) {
         let mut watching = self.watching.lock().unwrap();
         if let Some(w) = &*watching {
             if std::ptr::eq(w.tab.as_ptr(), Arc::as_ptr(tab))
@@ -69,7 +80,6 @@ impl Reel {
         let (weak_tab, pending) = (Arc::downgrade(tab), self.pending.clone());
         let weak_trace = Arc::downgrade(trace);
         let task = tokio::spawn(async move {
-            use base64::Engine as _;
             while let Ok(frame) = viewer.next().await {
                 let (Some(tab), Some(trace)) = (weak_tab.upgrade(), weak_trace.upgrade()) else {
                     break;
@@ -77,23 +87,11 @@ impl Reel {
                 if !trace.is_on() {
                     break;
                 }
-                let Ok(jpeg) = base64::engine::general_purpose::STANDARD.decode(frame.data.as_bytes()) else {
-                    continue;
-                };
-                let url = secrets.redact(&tab.state(|s| s.url().to_owned()));
+                let url = tab.state(|s| s.url().to_owned());
                 let at = std::time::SystemTime::now()
                     .duration_since(std::time::UNIX_EPOCH)
                     .map_or(0.0, |d| d.as_secs_f64());
-                let viewport = Viewport {
-                    width: frame.width,
-                    height: frame.height,
-                };
-                pending.lock().unwrap().add(CastShot {
-                    jpeg,
-                    at,
-                    viewport,
-                    url,
-                });
+                pending.lock().unwrap().add(Seen { frame, at, url });
             }
         });
         *watching = Some(Watching {
@@ -103,10 +101,30 @@ impl Reel {
         });
     }
 
-    /// The frames since the last step, and how many were thinned out.
-    fn take(&self) -> (Vec<CastShot>, u64) {
+    /// The frames since the last step (decoded, their URLs redacted with
+    /// `secrets`), and how many were thinned out (a frame that is not
+    /// base64 counts as thinned).
+    fn take(&self, secrets: &Secrets) -> (Vec<CastShot>, u64) {
+        use base64::Engine as _;
         let taken = std::mem::take(&mut *self.pending.lock().unwrap());
-        (taken.frames, taken.thinned)
+        let mut thinned = taken.thinned;
+        let mut shots = Vec::with_capacity(taken.frames.len());
+        for seen in taken.frames {
+            let Ok(jpeg) = base64::engine::general_purpose::STANDARD.decode(seen.frame.data.as_bytes()) else {
+                thinned += 1;
+                continue;
+            };
+            shots.push(CastShot {
+                jpeg,
+                at: seen.at,
+                viewport: Viewport {
+                    width: seen.frame.width,
+                    height: seen.frame.height,
+                },
+                url: secrets.redact(&seen.url),
+            });
+        }
+        (shots, thinned)
     }
 
     /// Stops watching (the trace stopped).
@@ -119,7 +137,7 @@ impl Pending {
     /// Adds `frame`: it replaces the newest one when that one came less
     /// than [`MIN_GAP`] after the one before it (the newest is always kept:
     /// the page as it settled).
-    fn add(&mut self, frame: CastShot) {
+    fn add(&mut self, frame: Seen) {
         let n = self.frames.len();
         if n >= 2 && self.frames[n - 1].at - self.frames[n - 2].at < MIN_GAP {
             self.frames.pop();
@@ -147,14 +165,14 @@ impl Session {
         if !(config.video && config.screenshots) {
             return;
         }
-        let (frames, thinned) = self.reel.take();
+        let (frames, thinned) = self.reel.take(&self.secrets);
         if let Some(stopped) = trace.record_cast(frames, thinned, urls) {
             self.stopped_by_itself(stopped);
             self.reel.stop();
             return;
         }
         if let Some(tab) = self.tab_now(tab) {
-            self.reel.follow(&tab, trace, self.secrets.clone());
+            self.reel.follow(&tab, trace);
         }
     }
 
@@ -162,7 +180,7 @@ impl Session {
     /// is about to stop.
     pub(crate) fn reel_flush(&self) {
         self.reel.stop();
-        let (frames, thinned) = self.reel.take();
+        let (frames, thinned) = self.reel.take(&self.secrets);
         if let Some(trace) = self.trace().current() {
             if let Some(stopped) = trace.record_cast(frames, thinned, &[]) {
                 self.stopped_by_itself(stopped);
@@ -175,14 +193,14 @@ impl Session {
 mod tests {
     use super::*;
 
-    fn frame(at: f64) -> CastShot {
-        CastShot {
-            jpeg: vec![0xff, 0xd8],
-            at,
-            viewport: Viewport {
+    fn frame(at: f64) -> Seen {
+        Seen {
+            frame: Frame {
+                data: "/9g=".into(),
                 width: 800.0,
                 height: 600.0,
             },
+            at,
             url: "http://a/".into(),
         }
     }
@@ -213,5 +231,31 @@ mod tests {
         assert_eq!(pending.frames[0].at, 0.0, "the start of the wait is still there");
         assert_eq!(pending.frames.last().unwrap().at, 399.0);
         assert_eq!(pending.thinned as usize + pending.frames.len(), 400);
+    }
+
+    #[test]
+    fn a_kept_frame_is_decoded_and_its_url_redacted_when_taken_and_a_broken_one_counts_as_thinned() {
+        let mut config = std::collections::BTreeMap::new();
+        config.insert(
+            "PW".to_owned(),
+            crate::config::SecretConfig {
+                env: "X".into(),
+                origins: vec![],
+            },
+        );
+        let secrets = Secrets::resolve(&config, |_| Some("hunter2".into())).unwrap();
+        let reel = Reel::default();
+        let mut seen = frame(0.0);
+        seen.url = "http://a/?pw=hunter2".into();
+        reel.pending.lock().unwrap().add(seen);
+        let mut broken = frame(1.0);
+        broken.frame.data = "not base64!".into();
+        reel.pending.lock().unwrap().add(broken);
+        let (shots, thinned) = reel.take(&secrets);
+        assert_eq!(shots.len(), 1);
+        assert_eq!(shots[0].jpeg, vec![0xff, 0xd8]);
+        assert!(!shots[0].url.contains("hunter2"), "{}", shots[0].url);
+        assert_eq!(thinned, 1);
+        assert!(reel.take(&secrets).0.is_empty(), "taken once");
     }
 }
