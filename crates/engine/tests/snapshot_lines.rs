@@ -94,3 +94,50 @@ async fn tree_items_say_whether_they_are_open_or_closed_branches() {
     );
     engine.shutdown().await;
 }
+
+/// The ref a line holds (`[ref=e4]` → `e4`).
+fn ref_of(line: &str) -> &str {
+    let at = line.find("[ref=").unwrap_or_else(|| panic!("no ref on {line:?}")) + 5;
+    &line[at..at + line[at..].find(']').expect("a closed ref")]
+}
+
+/// Issue 46: the listener scan reads the browser's record without the
+/// handlers' functions and tells the inline handlers by count; when the
+/// count cannot say (a script's lone listener), it reads them with their
+/// functions. Both ways, what listens gets a ref and the inline handlers
+/// stay the serializer's.
+#[tokio::test]
+async fn listeners_are_marked_whether_the_inline_handlers_are_told_by_count_or_by_source() {
+    let (_site, engine) = open("/listeners.html").await;
+    // The counts agree: 3 inline clicks and a double click, each alone in
+    // its script; the pins' listeners share theirs.
+    let text = ok(&engine, "browser_snapshot", json!({})).await.text;
+    for needle in [
+        "Pin A",
+        "Pin B",
+        "heading \"Double-click me\"",
+        "button \"Buy one\"",
+    ] {
+        assert!(line(&text, needle).contains("[ref="), "{needle}: {text}");
+    }
+    assert!(!text.contains("Lone word"), "{text}");
+    let add = ref_of(line(&text, "button \"Add the lone one\"")).to_owned();
+    ok(&engine, "browser_click", json!({"ref": add})).await;
+
+    // A lone listener from a script of its own: the counts disagree, and
+    // the record is read with the functions.
+    let text = ok(&engine, "browser_snapshot", json!({})).await.text;
+    let lone = ref_of(line(&text, "Lone word")).to_owned();
+    for needle in ["Pin A", "Pin B", "heading \"Double-click me\""] {
+        assert!(line(&text, needle).contains("[ref="), "{needle}: {text}");
+    }
+    ok(&engine, "browser_click", json!({"ref": lone})).await;
+    let down = ok(
+        &engine,
+        "browser_evaluate",
+        json!({"expression": "document.getElementById('lone').dataset.down"}),
+    )
+    .await;
+    assert_eq!(down.data["value"], "yes", "{text}");
+    engine.shutdown().await;
+}

@@ -121,6 +121,7 @@ const PAGES: &[(&str, &str)] = &[
     ("actable.html", include_str!("../site/actable.html")),
     ("refs.html", include_str!("../site/refs.html")),
     ("trees.html", include_str!("../site/trees.html")),
+    ("listeners.html", include_str!("../site/listeners.html")),
     ("secret-fields.html", include_str!("../site/secret-fields.html")),
     ("forged.html", include_str!("../site/forged.html")),
     ("hostile-popup.html", include_str!("../site/hostile-popup.html")),

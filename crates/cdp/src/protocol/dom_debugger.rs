@@ -29,6 +29,12 @@ pub struct EventListener {
     pub kind: String,
     /// The node it is on (absent for a window).
     pub backend_node_id: Option<i64>,
+    /// Where the listening function was compiled: each inline `on…`
+    /// attribute's handler is a script of its own, the listeners one
+    /// script adds share its id.
+    pub script_id: String,
+    pub line_number: i64,
+    pub column_number: i64,
     /// The listening function (when the object asked about is in an
     /// object group): its `description` is its source.
     pub handler: Option<super::runtime::RemoteObject>,

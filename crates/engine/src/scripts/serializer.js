@@ -345,6 +345,19 @@
     watcher.observe(document, { childList: true, subtree: true });
     return [...marked];
   }
+  // How many elements of the document (not its shadow roots or frames)
+  // carry each inline input handler attribute (`{click: 1667}`): the
+  // listener scan tells these from script listeners by count
+  // (snapshot/listeners.rs).
+  function inlineHandlers() {
+    const counts = {};
+    for (const el of document.querySelectorAll(HANDLERS.map((name) => `[${name}]`).join())) {
+      for (const name of el.getAttributeNames()) {
+        if (HANDLERS.includes(name)) counts[name.slice(2)] = (counts[name.slice(2)] || 0) + 1;
+      }
+    }
+    return counts;
+  }
   function listen(ids, elements, delegated) {
     quiet = false;
     for (const id of ids) marked.add(id);
@@ -642,7 +655,7 @@
     const began = performance.now();
     // The engine asks for the listener scan first when the tree changed
     // since the last one (snapshot/listeners.rs): one round trip, not two.
-    if (opts.listeners && stale) return { listenersStale: listenersStale() };
+    if (opts.listeners && stale) return { listenersStale: listenersStale(), inline: inlineHandlers() };
     // (Not in the key: whether the scan was asked, and the ref numbers'
     // base, which only new refs take.)
     const key = JSON.stringify(opts, (k, v) => k === 'listeners' || k === 'refBase' ? undefined : v);

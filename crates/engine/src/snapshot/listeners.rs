@@ -23,11 +23,14 @@
 //! without an element added is seen at the next such change. Failures here never fail the snapshot: it is taken with the
 //! cheap signals alone.
 
+use std::collections::{HashMap, HashSet};
+
 use cdp::protocol::{dom, dom_debugger, runtime};
 use futures_util::future::join_all;
 use serde_json::{json, Value};
 
 use crate::tab::{FrameRef, Tab};
+use crate::timing;
 use crate::{ActionError, Budget};
 
 /// Events that say "an agent may act here": clicks, presses, touches,
@@ -91,26 +94,44 @@ const DELEGATED: &str = r#"function (types) {
 /// The object group the scan's remote objects are released with.
 const GROUP: &str = "cdpilot-listeners";
 
+/// At most this many places in the page's scripts are asked whether their
+/// listener is jQuery's dispatcher, when the record without the handlers
+/// is enough (two round trips each, sent together); past it the record is
+/// read again with every handler's source.
+const MAX_PLACES: usize = 20;
+
 /// Marks `frame`'s elements with input listeners in its serializer, whose
 /// tree changed since the last scan: the serializer answered the
 /// snapshot's first call with the nodes it has `marked` already (their
-/// backend ids) instead of a snapshot. Errors are the caller's to drop.
+/// backend ids) and how many of its elements carry each `inline` handler
+/// attribute (`{"click": 1667}`), instead of a snapshot. Errors are the
+/// caller's to drop.
+///
+/// The browser's record is read first without the handlers' functions (a
+/// third of the time on a page of 1,667 `<button onclick>`s: with them,
+/// Chrome wraps each function twice with its source). Inline handlers are
+/// told apart by count: each is a script of its own, so when, for every
+/// input event, the listeners that are their script's only one are as
+/// many as the elements with that attribute, those are the inline ones.
+/// Otherwise (a lone `addEventListener` in a script of its own, an inline
+/// handler that did not compile, a frame inside) the record is read again
+/// with the functions, which tell them apart one by one.
 pub(super) async fn mark(
     tab: &Tab,
     frame: &FrameRef,
     budget: &Budget,
     marked: &[Value],
+    inline: &Value,
 ) -> Result<(), ActionError> {
     let step = "reading the page's event listeners";
-    let marked: std::collections::HashSet<i64> = marked.iter().filter_map(Value::as_i64).collect();
+    let marked: HashSet<i64> = marked.iter().filter_map(Value::as_i64).collect();
     let world = tab.world_of(frame, budget).await?;
     let session = &frame.session;
-    // Asked of the page's own world's `document` (in an object group):
-    // each listener's function comes back in the world it belongs to, to
-    // tell inline attribute handlers apart. Asked of cdpilot's world's
-    // instead, the page's functions were handed across worlds, and on
-    // heavy pages (a news site's thousands of handlers) the renderer
-    // crashed.
+    // Asked of the page's own world's `document`: each listener's function
+    // comes back in the world it belongs to, to tell inline attribute
+    // handlers apart. Asked of cdpilot's world's instead, the page's
+    // functions were handed across worlds, and on heavy pages (a news
+    // site's thousands of handlers) the renderer crashed.
     let document = tab
         .evaluate_in(frame, budget, step, "document", false, false)
         .await?;
@@ -130,128 +151,25 @@ pub(super) async fn mark(
     let _ = budget
         .cdp(step, session, runtime::ReleaseObject { object_id: document })
         .await;
-    let grouped = budget
-        .cdp(
-            step,
-            session,
-            dom::ResolveNode {
-                backend_node_id: described?.node.backend_node_id,
-                execution_context_id: None,
-                object_group: Some(GROUP.into()),
-            },
-        )
-        .await?
-        .object
-        .object_id;
-    let Some(document) = grouped else {
-        return Ok(());
-    };
-    let listed = budget
-        .cdp(
-            step,
-            session,
-            dom_debugger::GetEventListeners {
-                object_id: document,
-                depth: -1,
-                pierce: true,
-            },
-        )
-        .await;
+    let document = described?.node.backend_node_id;
     let result = async {
-        let mut fresh: Vec<i64> = Vec::new();
-        let mut delegating: Vec<i64> = Vec::new();
-        for listener in listed?.listeners {
-            let Some(node) = listener.backend_node_id else {
-                continue;
-            };
-            if !INPUT.contains(&listener.kind.as_str()) || inline(&listener) {
-                continue;
+        let plain = record(budget, session, document, None).await?;
+        let (fresh, delegating) = match by_count(&plain, inline, &marked) {
+            Some(found) if found.places.len() <= MAX_PLACES => {
+                let jquery =
+                    join_all(found.places.iter().map(|place| is_jquery(budget, session, place))).await;
+                let delegating = found
+                    .places
+                    .iter()
+                    .zip(jquery)
+                    .filter(|(_, jquery)| *jquery)
+                    .flat_map(|(place, _)| place.nodes.iter().copied())
+                    .collect();
+                (found.fresh, delegating)
             }
-            if !marked.contains(&node) && !fresh.contains(&node) {
-                fresh.push(node);
-            }
-            if jquery(&listener) && !marked.contains(&node) && !delegating.contains(&node) {
-                delegating.push(node);
-            }
-        }
-        fresh.truncate(MAX_NEW);
-        delegating.retain(|node| fresh.contains(node));
-        delegating.truncate(MAX_DELEGATING);
-        let delegated = join_all(delegating.iter().map(|&node| selectors(budget, session, node))).await;
-        if fresh.is_empty() {
-            return Ok(());
-        }
-        // Resolved in cdpilot's world; a node of another frame's document
-        // (pierce) does not resolve there and is left out.
-        let resolved = join_all(fresh.iter().map(|&node| {
-            budget.cdp(
-                step,
-                session,
-                dom::ResolveNode {
-                    backend_node_id: node,
-                    execution_context_id: Some(world),
-                    object_group: Some(GROUP.into()),
-                },
-            )
-        }))
-        .await;
-        let mut ids = Vec::new();
-        let mut arguments = vec![runtime::CallArgument {
-            value: Some(json!(null)),
-            object_id: None,
-        }];
-        for (node, found) in fresh.iter().zip(resolved) {
-            if let Ok(Some(object_id)) = found.map(|r| r.object.object_id) {
-                ids.push(*node);
-                arguments.push(runtime::CallArgument {
-                    value: None,
-                    object_id: Some(object_id),
-                });
-            }
-        }
-        if ids.is_empty() {
-            return Ok(());
-        }
-        arguments[0].value = Some(json!(ids));
-        // `[at, selectors]`: the container's place among the elements.
-        let delegated: Vec<Value> = delegating
-            .iter()
-            .zip(delegated)
-            .filter(|(_, selectors)| !selectors.is_empty())
-            .filter_map(|(node, selectors)| {
-                let at = ids.iter().position(|id| id == node)?;
-                Some(json!([at, selectors]))
-            })
-            .collect();
-        arguments.insert(
-            1,
-            runtime::CallArgument {
-                value: Some(json!(delegated)),
-                object_id: None,
-            },
-        );
-        let first = arguments[2].object_id.clone();
-        let called = budget
-            .cdp(
-                step,
-                session,
-                runtime::CallFunctionOn {
-                    function_declaration:
-                        "function (ids, delegated, ...elements) { globalThis.__cdpilot?.listen?.(ids, elements, delegated); }"
-                            .into(),
-                    object_id: first,
-                    execution_context_id: None,
-                    arguments,
-                    return_by_value: true,
-                    await_promise: false,
-                    user_gesture: false,
-                },
-            )
-            .await?;
-        if let Some(exception) = called.exception_details {
-            return Err(ActionError::internal(format!("{step}: {}", exception.message())));
-        }
-        Ok(())
+            _ => by_source(&record(budget, session, document, Some(GROUP)).await?, &marked),
+        };
+        hand_over(budget, session, world, fresh, delegating).await
     }
     .await;
     let _ = budget
@@ -264,6 +182,307 @@ pub(super) async fn mark(
         )
         .await;
     result
+}
+
+/// The browser's record of the listeners in the document `node` (shadow
+/// roots and frames inside included), with each handler's function when
+/// asked in an object `group`.
+async fn record(
+    budget: &Budget,
+    session: &cdp::Session,
+    node: i64,
+    group: Option<&str>,
+) -> Result<Vec<dom_debugger::EventListener>, ActionError> {
+    let step = "reading the page's event listeners";
+    let resolved = budget
+        .cdp(
+            step,
+            session,
+            dom::ResolveNode {
+                backend_node_id: node,
+                execution_context_id: None,
+                object_group: group.map(str::to_owned),
+            },
+        )
+        .await?
+        .object
+        .object_id;
+    let Some(document) = resolved else {
+        return Ok(Vec::new());
+    };
+    let listed = timing::timed(
+        match group {
+            None => "snapshot.listeners.record",
+            Some(_) => "snapshot.listeners.sources",
+        },
+        budget.cdp(
+            step,
+            session,
+            dom_debugger::GetEventListeners {
+                object_id: document.clone(),
+                depth: -1,
+                pierce: true,
+            },
+        ),
+    )
+    .await;
+    if group.is_none() {
+        let _ = budget
+            .cdp(step, session, runtime::ReleaseObject { object_id: document })
+            .await;
+    }
+    Ok(listed?.listeners)
+}
+
+/// Where a script's listener was compiled, and the unmarked nodes it
+/// listens on.
+#[derive(Debug, PartialEq)]
+struct Place {
+    script: String,
+    line: i64,
+    column: i64,
+    kind: String,
+    nodes: Vec<i64>,
+}
+
+/// What the record without handlers says, when it is enough.
+#[derive(Debug, PartialEq)]
+struct ByCount {
+    /// The nodes to mark, in the record's order.
+    fresh: Vec<i64>,
+    /// The places in the scripts the fresh nodes' listeners come from
+    /// (asked whether each is jQuery's dispatcher).
+    places: Vec<Place>,
+}
+
+/// The nodes with input listeners from scripts, told from inline handlers
+/// by count (see `mark`); none when the counts do not say.
+fn by_count(
+    listeners: &[dom_debugger::EventListener],
+    inline: &Value,
+    marked: &HashSet<i64>,
+) -> Option<ByCount> {
+    let mut uses: HashMap<&str, usize> = HashMap::new();
+    for listener in listeners {
+        *uses.entry(listener.script_id.as_str()).or_default() += 1;
+    }
+    let alone = |listener: &dom_debugger::EventListener| uses.get(listener.script_id.as_str()) == Some(&1);
+    for kind in INPUT {
+        let lone = listeners
+            .iter()
+            .filter(|l| l.kind == *kind && l.backend_node_id.is_some() && alone(l))
+            .count();
+        let attributes = inline.get(kind).and_then(Value::as_u64).unwrap_or(0);
+        if lone as u64 != attributes {
+            return None;
+        }
+    }
+    let mut found = ByCount {
+        fresh: Vec::new(),
+        places: Vec::new(),
+    };
+    for listener in listeners {
+        let Some(node) = listener.backend_node_id else {
+            continue;
+        };
+        if !INPUT.contains(&listener.kind.as_str()) || alone(listener) || marked.contains(&node) {
+            continue;
+        }
+        if !found.fresh.contains(&node) {
+            found.fresh.push(node);
+        }
+        let at = found.places.iter().position(|p| {
+            p.script == listener.script_id
+                && p.line == listener.line_number
+                && p.column == listener.column_number
+                && p.kind == listener.kind
+        });
+        let place = match at {
+            Some(at) => &mut found.places[at],
+            None => {
+                found.places.push(Place {
+                    script: listener.script_id.clone(),
+                    line: listener.line_number,
+                    column: listener.column_number,
+                    kind: listener.kind.clone(),
+                    nodes: Vec::new(),
+                });
+                found.places.last_mut().expect("just pushed")
+            }
+        };
+        if !place.nodes.contains(&node) {
+            place.nodes.push(node);
+        }
+    }
+    Some(found)
+}
+
+/// The nodes with input listeners from scripts, told from inline handlers
+/// by each handler's source, and those of them jQuery listens on.
+fn by_source(listeners: &[dom_debugger::EventListener], marked: &HashSet<i64>) -> (Vec<i64>, Vec<i64>) {
+    let mut fresh: Vec<i64> = Vec::new();
+    let mut delegating: Vec<i64> = Vec::new();
+    for listener in listeners {
+        let Some(node) = listener.backend_node_id else {
+            continue;
+        };
+        if !INPUT.contains(&listener.kind.as_str()) || inline(listener) || marked.contains(&node) {
+            continue;
+        }
+        if !fresh.contains(&node) {
+            fresh.push(node);
+        }
+        if jquery(listener) && !delegating.contains(&node) {
+            delegating.push(node);
+        }
+    }
+    (fresh, delegating)
+}
+
+/// Whether the listener compiled at `place` is jQuery's dispatcher: its
+/// first node's own listeners are read with their functions.
+async fn is_jquery(budget: &Budget, session: &cdp::Session, place: &Place) -> bool {
+    let Some(&node) = place.nodes.first() else {
+        return false;
+    };
+    let Ok(own) = record_of_node(budget, session, node).await else {
+        return false;
+    };
+    own.iter().any(|l| {
+        l.script_id == place.script
+            && l.line_number == place.line
+            && l.column_number == place.column
+            && l.kind == place.kind
+            && jquery(l)
+    })
+}
+
+/// One node's own listeners with their functions (in the scan's group).
+async fn record_of_node(
+    budget: &Budget,
+    session: &cdp::Session,
+    node: i64,
+) -> Result<Vec<dom_debugger::EventListener>, ActionError> {
+    let step = "reading the page's event listeners";
+    let resolved = budget
+        .cdp(
+            step,
+            session,
+            dom::ResolveNode {
+                backend_node_id: node,
+                execution_context_id: None,
+                object_group: Some(GROUP.into()),
+            },
+        )
+        .await?
+        .object
+        .object_id;
+    let Some(object_id) = resolved else {
+        return Ok(Vec::new());
+    };
+    Ok(budget
+        .cdp(
+            step,
+            session,
+            dom_debugger::GetEventListeners {
+                object_id,
+                depth: 0,
+                pierce: false,
+            },
+        )
+        .await?
+        .listeners)
+}
+
+/// Hands the `fresh` nodes to `world`'s serializer (at most `MAX_NEW`),
+/// with the selectors the jQuery containers among them (`delegating`)
+/// delegate to.
+async fn hand_over(
+    budget: &Budget,
+    session: &cdp::Session,
+    world: i64,
+    mut fresh: Vec<i64>,
+    mut delegating: Vec<i64>,
+) -> Result<(), ActionError> {
+    let step = "reading the page's event listeners";
+    fresh.truncate(MAX_NEW);
+    delegating.retain(|node| fresh.contains(node));
+    delegating.truncate(MAX_DELEGATING);
+    if fresh.is_empty() {
+        return Ok(());
+    }
+    let delegated = join_all(delegating.iter().map(|&node| selectors(budget, session, node))).await;
+    // Resolved in cdpilot's world; a node of another frame's document
+    // (pierce) does not resolve there and is left out.
+    let resolved = join_all(fresh.iter().map(|&node| {
+        budget.cdp(
+            step,
+            session,
+            dom::ResolveNode {
+                backend_node_id: node,
+                execution_context_id: Some(world),
+                object_group: Some(GROUP.into()),
+            },
+        )
+    }))
+    .await;
+    let mut ids = Vec::new();
+    let mut arguments = vec![runtime::CallArgument {
+        value: Some(json!(null)),
+        object_id: None,
+    }];
+    for (node, found) in fresh.iter().zip(resolved) {
+        if let Ok(Some(object_id)) = found.map(|r| r.object.object_id) {
+            ids.push(*node);
+            arguments.push(runtime::CallArgument {
+                value: None,
+                object_id: Some(object_id),
+            });
+        }
+    }
+    if ids.is_empty() {
+        return Ok(());
+    }
+    arguments[0].value = Some(json!(ids));
+    // `[at, selectors]`: the container's place among the elements.
+    let delegated: Vec<Value> = delegating
+        .iter()
+        .zip(delegated)
+        .filter(|(_, selectors)| !selectors.is_empty())
+        .filter_map(|(node, selectors)| {
+            let at = ids.iter().position(|id| id == node)?;
+            Some(json!([at, selectors]))
+        })
+        .collect();
+    arguments.insert(
+        1,
+        runtime::CallArgument {
+            value: Some(json!(delegated)),
+            object_id: None,
+        },
+    );
+    let first = arguments[2].object_id.clone();
+    let called = budget
+        .cdp(
+            step,
+            session,
+            runtime::CallFunctionOn {
+                function_declaration:
+                    "function (ids, delegated, ...elements) { globalThis.__cdpilot?.listen?.(ids, elements, delegated); }"
+                        .into(),
+                object_id: first,
+                execution_context_id: None,
+                arguments,
+                return_by_value: true,
+                await_promise: false,
+                user_gesture: false,
+            },
+        )
+        .await?;
+    if let Some(exception) = called.exception_details {
+        return Err(ActionError::internal(format!("{step}: {}", exception.message())));
+    }
+    Ok(())
 }
 
 /// The selectors the jQuery container `node` delegates input to, asked in
@@ -352,7 +571,69 @@ mod tests {
                 description: Some(source.into()),
                 ..Default::default()
             }),
+            ..Default::default()
         }
+    }
+
+    /// A listener as the record without handlers gives it.
+    fn at(kind: &str, node: i64, script: &str, column: i64) -> dom_debugger::EventListener {
+        dom_debugger::EventListener {
+            kind: kind.into(),
+            backend_node_id: Some(node),
+            script_id: script.into(),
+            column_number: column,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn lone_listeners_as_many_as_the_inline_attributes_are_those_and_a_scripts_are_kept_by_place() {
+        let record = [
+            at("click", 10, "s1", 179),
+            at("click", 11, "s2", 358),
+            // One script's listeners on two nodes and a marked one.
+            at("mousedown", 12, "app", 40),
+            at("mousedown", 13, "app", 40),
+            at("keydown", 12, "app", 90),
+            at("click", 14, "app", 40),
+            // Not input: a lone one counts for nothing.
+            at("mouseover", 15, "hover", 1),
+        ];
+        let marked = HashSet::from([14]);
+        let found = by_count(&record, &json!({"click": 2}), &marked).expect("the counts say");
+        assert_eq!(found.fresh, vec![12, 13]);
+        let places: Vec<(&str, i64, &str, &[i64])> = found
+            .places
+            .iter()
+            .map(|p| (p.script.as_str(), p.column, p.kind.as_str(), p.nodes.as_slice()))
+            .collect();
+        assert_eq!(
+            places,
+            vec![
+                ("app", 40, "mousedown", &[12, 13][..]),
+                ("app", 90, "keydown", &[12][..])
+            ]
+        );
+    }
+
+    #[test]
+    fn a_lone_script_listener_or_an_uncompiled_inline_handler_makes_the_counts_disagree() {
+        // Two inline handlers and a script's only listener: three lone
+        // ones for two attributes.
+        let record = [
+            at("click", 10, "s1", 1),
+            at("click", 11, "s2", 2),
+            at("click", 12, "one", 3),
+        ];
+        assert_eq!(by_count(&record, &json!({"click": 2}), &HashSet::new()), None);
+        // An attribute whose handler did not compile is not in the record.
+        assert_eq!(
+            by_count(&record[..1], &json!({"click": 2}), &HashSet::new()),
+            None
+        );
+        // No answer from the serializer: any lone input listener disagrees.
+        assert_eq!(by_count(&record[..1], &Value::Null, &HashSet::new()), None);
+        assert!(by_count(&[at("mouseover", 1, "x", 0)], &Value::Null, &HashSet::new()).is_some());
     }
 
     #[test]

@@ -251,7 +251,8 @@ impl Walk<'_> {
                 // effort: without the marks, the cheap signals still give
                 // refs), then serialized.
                 let marked = marked.clone();
-                let scan = listeners::mark(self.tab, frame, self.budget, &marked);
+                let inline = value.get("inline").cloned().unwrap_or_default();
+                let scan = listeners::mark(self.tab, frame, self.budget, &marked, &inline);
                 let _ = timing::timed("snapshot.listeners", scan).await;
                 options["listeners"] = json!(false);
                 value = timing::timed("snapshot.evaluate", self.serialize(frame, &options)).await?;
