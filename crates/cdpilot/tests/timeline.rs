@@ -218,6 +218,34 @@ async fn a_live_trace_reads_as_a_timeline_scrubbed_with_the_keys_and_nothing_of_
         (&json!(false), &json!("session_ended")),
         "{listed}"
     );
+    // A live timeline's look again asks only for what it has not read.
+    let name = listed["traces"][0]["name"].as_str().unwrap().to_owned();
+    for (from, steps, said) in [(3, 1, 3), (0, 4, 0), (99, 0, 4)] {
+        let read = testkit::http_mcp::http(
+            authority,
+            "GET",
+            &format!("/v1/timeline/traces/{name}?from={from}"),
+            &[("Authorization", &bearer)],
+            "",
+        )
+        .await;
+        assert_eq!(read.status, 200, "{read:?}");
+        let read: Value = serde_json::from_str(&read.body).unwrap();
+        assert_eq!(
+            (read["steps"].as_array().unwrap().len(), &read["from"], &read["total"]),
+            (steps, &json!(said), &json!(4)),
+            "from={from}: {read}"
+        );
+    }
+    let last = testkit::http_mcp::http(
+        authority,
+        "GET",
+        &format!("/v1/timeline/traces/{name}?from=3"),
+        &[("Authorization", &bearer)],
+        "",
+    )
+    .await;
+    assert!(last.body.contains("browser_press_key"), "{last:?}");
     let serve_token = format!("Bearer {}", serve.token);
     let other = testkit::http_mcp::http(
         authority,

@@ -191,7 +191,10 @@ document.addEventListener("keydown", (event) => {
 });
 
 async function load(name, keepSelection) {
-  const response = await call(`/v1/timeline/traces/${encodeURIComponent(name)}`);
+  // A live trace read again: only its steps from the last one read on
+  // (that one again: it may have been completed since).
+  const since = keepSelection && trace && name === current ? Math.max(0, trace.steps.length - 1) : 0;
+  const response = await call(`/v1/timeline/traces/${encodeURIComponent(name)}?from=${since}`);
   const data = await response.json().catch(() => ({}));
   if (!response.ok) {
     $("#status").textContent = response.status === 401
@@ -199,6 +202,7 @@ async function load(name, keepSelection) {
       : (data.error && data.error.message) || response.statusText;
     return;
   }
+  if (data.from > 0 && trace && name === current) data.steps = trace.steps.slice(0, data.from).concat(data.steps);
   const followed = trace && selected === trace.steps.length - 1;
   const grew = !trace || trace.steps.length !== data.steps.length || trace.live !== data.live;
   if (name !== current) {

@@ -26,7 +26,7 @@ use std::path::{Path as FsPath, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
-use axum::extract::{Path, State};
+use axum::extract::{Path, Query, State};
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde_json::{json, Value};
@@ -245,11 +245,22 @@ fn summary(shelved: &Shelved) -> Value {
     }
 }
 
-/// `GET /v1/timeline/traces/{name}`.
-async fn trace(State(shelf): State<Arc<Shelf>>, Path(name): Path<String>) -> Response {
+/// `?from=N`: only the steps from the N-th on (a live timeline asks for
+/// what it has not read yet, its last step again).
+#[derive(serde::Deserialize)]
+struct Since {
+    from: Option<usize>,
+}
+
+/// `GET /v1/timeline/traces/{name}[?from=N]`.
+async fn trace(
+    State(shelf): State<Arc<Shelf>>,
+    Path(name): Path<String>,
+    Query(since): Query<Since>,
+) -> Response {
     let read = tokio::task::spawn_blocking(move || {
         let shelved = shelf.find(&name).ok_or(name)?;
-        Ok::<_, String>((shelf.clone(), read_trace(&shelved)))
+        Ok::<_, String>((shelf.clone(), read_trace(&shelved, since.from.unwrap_or(0))))
     })
     .await;
     match read {
@@ -266,13 +277,17 @@ async fn trace(State(shelf): State<Arc<Shelf>>, Path(name): Path<String>) -> Res
     }
 }
 
-/// One trace as the page reads it.
-pub fn read_trace(shelved: &Shelved) -> Result<Value, engine::trace::read::ReadError> {
+/// One trace as the page reads it, its steps from the `from`-th on
+/// (`from`: where they start, `total`: how many there are).
+pub fn read_trace(shelved: &Shelved, from: usize) -> Result<Value, engine::trace::read::ReadError> {
     let read = engine::trace::read::read(&shelved.dir)?;
+    let from = from.min(read.steps.len());
     Ok(json!({
         "name": shelved.name,
         "header": read.header,
-        "steps": read.steps,
+        "from": from,
+        "total": read.steps.len(),
+        "steps": &read.steps[from..],
         "chapters": read.chapters,
         "end": read.end,
         "cut": read.cut.as_ref().map(ToString::to_string),
