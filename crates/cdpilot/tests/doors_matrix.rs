@@ -154,7 +154,9 @@ struct Running {
     _keep: Vec<Box<dyn std::any::Any + Send>>,
 }
 
-/// Where the attacks' calls go.
+/// Where the attacks' calls go (one per source for a test's length: its
+/// variants' sizes do not matter).
+#[allow(clippy::large_enum_variant)]
 enum Driver {
     /// In this process: the engine, and a serve session
     /// (`Engine::new_session`) or `None`, the default session (stdio's).

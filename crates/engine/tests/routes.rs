@@ -416,8 +416,7 @@ async fn a_har_recorded_by_a_session_replays_the_page_with_the_server_stopped() 
     let doc = listed
         .text
         .lines()
-        .filter(|l| l.contains("routes.html"))
-        .last()
+        .rfind(|l| l.contains("routes.html"))
         .unwrap_or_default();
     assert!(doc.contains("(by route1 har)"), "{}", listed.text);
 }

@@ -133,6 +133,8 @@ closed_set! {
     }
 }
 
+// (The options macro above declares the enum and takes no `#[default]`.)
+#[allow(clippy::derivable_impls)]
 impl Default for DialogPolicy {
     fn default() -> Self {
         DialogPolicy::MustRespond

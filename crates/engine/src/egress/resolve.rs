@@ -31,8 +31,11 @@ pub struct DeniedNames {
     names: Vec<String>,
     /// Each name's addresses and when they were looked up. Locked for
     /// microseconds, never across a lookup.
-    kept: Mutex<HashMap<String, (Instant, Arc<Vec<IpAddr>>)>>,
+    kept: Mutex<HashMap<String, Looked>>,
 }
+
+/// When a name was looked up, and its addresses.
+type Looked = (Instant, Arc<Vec<IpAddr>>);
 
 impl DeniedNames {
     pub fn new(names: Vec<String>) -> DeniedNames {

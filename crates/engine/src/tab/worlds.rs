@@ -404,6 +404,15 @@ impl Tab {
     }
 }
 
+/// Frame `f{number}` is no longer on the page.
+fn removed_frame(number: u32) -> ActionError {
+    ActionError::new(
+        ErrorCode::FrameNotFound,
+        format!("frame f{number} is no longer on the page (it was removed)"),
+        "Take a new browser_snapshot and use a ref from it.",
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use std::time::Duration;
@@ -496,13 +505,4 @@ mod tests {
         conn.close();
         process.shutdown(Duration::from_secs(5)).await;
     }
-}
-
-/// Frame `f{number}` is no longer on the page.
-fn removed_frame(number: u32) -> ActionError {
-    ActionError::new(
-        ErrorCode::FrameNotFound,
-        format!("frame f{number} is no longer on the page (it was removed)"),
-        "Take a new browser_snapshot and use a ref from it.",
-    )
 }
