@@ -232,7 +232,11 @@ async fn a_live_trace_reads_as_a_timeline_scrubbed_with_the_keys_and_nothing_of_
         assert_eq!(read.status, 200, "{read:?}");
         let read: Value = serde_json::from_str(&read.body).unwrap();
         assert_eq!(
-            (read["steps"].as_array().unwrap().len(), &read["from"], &read["total"]),
+            (
+                read["steps"].as_array().unwrap().len(),
+                &read["from"],
+                &read["total"]
+            ),
             (steps, &json!(said), &json!(4)),
             "from={from}: {read}"
         );
@@ -246,6 +250,20 @@ async fn a_live_trace_reads_as_a_timeline_scrubbed_with_the_keys_and_nothing_of_
     )
     .await;
     assert!(last.body.contains("browser_press_key"), "{last:?}");
+    let bad = testkit::http_mcp::http(
+        authority,
+        "GET",
+        &format!("/v1/timeline/traces/{name}?from=-1"),
+        &[("Authorization", &bearer)],
+        "",
+    )
+    .await;
+    let said: Value = serde_json::from_str(&bad.body).unwrap_or_else(|_| panic!("{bad:?}"));
+    assert_eq!(
+        (bad.status, &said["error"]["code"]),
+        (400, &json!("invalid_argument")),
+        "{bad:?}"
+    );
     let serve_token = format!("Bearer {}", serve.token);
     let other = testkit::http_mcp::http(
         authority,

@@ -26,6 +26,7 @@ use std::path::{Path as FsPath, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
+use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, State};
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -256,8 +257,14 @@ struct Since {
 async fn trace(
     State(shelf): State<Arc<Shelf>>,
     Path(name): Path<String>,
-    Query(since): Query<Since>,
+    since: Result<Query<Since>, QueryRejection>,
 ) -> Response {
+    let Ok(Query(since)) = since else {
+        return json_response(
+            StatusCode::BAD_REQUEST,
+            json!({"error": {"code": "invalid_argument", "message": "from must be a step number (0 or more)", "next_step": "Ask ?from=N with N the number of steps already read, or leave it out for the whole trace."}}),
+        );
+    };
     let read = tokio::task::spawn_blocking(move || {
         let shelved = shelf.find(&name).ok_or(name)?;
         Ok::<_, String>((shelf.clone(), read_trace(&shelved, since.from.unwrap_or(0))))
