@@ -110,7 +110,8 @@ impl Reel {
         let mut thinned = taken.thinned;
         let mut shots = Vec::with_capacity(taken.frames.len());
         for seen in taken.frames {
-            let Ok(jpeg) = base64::engine::general_purpose::STANDARD.decode(seen.frame.data.as_bytes()) else {
+            let Ok(jpeg) = base64::engine::general_purpose::STANDARD.decode(seen.frame.data.as_bytes())
+            else {
                 thinned += 1;
                 continue;
             };

@@ -222,22 +222,34 @@ mod tests {
     #[test]
     fn an_edited_cast_naming_another_file_or_out_of_order_is_refused_by_line_and_a_cut_last_line_ignored() {
         let frame = |n: u64, at: f64, file: &str| {
-            format!(r#"{{"frame":{n},"at":{at},"file":"{file}","viewport":{{"width":800.0,"height":600.0}}}}"#)
+            format!(
+                r#"{{"frame":{n},"at":{at},"file":"{file}","viewport":{{"width":800.0,"height":600.0}}}}"#
+            )
         };
         let with_cast = |name: &str, cast: String| {
             let dir = dir_with(name, &format!("{HEADER}\n"));
             std::fs::write(dir.join("cast.jsonl"), cast).unwrap();
             dir
         };
-        let good = format!("{}\n{}\n", frame(1, 1.0, &cast_name(1)), frame(2, 2.0, &cast_name(2)));
+        let good = format!(
+            "{}\n{}\n",
+            frame(1, 1.0, &cast_name(1)),
+            frame(2, 2.0, &cast_name(2))
+        );
         assert_eq!(read_cast(&with_cast("cast-good", good.clone())).unwrap().len(), 2);
         let elsewhere = with_cast(
             "cast-elsewhere",
-            format!("{}\n{}\n", frame(1, 1.0, &cast_name(1)), frame(2, 2.0, "../../etc/passwd")),
+            format!(
+                "{}\n{}\n",
+                frame(1, 1.0, &cast_name(1)),
+                frame(2, 2.0, "../../etc/passwd")
+            ),
         );
         let e = read_cast(&elsewhere).unwrap_err().to_string();
         assert!(
-            e.contains("cast.jsonl line 2") && e.contains("../../etc/passwd") && e.contains("cast/000002.jpg"),
+            e.contains("cast.jsonl line 2")
+                && e.contains("../../etc/passwd")
+                && e.contains("cast/000002.jpg"),
             "{e}"
         );
         let skipped = with_cast("cast-skipped", format!("{}\n", frame(2, 1.0, &cast_name(2))));
@@ -245,12 +257,23 @@ mod tests {
         assert!(e.contains("cast.jsonl line 1: frame 2"), "{e}");
         let backwards = with_cast(
             "cast-backwards",
-            format!("{}\n{}\n", frame(1, 5.0, &cast_name(1)), frame(2, 2.0, &cast_name(2))),
+            format!(
+                "{}\n{}\n",
+                frame(1, 5.0, &cast_name(1)),
+                frame(2, 2.0, &cast_name(2))
+            ),
         );
         let e = read_cast(&backwards).unwrap_err().to_string();
         assert!(e.contains("cast.jsonl line 2: frame 2 comes before"), "{e}");
-        let cut = with_cast("cast-cut", format!("{good}{}", &frame(3, 3.0, &cast_name(3))[..30]));
-        assert_eq!(read_cast(&cut).unwrap().len(), 2, "a crash's cut last frame is left out");
+        let cut = with_cast(
+            "cast-cut",
+            format!("{good}{}", &frame(3, 3.0, &cast_name(3))[..30]),
+        );
+        assert_eq!(
+            read_cast(&cut).unwrap().len(),
+            2,
+            "a crash's cut last frame is left out"
+        );
         let none = dir_with("cast-none", &format!("{HEADER}\n"));
         assert!(read_cast(&none).unwrap().is_empty(), "no cast.jsonl: no frames");
     }

@@ -106,7 +106,12 @@ impl Made {
         } else {
             "steps"
         };
-        format!("{}: {} {of}, {:.1} s", self.out.display(), self.frames, self.seconds)
+        format!(
+            "{}: {} {of}, {:.1} s",
+            self.out.display(),
+            self.frames,
+            self.seconds
+        )
     }
 }
 
