@@ -153,7 +153,7 @@ pub(super) async fn mark(
         .await;
     let document = described?.node.backend_node_id;
     let result = async {
-        let plain = record(budget, session, document, None).await?;
+        let plain = record(budget, session, document, Reach::Document).await?;
         let (fresh, delegating) = match by_count(&plain, inline, &marked) {
             Some(found) if found.places.len() <= MAX_PLACES => {
                 let jquery =
@@ -167,7 +167,10 @@ pub(super) async fn mark(
                     .collect();
                 (found.fresh, delegating)
             }
-            _ => by_source(&record(budget, session, document, Some(GROUP)).await?, &marked),
+            _ => by_source(
+                &record(budget, session, document, Reach::DocumentWithSources).await?,
+                &marked,
+            ),
         };
         hand_over(budget, session, world, fresh, delegating).await
     }
@@ -184,14 +187,23 @@ pub(super) async fn mark(
     result
 }
 
-/// The browser's record of the listeners in the document `node` (shadow
-/// roots and frames inside included), with each handler's function when
-/// asked in an object `group`.
+/// How much of the browser's record is read: the listeners in a whole
+/// document (shadow roots and frames inside included), without their
+/// functions or with them (in the scan's group), or one node's own with
+/// their functions.
+#[derive(Clone, Copy, PartialEq)]
+enum Reach {
+    Document,
+    DocumentWithSources,
+    NodeWithSources,
+}
+
+/// The browser's record of the listeners on `node`, as far as `reach`.
 async fn record(
     budget: &Budget,
     session: &cdp::Session,
     node: i64,
-    group: Option<&str>,
+    reach: Reach,
 ) -> Result<Vec<dom_debugger::EventListener>, ActionError> {
     let step = "reading the page's event listeners";
     let resolved = budget
@@ -201,34 +213,37 @@ async fn record(
             dom::ResolveNode {
                 backend_node_id: node,
                 execution_context_id: None,
-                object_group: group.map(str::to_owned),
+                object_group: (reach != Reach::Document).then(|| GROUP.into()),
             },
         )
         .await?
         .object
         .object_id;
-    let Some(document) = resolved else {
+    let Some(object_id) = resolved else {
         return Ok(Vec::new());
     };
+    let whole = reach != Reach::NodeWithSources;
     let listed = timing::timed(
-        match group {
-            None => "snapshot.listeners.record",
-            Some(_) => "snapshot.listeners.sources",
+        match reach {
+            Reach::Document => "snapshot.listeners.record",
+            Reach::DocumentWithSources => "snapshot.listeners.sources",
+            Reach::NodeWithSources => "snapshot.listeners.node",
         },
         budget.cdp(
             step,
             session,
             dom_debugger::GetEventListeners {
-                object_id: document.clone(),
-                depth: -1,
-                pierce: true,
+                object_id: object_id.clone(),
+                depth: if whole { -1 } else { 0 },
+                pierce: whole,
             },
         ),
     )
     .await;
-    if group.is_none() {
+    if reach == Reach::Document {
+        // Not in the group the scan releases at its end.
         let _ = budget
-            .cdp(step, session, runtime::ReleaseObject { object_id: document })
+            .cdp(step, session, runtime::ReleaseObject { object_id })
             .await;
     }
     Ok(listed?.listeners)
@@ -243,6 +258,16 @@ struct Place {
     column: i64,
     kind: String,
     nodes: Vec<i64>,
+}
+
+impl Place {
+    /// Whether `listener` was compiled here.
+    fn compiled(&self, listener: &dom_debugger::EventListener) -> bool {
+        self.script == listener.script_id
+            && self.line == listener.line_number
+            && self.column == listener.column_number
+            && self.kind == listener.kind
+    }
 }
 
 /// What the record without handlers says, when it is enough.
@@ -281,6 +306,11 @@ fn by_count(
         fresh: Vec::new(),
         places: Vec::new(),
     };
+    // (Indexes and seen sets: a page's scripts may listen on thousands of
+    // nodes from one place.)
+    let mut fresh_seen = HashSet::new();
+    let mut place_of: HashMap<(&str, i64, i64, &str), usize> = HashMap::new();
+    let mut placed = HashSet::new();
     for listener in listeners {
         let Some(node) = listener.backend_node_id else {
             continue;
@@ -288,30 +318,27 @@ fn by_count(
         if !INPUT.contains(&listener.kind.as_str()) || alone(listener) || marked.contains(&node) {
             continue;
         }
-        if !found.fresh.contains(&node) {
+        if fresh_seen.insert(node) {
             found.fresh.push(node);
         }
-        let at = found.places.iter().position(|p| {
-            p.script == listener.script_id
-                && p.line == listener.line_number
-                && p.column == listener.column_number
-                && p.kind == listener.kind
+        let key = (
+            listener.script_id.as_str(),
+            listener.line_number,
+            listener.column_number,
+            listener.kind.as_str(),
+        );
+        let at = *place_of.entry(key).or_insert_with(|| {
+            found.places.push(Place {
+                script: listener.script_id.clone(),
+                line: listener.line_number,
+                column: listener.column_number,
+                kind: listener.kind.clone(),
+                nodes: Vec::new(),
+            });
+            found.places.len() - 1
         });
-        let place = match at {
-            Some(at) => &mut found.places[at],
-            None => {
-                found.places.push(Place {
-                    script: listener.script_id.clone(),
-                    line: listener.line_number,
-                    column: listener.column_number,
-                    kind: listener.kind.clone(),
-                    nodes: Vec::new(),
-                });
-                found.places.last_mut().expect("just pushed")
-            }
-        };
-        if !place.nodes.contains(&node) {
-            place.nodes.push(node);
+        if placed.insert((at, node)) {
+            found.places[at].nodes.push(node);
         }
     }
     Some(found)
@@ -322,6 +349,7 @@ fn by_count(
 fn by_source(listeners: &[dom_debugger::EventListener], marked: &HashSet<i64>) -> (Vec<i64>, Vec<i64>) {
     let mut fresh: Vec<i64> = Vec::new();
     let mut delegating: Vec<i64> = Vec::new();
+    let (mut fresh_seen, mut delegating_seen) = (HashSet::new(), HashSet::new());
     for listener in listeners {
         let Some(node) = listener.backend_node_id else {
             continue;
@@ -329,10 +357,10 @@ fn by_source(listeners: &[dom_debugger::EventListener], marked: &HashSet<i64>) -
         if !INPUT.contains(&listener.kind.as_str()) || inline(listener) || marked.contains(&node) {
             continue;
         }
-        if !fresh.contains(&node) {
+        if fresh_seen.insert(node) {
             fresh.push(node);
         }
-        if jquery(listener) && !delegating.contains(&node) {
+        if jquery(listener) && delegating_seen.insert(node) {
             delegating.push(node);
         }
     }
@@ -345,53 +373,10 @@ async fn is_jquery(budget: &Budget, session: &cdp::Session, place: &Place) -> bo
     let Some(&node) = place.nodes.first() else {
         return false;
     };
-    let Ok(own) = record_of_node(budget, session, node).await else {
+    let Ok(own) = record(budget, session, node, Reach::NodeWithSources).await else {
         return false;
     };
-    own.iter().any(|l| {
-        l.script_id == place.script
-            && l.line_number == place.line
-            && l.column_number == place.column
-            && l.kind == place.kind
-            && jquery(l)
-    })
-}
-
-/// One node's own listeners with their functions (in the scan's group).
-async fn record_of_node(
-    budget: &Budget,
-    session: &cdp::Session,
-    node: i64,
-) -> Result<Vec<dom_debugger::EventListener>, ActionError> {
-    let step = "reading the page's event listeners";
-    let resolved = budget
-        .cdp(
-            step,
-            session,
-            dom::ResolveNode {
-                backend_node_id: node,
-                execution_context_id: None,
-                object_group: Some(GROUP.into()),
-            },
-        )
-        .await?
-        .object
-        .object_id;
-    let Some(object_id) = resolved else {
-        return Ok(Vec::new());
-    };
-    Ok(budget
-        .cdp(
-            step,
-            session,
-            dom_debugger::GetEventListeners {
-                object_id,
-                depth: 0,
-                pierce: false,
-            },
-        )
-        .await?
-        .listeners)
+    own.iter().any(|l| place.compiled(l) && jquery(l))
 }
 
 /// Hands the `fresh` nodes to `world`'s serializer (at most `MAX_NEW`),
