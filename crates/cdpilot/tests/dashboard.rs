@@ -220,6 +220,15 @@ async fn the_dashboard_shows_answers_and_stops_sessions() {
     };
     assert!(allowed.get("error").is_none(), "{allowed}");
     assert_eq!(allowed["result"]["url"], asked_url);
+    // The row said "(1 running)" while the ask waited; it must say it again
+    // for the wait below, not still for the ask (a stale row let Stop all
+    // come before the wait reached the server: CI, stop 53).
+    viewer
+        .ok(
+            "browser_wait",
+            json!({"text_gone": "(1 running)", "timeout_ms": 20000}),
+        )
+        .await;
 
     // Stop all ends a running 20 s wait at once, and the sessions with it.
     agent
