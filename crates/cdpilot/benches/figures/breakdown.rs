@@ -171,6 +171,39 @@ pub async fn figures(site: &TestSite, parts: &[&str]) {
             first.as_secs_f64() * 1000.0,
             first.as_secs_f64() / floor.as_secs_f64()
         );
+        // The same after the second a model takes to read the navigate's
+        // answer, in which the scan the navigate started runs.
+        let mut paused = Vec::new();
+        let mut paused_calls = Vec::new();
+        for i in 0..5 {
+            client
+                .call(
+                    "browser_navigate",
+                    json!({"url": site.url(&format!("/controls/{count}?paused={i}"))}),
+                )
+                .await;
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            read = calls_in(&path, read).1;
+            let began = Instant::now();
+            client
+                .call("browser_snapshot", json!({"max_elements": 1_000_000}))
+                .await;
+            paused.push(began.elapsed());
+            let (calls, next) = calls_in(&path, read);
+            read = next;
+            paused_calls.extend(calls);
+        }
+        print_steps(
+            &format!("first full snapshot of a fresh document 1 s after the navigate, {count} controls"),
+            &paused_calls,
+            &paused,
+        );
+        let paused = median(paused);
+        println!(
+            "  first full snapshot 1 s after the navigate: {:.2} ms ({:.1}x the TreeWalker)",
+            paused.as_secs_f64() * 1000.0,
+            paused.as_secs_f64() / floor.as_secs_f64()
+        );
     }
 
     for (label, page, needle) in [

@@ -173,6 +173,25 @@ async fn icons_served_by_a_delegated_jquery_handler_have_refs() {
     assert_eq!(last_action(&after), "followed Erin", "{after}");
 }
 
+/// Issue 46: a navigate starts its new document's listener scan (which
+/// the first snapshot needs) while the model reads its answer. The page
+/// sees the scan come before any snapshot (it asks jQuery's data of the
+/// box with the page's `Object.getOwnPropertyNames`, which the page
+/// watches here); the snapshot then finds the marks in place (Erin's icon
+/// has its ref and follows Erin) and does not read the listeners again.
+#[tokio::test]
+async fn a_navigate_reads_the_listeners_before_the_first_snapshot_asks() {
+    let (mut c, _tmp, _site) = crate::open("widget-feed.html?spy").await;
+    let asked_once = json!({"text": "box asked 1 times", "timeout_ms": 10000});
+    ok(&mut c, "browser_wait", asked_once).await;
+    let s = snapshot(&mut c).await;
+    assert!(s.contains("box asked 1 times"), "{s}");
+    let erin = ref_after(&s, "Erin", "follow");
+    ok(&mut c, "browser_click", json!({"ref": erin})).await;
+    let after = snapshot(&mut c).await;
+    assert_eq!(last_action(&after), "followed Erin", "{after}");
+}
+
 /// Issue 42, finding 2: the feed's icons are images served 1.5 s late,
 /// asked for once the page loaded; until each paints it has no size and
 /// the icons after it move as the ones before it paint. A click on Carol's

@@ -656,6 +656,9 @@
     // The engine asks for the listener scan first when the tree changed
     // since the last one (snapshot/listeners.rs): one round trip, not two.
     if (opts.listeners && stale) return { listenersStale: listenersStale(), inline: inlineHandlers() };
+    // Asked after a navigate, ahead of the first snapshot (snapshot/prime.rs):
+    // the scan alone, no tree.
+    if (opts.prime) return { primed: true };
     // (Not in the key: whether the scan was asked, and the ref numbers'
     // base, which only new refs take.)
     const key = JSON.stringify(opts, (k, v) => k === 'listeners' || k === 'refBase' ? undefined : v);

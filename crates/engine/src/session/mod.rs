@@ -395,6 +395,11 @@ impl Session {
                     notes.verdicts.extend(blocked);
                     notes.routed = tab.gate().take_routed();
                     notes.url_after = Some(tab.state(|s| s.url().to_owned()));
+                    if spec.effect == crate::tool::Effect::Leaves && result.is_ok() {
+                        // The first snapshot's listener scan, while the
+                        // model reads the answer (issue 46).
+                        crate::snapshot::prime(tab.clone());
+                    }
                     result
                 }
                 Err(e) => Err(e),

@@ -20,9 +20,11 @@ use crate::{ActionError, ActionOutput, Budget, ErrorCode};
 mod diff;
 mod find;
 mod listeners;
+mod prime;
 mod sections;
 mod view;
 
+pub use prime::prime;
 pub use view::{check, latest_refs, View};
 
 use crate::scripts::SERIALIZER;
@@ -223,6 +225,31 @@ fn find_frame(tab: &Tab, name: &str) -> Result<FrameRef, ActionError> {
     Ok(frame)
 }
 
+/// Runs the serializer in `frame` with `options`: the one installed in its
+/// world (at the document's start, see `tab::pump`), else its source.
+async fn serialize(
+    tab: &Tab,
+    frame: &FrameRef,
+    budget: &Budget,
+    options: &serde_json::Value,
+) -> Result<serde_json::Value, ActionError> {
+    let step = "serializing the page";
+    let installed = format!("globalThis.__cdpilot?.snapshot({options})");
+    let value = tab
+        .evaluate_in(frame, budget, step, &installed, true, false)
+        .await?
+        .value;
+    if let Some(value) = value.filter(|v| !v.is_null()) {
+        return Ok(value);
+    }
+    let expression = format!("({SERIALIZER}).snapshot({options})");
+    let value = tab
+        .evaluate_in(frame, budget, step, &expression, true, false)
+        .await?
+        .value;
+    Ok(value.unwrap_or_default())
+}
+
 impl Walk<'_> {
     /// Serializes `frame` and, recursively, the frames inside it.
     fn frame<'b>(
@@ -245,7 +272,17 @@ impl Walk<'_> {
                 "acts": self.tab.state(|s| s.acts()),
                 "listeners": true,
             });
-            let mut value = timing::timed("snapshot.evaluate", self.serialize(frame, &options)).await?;
+            // After the scan a navigate started, if it is still running
+            // (its marks are what this snapshot needs).
+            let waiting = timing::timed("snapshot.scan_wait", self.tab.listener_scan.lock());
+            let scanning = self
+                .budget
+                .run("waiting for the page's listener scan", async {
+                    Ok(waiting.await)
+                })
+                .await?;
+            let serializing = serialize(self.tab, frame, self.budget, &options);
+            let mut value = timing::timed("snapshot.evaluate", serializing).await?;
             if let Some(serde_json::Value::Array(marked)) = value.get("listenersStale") {
                 // The tree changed since the last scan: marked first (best
                 // effort: without the marks, the cheap signals still give
@@ -255,8 +292,10 @@ impl Walk<'_> {
                 let scan = listeners::mark(self.tab, frame, self.budget, &marked, &inline);
                 let _ = timing::timed("snapshot.listeners", scan).await;
                 options["listeners"] = json!(false);
-                value = timing::timed("snapshot.evaluate", self.serialize(frame, &options)).await?;
+                let serializing = serialize(self.tab, frame, self.budget, &options);
+                value = timing::timed("snapshot.evaluate", serializing).await?;
             }
+            drop(scanning);
             let decoding = timing::span("snapshot.decode");
             let mut snap: Serialized = serde_json::from_value(value).map_err(|e| {
                 ActionError::internal(format!(
@@ -317,32 +356,6 @@ impl Walk<'_> {
             }
             Ok(snap)
         })
-    }
-
-    /// Runs the serializer in `frame`: the one installed in its world (at
-    /// the document's start, see `tab::pump`), else its source.
-    async fn serialize(
-        &self,
-        frame: &FrameRef,
-        options: &serde_json::Value,
-    ) -> Result<serde_json::Value, ActionError> {
-        let step = "serializing the page";
-        let installed = format!("globalThis.__cdpilot?.snapshot({options})");
-        let value = self
-            .tab
-            .evaluate_in(frame, self.budget, step, &installed, true, false)
-            .await?
-            .value;
-        if let Some(value) = value.filter(|v| !v.is_null()) {
-            return Ok(value);
-        }
-        let expression = format!("({SERIALIZER}).snapshot({options})");
-        let value = self
-            .tab
-            .evaluate_in(frame, self.budget, step, &expression, true, false)
-            .await?
-            .value;
-        Ok(value.unwrap_or_default())
     }
 
     /// The text of the frame shown by the `<iframe>` with ref `reference`

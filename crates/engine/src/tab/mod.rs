@@ -61,6 +61,10 @@ pub struct Tab {
     screencast: screencast::Screencast,
     /// cdpilot's world being made in a frame: one flight per frame.
     worlds: worlds::Making,
+    /// Held while its document's listener scan runs (one at a time): a
+    /// snapshot waits for the scan a navigate started ahead of it
+    /// (`snapshot::prime`) instead of starting its own.
+    pub(crate) listener_scan: tokio::sync::Mutex<()>,
     /// What its sessions were given (the request stage's patterns are
     /// armed again from it when the session's routes change).
     setup: Arc<TabSetup>,
@@ -198,6 +202,7 @@ impl Tab {
             crash: Default::default(),
             screencast: Default::default(),
             worlds: Default::default(),
+            listener_scan: Default::default(),
             setup: setup.clone(),
             identity: setup.user_agent.clone(),
         };
