@@ -140,70 +140,41 @@ pub async fn figures(site: &TestSite, parts: &[&str]) {
             floor.as_secs_f64() * 1000.0,
             wall.as_secs_f64() / floor.as_secs_f64()
         );
-        // A fresh document's first snapshot: nothing to reuse.
-        let mut firsts = Vec::new();
-        let mut first_calls = Vec::new();
-        for i in 0..5 {
-            client
-                .call(
-                    "browser_navigate",
-                    json!({"url": site.url(&format!("/controls/{count}?first={i}"))}),
-                )
-                .await;
-            read = calls_in(&path, read).1;
-            let began = Instant::now();
-            client
-                .call("browser_snapshot", json!({"max_elements": 1_000_000}))
-                .await;
-            firsts.push(began.elapsed());
-            let (calls, next) = calls_in(&path, read);
-            read = next;
-            first_calls.extend(calls);
+        // A fresh document's first snapshot (nothing to reuse), at once
+        // after the navigate and after the second a model takes to read
+        // its answer, in which the scan the navigate started runs.
+        for (pause, when) in [
+            (Duration::ZERO, ""),
+            (Duration::from_secs(1), " 1 s after the navigate"),
+        ] {
+            let mut firsts = Vec::new();
+            let mut first_calls = Vec::new();
+            for i in 0..5 {
+                let url = site.url(&format!("/controls/{count}?first={i}&pause={}", pause.as_secs()));
+                client.call("browser_navigate", json!({"url": url})).await;
+                tokio::time::sleep(pause).await;
+                read = calls_in(&path, read).1;
+                let began = Instant::now();
+                client
+                    .call("browser_snapshot", json!({"max_elements": 1_000_000}))
+                    .await;
+                firsts.push(began.elapsed());
+                let (calls, next) = calls_in(&path, read);
+                read = next;
+                first_calls.extend(calls);
+            }
+            print_steps(
+                &format!("first full snapshot of a fresh document{when}, {count} controls"),
+                &first_calls,
+                &firsts,
+            );
+            let first = median(firsts);
+            println!(
+                "  first full snapshot of a fresh document{when}: {:.2} ms ({:.1}x the TreeWalker)",
+                first.as_secs_f64() * 1000.0,
+                first.as_secs_f64() / floor.as_secs_f64()
+            );
         }
-        print_steps(
-            &format!("first full snapshot of a fresh document, {count} controls"),
-            &first_calls,
-            &firsts,
-        );
-        let first = median(firsts);
-        println!(
-            "  first full snapshot of a fresh document: {:.2} ms ({:.1}x the TreeWalker)",
-            first.as_secs_f64() * 1000.0,
-            first.as_secs_f64() / floor.as_secs_f64()
-        );
-        // The same after the second a model takes to read the navigate's
-        // answer, in which the scan the navigate started runs.
-        let mut paused = Vec::new();
-        let mut paused_calls = Vec::new();
-        for i in 0..5 {
-            client
-                .call(
-                    "browser_navigate",
-                    json!({"url": site.url(&format!("/controls/{count}?paused={i}"))}),
-                )
-                .await;
-            tokio::time::sleep(Duration::from_secs(1)).await;
-            read = calls_in(&path, read).1;
-            let began = Instant::now();
-            client
-                .call("browser_snapshot", json!({"max_elements": 1_000_000}))
-                .await;
-            paused.push(began.elapsed());
-            let (calls, next) = calls_in(&path, read);
-            read = next;
-            paused_calls.extend(calls);
-        }
-        print_steps(
-            &format!("first full snapshot of a fresh document 1 s after the navigate, {count} controls"),
-            &paused_calls,
-            &paused,
-        );
-        let paused = median(paused);
-        println!(
-            "  first full snapshot 1 s after the navigate: {:.2} ms ({:.1}x the TreeWalker)",
-            paused.as_secs_f64() * 1000.0,
-            paused.as_secs_f64() / floor.as_secs_f64()
-        );
     }
 
     for (label, page, needle) in [

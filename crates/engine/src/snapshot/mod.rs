@@ -250,6 +250,38 @@ async fn serialize(
     Ok(value.unwrap_or_default())
 }
 
+/// Serializes `frame` with `options` (which ask for the listener scan),
+/// its input listeners marked first. The tab's scan lock is held: one scan
+/// at a time, so a snapshot waits for the one a navigate started
+/// (`prime`). The serializer answers the tree, or, when an element was
+/// added since the last scan, the marks it holds instead; then the scan
+/// runs (best effort: without its marks, the cheap signals still give
+/// refs) and the serializer is asked again without it.
+async fn serialize_marked(
+    tab: &Tab,
+    frame: &FrameRef,
+    budget: &Budget,
+    mut options: serde_json::Value,
+) -> Result<serde_json::Value, ActionError> {
+    let waiting = timing::timed("snapshot.scan_wait", tab.listener_scan.lock());
+    let _scanning = budget
+        .run("waiting for the page's listener scan", async {
+            Ok(waiting.await)
+        })
+        .await?;
+    let serializing = serialize(tab, frame, budget, &options);
+    let value = timing::timed("snapshot.evaluate", serializing).await?;
+    let Some(serde_json::Value::Array(marked)) = value.get("listenersStale") else {
+        return Ok(value);
+    };
+    let inline = value.get("inline").cloned().unwrap_or_default();
+    let scan = listeners::mark(tab, frame, budget, marked, &inline);
+    let _ = timing::timed("snapshot.listeners", scan).await;
+    options["listeners"] = json!(false);
+    let serializing = serialize(tab, frame, budget, &options);
+    timing::timed("snapshot.evaluate", serializing).await
+}
+
 impl Walk<'_> {
     /// Serializes `frame` and, recursively, the frames inside it.
     fn frame<'b>(
@@ -260,7 +292,7 @@ impl Walk<'_> {
     ) -> Pin<Box<dyn Future<Output = Result<Serialized, ActionError>> + Send + 'b>> {
         Box::pin(async move {
             let base = self.tab.state(|s| s.frames().next_ref(&frame.frame_id));
-            let mut options = json!({
+            let options = json!({
                 "selector": selector,
                 "maxElements": self.remaining.max(1),
                 "start": self.skip,
@@ -272,30 +304,7 @@ impl Walk<'_> {
                 "acts": self.tab.state(|s| s.acts()),
                 "listeners": true,
             });
-            // After the scan a navigate started, if it is still running
-            // (its marks are what this snapshot needs).
-            let waiting = timing::timed("snapshot.scan_wait", self.tab.listener_scan.lock());
-            let scanning = self
-                .budget
-                .run("waiting for the page's listener scan", async {
-                    Ok(waiting.await)
-                })
-                .await?;
-            let serializing = serialize(self.tab, frame, self.budget, &options);
-            let mut value = timing::timed("snapshot.evaluate", serializing).await?;
-            if let Some(serde_json::Value::Array(marked)) = value.get("listenersStale") {
-                // The tree changed since the last scan: marked first (best
-                // effort: without the marks, the cheap signals still give
-                // refs), then serialized.
-                let marked = marked.clone();
-                let inline = value.get("inline").cloned().unwrap_or_default();
-                let scan = listeners::mark(self.tab, frame, self.budget, &marked, &inline);
-                let _ = timing::timed("snapshot.listeners", scan).await;
-                options["listeners"] = json!(false);
-                let serializing = serialize(self.tab, frame, self.budget, &options);
-                value = timing::timed("snapshot.evaluate", serializing).await?;
-            }
-            drop(scanning);
+            let value = serialize_marked(self.tab, frame, self.budget, options).await?;
             let decoding = timing::span("snapshot.decode");
             let mut snap: Serialized = serde_json::from_value(value).map_err(|e| {
                 ActionError::internal(format!(

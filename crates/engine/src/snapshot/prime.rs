@@ -16,9 +16,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::{json, Value};
+use serde_json::json;
 
-use super::{listeners, serialize};
+use super::serialize_marked;
 use crate::tab::Tab;
 use crate::timing;
 use crate::{ActionError, Budget};
@@ -37,20 +37,12 @@ pub fn prime(tab: Arc<Tab>) {
     });
 }
 
-/// Asks the serializer whether the document changed since its last scan
-/// (a fresh document always did) and, if so, marks its listeners.
+/// The main frame's listener phase of a snapshot, without the tree: the
+/// serializer, asked with `prime`, answers the marks it holds when the
+/// document changed since its last scan (a fresh one always did), else
+/// nothing.
 async fn scan(tab: &Tab, budget: &Budget) -> Result<(), ActionError> {
-    let _scanning = budget
-        .run("waiting for the page's listener scan", async {
-            Ok(tab.listener_scan.lock().await)
-        })
-        .await?;
-    let frame = tab.main_frame();
     let options = json!({ "listeners": true, "prime": true });
-    let value = serialize(tab, &frame, budget, &options).await?;
-    if let Some(Value::Array(marked)) = value.get("listenersStale") {
-        let inline = value.get("inline").cloned().unwrap_or_default();
-        listeners::mark(tab, &frame, budget, marked, &inline).await?;
-    }
+    serialize_marked(tab, &tab.main_frame(), budget, options).await?;
     Ok(())
 }
